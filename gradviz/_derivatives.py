@@ -1,0 +1,552 @@
+"""The derivative table: one entry per differentiable op, as torch's derivatives.yaml.
+
+Each entry names the op, torch's grad_fn class name, the values the forward passes in for
+saving (`args`, exposed on the node as `_saved_<name>`), and one backward formula per
+differentiable input, in next_functions order. Names in scope in a formula are its parameters:
+
+    grad      the gradient w.r.t. the op's output (`grads`, a list, for several outputs)
+    result    the op's output (saved as `_saved_result`)
+    <arg>     any name in `args` (`self`, `other`, `self_sym_sizes`, `dim`, ...)
+
+A formula only receives the names it lists, and only the values the formulas of inputs that
+need a gradient use are kept alive and version-checked, as in torch. Formulas work on NumPy
+arrays (a plain backward) and on Tensors (create_graph=True, so that the gradient is itself
+differentiable); every function they call below accepts both. Gradients are summed back to
+each input's broadcast shape and cast to its dtype in one place, `fit_to`, never per rule.
+"""
+
+import math
+
+import numpy as np
+
+from ._tensor import Tensor, _make
+from .autograd.graph import make_node_class
+
+__all__ = ["DERIVATIVES", "Derivative", "fit_to"]
+
+
+class Derivative:
+    """One table entry; `cls` is the generated Node subclass named `node`."""
+
+    def __init__(self, op, node, args, formulas, n_out=1, variadic=False):
+        self.op = op
+        self.node = node
+        self.args = tuple(args)
+        self.inputs = tuple(formulas)
+        self.n_out = n_out
+        self.variadic = variadic
+        self.result_index = len(self.args)
+        scope = self.args + ("result",)
+        self.formulas = []
+        for name, f in formulas.items():
+            code = f.__code__
+            params = code.co_varnames[:code.co_argcount]
+            skip = 2 if variadic else 1            # grad (and mask for variadic formulas)
+            for p in params[skip:]:
+                if p not in scope:
+                    raise TypeError(f"{node}: formula for {name!r} uses unknown name {p!r}")
+            self.formulas.append((f, tuple(scope.index(p) for p in params[skip:])))
+        self._needed = {}
+        self.saves_tensors = False
+        self.cls = make_node_class(self)
+
+    def needed(self, mask):
+        """Indices of args (and result) used by the formulas of inputs in `mask`."""
+        r = self._needed.get(mask)
+        if r is None:
+            used = set()
+            for i, (_, idx) in enumerate(self.formulas):
+                if self.variadic or mask >> i & 1:
+                    used.update(idx)
+            r = self._needed[mask] = tuple(sorted(used))
+        return r
+
+    def saved_names(self, mask):
+        scope = self.args + ("result",)
+        return tuple(scope[j] for j in self.needed(mask))
+
+    def __repr__(self):
+        return f"<Derivative {self.op} -> {self.node}>"
+
+
+DERIVATIVES = {}
+
+
+def defderiv(op, node, args=(), n_out=1, variadic=False, saves_tensors=True, **formulas):
+    """Add a table entry; `formulas` maps each differentiable input to its formula."""
+    if op in DERIVATIVES:
+        raise ValueError(f"duplicate derivative for {op}")
+    d = DERIVATIVES[op] = Derivative(op, node, args, formulas, n_out, variadic)
+    d.saves_tensors = saves_tensors
+    return d
+
+
+def entry(op):
+    """The table entry of op; a missing rule fails loudly and names the op."""
+    try:
+        return DERIVATIVES[op]
+    except KeyError:
+        raise NotImplementedError(f"gradviz has no derivative for '{op}'") from None
+
+
+# ----- Functions usable on arrays and on Tensors ------------------------------------------
+
+def _t(x):
+    return isinstance(x, Tensor)
+
+
+def exp(x):
+    return x.exp() if _t(x) else np.exp(x)
+
+
+def log(x):
+    return x.log() if _t(x) else np.log(x)
+
+
+def sin(x):
+    return x.sin() if _t(x) else np.sin(x)
+
+
+def cos(x):
+    return x.cos() if _t(x) else np.cos(x)
+
+
+def sign(x):
+    return x.sign() if _t(x) else np.sign(x)
+
+
+def mask(cond, x):
+    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
+    if _t(cond):
+        cond = cond._data
+    if _t(x):
+        return x * _make(np.asarray(cond, dtype=x._data.dtype))
+    return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
+
+
+def value(x):
+    """The raw array of a saved value (for masks, shapes and indices)."""
+    return x._data if _t(x) else x
+
+
+def expand(x, shape):
+    if _t(x):
+        return x.expand(*shape)
+    return np.broadcast_to(x, shape)
+
+
+def reshape(x, shape):
+    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
+
+
+def sum_dims(x, dims, keepdim=False):
+    if _t(x):
+        return x.sum(dim=dims, keepdim=keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim)
+
+
+def unsqueeze_dims(x, dims, ndim):
+    """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
+    shape = list(np.shape(value(x)))
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return reshape(x, tuple(shape))
+
+
+def transpose(x, d0=-2, d1=-1):
+    if _t(x):
+        return x.transpose(d0, d1)
+    return np.swapaxes(x, d0, d1)
+
+
+def permute(x, dims):
+    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
+
+
+def matmul(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a) @ _tensor(b)
+    return np.matmul(a, b)
+
+
+def outer(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
+    return np.multiply.outer(a, b)
+
+
+def _tensor(x):
+    return x if _t(x) else _make(np.asarray(x))
+
+
+def sum_to(x, shape):
+    """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
+    xs = np.shape(value(x))
+    if xs == tuple(shape):
+        return x
+    lead = len(xs) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                     if s == 1 and xs[i + lead] != 1)
+    r = sum_dims(x, dims, keepdim=True) if dims else x
+    return reshape(r, tuple(shape))
+
+
+def fit_to(g, shape, dtype):
+    """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
+    g = sum_to(g, shape)
+    if _t(g):
+        return g if g._data.dtype == dtype else g.to(dtype)
+    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
+
+
+def zeros(shape, like):
+    if _t(like):
+        from ._creation import zeros as tzeros
+        return tzeros(*shape, dtype=like.dtype)
+    return np.zeros(shape, dtype=np.result_type(like))
+
+
+def put(grad, shape, key, accumulate=False):
+    """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
+    if _t(grad):
+        from ._ops import index_put_zeros
+        return index_put_zeros(grad, tuple(shape), key, accumulate)
+    out = np.zeros(shape, dtype=np.result_type(grad))
+    if accumulate:
+        np.add.at(out, key, grad)
+    else:
+        out[key] = grad
+    return out
+
+
+def put_view(grad, shape, steps):
+    """zeros(shape) with grad written through the view steps (the backward of a view after an
+    in-place edit). Second derivatives do not flow through it."""
+    from .autograd.graph import apply_view
+    g = value(grad)
+    out = np.zeros(shape, dtype=np.result_type(g))
+    apply_view(out, steps)[...] = g
+    return _make(out) if _t(grad) else out
+
+
+def take(grad, key):
+    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
+
+
+def _wrap_key(key):
+    if isinstance(key, tuple):
+        return tuple(_make(k) if isinstance(k, np.ndarray) else k for k in key)
+    return _make(key) if isinstance(key, np.ndarray) else key
+
+
+def stack_grads(grads, like_shape, dim, dtype):
+    """Stack per-output gradients along dim, zeros where an output got no gradient."""
+    if any(_t(g) for g in grads):
+        from ._ops import stack
+        from ._creation import zeros as tzeros
+        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
+        return stack([_tensor(p) for p in parts], dim)
+    parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
+    return np.stack(parts, axis=dim)
+
+
+def split_grad(grad, sizes, dim):
+    """Pieces of grad along dim (the backward of cat)."""
+    bounds = np.cumsum(sizes)[:-1]
+    if _t(grad):
+        out, start = [], 0
+        for s in sizes:
+            out.append(grad.narrow(dim, start, s))
+            start += s
+        return out
+    return np.split(grad, bounds, axis=dim)
+
+
+def select_grad(grad, dim, index):
+    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+
+
+# ----- Named helpers for the longer formulas ----------------------------------------------
+
+def pow_grad_self(grad, self, exponent):
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        return grad * 0
+    return grad * exponent * self ** (exponent - 1)
+
+
+def pow_grad_exponent(grad, self, result):
+    # where(self == 0 and exponent >= 0, 0, grad * result * log(self)), as torch avoids 0*-inf
+    if isinstance(self, (int, float)):
+        return grad * result * math.log(self) if self != 0 else grad * 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = grad * result * log(self)
+    return mask(value(self) != 0, g) if np.any(value(self) == 0) else g
+
+
+def prod_grad(grad, self, result, dim=None, keepdim=False):
+    """d prod / d x_i = product of the others; exact even when some x are zero."""
+    x = value(self)
+    if dim is None:
+        if not np.any(x == 0):
+            return grad * result / self
+        flat = x.reshape(-1)
+        others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)],
+                          dtype=x.dtype).reshape(x.shape)
+        return grad * others
+    g = grad if keepdim else unsqueeze_dims(grad, (dim,), x.ndim)
+    r = result if keepdim else unsqueeze_dims(result, (dim,), x.ndim)
+    if not np.any(x == 0):
+        return g * r / self
+    moved = np.moveaxis(x, dim, -1)
+    n = moved.shape[-1]
+    others = np.stack([np.prod(np.delete(moved, i, axis=-1), axis=-1) for i in range(n)], -1)
+    return g * np.moveaxis(others, -1, dim)
+
+
+def evenly_distribute(grad, self, result):
+    """Whole-tensor max/min: the gradient is shared evenly among the tied extreme values."""
+    hit = value(self) == value(result)
+    return mask(hit, grad / int(hit.sum()))
+
+
+def select_along(grad, self_sym_sizes, dim, keepdim, indices):
+    """max/min over dim: the gradient goes to the chosen index of each slice."""
+    idx = value(indices)
+    if not keepdim:
+        idx = np.expand_dims(idx, dim)
+        grad = unsqueeze_dims(grad, (dim,), len(self_sym_sizes))
+    key = tuple(idx if d == dim else np.arange(s).reshape([-1 if k == d else 1
+                                                          for k in range(len(self_sym_sizes))])
+                for d, s in enumerate(self_sym_sizes))
+    return put(grad, self_sym_sizes, key)
+
+
+def reduce_grad(grad, self_sym_sizes, dim, keepdim):
+    if dim is None:
+        return expand(grad, self_sym_sizes)
+    if not keepdim:
+        grad = unsqueeze_dims(grad, dim, len(self_sym_sizes))
+    return expand(grad, self_sym_sizes)
+
+
+def softmax_grad(grad, result, dim):
+    return result * (grad - sum_dims(grad * result, dim, keepdim=True))
+
+
+def log_softmax_grad(grad, result, dim):
+    return grad - exp(result) * sum_dims(grad, dim, keepdim=True)
+
+
+def maximum_grad(grad, self, other, pick_self):
+    a, b = value(self), value(other)
+    win = (a > b) if pick_self else (a < b)
+    tie = a == b
+    return mask(win, grad) + mask(tie, grad) / 2
+
+
+def clamp_grad(grad, self, min, max):
+    x = value(self)
+    keep = np.ones(np.shape(x), dtype=bool)
+    if min is not None:
+        keep &= x >= value(min)
+    if max is not None:
+        keep &= x <= value(max)
+    return mask(keep, grad)
+
+
+def nll_grad(grad, self, target, reduction, ignore_index):
+    x = value(self)
+    t = value(target).astype(np.int64)
+    n = x.shape[0] if x.ndim == 2 else 1
+    valid = t != ignore_index
+    count = int(valid.sum())
+    rows = np.arange(n) if x.ndim == 2 else ()
+    key = (rows[valid], t[valid]) if x.ndim == 2 else (t,)
+    if reduction == "mean":
+        scale = -1.0 / max(count, 1)
+    else:
+        scale = -1.0
+    if reduction == "none":
+        g = grad[valid] if not _t(grad) else grad[_make(valid)]
+        return put(g * scale, x.shape, key)
+    vals = expand(reshape(grad * scale, (1,)), (len(key[0]) if x.ndim == 2 else 1,))
+    return put(vals, x.shape, key)
+
+
+def mse_grad(grad, self, target, reduction):
+    diff = self - target
+    n = np.size(value(diff))
+    g = grad * 2 * diff
+    return g / n if reduction == "mean" else g
+
+
+# ----- Arithmetic --------------------------------------------------------------------------
+
+defderiv("add", "AddBackward0", ("alpha",), saves_tensors=False,
+         self=lambda grad: grad,
+         other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+defderiv("sub", "SubBackward0", ("alpha",), saves_tensors=False,
+         self=lambda grad: grad,
+         other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+defderiv("rsub", "RsubBackward1", ("alpha",), saves_tensors=False,
+         self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+defderiv("mul", "MulBackward0", ("self", "other"),
+         self=lambda grad, other: grad * other,
+         other=lambda grad, self: grad * self)
+defderiv("div", "DivBackward0", ("self", "other"),
+         self=lambda grad, other: grad / other,
+         other=lambda grad, self, other: -grad * self / (other * other))
+defderiv("neg", "NegBackward0", saves_tensors=False, self=lambda grad: -grad)
+defderiv("abs", "AbsBackward0", ("self",), self=lambda grad, self: grad * sign(self))
+defderiv("reciprocal", "ReciprocalBackward0", (),
+         self=lambda grad, result: -grad * result * result)
+defderiv("pow", "PowBackward0", ("self", "exponent"), self=pow_grad_self)
+defderiv("pow_tensor", "PowBackward1", ("self", "exponent"),
+         self=pow_grad_self,
+         exponent=lambda grad, self, result: pow_grad_exponent(grad, self, result))
+defderiv("pow_scalar", "PowBackward2", ("self",),
+         exponent=lambda grad, self, result: pow_grad_exponent(grad, self, result))
+
+# ----- Unary functions ---------------------------------------------------------------------
+
+defderiv("exp", "ExpBackward0", self=lambda grad, result: grad * result)
+defderiv("log", "LogBackward0", ("self",), self=lambda grad, self: grad / self)
+defderiv("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
+defderiv("sin", "SinBackward0", ("self",), self=lambda grad, self: grad * cos(self))
+defderiv("cos", "CosBackward0", ("self",), self=lambda grad, self: grad * -sin(self))
+defderiv("tanh", "TanhBackward0", self=lambda grad, result: grad * (1 - result * result))
+defderiv("sigmoid", "SigmoidBackward0",
+         self=lambda grad, result: grad * result * (1 - result))
+# relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
+defderiv("relu", "ReluBackward0", self=lambda grad, result: mask(value(result) > 0, grad))
+defderiv("clamp", "ClampBackward1", ("self", "min", "max"), self=clamp_grad)
+defderiv("clamp_tensor", "ClampBackward0", ("self", "min", "max"),
+         self=clamp_grad,
+         min=lambda grad, self, min: mask(value(self) < value(min), grad),
+         max=lambda grad, self, max: mask(value(self) > value(max), grad))
+defderiv("maximum", "MaximumBackward0", ("self", "other"),
+         self=lambda grad, self, other: maximum_grad(grad, self, other, True),
+         other=lambda grad, self, other: maximum_grad(grad, other, self, True))
+defderiv("minimum", "MinimumBackward0", ("self", "other"),
+         self=lambda grad, self, other: maximum_grad(grad, self, other, False),
+         other=lambda grad, self, other: maximum_grad(grad, other, self, False))
+defderiv("where", "WhereBackward0", ("condition",),
+         self=lambda grad, condition: mask(value(condition), grad),
+         other=lambda grad, condition: mask(~value(condition), grad))
+defderiv("clone", "CloneBackward0", saves_tensors=False, self=lambda grad: grad)
+
+# ----- Reductions --------------------------------------------------------------------------
+
+defderiv("sum", "SumBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
+defderiv("sum_dim", "SumBackward1", ("self_sym_sizes", "dim", "keepdim"), saves_tensors=False,
+         self=reduce_grad)
+defderiv("mean", "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes, self_sym_numel:
+             expand(grad / self_sym_numel, self_sym_sizes))
+defderiv("mean_dim", "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"),
+         saves_tensors=False,
+         self=lambda grad, self_sym_sizes, dim, keepdim, count:
+             reduce_grad(grad / count, self_sym_sizes, dim, keepdim))
+defderiv("prod", "ProdBackward0", ("self",),
+         self=lambda grad, self, result: prod_grad(grad, self, result))
+defderiv("prod_dim", "ProdBackward1", ("self", "dim", "keepdim"),
+         self=lambda grad, self, dim, keepdim, result:
+             prod_grad(grad, self, result, dim, keepdim))
+defderiv("max", "MaxBackward1", ("self",), self=evenly_distribute)
+defderiv("min", "MinBackward1", ("self",), self=evenly_distribute)
+defderiv("max_dim", "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+         self=select_along)
+defderiv("min_dim", "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+         self=select_along)
+defderiv("softmax", "SoftmaxBackward0", ("dim",), self=softmax_grad)
+defderiv("log_softmax", "LogSoftmaxBackward0", ("dim",), self=log_softmax_grad)
+
+# ----- Linear algebra ----------------------------------------------------------------------
+
+defderiv("mm", "MmBackward0", ("self", "mat2"),
+         self=lambda grad, mat2: matmul(grad, transpose(mat2)),
+         mat2=lambda grad, self: matmul(transpose(self), grad))
+defderiv("bmm", "BmmBackward0", ("self", "mat2"),
+         self=lambda grad, mat2: matmul(grad, transpose(mat2)),
+         mat2=lambda grad, self: matmul(transpose(self), grad))
+defderiv("mv", "MvBackward0", ("self", "vec"),
+         self=lambda grad, vec: outer(grad, vec),
+         vec=lambda grad, self: matmul(transpose(self), grad))
+defderiv("dot", "DotBackward0", ("self", "tensor"),
+         self=lambda grad, tensor: grad * tensor,
+         tensor=lambda grad, self: grad * self)
+defderiv("addmm", "AddmmBackward0", ("mat1", "mat2"),
+         self=lambda grad: grad,
+         mat1=lambda grad, mat2: matmul(grad, transpose(mat2)),
+         mat2=lambda grad, mat1: matmul(transpose(mat1), grad))
+
+# ----- Views and shape ---------------------------------------------------------------------
+
+defderiv("t", "TBackward0", saves_tensors=False, self=lambda grad: transpose(grad, 0, -1)
+         if np.ndim(value(grad)) == 2 else grad)
+defderiv("transpose", "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+defderiv("permute", "PermuteBackward0", ("dims",), saves_tensors=False,
+         self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
+defderiv("view", "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("unsafe_view", "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("squeeze", "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("squeeze_dim", "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("squeeze_dims", "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("unsqueeze", "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("expand", "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
+defderiv("select", "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"),
+         saves_tensors=False,
+         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+defderiv("slice", "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
+         saves_tensors=False,
+         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+defderiv("index", "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes, indices: put(grad, self_sym_sizes, indices, True))
+defderiv("as_strided", "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes, steps: put_view(grad, self_sym_sizes, steps))
+defderiv("alias", "AliasBackward0", saves_tensors=False, self=lambda grad: grad)
+defderiv("to_copy", "ToCopyBackward0", saves_tensors=False, self=lambda grad: grad)
+defderiv("index_put_zeros", "IndexPutBackwardBackward0", ("key",), saves_tensors=False,
+         grad_=lambda grad, key: take(grad, key))
+defderiv("cat", "CatBackward0", ("dim", "sizes"), variadic=True, saves_tensors=False,
+         tensors=lambda grad, mask, dim, sizes: split_grad(grad, sizes, dim))
+defderiv("stack", "StackBackward0", ("dim", "n"), variadic=True, saves_tensors=False,
+         tensors=lambda grad, mask, dim, n: [select_grad(grad, dim, i) for i in range(n)])
+defderiv("unbind", "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
+         variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, part_shape, dtype:
+             [stack_grads(grads, part_shape, dim, dtype)])
+
+# ----- In-place ----------------------------------------------------------------------------
+
+defderiv("zero_", "ZeroBackward0", saves_tensors=False, self=lambda grad: grad * 0)
+defderiv("fill_", "FillBackward2", saves_tensors=False, self=lambda grad: grad * 0)
+defderiv("fill_tensor_", "FillBackward3", saves_tensors=False,
+         self=lambda grad: grad * 0,
+         value=lambda grad: sum_dims(grad, None))
+defderiv("copy_", "CopyBackwards", ("src_sym_sizes",), saves_tensors=False,
+         self=lambda grad: grad * 0,
+         src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
+defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
+         saves_tensors=False,
+         self=lambda grad, indices: grad - put(take(grad, indices), np.shape(value(grad)),
+                                               indices),
+         values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
+                                                               values_sym_sizes))
+
+# ----- Losses ------------------------------------------------------------------------------
+
+defderiv("mse_loss", "MseLossBackward0", ("self", "target", "reduction"),
+         self=mse_grad,
+         target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
+defderiv("nll_loss", "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
+         self=nll_grad)

@@ -1,0 +1,404 @@
+"""The Tensor: a NumPy array plus the autograd bookkeeping torch shows.
+
+Storage is `_data`, a NumPy array (or a NumPy scalar for 0-d results, which is cheaper; it is
+turned into a 0-d array the first time something needs to write to it or view it). The
+autograd fields are `_rg` (requires_grad), `_fn` (grad_fn), `_nr` (output_nr), `_grad`,
+`_vc` (the version counter, shared between a tensor and its views, created on first need),
+`_base` and `_view_fn` (for views), `_acc` (a weak reference to the leaf's AccumulateGrad),
+`_retains` and `_hooks` (leaf tensor hooks). Operations are attached to the class by
+`gradviz._ops`.
+"""
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import Size, from_numpy_dtype
+from .autograd.grad_mode import _state
+
+__all__ = ["Tensor"]
+
+
+class _Version:
+    """A version counter; views share their base's."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v=0):
+        self.v = v
+
+
+class device:
+    """The only device gradviz has: the CPU."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type="cpu"):
+        self.type = type
+
+    def __repr__(self):
+        return f"device(type='{self.type}')"
+
+    def __eq__(self, other):
+        return str(other) == self.type or getattr(other, "type", None) == self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+    def __str__(self):
+        return self.type
+
+
+_CPU = device()
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead.")
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations made on it for backward.
+
+    >>> import gradviz as torch
+    >>> a = torch.tensor(2.0, requires_grad=True)
+    >>> b = a.exp(); b
+    tensor(7.3891, grad_fn=<ExpBackward0>)
+    """
+
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_grad", "_vc", "_base_", "_view_fn", "_acc",
+                 "_retains", "_hooks", "__weakref__", "__dict__")
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(args[0], dtype=_dtype.get_default_dtype().np)
+        else:
+            data = np.zeros(tuple(args), dtype=_dtype.get_default_dtype().np)
+        _init(self, data)
+
+    # ----- storage and metadata ------------------------------------------------------------
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return _CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.dtype.itemsize
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + _TYPE_NAMES[self._data.dtype.name]
+        return self.to(dtype)
+
+    def is_contiguous(self):
+        d = self._data
+        return not isinstance(d, np.ndarray) or d.flags.c_contiguous
+
+    def stride(self, dim=None):
+        d = np.asarray(self._data)
+        st = tuple(s // d.itemsize for s in d.strides)
+        return st if dim is None else st[_wrap_dim(dim, d.ndim)]
+
+    def data_ptr(self):
+        return self._array().ctypes.data
+
+    def cpu(self):
+        return self
+
+    def numpy(self, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._array()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._array()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.item() if self._data.ndim == 0 else self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               "ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.array(self._data), self._rg))
+
+    def _array(self):
+        """The storage as an ndarray (a 0-d NumPy scalar is promoted once, in place)."""
+        d = self._data
+        if type(d) is not np.ndarray:
+            d = self._data = np.array(d)
+        return d
+
+    # ----- autograd attributes -------------------------------------------------------------
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad in place (leaves only) and return self."""
+        if self._fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._fn
+
+    @property
+    def is_leaf(self):
+        return self._fn is None
+
+    @property
+    def output_nr(self):
+        return self._nr
+
+    @property
+    def _version(self):
+        vc = self._vc
+        return 0 if vc is None else vc.v
+
+    @property
+    def _base(self):
+        return self._base_
+
+    @property
+    def grad(self):
+        if self._fn is not None and not self._retains:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains
+
+    @property
+    def data(self):
+        # Shares storage but not the version counter: edits through .data are invisible to
+        # autograd, exactly as in torch.
+        return _make(self._array())
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._data = value._array()
+
+    def detach(self):
+        """A new leaf sharing storage and version counter, cut from the graph."""
+        t = _make(self._array())
+        t._vc = self._version_counter()
+        return t
+
+    def detach_(self):
+        if self._base_ is not None and self._base_._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._fn = None
+        self._nr = 0
+        self._rg = False
+        return self
+
+    def retain_grad(self):
+        """Make backward populate .grad of this non-leaf tensor."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._fn is None or self._retains:
+            return
+        self._retains = True
+        self._fn._add_retain(self._nr, weakref.ref(self))
+
+    def register_hook(self, hook):
+        """Call hook(grad) when this tensor's gradient is computed; it may return a new grad.
+
+        >>> import gradviz as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 2)
+        >>> x.sum().backward(); x.grad
+        tensor([2., 2.])
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from .autograd.graph import RemovableHandle
+        if self._fn is None:
+            if self._hooks is None:
+                self._hooks = {}
+            return RemovableHandle(self._hooks, hook)
+        return self._fn._add_tensor_prehook(self._nr, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. the graph leaves (see autograd.backward)."""
+        from .autograd.engine import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph,
+                 create_graph, inputs=inputs)
+
+    def _version_counter(self):
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _Version()
+        return vc
+
+    # ----- printing ------------------------------------------------------------------------
+
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+        fn = self._fn
+        return tensor_repr(self._data, self._data.dtype.name,
+                           grad_fn_name=None if fn is None else fn.name(),
+                           requires_grad=self._rg)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+
+def _init(t, data):
+    t._data = data
+    t._rg = False
+    t._fn = None
+    t._nr = 0
+    t._grad = None
+    t._vc = None
+    t._base_ = None
+    t._view_fn = None
+    t._acc = None
+    t._retains = False
+    t._hooks = None
+
+
+_new = object.__new__
+
+
+def _make(data, cls=Tensor):
+    """A new leaf tensor over `data` (no copy). The hot path of every operation."""
+    t = _new(cls)
+    t._data = data
+    t._rg = False
+    t._fn = None
+    t._nr = 0
+    t._grad = None
+    t._vc = None
+    t._base_ = None
+    t._view_fn = None
+    t._acc = None
+    t._retains = False
+    t._hooks = None
+    return t
+
+
+def _rebuild(data, rg):
+    t = _make(data)
+    t._rg = rg
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def type_name(data):
+    """torch's legacy type string for error messages: `torch.FloatTensor [2, 2]`."""
+    shape = ", ".join(str(s) for s in np.shape(data))
+    return f"torch.{_TYPE_NAMES[data.dtype.name]} [{shape}]"

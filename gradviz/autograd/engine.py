@@ -1,0 +1,320 @@
+"""The backward engine: backward(), grad(), hooks and anomaly checks.
+
+Iterative, never recursive: a dependency count per node (how many edges reach it from the
+roots), then a ready queue ordered as torch's CPU queue orders it (AccumulateGrad first, then
+the most recently created node first). A graph of a million nodes runs without touching
+Python's recursion limit.
+"""
+
+import heapq
+
+import numpy as np
+
+from .grad_mode import _state
+from .graph import AccumulateGrad, edge_of
+
+__all__ = ["backward", "grad"]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into each leaf's .grad.
+
+    >>> import gradviz as torch
+    >>> a = torch.tensor(2.0, requires_grad=True)
+    >>> torch.autograd.backward([a * 3]); a.grad
+    tensor(3.)
+    """
+    from .._tensor import Tensor
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    if inputs is not None:
+        if isinstance(inputs, Tensor):
+            inputs = (inputs,)
+        inputs = tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots, grads = _roots(tensors, grad_tensors, create_graph)
+    _run(roots, grads, retain_graph, create_graph, inputs, capture=False)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) without touching any .grad.
+
+    >>> import gradviz as torch
+    >>> x = torch.tensor(3.0, requires_grad=True)
+    >>> (g,) = torch.autograd.grad(x ** 3, x, create_graph=True); g
+    tensor(27., grad_fn=<MulBackward0>)
+    """
+    from .._tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    if isinstance(outputs, Tensor):
+        outputs = (outputs,)
+    if single:
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots, grads = _roots(outputs, grad_outputs, create_graph)
+    found = _run(roots, grads, retain_graph, create_graph, inputs, capture=True)
+    result = []
+    for t, g in zip(inputs, found):
+        if g is None:
+            if materialize_grads:
+                g = np.zeros_like(t._data)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(None if g is None else _to_tensor(g))
+    return tuple(result)
+
+
+def _roots(tensors, grad_tensors, create_graph):
+    from .._tensor import Tensor
+    tensors = tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    grad_tensors = tuple(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
+    roots, grads = [], []
+    for t, g in zip(tensors, grad_tensors):
+        if not t._rg:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t._data.dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {t.dtype}")
+            g = np.ones_like(t._data)
+            if create_graph:
+                g = _to_tensor(g)
+        else:
+            if not isinstance(g, Tensor):
+                g = _to_tensor(np.asarray(g, dtype=t._data.dtype))
+            if g._data.shape != t._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{g.shape} and output[0] has a shape of {t.shape}.")
+            if not create_graph:
+                g = g._data
+        roots.append(edge_of(t))
+        grads.append(g)
+    return roots, grads
+
+
+def _to_tensor(g):
+    from .._tensor import Tensor, _make
+    if isinstance(g, Tensor):
+        return g
+    return _make(g if type(g) is np.ndarray else np.asarray(g))
+
+
+def _discover(roots):
+    """Dependency counts: how many edges reach each node from the roots (iterative DFS)."""
+    deps = {}
+    stack = []
+    for node, _ in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        for nxt in node._next:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                stack.append(nxt)
+    return deps
+
+
+def _needed(deps, targets, leaf_targets):
+    """The nodes worth running: strict ancestors of a target, and leaf targets to accumulate."""
+    parents = {}
+    for node in deps:
+        for nxt in node._next:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(node)
+    needed = set(leaf_targets)
+    stack = [p for t in targets for p in parents.get(t, ())]
+    while stack:
+        node = stack.pop()
+        if node in needed:
+            continue
+        needed.add(node)
+        stack.extend(parents.get(node, ()))
+    return needed
+
+
+def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
+    from .._tensor import Tensor
+    deps = _discover(roots)
+    captures = None
+    only = None
+    if inputs is not None:
+        # Where each input's gradient is read: at its AccumulateGrad (leaf) or at the input
+        # buffer of its grad_fn (non-leaf), exactly where torch captures it.
+        captures = {}
+        for k, t in enumerate(inputs):
+            node, nr = edge_of(t)
+            captures.setdefault(node, []).append((nr, k))
+        leaves = [] if capture else [n for n in captures if isinstance(n, AccumulateGrad)]
+        only = _needed(deps, list(captures), leaves)
+    found = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_out
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = []
+    pushed = set()
+    for node, _ in roots:
+        if node is not None and deps[node] == 0 and node not in pushed:
+            pushed.add(node)
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    prev_mode = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * node._n_out
+            outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
+                            capture, inputs)
+            nexts = node._next
+            nrs = node._nrs
+            for i, nxt in enumerate(nexts):
+                if nxt is None:
+                    continue
+                g = outs[i] if i < len(outs) else None
+                if g is not None:
+                    nr = 0 if nrs is None else nrs[i]
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._n_out
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        _state.enabled = prev_mode
+    return found
+
+
+def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture, inputs):
+    """Run one node: tensor hooks, retain_grad, pre-hooks, capture, apply, post-hooks."""
+    if all(g is None for g in grads):
+        return ()
+    for nr in range(len(grads)):
+        hooks = node._tensor_hooks(nr)
+        if hooks and grads[nr] is not None:
+            for hook in list(hooks.values()):
+                r = hook(_to_tensor(grads[nr]))
+                if r is not None:
+                    grads[nr] = r if create_graph else _raw(r)
+    if node._retain is not None:
+        for nr, ref in node._retain.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr]
+                if t._grad is None:
+                    t._grad = _to_tensor(g if create_graph else np.array(g))
+                else:
+                    t._grad = _to_tensor(t._grad._data + _raw(g))
+    if node._prehooks:
+        for hook in list(node._prehooks.values()):
+            r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
+            if r is not None:
+                grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
+    if captures is not None:
+        hit = captures.get(node)
+        if hit is not None:
+            for nr, k in hit:
+                g = grads[nr]
+                if g is None:
+                    continue
+                if capture:
+                    found[k] = g if found[k] is None else found[k] + g
+                elif not isinstance(node, AccumulateGrad):
+                    _accumulate_into(inputs[k], g, create_graph)
+        if node not in only:
+            return ()
+    try:
+        outs = node._apply(grads, create_graph)
+    except Exception as exc:
+        _annotate(exc, node)
+        raise
+    if _state.anomaly and _state.anomaly_nan:
+        try:
+            _check_nan(node, outs)
+        except RuntimeError as exc:
+            _annotate(exc, node)
+            raise
+    if node._hooks:
+        gin = tuple(None if g is None else _to_tensor(g) for g in outs)
+        gout = tuple(None if g is None else _to_tensor(g) for g in grads)
+        for hook in list(node._hooks.values()):
+            r = hook(gin, gout)
+            if r is not None:
+                outs = [None if g is None else (g if create_graph else _raw(g)) for g in r]
+    if not retain_graph:
+        node._release()
+    return outs
+
+
+def _raw(t):
+    from .._tensor import Tensor
+    return t._data if isinstance(t, Tensor) else t
+
+
+def _check_nan(node, outs):
+    for i, g in enumerate(outs):
+        if g is not None and np.isnan(np.sum(_raw(g))):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
+
+
+def _accumulate_into(t, g, create_graph):
+    """backward(inputs=[non_leaf]) fills the non-leaf's .grad, as torch does."""
+    if create_graph:
+        t._grad = _to_tensor(g) if t._grad is None else t._grad + g
+    else:
+        t._grad = _to_tensor(np.array(g)) if t._grad is None else _to_tensor(t._grad._data + g)
+
+
+def _annotate(exc, node):
+    """Remember which node failed (the inspector reads it); in anomaly mode warn with the
+    forward stack, as torch does."""
+    if getattr(exc, "_gradviz_node", None) is None:
+        try:
+            exc._gradviz_node = node
+        except AttributeError:
+            pass
+    if _state.anomaly and node._stack is not None:
+        import traceback
+        import warnings
+        stack = "".join(traceback.format_list(node._stack))
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{stack}", RuntimeWarning, stacklevel=2)

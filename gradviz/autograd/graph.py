@@ -1,0 +1,496 @@
+"""Backward graph nodes: grad_fn objects, AccumulateGrad, saved tensors, hooks.
+
+A node's edges (`next_functions`) are kept flat for speed: `_next` is a tuple of nodes (None
+for an input that does not require grad) and `_nrs` the matching input numbers (None when all
+are 0). Every node records the user's file and line that made it (`_where`) and, in anomaly
+mode, the whole forward stack (`_stack`).
+"""
+
+import itertools
+import os
+import sys
+import traceback
+import weakref
+
+import numpy as np
+
+from .grad_mode import _state
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+
+_seq = itertools.count()
+_ACCUMULATE_SEQ = sys.maxsize   # torch gives AccumulateGrad the highest priority, so do we
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_internal = {}
+
+
+def user_site(depth=2):
+    """(filename, line) of the innermost caller outside the gradviz package, or None.
+
+    Walks frames (cheap); code objects are classified once and cached.
+    """
+    try:
+        f = sys._getframe(depth)
+    except ValueError:
+        return None
+    cache = _internal
+    while f is not None:
+        code = f.f_code
+        inside = cache.get(code)
+        if inside is None:
+            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            return (code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def user_stack():
+    """The forward stack for anomaly mode, without gradviz's own frames."""
+    return [fr for fr in traceback.extract_stack()[:-1] if not fr.filename.startswith(_PKG_DIR)]
+
+
+class RemovableHandle:
+    """Returned by register_hook; remove() unregisters the hook."""
+
+    __slots__ = ("_hooks", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict, hook):
+        self._hooks = hooks_dict
+        self.id = next(RemovableHandle._ids)
+        hooks_dict[self.id] = hook
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A function of the backward graph (a tensor's grad_fn).
+
+    >>> import gradviz as torch
+    >>> w = torch.ones(1, requires_grad=True)
+    >>> y = w * torch.ones(1)
+    >>> y.grad_fn.name(), y.grad_fn.next_functions[1]
+    ('MulBackward0', (None, 0))
+    """
+
+    __slots__ = ("_next", "_nrs", "_seq", "_where", "_stack", "_hooks", "_prehooks", "_tpre",
+                 "_retain", "_inputs", "_metadata", "__weakref__")
+
+    _n_out = 1          # number of forward outputs (gradients this node receives)
+
+    def _init_node(self, nexts, nrs):
+        self._next = nexts
+        self._nrs = nrs
+        self._seq = next(_seq)
+        self._where = user_site(3)
+        self._stack = user_stack() if _state.anomaly else None
+        self._hooks = self._prehooks = self._tpre = self._retain = None
+        self._inputs = self._metadata = None
+        trace = _state.trace
+        if trace is not None:
+            trace(self)
+
+    # ----- torch's public Node API ---------------------------------------------------------
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        nrs = self._nrs
+        if nrs is None:
+            return tuple((fn, 0) for fn in self._next)
+        return tuple(zip(self._next, nrs))
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def requires_grad(self):
+        return True
+
+    def _sequence_nr(self):
+        return self._seq
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) after this node ran; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) before this node runs; may return new grad_outputs."""
+        if self._prehooks is None:
+            self._prehooks = {}
+        return RemovableHandle(self._prehooks, fn)
+
+    def __call__(self, *grads):
+        from .._tensor import Tensor
+        create = _state.enabled and any(isinstance(g, Tensor) and g._rg for g in grads)
+        raw = [g if create or not isinstance(g, Tensor) else g._data for g in grads]
+        outs = self._apply(raw, create)
+        res = tuple(None if g is None else _as_tensor(g) for g in outs)
+        return res[0] if len(res) == 1 else res
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # ----- hooks used by tensors and the engine --------------------------------------------
+
+    def _add_tensor_prehook(self, nr, hook):
+        if self._tpre is None:
+            self._tpre = {}
+        return RemovableHandle(self._tpre.setdefault(nr, {}), hook)
+
+    def _add_retain(self, nr, tensor_ref):
+        if self._retain is None:
+            self._retain = {}
+        self._retain[nr] = tensor_ref
+
+    def _tensor_hooks(self, nr):
+        tpre = self._tpre
+        return None if tpre is None else tpre.get(nr)
+
+    def _release(self):
+        """Free saved values after a backward without retain_graph."""
+
+    def _apply(self, grads, create_graph):
+        raise NotImplementedError(f"{self.name()} has no backward")
+
+    @property
+    def _saved_tensor_names(self):
+        return ()
+
+
+class AccumulateGrad(Node):
+    """Adds the incoming gradient into a leaf tensor's .grad (`.variable` is the leaf)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self._init_node((), None)
+        self._seq = _ACCUMULATE_SEQ
+        self.variable = variable
+
+    def _tensor_hooks(self, nr):
+        return self.variable._hooks
+
+    def _apply(self, grads, create_graph):
+        from .._tensor import Tensor, _make
+        g = grads[0]
+        if g is None:
+            return ()
+        var = self.variable
+        old = var._grad
+        if create_graph:
+            g = g if isinstance(g, Tensor) else _make(g)
+            var._grad = g if old is None else old + g
+        else:
+            if isinstance(g, Tensor):
+                g = g._data
+            if old is None:
+                var._grad = _make(np.array(g, dtype=var._data.dtype))
+            else:
+                od = old._data
+                if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
+                    np.add(od, g, out=od, casting="unsafe")
+                else:
+                    old._data = np.asarray(od + g, dtype=var._data.dtype)
+        return ()
+
+
+def accumulator(t):
+    """The leaf's AccumulateGrad, shared while it is alive (torch keeps a weak reference)."""
+    ref = t._acc
+    acc = None if ref is None else ref()
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def edge_of(t):
+    """(node, input_nr) through which gradient reaches tensor t, or (None, 0)."""
+    if not t._rg:
+        return None, 0
+    fn = t._fn
+    if fn is None:
+        return accumulator(t), 0
+    return fn, t._nr
+
+
+def _as_tensor(g):
+    from .._tensor import Tensor, _make
+    return g if isinstance(g, Tensor) else _make(np.asarray(g) if np.ndim(g) else g)
+
+
+# ----- Nodes made from the derivative table ------------------------------------------------
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
+          "after they have already been freed). Saved intermediate values of the graph are freed "
+          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
+          "to backward through the graph a second time or if you need to access saved tensors "
+          "after calling backward.")
+
+
+class FormulaNode(Node):
+    """A node whose backward is one entry of gradviz._derivatives (class attribute `_entry`).
+
+    `_saved` holds the op's saveable arguments in the entry's `args` order, `_vers` the versions
+    of the saved tensors at save time (None: all were 0), `_mask` which inputs need a gradient,
+    `_meta` the (shape, dtype) of each input when broadcasting or promotion changed them, and
+    `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
+    """
+
+    __slots__ = ("_saved", "_vers", "_mask", "_meta", "_res", "_resvc", "_released", "_n_out")
+
+    def _apply(self, grads, create_graph):
+        e = self._entry
+        if self._released:
+            raise RuntimeError(_FREED)
+        vals = self._unpack(create_graph)
+        grad = grads[0] if self._n_out == 1 and not e.variadic else grads
+        mask = self._mask
+        if e.variadic:
+            f, idx = e.formulas[0]
+            out = list(f(grad, mask, *[vals[j] for j in idx]))
+        else:
+            out = []
+            for i, (f, idx) in enumerate(e.formulas):
+                out.append(f(grad, *[vals[j] for j in idx]) if mask >> i & 1 else None)
+        meta = self._meta
+        if meta is not None:
+            from .._derivatives import fit_to
+            for i, m in enumerate(meta):
+                if m is not None and out[i] is not None:
+                    out[i] = fit_to(out[i], m[0], m[1])
+        return out
+
+    def _unpack(self, create_graph):
+        """Saved values for the formulas: arrays for plain backward, Tensors for create_graph."""
+        from .._tensor import Tensor, _make
+        e = self._entry
+        saved = self._saved
+        needed = e.needed(self._mask)
+        vals = [None] * (len(e.args) + 1)
+        self._check_versions(needed)
+        for j in needed:
+            if j == e.result_index:
+                if create_graph:
+                    t = _make(self._res)
+                    t._rg, t._fn = True, self
+                    vals[j] = t
+                else:
+                    vals[j] = self._res
+                continue
+            v = saved[j]
+            if isinstance(v, Tensor) and not create_graph:
+                v = v._data
+            vals[j] = v
+        return vals
+
+    def _check_versions(self, needed):
+        from .._tensor import Tensor, type_name
+        e = self._entry
+        vers = self._vers
+        saved = self._saved
+        for j in needed:
+            if j == e.result_index:
+                vc, data, who = self._resvc, self._res, (self, 0)
+                now = vc.v if vc is not None else 0
+                want = 0 if vers is None else vers[j]
+            else:
+                v = saved[j]
+                if not isinstance(v, Tensor):
+                    continue
+                now = v._version
+                want = 0 if vers is None else vers[j]
+                data = v._data
+                who = self._origin(e.args[j])
+            if now != want:
+                if who is not None and who[0] is not None and not isinstance(who[0],
+                                                                             AccumulateGrad):
+                    what = f", which is output {who[1]} of {who[0].name()},"
+                else:
+                    what = ""
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{type_name(np.asarray(data))}]{what} is at version "
+                    f"{now}; expected version {want} instead. Hint: enable anomaly detection to "
+                    "find the operation that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True).")
+
+    def _origin(self, arg_name):
+        """The (node, output_nr) that made a saved input, as recorded in the edges."""
+        try:
+            i = self._entry.inputs.index(arg_name)
+        except ValueError:
+            return None
+        nrs = self._nrs
+        return self._next[i], (0 if nrs is None else nrs[i])
+
+    def _release(self):
+        if self._entry.saves_tensors:
+            self._saved = None
+            self._res = None
+            self._released = True
+
+    @property
+    def _saved_tensor_names(self):
+        return self._entry.saved_names(self._mask)
+
+    def _saved_value(self, name):
+        """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
+        from .._tensor import Tensor, _make
+        e = self._entry
+        if self._released:
+            raise RuntimeError(_FREED)
+        j = e.result_index if name == "result" else e.args.index(name)
+        if j not in e.needed(self._mask):
+            return None
+        if j == e.result_index:
+            t = _make(self._res)
+            t._rg, t._fn = True, self
+            return t
+        v = self._saved[j]
+        return v
+
+
+def make_node_class(entry):
+    """A Node subclass named after torch's grad_fn (e.g. MulBackward0) for one table entry."""
+    ns = {"__slots__": (), "_entry": entry}
+    for name in entry.args + ("result",):
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+    return type(entry.node, (FormulaNode,), ns)
+
+
+def record(entry, out, inputs, args=()):
+    """Make `out` the result of a new `entry` node over `inputs` (Tensors or None) and return it.
+
+    Only inputs that require grad get an edge (the others get (None, 0), as in torch), and only
+    the values that the needed formulas use are version-checked later.
+    """
+    from .._tensor import Tensor
+    nexts = []
+    nrs = None
+    mask = 0
+    meta = None
+    od = out._data
+    shape, dt = od.shape, od.dtype
+    for i, t in enumerate(inputs):
+        if t is None or not t._rg:
+            nexts.append(None)
+            continue
+        mask |= 1 << i
+        fn = t._fn
+        if fn is None:
+            fn = accumulator(t)
+        elif t._nr:
+            if nrs is None:
+                nrs = [0] * len(inputs)
+            nrs[i] = t._nr
+        nexts.append(fn)
+        d = t._data
+        if d.shape != shape or d.dtype != dt:
+            if meta is None:
+                meta = [None] * len(inputs)
+            meta[i] = (d.shape, d.dtype)
+    node = _new(entry.cls)
+    node._init_node(tuple(nexts), None if nrs is None else tuple(nrs))
+    node._mask = mask
+    node._n_out = entry.n_out
+    node._saved = args
+    node._meta = None if meta is None else tuple(meta)
+    node._released = False
+    node._res = node._resvc = None
+    vers = None
+    for j in entry.needed(mask):
+        if j == entry.result_index:
+            node._res = od
+            vc = node._resvc = out._version_counter()
+            if vc.v:
+                if vers is None:
+                    vers = [0] * (len(entry.args) + 1)
+                vers[j] = vc.v
+            continue
+        v = args[j]
+        if isinstance(v, Tensor) and v._vc is not None and v._vc.v:
+            if vers is None:
+                vers = [0] * (len(entry.args) + 1)
+            vers[j] = v._vc.v
+    node._vers = None if vers is None else tuple(vers)
+    if _state.trace is not None:
+        node._inputs = tuple(inputs)
+    out._rg = True
+    out._fn = node
+    out._nr = 0
+    return node
+
+
+def record_outputs(entry, outs, inputs, args=()):
+    """record() for an op with several differentiable outputs (output k gets output_nr k)."""
+    node = record(entry, outs[0], inputs, args)
+    node._n_out = len(outs)
+    for k, t in enumerate(outs):
+        t._rg, t._fn, t._nr = True, node, k
+    return node
+
+
+_new = object.__new__
+
+
+# ----- In-place on views -------------------------------------------------------------------
+
+def apply_view(arr, steps):
+    """Re-create a view of `arr` from the steps that made it (see gradviz._ops.make_view)."""
+    for f, args in steps:
+        arr = f(arr, *args)
+    return arr
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op on one of its views (torch's CopySlices).
+
+    Its first edge is the base's previous history; the others are the in-place op's. The
+    gradient for the view's region goes through the op's backward; the rest passes unchanged.
+    """
+
+    __slots__ = ("_fn", "_steps")
+
+    def __init__(self, base_edge, steps, fn):
+        nexts = (base_edge[0],) + fn._next[1:]
+        nrs = None
+        if base_edge[1] or fn._nrs is not None:
+            nrs = (base_edge[1],) + ((0,) * (len(nexts) - 1) if fn._nrs is None
+                                     else fn._nrs[1:])
+        self._init_node(nexts, nrs)
+        self._fn = fn
+        self._steps = steps
+
+    def _apply(self, grads, create_graph):
+        g = grads[0]
+        if create_graph:
+            g = g._data
+        result = np.array(g, copy=True)
+        region = apply_view(result, self._steps)
+        res = self._fn._apply([np.array(region)], False)
+        region[...] = 0 if res[0] is None else res[0]
+        outs = [result] + list(res[1:])
+        if create_graph:
+            outs = [None if o is None else _as_tensor(o) for o in outs]
+        return outs
+
+    def _release(self):
+        self._fn._release()

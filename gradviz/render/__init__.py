@@ -1,0 +1,1 @@
+"""Rendering of inspection reports (DOT, SVG, rich tables)."""
