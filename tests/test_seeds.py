@@ -184,13 +184,14 @@ def test_inplace_version_error():
     loss = (b * b).mean()
     b[0] = 1000.0
     assert b._version == 1
-    assert b.grad_fn.name() == "CopySlices"
+    assert b.grad_fn.name() == "torch::autograd::CopySlices"
+    assert type(b.grad_fn).__name__ == "CopySlices"
     with pytest.raises(RuntimeError) as err:
         loss.backward()
     assert str(err.value).startswith(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [torch.FloatTensor [2]], which is output 0 of AddBackward0, is at version "
-        "1; expected version 0 instead.")
+        "operation: [torch.FloatTensor [2]], which is output 0 of torch::autograd::CopySlices, "
+        "is at version 1; expected version 0 instead.")
 
 
 def test_inplace_on_leaf_is_rejected():

@@ -8,6 +8,7 @@ mode, the whole forward stack (`_stack`).
 
 import itertools
 import os
+import re
 import sys
 import traceback
 import weakref
@@ -145,7 +146,7 @@ class Node:
         return res[0] if len(res) == 1 else res
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # ----- hooks used by tensors and the engine --------------------------------------------
 
@@ -178,6 +179,9 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf tensor's .grad (`.variable` is the leaf)."""
 
     __slots__ = ("variable",)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable):
         self._init_node((), None)
@@ -318,28 +322,19 @@ class FormulaNode(Node):
                 now = v._version
                 want = 0 if vers is None else vers[j]
                 data = v._data
-                who = self._origin(e.args[j])
+                who = (v._fn, v._nr)
             if now != want:
-                if who is not None and who[0] is not None and not isinstance(who[0],
-                                                                             AccumulateGrad):
-                    what = f", which is output {who[1]} of {who[0].name()},"
-                else:
-                    what = ""
+                # torch 2.13 names the saved tensor's current grad_fn (the saving node for a
+                # saved output) without its "Backward0" suffix: "output 0 of Add".
+                what = ""
+                if who[0] is not None:
+                    what = f", which is output {who[1]} of {short_name(who[0])},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{type_name(np.asarray(data))}]{what} is at version "
                     f"{now}; expected version {want} instead. Hint: enable anomaly detection to "
                     "find the operation that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True).")
-
-    def _origin(self, arg_name):
-        """The (node, output_nr) that made a saved input, as recorded in the edges."""
-        try:
-            i = self._entry.inputs.index(arg_name)
-        except ValueError:
-            return None
-        nrs = self._nrs
-        return self._next[i], (0 if nrs is None else nrs[i])
 
     def _release(self):
         if self._entry.saves_tensors:
@@ -366,6 +361,16 @@ class FormulaNode(Node):
             return t
         v = self._saved[j]
         return v
+
+
+def short_name(node):
+    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0."""
+    name = node.name()
+    m = _BACKWARD_SUFFIX.search(name)
+    return name[:m.start()] if m else name
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 
 def make_node_class(entry):
@@ -478,6 +483,9 @@ class CopySlices(Node):
         self._init_node(nexts, nrs)
         self._fn = fn
         self._steps = steps
+
+    def name(self):
+        return "torch::autograd::CopySlices"
 
     def _apply(self, grads, create_graph):
         g = grads[0]
