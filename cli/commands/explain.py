@@ -1,0 +1,41 @@
+"""gradviz explain: why a tensor's .grad is None, zero or NaN."""
+
+import json
+
+import click
+
+from ..common import (arg_option, file_argument, json_option, library_errors, make_console,
+                      no_color_option)
+
+
+@click.command()
+@file_argument
+@click.argument("name")
+@click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--root", metavar="ROOT", help="The root backward runs from (default: the one "
+                                             "the file used, or the first root).")
+@json_option
+@arg_option
+@no_color_option
+def explain(file, name, file_args, root, as_json, args_opt, no_color):
+    """Explain in plain sentences why NAME's gradient is what it is.
+
+    Runs FILE (and ROOT.backward() afterwards when the file did not, without changing any
+    value it computed), then reads the graph: not a leaf, does not require grad, made under
+    no_grad or by detach()/.data, not connected to ROOT, backward never called or called on
+    another root, a zero or NaN gradient and the node that made it, accumulation, hooks.
+
+    \b
+    Examples:
+      gradviz explain examples/relu_zero_grad.py x --root loss
+      gradviz explain examples/mul_chain_backward.py c
+      gradviz explain examples/no_grad_and_detach.py y_detached --json
+    """
+    from gradviz.inspect.explain import explain as run_explain
+    with library_errors():
+        result = run_explain(file, name, root=root, argv=list(args_opt) + list(file_args))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    from gradviz.render.text import print_explain
+    print_explain(make_console(no_color), result)

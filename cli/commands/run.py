@@ -1,0 +1,62 @@
+"""gradviz run: inspect a file's tensors, graph, backward, hooks and anomalies."""
+
+import json
+
+import click
+
+from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
+                      library_errors, make_console, no_color_option)
+
+
+@click.command()
+@file_argument
+@click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--backward", "backward", metavar="NAME",
+              help="Call NAME.backward() after the file ran.")
+@click.option("--gradient", type=click.Choice(["ones"]),
+              help="Gradient for a non-scalar --backward root (ones_like(root)).")
+@click.option("--retain-graph", is_flag=True, help="Keep saved tensors after --backward.")
+@click.option("--retain-grad", is_flag=True,
+              help="Make every non-leaf retain its grad, so intermediate gradients show.")
+@click.option("--hooks", is_flag=True,
+              help="List, in firing order, which tensor or node received which gradient.")
+@click.option("--anomaly", is_flag=True,
+              help="Run with anomaly detection: NaN/inf and backward errors point at the "
+                   "forward line.")
+@click.option("--full", is_flag=True, help="Whole values instead of summaries.")
+@json_option
+@backend_option
+@arg_option
+@no_color_option
+@debug_option
+def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, anomaly, full,
+        as_json, backend, args_opt, no_color, debug):
+    """Run FILE and show its tensors, graph, gradients, hooks and anomalies.
+
+    FILE is a Python file using gradviz (`import gradviz as torch`); a file that says
+    `import torch` runs on gradviz too. Arguments after `--` go to the file's sys.argv.
+
+    \b
+    Examples:
+      gradviz run examples/mul_chain_backward.py --backward e
+      gradviz run examples/retain_grad_and_hooks.py --hooks
+      gradviz run examples/requires_grad_propagation.py --backward z --gradient ones
+      gradviz run examples/nan_grad_where.py --backward loss --anomaly
+      gradviz run examples/mul_chain_backward.py --json
+    """
+    from gradviz.inspect import run_file
+    with library_errors():
+        result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
+                          anomaly=anomaly, retain_grad=retain_grad, backward=backward,
+                          gradient=gradient, retain_graph=retain_graph, debug=debug)
+        report = result.report(full=full)
+    if not hooks:
+        report["hooks"] = []
+    code = 1 if result.failed else 0
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        raise click.exceptions.Exit(code)
+    from gradviz.render.tables import print_report
+    console = make_console(no_color)
+    print_report(console, report, full=full, hooks=hooks)
+    raise click.exceptions.Exit(code)

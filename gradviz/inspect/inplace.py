@@ -1,0 +1,223 @@
+"""check_inplace: find the in-place edits that will break backward, before backward runs.
+
+A finding is an edit that bumped the version counter of a tensor some node saved for backward
+(directly, or through a view or a detach() sharing its counter), where that node is still
+needed by a named root: exactly the check torch's backward makes, so the verdicts agree with
+it. Edits through `.data` change saved values without bumping the counter: torch cannot see
+them and backward silently uses the new values; they are warnings. In-place edits of a leaf
+that requires grad (or of a view of one) raise at once; they are findings at the line that
+raised.
+
+>>> from gradviz.inspect.inplace import check_inplace                  # doctest: +SKIP
+>>> check_inplace("examples/inplace_version_error.py")["findings"][0]["tensor"]
+'b'
+"""
+
+import numpy as np
+
+from .report import _next_functions
+from .session import run_file
+
+__all__ = ["check_inplace"]
+
+_LEAF_ERRORS = {
+    "a leaf Variable that requires grad is being used in an in-place operation.":
+        "leaf_inplace",
+    "a view of a leaf Variable that requires grad is being used in an in-place operation.":
+        "view_of_leaf_inplace",
+}
+
+
+def _saved_tensors(node):
+    """(label, tensor or None, data, version counter, saved_version) a node still needs."""
+    from .._tensor import Tensor
+    from ..autograd.function import BackwardCFunction
+    from ..autograd.graph import CopySlices, FormulaNode
+    if isinstance(node, CopySlices):
+        node = node._fn
+    if isinstance(node, BackwardCFunction):
+        if node._freed:
+            return
+        for i, (t, v) in enumerate(zip(node._saved, node._saved_vers)):
+            if t is not None:
+                yield f"saved_tensors[{i}]", t, t._data, t._vc, v, node
+        return
+    if not isinstance(node, FormulaNode) or node._released:
+        return
+    e = node._entry
+    for j in e.needed(node._mask):
+        want = 0 if node._vers is None else node._vers[j]
+        if j == e.result_index:
+            yield "_saved_result", None, node._res, node._resvc, want, node
+            continue
+        v = node._saved[j]
+        if isinstance(v, Tensor):
+            yield "_saved_" + e.args[j], v, v._data, v._vc, want, node
+
+
+def _reach(start):
+    seen = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(fn for fn, _ in _next_functions(node) if fn is not None)
+    return seen
+
+
+def _fix(name, op):
+    if op in ("setitem", "index_put_"):
+        return (f"clone before assigning into it ({name} = {name}.clone()), or build a new "
+                f"tensor instead (torch.where, torch.cat) so the saved value stays intact")
+    plain = op.rstrip("_")
+    return (f"use the out-of-place form ({name} = {name}.{plain}(...)), or clone before "
+            f"editing ({name} = {name}.clone()) so the saved value stays intact")
+
+
+def check_inplace(path, argv=(), debug=False):
+    """Run the file and report the in-place hazards as plain data (see `gradviz check-inplace`).
+
+    Returns {"file", "findings": [...], "warnings": [...], "error"}; each finding has kind,
+    tensor, op, file, line, saved_by, saved_line, saved_version, version, roots and fix.
+    """
+    run = run_file(path, argv=argv, debug=debug)
+    report = run.report()
+    name_of = {}
+    for name, t in run.named:
+        name_of[id(t)] = name
+    for node in run.tracer.nodes:
+        out = run.tracer.output_of(node, 0)
+        if out is not None and id(out) not in name_of:
+            name_of[id(out)] = None
+    roots = [(name, t) for name, t in run.named
+             if t.grad_fn is not None and name in report["roots"]]
+    reach = {name: _reach(t.grad_fn) for name, t in roots}
+
+    findings, warnings = [], []
+    seen = set()
+    for node in run.tracer.nodes:
+        for label, t, data, vc, want, owner in _saved_tensors(node):
+            now = 0 if vc is None else vc.v
+            affected = [r for r, ids in reach.items() if id(node) in ids]
+            if not affected:
+                continue
+            tname = _tensor_name(t, owner, run, name_of)
+            if now != want:
+                ev = _breaking_event(run.tracer.inplace_events, vc, want)
+                key = (id(node), id(t) if t is not None else label)
+                if key in seen:
+                    continue
+                seen.add(key)
+                via = None
+                if ev is not None and ev.tensor is not t and ev.op != "setitem":
+                    via = name_of.get(id(ev.tensor)) or _tensor_name(ev.tensor, node, run,
+                                                                    name_of)
+                site = ev.site if ev is not None else None
+                op = ev.op if ev is not None else "in-place edit"
+                where = node._where or (None, None)
+                findings.append({
+                    "kind": "modified_saved_tensor",
+                    "tensor": tname, "op": op, "via": via,
+                    "file": site[0] if site else None, "line": site[1] if site else None,
+                    "saved_by": node.name(), "saved_as": label,
+                    "saved_file": where[0], "saved_line": where[1],
+                    "saved_version": int(want), "version": int(now),
+                    "roots": affected, "fix": _fix(tname, op),
+                    "message": (f"'{tname}' was saved by {node.name()} at version {want} and "
+                                f"is at version {now} now: backward of "
+                                f"{', '.join(affected)} will raise 'one of the variables "
+                                "needed for gradient computation has been modified by an "
+                                "inplace operation'"),
+                })
+            else:
+                warnings.extend(_invisible_edits(run, node, label, tname, data, vc, affected))
+    for tensor, message, site in run.tracer.refusals:
+        site = site or (None, None)
+        findings.append({
+            "kind": _LEAF_ERRORS[message], "tensor": _refused_name(tensor, run, name_of),
+            "op": "in-place", "via": None, "file": site[0], "line": site[1], "saved_by": None,
+            "saved_as": None, "saved_file": None, "saved_line": None, "saved_version": None,
+            "version": None, "roots": [],
+            "fix": ("do the edit under torch.no_grad() if you mean to change the leaf's value "
+                    "(as an optimizer does), or use an out-of-place op to make a new tensor"),
+            "message": message + " It raised at once, at this line.",
+        })
+    other_error = None
+    if run.error is not None and run.error.message not in _LEAF_ERRORS and \
+            not run.error.message.startswith("one of the variables needed for gradient"):
+        other_error = run.error.to_dict()
+    return {"file": path, "findings": findings, "warnings": _dedupe(warnings),
+            "error": other_error}
+
+
+def _breaking_event(events, vc, want):
+    for ev in events:
+        if vc is not None and ev.tensor._vc is vc and ev.version == want + 1:
+            return ev
+    return None
+
+
+def _invisible_edits(run, node, label, tname, data, vc, affected):
+    """Edits of the saved storage that did not bump its version counter (.data)."""
+    out = []
+    if data is None or not isinstance(data, np.ndarray):
+        return out
+    idx = run.tracer.nodes.index(node)
+    for ev in run.tracer.inplace_events:
+        if ev.seq <= idx or (vc is not None and ev.tensor._vc is vc):
+            continue
+        d = ev.tensor._data
+        if isinstance(d, np.ndarray) and np.shares_memory(d, data):
+            site = ev.site or (None, None)
+            where = node._where or (None, None)
+            out.append({
+                "kind": "invisible_edit", "tensor": tname, "op": ev.op,
+                "file": site[0], "line": site[1], "saved_by": node.name(),
+                "saved_as": label, "saved_file": where[0], "saved_line": where[1],
+                "saved_version": None, "version": None, "roots": affected,
+                "fix": (f"edit '{tname}' out of place or before the forward pass that saves "
+                        "it; an edit through .data is invisible to autograd"),
+                "message": (f"'{tname}' was edited in place through .data after "
+                            f"{node.name()} saved it: torch cannot see this edit, and backward "
+                            "of " + ", ".join(affected) + " silently uses the new values"),
+            })
+    return out
+
+
+def _tensor_name(t, node, run, name_of):
+    if t is None:
+        out = run.tracer.output_of(node, 0)
+        t = out
+    if t is None:
+        return "(result)"
+    if name_of.get(id(t)):
+        return name_of[id(t)]
+    base = getattr(t, "_base_", None)
+    if base is not None and name_of.get(id(base)):
+        return f"{name_of[id(base)]} (a view)"
+    for n, other in run.named:
+        if other._vc is not None and other._vc is t._vc:
+            return n
+    return "(unnamed tensor)"
+
+
+def _refused_name(tensor, run, name_of):
+    name = name_of.get(id(tensor))
+    if name:
+        return name
+    base = getattr(tensor, "_base_", None)
+    if base is not None and name_of.get(id(base)):
+        return f"{name_of[id(base)]} (a view)"
+    return "(unnamed tensor)"
+
+
+def _dedupe(items):
+    seen, out = set(), []
+    for w in items:
+        key = (w["tensor"], w["line"], w["saved_by"])
+        if key not in seen:
+            seen.add(key)
+            out.append(w)
+    return out

@@ -1,0 +1,144 @@
+"""run_file: run a user's file, optionally call backward, and keep everything inspectable.
+
+    >>> from gradviz.inspect import run_file
+    >>> run = run_file("examples/mul_chain_backward.py", backward="e")   # doctest: +SKIP
+    >>> run.tensor("a").grad                                            # doctest: +SKIP
+    tensor(12.)
+    >>> run.report()["tensors"][0]["name"]                              # doctest: +SKIP
+    'a'
+"""
+
+import ast
+import difflib
+
+from .names import named_tensors
+from .runner import UsageError, backend_module, describe, execute
+from .tracer import Tracer, tracing
+
+__all__ = ["Run", "run_file"]
+
+
+class Run:
+    """The live result of running a file: its namespace, tensors, tracer, output and error."""
+
+    def __init__(self, path, backend, namespace, stdout, error, tracer, module):
+        self.path = path
+        self.backend = backend
+        self.namespace = namespace
+        self.stdout = stdout
+        self.error = error
+        self.tracer = tracer
+        self.module = module
+        self.backward_root = None
+        self.backward_error = None
+        self._named = None
+        self._lines = None
+
+    @property
+    def named(self):
+        """[(name, tensor)] in order of first assignment (containers give dotted names)."""
+        if self._named is None:
+            self._named = named_tensors(self.namespace, self.module.Tensor)
+        return self._named
+
+    def names(self):
+        return [n for n, _ in self.named]
+
+    def tensor(self, name):
+        """The named tensor; UsageError with close matches when there is no such name."""
+        for n, t in self.named:
+            if n == name:
+                return t
+        close = difflib.get_close_matches(name, self.names(), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        known = ", ".join(self.names()) or "none"
+        raise UsageError(f"no tensor named '{name}' in {self.path}.{hint} (tensors: {known})")
+
+    def assignment_lines(self):
+        """name -> line of its last top-level assignment in the file (for leaves)."""
+        if self._lines is None:
+            self._lines = _assignment_lines(self.path)
+        return self._lines
+
+    def backward(self, name, gradient=None, retain_graph=False, anomaly=False, debug=False):
+        """Call NAME.backward() after the file ran, traced like the file was."""
+        root = self.tensor(name)
+        self.backward_root = name
+        mod = self.module
+        grad = None
+        if gradient == "ones":
+            grad = mod.ones_like(root)
+        elif gradient is not None:
+            raise UsageError(f"unknown --gradient {gradient!r} (use: ones)")
+        ctx = tracing(self.tracer) if self.backend == "gradviz" else _null()
+        anomaly_ctx = mod.autograd.set_detect_anomaly(True) if anomaly else _null()
+        try:
+            with ctx, anomaly_ctx:
+                root.backward(grad, retain_graph=retain_graph)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            info = describe(exc, self.path, debug)
+            if info.forward is not None:
+                info.file, info.line = info.forward
+            if "implicitly created only for scalar outputs" in info.message:
+                info.message += (f" ('{name}' has shape {list(root.shape)}: "
+                                 "pass --gradient ones)")
+            self.backward_error = info
+        if anomaly and self.backend == "gradviz":
+            mod.autograd.set_detect_anomaly(False)
+
+    @property
+    def failed(self):
+        return self.error is not None or self.backward_error is not None
+
+    def report(self, full=False):
+        from .report import build_report
+        return build_report(self, full=full)
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
+             backward=None, gradient=None, retain_graph=False, debug=False):
+    """Run an expression file and return a Run (call .report() for the plain data)."""
+    module = backend_module(backend)
+    tracer = Tracer(retain_grad=retain_grad)
+    ns, out, error = execute(path, argv, backend, anomaly, tracer, debug)
+    run = Run(path, backend, ns, out, error, tracer, module)
+    if retain_grad and backend == "torch":
+        for _, t in run.named:
+            if t.requires_grad and t.grad_fn is not None:
+                t.retain_grad()
+    if backward is not None:
+        run.tensor(backward)   # a usage error for an unknown name, even after a failed run
+        if error is None:
+            run.backward(backward, gradient, retain_graph, anomaly, debug)
+    return run
+
+
+def _assignment_lines(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    lines = {}
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id not in lines or \
+                        isinstance(n, ast.Name) and node.lineno > lines[n.id]:
+                    lines[n.id] = node.lineno
+    return lines

@@ -1,0 +1,146 @@
+"""Rich output for check-inplace, gradcheck and explain (plain data in, text out)."""
+
+import os
+
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["print_inplace", "print_gradcheck", "print_explain", "where"]
+
+
+def where(file, line):
+    """`file:line` relative to the working directory, or '' when unknown."""
+    if not file:
+        return ""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        rel = file
+    if rel.startswith(".." + os.sep):
+        rel = file
+    return f"{rel}:{line}" if line else rel
+
+
+def print_inplace(console, result, strict=False):
+    """The findings and warnings of gradviz.inspect.inplace.check_inplace."""
+    findings, warnings = result["findings"], result["warnings"]
+    console.print(Text(f"check-inplace {where(result['file'], None)}", style="bold"))
+    if result.get("error"):
+        e = result["error"]
+        console.print(Text(f"the file raised {e['type']}: {e['message']} "
+                           f"({where(e['file'], e['line'])})", style="red"))
+    if not findings and not warnings:
+        console.print(Text("No in-place edit breaks backward.", style="green"))
+        return
+    for i, f in enumerate(findings, 1):
+        console.print()
+        head = Text(f"{i}. ", style="bold red")
+        if f["kind"] == "modified_saved_tensor":
+            via = f" (through {f['via']})" if f.get("via") else ""
+            head.append(f"{f['op']} on '{f['tensor']}'{via} at {where(f['file'], f['line'])}",
+                        style="bold")
+            console.print(head)
+            console.print(f"   saved by {f['saved_by']} ({f['saved_as']}) at "
+                          f"{where(f['saved_file'], f['saved_line'])}, version "
+                          f"{f['saved_version']} -> now {f['version']}")
+            console.print(f"   backward of {', '.join(f['roots'])} will fail: 'one of the "
+                          "variables needed for gradient computation has been modified by "
+                          "an inplace operation'")
+        else:
+            head.append(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}",
+                        style="bold")
+            console.print(head)
+            console.print(f"   {f['message']}")
+        console.print(Text(f"   fix: {f['fix']}", style="cyan"))
+    for w in warnings:
+        console.print()
+        label = "warning" + (" (fails with --strict)" if strict else "")
+        console.print(Text(f"{label}: {w['op']} on '{w['tensor']}' at "
+                           f"{where(w['file'], w['line'])}", style="yellow"))
+        console.print(f"   {w['message']}")
+        console.print(Text(f"   fix: {w['fix']}", style="cyan"))
+    console.print()
+    console.print(Text(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
+                       style="bold red" if findings else "bold yellow"))
+
+
+def _num(x):
+    return "-" if x is None else f"{x:.3g}"
+
+
+def print_gradcheck(console, result):
+    """One table per root: each leaf's error against finite differences, pass/fail."""
+    console.print(Text(f"gradcheck {where(result['file'], None)} (float64, eps "
+                       f"{result['eps']:g}, atol {result['atol']:g}, rtol {result['rtol']:g})",
+                       style="bold"))
+    if result.get("error"):
+        e = result["error"]
+        console.print(Text(f"the file raised {e['type']}: {e['message']} "
+                           f"({where(e['file'], e['line'])})", style="red"))
+    for r in result["roots"]:
+        if r.get("error"):
+            console.print(Text(f"root {r['root']}: {r['error']}", style="red"))
+            continue
+        table = Table(title=f"d {r['root']} / d leaf", title_justify="left")
+        for col in ("leaf", "shape", "checked", "max abs err", "max rel err", "result"):
+            table.add_column(col, overflow="fold")
+        for lf in r["leaves"]:
+            if lf["skipped"]:
+                verdict = Text("skipped", style="yellow") if lf["passed"] else \
+                    Text("FAIL", style="bold red")
+            else:
+                verdict = Text("pass", style="green") if lf["passed"] else \
+                    Text("FAIL", style="bold red")
+            table.add_row(lf["name"], str(lf["shape"]), f"{lf['checked']}/{lf['total']}",
+                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]), verdict)
+        console.print(table)
+        for lf in r["leaves"]:
+            if lf["skipped"]:
+                console.print(Text(f"  {lf['name']}: {lf['skipped']}", style="yellow"))
+            elif not lf["passed"] and lf["worst"]:
+                w = lf["worst"]
+                console.print(Text(f"  {lf['name']}{w['index']}: analytic {w['analytic']:.6g}"
+                                   f" vs numeric {w['numeric']:.6g}", style="red"))
+        if not r["leaves"]:
+            console.print(f"  no named leaf that requires grad reaches {r['root']}")
+    console.print(Text("all gradients match" if result["passed"] else "gradient mismatch",
+                       style="bold green" if result["passed"] else "bold red"))
+
+
+def print_explain(console, result):
+    """The path from the root to the tensor, then the causes, one sentence each."""
+    head = Text(f"Why is {result['tensor']}.grad ", style="bold")
+    head.append(_grad_word(result["grad"]), style="bold cyan")
+    head.append("?" if result["root"] is None else f" (root: {result['root']})?")
+    console.print(head)
+    if result["path"]:
+        steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
+                            for p in result["path"])
+        console.print(Text(f"path: {steps}", style="dim"))
+    for c in result["causes"]:
+        style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
+            "backward_not_called", "accumulated", "hook") else "red")
+        line = Text("- ", style=style)
+        line.append(c["message"])
+        if c["file"]:
+            line.append(f"  ({where(c['file'], c['line'])})", style="dim")
+        console.print(line)
+
+
+def _grad_word(grad):
+    if grad is None:
+        return "None"
+    if isinstance(grad, list):
+        flat = list(_flatten(grad))
+        if len(flat) > 6:
+            return f"a {len(flat)}-element tensor"
+        return str(grad)
+    return str(grad)
+
+
+def _flatten(v):
+    if isinstance(v, list):
+        for x in v:
+            yield from _flatten(x)
+    else:
+        yield v
