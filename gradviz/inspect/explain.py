@@ -117,17 +117,18 @@ def _label(node, run):
 
 
 def _default_root(run, target_node):
-    """The root of the file's own backward call, else a root whose graph reaches NAME."""
+    """The root to explain from: the file's own backward root if it reaches NAME, else a root
+    that reaches NAME, else the file's backward root, else the first root."""
     by_node = {id(t._fn): n for n, t in run.named if t._fn is not None}
-    for roots, _, capture in run.tracer.backward_calls:
-        for node in roots:
-            if id(node) in by_node:
-                return by_node[id(node)]
+    called = [by_node[id(node)] for roots, _, _ in run.tracer.backward_calls for node in roots
+              if id(node) in by_node]
     report_roots = run.report()["roots"]
     if target_node is not None:
-        for r in report_roots:
+        for r in called + report_roots:
             if _path(run.tensor(r)._fn, target_node) is not None:
                 return r
+    if called:
+        return called[0]
     return report_roots[0] if report_roots else None
 
 
@@ -177,11 +178,17 @@ def explain(path, name, root=None, argv=()):
             msg += "; nothing in the graph uses it"
         causes.append(_cause("not_connected", msg, made_site))
         return _result(run, name, root, t, causes, [])
+    file_grad = None if t._grad is None else np.array(t._grad._data)
     if not called:
         if other_calls:
             where = other_calls[0][1]
+            by_node = {id(x._fn): n for n, x in run.named if x._fn is not None}
+            other = next((by_node[id(n)] for n in other_calls[0][0] if id(n) in by_node),
+                         "another tensor")
             causes.append(_cause(
-                "other_root", f"backward was called on another root, not on '{root}'", where))
+                "other_root", f"backward was called on '{other}', not on '{root}', and "
+                f"'{other}' does not depend on '{name}': gradviz ran {root}.backward() "
+                "afterwards to show what it gives", where))
         else:
             causes.append(_cause(
                 "backward_not_called", f"the file never called backward; gradviz ran "
@@ -195,18 +202,28 @@ def explain(path, name, root=None, argv=()):
             "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "
             f"is not kept: call {name}.retain_grad() before backward to keep it (gradviz shows "
             "the gradient that reached it)", made_site))
-    if grad is not None:
+    edited = _grad_edit(run, t)
+    if edited is not None:
+        causes.append(_cause("grad_edited", f"'{name}.grad' was changed in place ({edited.op}) "
+                             "after backward computed it", edited.site))
+    elif grad is not None:
         g = np.asarray(grad)
         if not np.all(np.isfinite(g)):
             causes.append(_nan_cause(run, path_nodes, name))
         elif not np.any(g):
             causes.append(_zero_cause(run, path_nodes, name))
+        elif g.size > 1 and not np.all(g):
+            c = _zero_cause(run, path_nodes, name)
+            c["kind"] = "partly_zero"
+            c["message"] = c["message"].replace("is zero", f"is zero in {int(g.size - np.count_nonzero(g))} of {g.size} elements", 1)
+            causes.append(c)
     if t._fn is None:
         n = sum(1 for node, _ in run.tracer.events if node is target)
         if n > 1:
-            causes.append(_cause("accumulated", f"'{name}'.grad is the sum of {n} backward "
+            last_call = run.tracer.backward_calls[-1][1] if run.tracer.backward_calls else None
+            causes.append(_cause("accumulated", f"'{name}.grad' is the sum of {n} backward "
                                  "calls: gradients accumulate until zero_grad() or "
-                                 f"{name}.grad = None"))
+                                 f"{name}.grad = None", last_call))
     for node, nr, hook in run.tracer.hook_changes:
         if node is target:
             code = getattr(hook, "__code__", None)
@@ -216,7 +233,7 @@ def explain(path, name, root=None, argv=()):
     if not [c for c in causes if c["kind"] not in ("backward_not_called", "file_raised")]:
         causes.append(_cause("ok", f"'{name}' is a leaf that requires grad and is reached from "
                               f"'{root}'; its gradient is what backward computed", made_site))
-    return _result(run, name, root, t, causes, path_nodes, grad)
+    return _result(run, name, root, t, causes, path_nodes, grad, file_grad)
 
 
 def _why_no_grad(t, name, made, run):
@@ -264,6 +281,24 @@ def _grad_reaching(run, t, target):
     return grads[nr] if nr < len(grads) else None
 
 
+def _grad_edit(run, t):
+    """The in-place edit of t.grad made after backward filled it, if any."""
+    g = t._grad
+    if g is None or not g._version:
+        return None
+    for ev in run.tracer.inplace_events:
+        if ev.tensor is g or (g._vc is not None and ev.tensor._vc is g._vc):
+            return ev
+    return None
+
+
+def _zeros(grads):
+    """Number of zero elements among a node's received gradients (None if it got none)."""
+    if grads is None:
+        return None
+    return sum(int(np.size(g) - np.count_nonzero(g)) for g in grads if g is not None)
+
+
 def _zero_cause(run, path_nodes, name):
     last = run.tracer.last_grad
     for node, nxt in zip(path_nodes, path_nodes[1:]):
@@ -271,7 +306,9 @@ def _zero_cause(run, path_nodes, name):
         g_out = last.get(nxt)
         got = g_in is not None and any(g is not None and np.any(g) for g in g_in)
         zero_after = g_out is None or all(g is None or not np.any(g) for g in g_out)
-        if got and zero_after:
+        more_zeros = (g_in is not None and g_out is not None and
+                      _zeros(g_out) > 0 and _zeros(g_in) == 0)
+        if got and (zero_after or more_zeros):
             why = _ZEROING.get(node.name(), "its backward formula gave zeros")
             return _cause("zero_gradient", f"the gradient reaching '{name}' is zero: "
                           f"{_label(node, run)} turned a non-zero gradient into zeros ({why})",
@@ -291,7 +328,7 @@ def _nan_cause(run, path_nodes, name):
                   "(the root's gradient already had them)", None)
 
 
-def _result(run, name, root, t, causes, path_nodes, grad=None):
+def _result(run, name, root, t, causes, path_nodes, grad=None, file_grad=False):
     path = []
     for node in path_nodes or []:
         site = _site(node) or (None, None)
@@ -303,10 +340,11 @@ def _result(run, name, root, t, causes, path_nodes, grad=None):
         path.append({"node": node.name() if not isinstance(node, AccumulateGrad)
                      else "AccumulateGrad", "tensor": tensor, "file": site[0],
                      "line": site[1]})
-    if grad is None and t._grad is not None:
-        grad = t._grad._data
+    if file_grad is False:
+        file_grad = None if t._grad is None else t._grad._data
     return {"file": run.path, "tensor": name, "root": root,
-            "grad": None if grad is None else to_json_value(np.asarray(grad)),
+            "grad": None if file_grad is None else to_json_value(np.asarray(file_grad)),
+            "computed": None if grad is None else to_json_value(np.asarray(grad)),
             "causes": causes, "path": path}
 
 

@@ -159,7 +159,7 @@ def _check_leaf(path, argv, base, rname, leaf, g, name_of, rng_state, max_elemen
             info["passed"] = False
         if abs_err >= worst_abs:
             worst_abs = abs_err
-            worst = {"index": list(np.unravel_index(i, leaf.shape)) if leaf.dim() else [],
+            worst = {"index": [int(k) for k in np.unravel_index(i, leaf.shape)] if leaf.dim() else [],
                      "analytic": float(a), "numeric": float(numeric)}
         worst_rel = max(worst_rel, rel_err)
     info["max_abs_error"] = float(worst_abs)

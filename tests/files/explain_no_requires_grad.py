@@ -1,0 +1,6 @@
+import gradviz as torch
+
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+x = torch.tensor([3.0, 4.0])
+loss = (w * x).sum()
+loss.backward()

@@ -1,0 +1,6 @@
+import gradviz as torch
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 3
+loss = h.sum()
+loss.backward()

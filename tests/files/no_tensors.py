@@ -1,0 +1,2 @@
+total = sum(range(10))
+print("total", total)

@@ -1,0 +1,4 @@
+import gradviz as torch
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3

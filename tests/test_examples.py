@@ -1,0 +1,165 @@
+"""Every example keeps working: `gradviz run --json` on each gives the numbers its header
+(and the seed notes) promise; graph, check-inplace and gradcheck run where they apply."""
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from gradviz_cli.main import cli
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+
+# file -> (extra run options, exit code, {(tensor, field): expected})
+CHECKS = {
+    "requires_grad_propagation.py": (["--backward", "z", "--gradient", "ones"], 0, {
+        ("x1", "grad"): [1.0, 6.7726, 18.9370], ("x2", "grad"): None,
+        ("y2", "requires_grad"): False, ("y2", "is_leaf"): True, ("y2", "grad_fn"): None,
+        ("y1", "grad_fn"): "PowBackward1", ("z", "grad_fn"): "AddBackward0",
+        ("z", "next_functions"): [["PowBackward1", 0], [None, 0]]}),
+    "float_plus_tensor.py": (["--backward", "s"], 0, {
+        ("x", "data"): 1.1747, ("x", "shape"): [], ("a", "shape"): [],
+        ("s", "grad_fn"): "AddBackward0", ("w", "grad"): 1.0}),
+    "nn_module_parameters.py": (["--backward", "loss"], 0, {
+        ("my.weight", "shape"): [3, 64], ("my.bias", "shape"): [64],
+        ("my.weight", "is_parameter"): True, ("y", "grad_fn"): "AddBackward0"}),
+    "graph_z_wx_b.py": (["--backward", "z"], 0, {
+        ("z", "data"): [3.0], ("w", "grad"): [1.0], ("b", "grad"): [1.0], ("x", "grad"): None,
+        ("z", "next_functions"): [["MulBackward0", 0], ["AccumulateGrad", 0]],
+        ("y", "next_functions"): [["AccumulateGrad", 0], [None, 0]]}),
+    "dynamic_control_flow.py": (["--backward", "y"], 0, {
+        ("y", "data"): 6.0, ("x", "grad"): [0, 0, 0, 6, 3, 2]}),
+    "mul_chain_backward.py": (["--backward", "e"], 0, {
+        ("a", "grad"): 12.0, ("b", "grad"): 8.0, ("d", "grad"): 6.0, ("c", "grad"): None,
+        ("e", "grad_fn"): "MulBackward0", ("e", "is_root"): True}),
+    "mul_one_input_requires_grad.py": (["--backward", "c"], 0, {
+        ("a", "grad"): 3.0, ("b", "grad"): None,
+        ("c", "next_functions"): [["AccumulateGrad", 0], [None, 0]]}),
+    "custom_function.py": (["--backward", "e"], 0, {
+        ("a", "grad"): 12.0, ("b", "grad"): 8.0, ("d", "grad"): 6.0}),
+    "broadcast_grad_shape.py": (["--backward", "loss"], 0, {
+        ("loss", "data"): 24.5, ("w", "grad"): [5.0, 7.0, 9.0], ("b", "grad"): 6.0,
+        ("b", "shape"): []}),
+    "softmax_cross_entropy.py": (["--backward", "loss"], 0, {
+        ("loss", "data"): 0.4170, ("loss", "grad_fn"): "NllLossBackward0",
+        ("logits", "grad"): [[-0.3410, 0.2424, 0.0986]]}),
+    "relu_zero_grad.py": (["--backward", "loss"], 0, {
+        ("loss", "data"): 6.0, ("x", "grad"): [0.0, 0.0, 1.5, 1.5], ("w", "grad"): 4.0}),
+    "nan_grad_where.py": (["--backward", "loss"], 0, {
+        ("loss", "data"): 3.0, ("x", "grad"): [0.25, "nan", 0.5]}),
+    "inplace_ok_when_not_saved.py": (["--backward", "loss"], 0, {
+        ("b", "version"): 1, ("loss", "data"): 10.0, ("a", "grad"): [1.0, 1.0]}),
+    "inplace_view_shares_version.py": ([], 0, {
+        ("b", "version"): 1, ("head", "version"): 1, ("b", "data"): [30.0, 5.0],
+        ("b", "grad_fn"): "CopySlices", ("loss", "data"): 17.0}),
+    "leaf_and_nonleaf_grad.py": ([], 0, {
+        ("d", "data"): 7.7286, ("a", "grad"): [[1.0] * 4] * 3, ("c", "grad"): None}),
+    "manual_derivative_x2_exp.py": ([], 0, {
+        ("x", "grad"): [0.0, -0.3679, 0.0, 8.1548, 59.1124]}),
+    "retain_graph_accumulate.py": ([], 0, {("w", "grad"): [0.0]}),
+    "dynamic_if_abs.py": ([], 0, {
+        ("x_pos", "grad"): [1.0], ("x_neg", "grad"): [-1.0], ("y_neg", "grad_fn"): "NegBackward0"}),
+    "no_grad_and_detach.py": ([], 0, {
+        ("y_no_grad", "requires_grad"): False, ("y_off", "requires_grad"): False,
+        ("y_detached", "requires_grad"): False, ("y_enabled", "requires_grad"): True,
+        ("w", "data"): [0.3], ("w", "version"): 1}),
+    "retain_grad_and_hooks.py": ([], 0, {
+        ("w1", "grad"): 21.0, ("w2", "grad"): 6.0, ("w3", "grad"): 10.0,
+        ("l1", "grad"): [[5.25, 5.25], [5.25, 5.25]], ("l4", "grad"): [[0.25, 0.25]] * 2,
+        ("loss", "grad"): 1.0, ("loss", "data"): 30.0}),
+    "inplace_on_leaf.py": ([], 0, {
+        ("a", "data"): [10.0] * 4, ("a", "version"): 2, ("a", "is_leaf"): True,
+        ("loss3", "data"): 100.0, ("a", "grad"): [5.0] * 4}),
+    "requires_grad_ways.py": ([], 0, {("t_exp", "data"): 7.3891, ("s", "data"): 67.5}),
+    "nonscalar_backward.py": ([], 0, {("x", "grad"): [2.0, 0.2, 0.02]}),
+    "second_derivative.py": ([], 0, {
+        ("y", "data"): 64.0, ("dy_dx", "data"): 48.0, ("dy_dx", "grad_fn"): "MulBackward0",
+        ("d2y_dx2", "data"): 24.0, ("d2y_dx2", "grad_fn"): None}),
+    "training_loop_mlp.py": ([], 0, {}),
+    "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
+    "anomaly_nan.py": ([], 1, {}),
+}
+
+
+def run_json(*args):
+    result = CliRunner().invoke(cli, ["run", *args, "--json"], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def close(a, b):
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return abs(a - b) <= 1e-4 * max(1.0, abs(b))
+    return a == b
+
+
+def test_every_example_has_checks():
+    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
+    assert files == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_example_numbers(name):
+    options, code, expected = CHECKS[name]
+    exit_code, report = run_json(os.path.join(EXAMPLES, name), *options)
+    assert exit_code == code, report["error"]
+    tensors = {t["name"]: t for t in report["tensors"]}
+    for (tensor, field), value in expected.items():
+        assert close(tensors[tensor][field], value), (tensor, field, tensors[tensor][field])
+
+
+def test_seed_hook_order_in_the_hooks_example():
+    _, report = run_json(os.path.join(EXAMPLES, "retain_grad_and_hooks.py"))
+    out = report["stdout"]
+    assert out.index("loss grad") < out.index("l4 grad") < out.index("l1 grad")
+
+
+def test_hooks_option_lists_loss_l4_l1_in_firing_order():
+    _, report = run_json(os.path.join(EXAMPLES, "mul_chain_backward.py"), "--backward", "e",
+                         "--hooks")
+    targets = [h["target"] for h in report["hooks"]]
+    assert targets.index("e") < targets.index("c") < targets.index("a")
+
+
+def test_errors_of_the_failing_examples():
+    _, report = run_json(os.path.join(EXAMPLES, "inplace_version_error.py"))
+    assert report["error"]["type"] == "RuntimeError"
+    assert report["error"]["message"].startswith("one of the variables needed for gradient "
+                                                 "computation has been modified by an inplace")
+    _, report = run_json(os.path.join(EXAMPLES, "anomaly_nan.py"))
+    assert report["error"]["message"].startswith(
+        "Function 'SqrtBackward0' returned nan values in its 0th output.")
+    (anomaly,) = report["anomalies"]
+    assert anomaly["name"] == "SqrtBackward0"
+    assert anomaly["line"] == 29
+
+
+INPLACE_FAILING = {"inplace_version_error.py", "inplace_view_shares_version.py",
+                   "inplace_on_leaf.py"}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_graph_and_check_inplace_on_every_example(name):
+    path = os.path.join(EXAMPLES, name)
+    runner = CliRunner()
+    dot = runner.invoke(cli, ["graph", path, "-o", "-"], catch_exceptions=False)
+    assert dot.exit_code == CHECKS[name][1]
+    assert dot.stdout.startswith("digraph")
+    check = runner.invoke(cli, ["check-inplace", path, "--json"], catch_exceptions=False)
+    verdict = json.loads(check.stdout)
+    assert check.exit_code == (1 if name in INPLACE_FAILING or verdict["error"] else 0), verdict
+
+
+@pytest.mark.parametrize("name", ["mul_chain_backward.py", "broadcast_grad_shape.py",
+                                  "manual_derivative_x2_exp.py", "relu_zero_grad.py",
+                                  "softmax_cross_entropy.py", "custom_function.py",
+                                  "graph_z_wx_b.py", "requires_grad_propagation.py"])
+def test_gradcheck_passes_on_examples(name):
+    result = CliRunner().invoke(cli, ["gradcheck", os.path.join(EXAMPLES, name), "--json",
+                                      "--max-elements", "6"], catch_exceptions=False)
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0, report
+    assert report["passed"] and all(lf["checked"] for r in report["roots"]
+                                    for lf in r["leaves"])
