@@ -57,6 +57,8 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, a
         click.echo(json.dumps(report, indent=2))
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
+    from gradviz.render.text import print_program_output
     console = make_console(no_color)
+    print_program_output(console, report)
     print_report(console, report, full=full, hooks=hooks)
     raise click.exceptions.Exit(code)

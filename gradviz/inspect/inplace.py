@@ -29,30 +29,11 @@ _LEAF_ERRORS = {
 
 
 def _saved_tensors(node):
-    """(label, tensor or None, data, version counter, saved_version) a node still needs."""
-    from .._tensor import Tensor
-    from ..autograd.function import BackwardCFunction
-    from ..autograd.graph import CopySlices, FormulaNode
-    if isinstance(node, CopySlices):
-        node = node._fn
-    if isinstance(node, BackwardCFunction):
-        if node._freed:
-            return
-        for i, (t, v) in enumerate(zip(node._saved, node._saved_vers)):
-            if t is not None:
-                yield f"saved_tensors[{i}]", t, t._data, t._vc, v, node
-        return
-    if not isinstance(node, FormulaNode) or node._released:
-        return
-    e = node._entry
-    for j in e.needed(node._mask):
-        want = 0 if node._vers is None else node._vers[j]
-        if j == e.result_index:
-            yield "_saved_result", None, node._res, node._resvc, want, node
-            continue
-        v = node._saved[j]
-        if isinstance(v, Tensor):
-            yield "_saved_" + e.args[j], v, v._data, v._vc, want, node
+    """(label, tensor or None, data, version counter, saved_version, node) still needed."""
+    from .saved import saved_entries
+    for e in saved_entries(node) or ():
+        if e.is_tensor:
+            yield e.label, e.tensor, e.data, e.vc, e.saved_version, node
 
 
 def _reach(start):

@@ -175,53 +175,33 @@ class _Builder:
         return [[None if fn is None else _node_type(fn), nr] for fn, nr in _next_functions(node)]
 
     def saved(self, node):
+        """Saved values of a node; after backward freed them, as the tracer saw them before."""
         if not self.gv:
             return self._saved_public(node)
-        from .._tensor import Tensor
-        from ..autograd.graph import FormulaNode, CopySlices
-        from ..autograd.function import BackwardCFunction
-        if isinstance(node, CopySlices):
-            node = node._fn
+        from .saved import saved_entries
+        tracer = self.run.tracer
+        entries = saved_entries(node, tracer.output_of(node, 0))
+        freed = False
+        if entries == [] and _was_freed(node):
+            entries, freed = tracer.saved_snapshot.get(node), True
+            if entries is None:
+                return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
+                         "saved_version": None, "version": None, "value": None, "freed": True}
+                        for n in _saved_names(node)]
         out = []
-        if isinstance(node, BackwardCFunction):
-            if node._freed:
-                return [{"name": "saved_tensors", "freed": True}]
-            for i, (t, v) in enumerate(zip(node._saved, node._saved_vers)):
-                out.append(self.saved_tensor(f"saved_tensors[{i}]", t, v, t._version))
-            return out
-        if not isinstance(node, FormulaNode):
-            return out
-        e = node._entry
-        for name in e.saved_names(node._mask):
-            label = "_saved_" + name
-            if node._released:
-                out.append({"name": label, "tensor": None, "shape": None, "dtype": None,
-                            "saved_version": None, "version": None, "value": None,
-                            "freed": True})
-                continue
-            j = e.result_index if name == "result" else e.args.index(name)
-            want = 0 if node._vers is None else node._vers[j]
-            if j == e.result_index:
-                t = self.run.tracer.output_of(node, 0)
-                now = node._resvc.v if node._resvc is not None else 0
-                entry = self.saved_tensor(label, t, want, now, data=node._res)
-                out.append(entry)
-                continue
-            v = node._saved[j]
-            if isinstance(v, Tensor):
-                out.append(self.saved_tensor(label, v, want, v._version))
-            else:
-                out.append({"name": label, "tensor": None, "shape": None, "dtype": None,
+        for e in entries or ():
+            if not e.is_tensor:
+                out.append({"name": e.label, "tensor": None, "shape": None, "dtype": None,
                             "saved_version": None, "version": None,
-                            "value": _plain_value(v), "freed": False})
+                            "value": _plain_value(e.value), "freed": freed})
+                continue
+            d = np.asarray(e.data)
+            out.append({"name": e.label,
+                        "tensor": None if e.tensor is None else self.name_of.get(id(e.tensor)),
+                        "shape": list(d.shape), "dtype": d.dtype.name,
+                        "saved_version": int(e.saved_version), "version": int(e.version),
+                        "value": None, "freed": freed})
         return out
-
-    def saved_tensor(self, label, t, saved_version, version, data=None):
-        d = np.asarray(data if data is not None else _array(t))
-        return {"name": label, "tensor": None if t is None else self.name_of.get(id(t)),
-                "shape": list(d.shape), "dtype": d.dtype.name,
-                "saved_version": int(saved_version), "version": int(version), "value": None,
-                "freed": False}
 
     def _saved_public(self, node):
         out = []
@@ -273,6 +253,17 @@ class _Builder:
             "file": file,
             "line": line,
         }
+
+
+def _was_freed(node):
+    return bool(getattr(node, "_released", False) or getattr(node, "_freed", False)
+                or getattr(getattr(node, "_fn", None), "_released", False))
+
+
+def _saved_names(node):
+    fn = getattr(node, "_fn", node)
+    e = getattr(fn, "_entry", None)
+    return e.saved_names(fn._mask) if e is not None else ()
 
 
 def _next_functions(node):

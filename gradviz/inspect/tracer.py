@@ -44,6 +44,7 @@ class Tracer:
         self._alive = []            # keeps those tensors alive, so ids stay unique
         self.backward_calls = []    # (root nodes, site, capture) for each backward / grad
         self.hook_changes = []      # (node, output nr, hook) where a hook replaced a gradient
+        self.saved_snapshot = {}    # node -> its saved values, as they were before backward
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
 
     # ----- protocol called by the core ----------------------------------------------------
@@ -60,6 +61,11 @@ class Tracer:
             out.retain_grad()
 
     def grad(self, node, grads):
+        if node not in self.saved_snapshot:
+            from .saved import saved_entries
+            entries = saved_entries(node, self.output_of(node, 0))
+            if entries:
+                self.saved_snapshot[node] = entries
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
             self.events.append((node, snap))

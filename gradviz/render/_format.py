@@ -1,27 +1,27 @@
 """Text helpers shared by the DOT and table renderers: shapes and value summaries.
 
-Values arrive as the report's plain data (nested lists, numbers, None), never as tensors.
+Values arrive as the report's plain data (nested lists, numbers, None), never as tensors. The
+report writes NaN and infinities as the strings "nan", "inf" and "-inf" (JSON has no NaN).
 """
 
 import math
 
-__all__ = ["format_shape", "summarize"]
+__all__ = ["format_shape", "is_modified", "saved_value", "summarize", "version"]
 
 # A value with at most this many elements is shown whole even when summarizing.
 _SMALL = 6
+_NONFINITE = ("nan", "inf", "-inf")
 
 
 def format_shape(shape):
-    """Return a shape as a Python tuple would print.
+    """Return a shape as torch.Size lists it.
 
     >>> format_shape([2, 3]), format_shape([3]), format_shape([]), format_shape(None)
-    ('(2, 3)', '(3,)', '()', '?')
+    ('[2, 3]', '[3]', '[]', '?')
     """
     if shape is None:
         return "?"
-    if len(shape) == 1:
-        return f"({shape[0]},)"
-    return "(" + ", ".join(str(s) for s in shape) + ")"
+    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def summarize(value, full=False):
@@ -34,7 +34,7 @@ def summarize(value, full=False):
     '[[0.25, 0.5], [1, 2]]'
     >>> summarize([1.0] * 10)
     'all 1 (10 values)'
-    >>> summarize([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, float("nan")])
+    >>> summarize([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, "nan"])
     'min=0 max=5 mean=2.5 nan=1 (7 values)'
     """
     if value is None:
@@ -42,14 +42,15 @@ def summarize(value, full=False):
     flat = _flatten(value)
     if full or len(flat) <= _SMALL:
         return _nested(value, full)
-    numbers = [x for x in flat if isinstance(x, (int, float))]
+    numbers = [x for x in map(_as_number, flat) if x is not None]
     finite = [float(x) for x in numbers if math.isfinite(x)]
     parts = []
     if finite and min(finite) == max(finite) and len(finite) == len(flat):
         parts.append("all " + _number(finite[0], False))
     elif finite:
-        lo, hi, mean = min(finite), max(finite), math.fsum(finite) / len(finite)
-        parts.append(f"min={_number(lo, False)} max={_number(hi, False)} mean={_number(mean, False)}")
+        mean = math.fsum(finite) / len(finite)
+        for key, x in (("min", min(finite)), ("max", max(finite)), ("mean", mean)):
+            parts.append(f"{key}={_number(x, False)}")
     nans = sum(1 for x in numbers if isinstance(x, float) and math.isnan(x))
     infs = sum(1 for x in numbers if isinstance(x, float) and math.isinf(x))
     if nans:
@@ -58,6 +59,47 @@ def summarize(value, full=False):
         parts.append(f"inf={infs}")
     parts.append(f"({len(flat)} values)")
     return " ".join(parts)
+
+
+def version(v):
+    """Return a version number as text, '?' when unknown (torch does not say what a tensor's
+    version was when it was saved).
+
+    >>> version(3), version(None)
+    ('3', '?')
+    """
+    return "?" if v is None else str(v)
+
+
+def is_modified(saved):
+    """True when a saved tensor's version now differs from the version it was saved at.
+
+    >>> is_modified({"saved_version": 0, "version": 1})
+    True
+    >>> is_modified({"saved_version": None, "version": 1})  # unknown: not claimed modified
+    False
+    """
+    before, now = saved.get("saved_version"), saved.get("version")
+    return before is not None and now is not None and before != now
+
+
+def saved_value(saved):
+    """Return the text for a saved entry that is not a tensor: a value, or a freed buffer.
+
+    >>> saved_value({"name": "_saved_alpha", "value": 1})
+    '_saved_alpha = 1'
+    >>> saved_value({"name": "_saved_self", "freed": True})
+    '_saved_self (freed)'
+    """
+    if saved.get("freed"):
+        return f"{saved['name']} (freed)"
+    return f"{saved['name']} = {summarize(saved.get('value'))}"
+
+
+def _as_number(x):
+    if isinstance(x, str) and x in _NONFINITE:
+        return float(x)
+    return x if isinstance(x, (int, float)) else None
 
 
 def _flatten(value):

@@ -2,10 +2,28 @@
 
 import os
 
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["print_inplace", "print_gradcheck", "print_explain", "where"]
+__all__ = ["print_program_output", "print_inplace", "print_gradcheck", "print_explain",
+           "where"]
+
+
+def print_program_output(console, report):
+    """What the user's file printed, in a frame of its own, before gradviz's tables."""
+    from rich.panel import Panel
+    out = report.get("stdout") or ""
+    head = Text(f"gradviz run {where(report['file'], None)}", style="bold")
+    if report.get("backward"):
+        head.append(f"  (then {report['backward']}.backward())")
+    if report.get("backend") != "gradviz":
+        head.append(f"  [backend: {report['backend']}]")
+    console.print(head)
+    if out:
+        console.print(Panel(Text(out.rstrip("\n")), title=f"output of {os.path.basename(report['file'])}",
+                            title_align="left", border_style="dim"))
+    console.print()
 
 
 def where(file, line):
@@ -19,6 +37,12 @@ def where(file, line):
     if rel.startswith(".." + os.sep):
         rel = file
     return f"{rel}:{line}" if line else rel
+
+
+def _indented(console, text, style="", indent=3):
+    """Print text so that wrapped lines keep the indent."""
+    t = text if isinstance(text, Text) else Text(text, style=style)
+    console.print(Padding(t, (0, 0, 0, indent)))
 
 
 def print_inplace(console, result, strict=False):
@@ -40,25 +64,25 @@ def print_inplace(console, result, strict=False):
             head.append(f"{f['op']} on '{f['tensor']}'{via} at {where(f['file'], f['line'])}",
                         style="bold")
             console.print(head)
-            console.print(f"   saved by {f['saved_by']} ({f['saved_as']}) at "
-                          f"{where(f['saved_file'], f['saved_line'])}, version "
-                          f"{f['saved_version']} -> now {f['version']}")
-            console.print(f"   backward of {', '.join(f['roots'])} will fail: 'one of the "
-                          "variables needed for gradient computation has been modified by "
-                          "an inplace operation'")
+            _indented(console, f"saved by {f['saved_by']} ({f['saved_as']}) at "
+                      f"{where(f['saved_file'], f['saved_line'])}, version "
+                      f"{f['saved_version']} -> now {f['version']}")
+            _indented(console, f"backward of {', '.join(f['roots'])} will fail: 'one of the "
+                      "variables needed for gradient computation has been modified by an "
+                      "inplace operation'")
         else:
             head.append(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}",
                         style="bold")
             console.print(head)
-            console.print(f"   {f['message']}")
-        console.print(Text(f"   fix: {f['fix']}", style="cyan"))
+            _indented(console, f["message"])
+        _indented(console, f"fix: {f['fix']}", style="cyan")
     for w in warnings:
         console.print()
         label = "warning" + (" (fails with --strict)" if strict else "")
         console.print(Text(f"{label}: {w['op']} on '{w['tensor']}' at "
                            f"{where(w['file'], w['line'])}", style="yellow"))
-        console.print(f"   {w['message']}")
-        console.print(Text(f"   fix: {w['fix']}", style="cyan"))
+        _indented(console, w["message"])
+        _indented(console, f"fix: {w['fix']}", style="cyan")
     console.print()
     console.print(Text(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
                        style="bold red" if findings else "bold yellow"))
@@ -108,23 +132,31 @@ def print_gradcheck(console, result):
 
 
 def print_explain(console, result):
-    """The path from the root to the tensor, then the causes, one sentence each."""
-    head = Text(f"Why is {result['tensor']}.grad ", style="bold")
+    """NAME's gradient, the path from the root to it, then the causes, one sentence each."""
+    name = result["tensor"]
+    head = Text(f"{name}.grad = ", style="bold")
     head.append(_grad_word(result["grad"]), style="bold cyan")
-    head.append("?" if result["root"] is None else f" (root: {result['root']})?")
+    if result["root"] is not None and result.get("computed") is not None \
+            and result["computed"] != result["grad"]:
+        head.append(f"   (gradient from {result['root']}: ")
+        head.append(_grad_word(result["computed"]), style="cyan")
+        head.append(")")
     console.print(head)
     if result["path"]:
         steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
                             for p in result["path"])
-        console.print(Text(f"path: {steps}", style="dim"))
+        _indented(console, Text(f"path from {result['root']}: {steps}", style="dim"), indent=0)
     for c in result["causes"]:
         style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
             "backward_not_called", "accumulated", "hook") else "red")
-        line = Text("- ", style=style)
-        line.append(c["message"])
+        line = Text(c["message"])
         if c["file"]:
             line.append(f"  ({where(c['file'], c['line'])})", style="dim")
-        console.print(line)
+        grid = Table.grid()
+        grid.add_column(width=2, style=style)
+        grid.add_column()
+        grid.add_row("-", line)
+        console.print(grid)
 
 
 def _grad_word(grad):

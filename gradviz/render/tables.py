@@ -1,0 +1,228 @@
+"""Rich tables for `gradviz run`: tensors, graph, hooks, anomalies and the user's error.
+
+Works from the report's plain data only (docs/report-schema.md). Every cell is a rich Text, never
+a markup string, so a tensor named "[bold]x" prints as it is. Highlights are also spelled out in
+words, so nothing is lost without colour.
+"""
+
+from rich import box
+from rich.console import Group
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ._format import format_shape, is_modified, saved_value, summarize, version
+
+__all__ = ["print_report", "report_renderables"]
+
+# A folding column gets at least this many characters before a table gives way to blocks.
+_FOLDED = 12
+
+
+def _table(title, *columns, folding=None):
+    """A plain table; only the columns in folding (default: all) may wrap their text."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, collapse_padding=True)
+    for name in columns:
+        fold = folding is None or name in folding
+        table.add_column(name, overflow="fold", no_wrap=not fold)
+    return table
+
+
+class _Fit:
+    """Render `wide`, or `narrow` when the console is narrower than `needed` columns."""
+
+    def __init__(self, wide, narrow, needed):
+        self.wide = wide
+        self.narrow = narrow
+        self.needed = needed
+
+    def __rich_console__(self, console, options):
+        yield self.wide if self.needed <= options.max_width else self.narrow
+
+
+def _needed_width(headers, rows, folding):
+    """Columns the table needs: the fixed columns whole, at most _FOLDED for folding ones."""
+    total = 2 * (len(headers) - 1)  # a space of padding and a space of border between columns
+    for i, header in enumerate(headers):
+        longest = max([len(header)] + [len(row[i]) for row in rows])
+        total += min(longest, _FOLDED) if header in folding else longest
+    return total
+
+
+def _where(item):
+    if not item.get("file"):
+        return ""
+    return f"{item['file']}:{item.get('line')}"
+
+
+_TENSOR_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "version", "retains_grad")
+# Short column headers, so the table fits a 100-column terminal; the words are in the README.
+_SHORT = {"requires_grad": "req_grad", "is_leaf": "leaf", "version": "ver",
+          "retains_grad": "retains"}
+_TENSOR_HEADERS = ("name", "shape", "dtype") + tuple(_SHORT.get(k, k) for k in _TENSOR_FIELDS) \
+    + ("grad", "data")
+_TENSOR_FOLDING = ("name", "grad", "data")
+
+
+def _flag(value):
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return "None" if value is None else str(value)
+
+
+def _tensors_table(report, full=False):
+    """The Tensors table: one row per named tensor, in order of first assignment.
+
+    Where its columns do not fit, each tensor is shown as a short indented block instead.
+    """
+    table = _table("Tensors", *_TENSOR_HEADERS, folding=_TENSOR_FOLDING)
+    blocks, rows = [Text("Tensors", style="italic")], []
+    for t in report.get("tensors") or []:
+        shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
+                             summarize(t.get("data"), full))
+        cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
+        rows.append([str(cell) for cell in cells + [grad, data]])
+        table.add_row(*(Text(cell) for cell in rows[-1]))
+        fields = "  ".join(f"{k}={t.get(k)}" for k in _TENSOR_FIELDS)
+        body = Text(f"{fields}\ngrad: {grad}\ndata: {data}")
+        blocks += [Text(f"{t['name']} {shape} {t.get('dtype')}", style="bold"),
+                   Padding(body, (0, 0, 0, 2))]
+    needed = _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING)
+    return _Fit(table, Group(*blocks), needed)
+
+
+def _node_title(node):
+    if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
+        return f"AccumulateGrad ({node['variable']})"
+    if node.get("tensor") is not None:
+        return f"{node['name']} ({node['tensor']})"
+    return node["name"]
+
+
+def _saved_text(entry):
+    if entry.get("shape") is None:
+        return Text(saved_value(entry))
+    text = Text(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ")
+    versions = f"v{version(entry.get('saved_version'))}->v{version(entry.get('version'))}"
+    if is_modified(entry):
+        text.append(versions + " MODIFIED", style="bold red")
+    else:
+        text.append(versions)
+    if entry.get("freed"):
+        text.append(" (freed)", style="dim")
+    return text
+
+
+def _graph_table(report):
+    """The Graph table: every grad_fn node, named after the tensor it made."""
+    nodes = {n["id"]: n for n in report.get("nodes") or []}
+    table = _table("Graph", "id", "node", "next_functions", "saved",
+                   folding=("node", "next_functions", "saved"))
+    for node in report.get("nodes") or []:
+        nexts = []
+        for nid, _ in node.get("next_functions") or []:
+            if nid is None:
+                nexts.append("None")
+            else:
+                nexts.append(f"{nid} {_node_title(nodes.get(nid, {'name': '?'}))}")
+        saved = Text("\n").join(_saved_text(s) for s in node.get("saved") or [])
+        title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
+        table.add_row(Text(node["id"]), title, Text("\n".join(nexts)), saved)
+    return table
+
+
+def _hooks_table(report):
+    """The Hooks table, in firing order."""
+    nodes = {n["id"]: n for n in report.get("nodes") or []}
+    tensors = {t["name"] for t in report.get("tensors") or []}
+    table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
+    for i, hook in enumerate(report.get("hooks") or [], start=1):
+        target = hook.get("target")
+        if target in nodes and target not in tensors:
+            target = f"{target} {_node_title(nodes[target])}"
+        table.add_row(*(Text(str(cell)) for cell in (
+            i, target, hook.get("kind"), summarize(hook.get("grad")))))
+    return table
+
+
+def _traceback_text(frames):
+    lines = []
+    for frame in frames or []:
+        lines.append(f'  File "{frame.get("file")}", line {frame.get("line")}, '
+                     f'in {frame.get("function")}')
+        if frame.get("code"):
+            lines.append(f"    {frame['code']}")
+    return "\n".join(lines)
+
+
+def _anomalies_table(report):
+    """The Anomalies table: the node, where the user's code made it, and what went wrong."""
+    table = _table("Anomalies", "node", "where", "message")
+    for anomaly in report.get("anomalies") or []:
+        message = Text(str(anomaly.get("message")), style="red")
+        trace = _traceback_text(anomaly.get("traceback"))
+        if trace:
+            message.append("\n" + trace)
+        node = f"{anomaly.get('node')} {anomaly.get('name')}"
+        table.add_row(Text(node), Text(_where(anomaly)), message)
+    return table
+
+
+def _error_panel(error):
+    """The Error panel: exception type and message, file:line, and the user's own frames."""
+    text = Text(f"{error.get('type')}: {error.get('message')}", style="bold red")
+    if _where(error):
+        text.append(f"\nat {_where(error)}")
+    trace = _traceback_text(error.get("traceback"))
+    if trace:
+        text.append("\nTraceback (your code only):\n" + trace)
+    return Panel(text, title="Error", title_align="left", border_style="red")
+
+
+def report_renderables(report, *, full=False, hooks=False):
+    """Return the rich renderables for a report, in the order `gradviz run` prints them.
+
+    Tables with no rows are left out; a file without tensors gets one plain sentence, and so
+    does a run whose hooks (hooks=True: the user asked for them) never fired. Each part but the
+    last ends with a blank line, so printing them one after another reads well.
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> console = Console(file=io.StringIO(), width=60, no_color=True)
+    >>> console.print(*report_renderables({"file": "f.py", "tensors": [], "nodes": []}))
+    >>> console.file.getvalue()
+    'No tensors found in f.py.\\n'
+    """
+    parts = []
+    if report.get("tensors"):
+        parts.append(_tensors_table(report, full))
+    else:
+        parts.append(Text(f"No tensors found in {report.get('file')}."))
+    if report.get("nodes"):
+        parts.append(_graph_table(report))
+    if report.get("hooks"):
+        parts.append(_hooks_table(report))
+    elif hooks:
+        parts.append(Text("No hooks fired (nothing ran backward)."))
+    if report.get("anomalies"):
+        parts.append(_anomalies_table(report))
+    if report.get("error"):
+        parts.append(_error_panel(report["error"]))
+    return [Padding(part, (0, 0, 1, 0)) for part in parts[:-1]] + parts[-1:]
+
+
+def print_report(console, report, *, full=False, hooks=False):
+    """Print a report's tables to a rich Console (see report_renderables).
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> console = Console(file=io.StringIO(), width=60, no_color=True)
+    >>> print_report(console, {"file": "f.py", "tensors": [], "nodes": []})
+    >>> console.file.getvalue()
+    'No tensors found in f.py.\\n'
+    """
+    console.print(Group(*report_renderables(report, full=full, hooks=hooks)))
