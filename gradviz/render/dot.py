@@ -17,7 +17,7 @@ from collections import deque
 
 import graphviz
 
-from ._format import format_shape, summarize
+from ._format import format_shape, is_modified, saved_value, summarize, version
 
 __all__ = [
     "LARGE_GRAPH",
@@ -115,8 +115,8 @@ def escape_tooltip(lines):
 def forward_name(name):
     """Return the forward op's name for a grad_fn name.
 
-    >>> forward_name("MulBackward0"), forward_name("LogSoftmaxBackward0"), forward_name("CopySlices")
-    ('mul', 'log_softmax', 'copy_slices')
+    >>> [forward_name(n) for n in ("MulBackward0", "LogSoftmaxBackward0", "CopySlices")]
+    ['mul', 'log_softmax', 'copy_slices']
     """
     base = re.sub(r"Backward\d*$", "", name or "?") or name
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", base).lower()
@@ -125,7 +125,7 @@ def forward_name(name):
 # ----- Traversal -----
 
 def _walk(nodes, starts, max_depth):
-    """Breadth-first from the start node ids: returns (order, depth). Iterative, never recursive.
+    """Breadth-first from the start node ids: returns their order. Iterative, never recursive.
 
     Nodes at max_depth are kept but not expanded.
     """
@@ -143,7 +143,7 @@ def _walk(nodes, starts, max_depth):
             if nxt in nodes and nxt not in depth:
                 depth[nxt] = depth[nid] + 1
                 queue.append(nxt)
-    return order, depth
+    return order
 
 
 def _fold_chains(order, nodes, kept):
@@ -201,6 +201,10 @@ class _Builder:
             raise ValueError(f"unknown view {view!r}: expected 'backward' or 'forward'")
         self.tensors = {t["name"]: t for t in report.get("tensors") or []}
         self.nodes = {n["id"]: n for n in report.get("nodes") or []}
+        self.made_by = {}  # tensor name -> id of the first node that says it made it
+        for node in self.nodes.values():
+            if node["name"] != "AccumulateGrad" and node.get("tensor") is not None:
+                self.made_by.setdefault(node["tensor"], node["id"])
         self.view = view
         self.roots = list(report.get("roots") or []) if roots is None else list(roots)
         self.show_saved = show_saved
@@ -208,7 +212,8 @@ class _Builder:
         self.collapse = collapse
         self.show_grads = show_grads
         attrs = {"ordering": "out"} if view == "backward" else {"rankdir": "LR"}
-        self.graph = graphviz.Digraph(view, graph_attr=attrs, node_attr={"fontsize": "10"})
+        self.graph = graphviz.Digraph(view, graph_attr=attrs, node_attr={"fontsize": "10"},
+                                      edge_attr={"fontsize": "10"})
         self.count = 0
         self.kinds = {}  # kind -> shape, in order first drawn
         self.modified = False
@@ -238,8 +243,8 @@ class _Builder:
         t = self.tensors.get(name)
         if t is None:
             return [f"{name} (not a named tensor)"]
-        lines = [
-            f"{name}",
+        return [
+            str(name),
             f"shape: {format_shape(t.get('shape'))}",
             f"dtype: {t.get('dtype')}",
             f"requires_grad: {t.get('requires_grad')}",
@@ -249,11 +254,12 @@ class _Builder:
             f"value: {summarize(t.get('data'))}",
             f"grad: {summarize(t.get('grad'))}",
         ]
-        return lines
 
     def tensor_kind(self, name):
         t = self.tensors.get(name) or {}
-        if t.get("is_root"):
+        # A tensor edited in place has a new grad_fn: it is a root only where the node that
+        # made it is still its grad_fn.
+        if t.get("is_root") and t.get("node") == self.made_by.get(name):
             return "root"
         if not t.get("requires_grad", True):
             return "no_grad"
@@ -281,17 +287,20 @@ class _Builder:
     def function(self, members, label_name):
         """Draw a grad_fn node, or a folded chain of them (members, top first)."""
         top = self.nodes[members[0]]
-        made = top.get("tensor")
+        # AccumulateGrad makes no tensor: its leaf is drawn beside it.
+        made = None if top["name"] == "AccumulateGrad" else top.get("tensor")
         label = [label_name if len(members) == 1 else f"{label_name} x{len(members)}"]
-        if made is not None:
-            label.append(self.tensor_line(made))
-        label += self.grad_line(top.get("grad"))
-        tooltip = [f"{top['name']} ({top['id']})"]
-        if top.get("variable") is not None:
-            tooltip.append(f"accumulates into {top['variable']}")
+        if self.view == "backward":  # the forward view draws the tensor made as its own node
+            if made is not None:
+                label.append(self.tensor_line(made))
+            label += self.grad_line(top.get("grad"))
         if len(members) > 1:
             bottom = self.nodes[members[-1]].get("tensor")
             tooltip = [f"{len(members)} consecutive {top['name']} nodes: {bottom} ... {made}"]
+        else:
+            tooltip = [f"{top['name']} ({top['id']})"]
+        if top.get("variable") is not None:
+            tooltip.append(f"accumulates into {top['variable']}")
         if made is not None:
             tooltip += self.tensor_tooltip(made)
         if top.get("grad") is not None:
@@ -301,8 +310,7 @@ class _Builder:
             label.append("anomaly: " + _first_line(message, 60))
             tooltip.append(f"anomaly: {message}")
         if self.show_saved and len(members) == 1:
-            label += [f"{s['name']} = {summarize(s.get('value'))}"
-                      for s in top.get("saved") or [] if s.get("shape") is None]
+            label += [saved_value(s) for s in top.get("saved") or [] if s.get("shape") is None]
         tooltip += _where(top)
         kind = "collapsed" if len(members) > 1 else "function"
         if anomalies:
@@ -316,16 +324,16 @@ class _Builder:
         """Draw a node's saved tensors (show_saved), linked to the node that saved them."""
         for s in node.get("saved") or []:
             if s.get("shape") is None:
-                continue  # a saved scalar or dim: shown in the node's own label
-            made = s.get("tensor")
-            desc = f"{made} {format_shape(s['shape'])} {s.get('dtype')}"
-            label = [s["name"], desc, f"saved at v{s.get('saved_version')}"]
+                continue  # a saved scalar or dim, or a freed buffer: in the node's own label
+            before, now = version(s.get("saved_version")), version(s.get("version"))
+            desc = f"{s.get('tensor')} {format_shape(s['shape'])} {s.get('dtype')}"
+            label = [s["name"], desc, f"saved at v{before}"]
             tooltip = [f"{s['name']} of {node['name']} ({node['id']})", desc,
-                       f"saved at version {s.get('saved_version')}, now {s.get('version')}"]
+                       f"saved at version {before}, now {now}"]
             saved_id = self.node("saved", "box", label, tooltip)
-            if s.get("version") != s.get("saved_version"):
+            if is_modified(s):
                 self.modified = True
-                text = [f"saved v{s.get('saved_version')}, now v{s.get('version')}"]
+                text = [f"saved v{before}, now v{now}"]
                 self.edge(saved_id, dot_id, label=escape_label(text), **_SAVED_EDGE,
                           **_MODIFIED_EDGE)
             else:
@@ -372,14 +380,14 @@ class _Builder:
 
     def build(self, legend):
         starts, leaf_roots = self.start_nodes()
-        order, depth = _walk(self.nodes, starts, self.max_depth)
+        order = _walk(self.nodes, starts, self.max_depth)
         kept = set(order)
         group = _fold_chains(order, self.nodes, kept) if self.collapse else {n: n for n in order}
         members = {}
         for nid in order:
             members.setdefault(group[nid], []).append(nid)
         if self.view == "backward":
-            self.backward(order, group, members, leaf_roots)
+            self.backward(group, members, leaf_roots)
         else:
             self.forward(starts, group, members, leaf_roots)
         if self.count == 0:
@@ -388,7 +396,7 @@ class _Builder:
             self.legend()
         return self.graph.source
 
-    def backward(self, order, group, members, leaf_roots):
+    def backward(self, group, members, leaf_roots):
         for name in leaf_roots:
             self.var(name)
         ids = {}
@@ -400,7 +408,7 @@ class _Builder:
             if self.show_saved and len(members[top]) == 1:
                 self.saved(node, ids[top])
         for top in members:
-            seen, cut = [], False
+            seen, cut = set(), False
             for nid in members[top]:
                 for nxt, _ in self.nodes[nid].get("next_functions") or []:
                     if nxt is None or group.get(nxt) == top:
@@ -412,7 +420,7 @@ class _Builder:
                     # A folded chain gets each outside edge once; single nodes keep duplicates.
                     if len(members[top]) == 1 or head not in seen:
                         self.edge(ids[top], head)
-                        seen.append(head)
+                        seen.add(head)
             if cut:
                 self.elided(ids[top])
 
@@ -424,7 +432,7 @@ class _Builder:
                 if isinstance(key, tuple):  # output of a node whose tensor has no name
                     var_ids[key] = self.node("variable", "ellipse", ["?"], [f"output of {key[1]}"])
                 else:
-                    producer = self.nodes.get((self.tensors.get(key) or {}).get("node")) or {}
+                    producer = self.nodes.get(self.made_by.get(key)) or {}
                     var_ids[key] = self.var(key, grad=producer.get("grad"))
             return var_ids[key]
 
@@ -443,13 +451,16 @@ class _Builder:
                 continue
             inner = {self.output_key(m) for m in members[top]}
             inputs, cut = [], []
-            for m in members[top]:
+            for m in reversed(members[top]):  # a folded chain's data enters at its bottom
                 for key, producer in self.inputs(m):
                     if key in inner or (len(members[top]) > 1 and key in inputs):
                         continue
                     inputs.append(key)
+                    # Only max_depth hides a producer (an in-place edit can make a tensor's
+                    # grad_fn one that the walk never meets).
                     hidden = producer in self.nodes and producer not in group
-                    if hidden and self.nodes[producer]["name"] != "AccumulateGrad":
+                    if self.max_depth is not None and hidden and \
+                            self.nodes[producer]["name"] != "AccumulateGrad":
                         cut.append(key)
             input_ids = []
             for key in inputs:
@@ -514,11 +525,12 @@ def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=T
               max_depth=None, collapse=False, show_grads=True):
     """Return DOT source for the graph of a report's roots (report["roots"] unless given).
 
-    >>> report = {"tensors": [{"name": "a", "shape": [], "dtype": "float32",
+    >>> report = {"tensors": [{"name": "a", "shape": [], "dtype": "float32", "version": 0,
     ...                        "requires_grad": True, "is_leaf": True, "is_root": True}],
     ...           "nodes": [], "roots": ["a"]}
-    >>> print(build_dot(report, legend=False).splitlines()[3])
-    \tn0 [label="a () float32" fillcolor=darkolivegreen1 penwidth=2 shape=ellipse style=filled tooltip="a\\nshape: ()\\ndtype: float32\\nrequires_grad: True\\nis_leaf: True\\ngrad_fn: None\\nversion: None\\nvalue: None\\ngrad: None"]
+    >>> dot = build_dot(report, legend=False)
+    >>> dot.splitlines()[0], 'n0 [label="a [] float32"' in dot
+    ('digraph backward {', True)
     """
     builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads)
     return builder.build(legend)
