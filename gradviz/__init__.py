@@ -18,13 +18,13 @@ from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Tensor, device
 from ._tensor_str import get_printoptions, set_printoptions
 from . import _ops
-from ._ops import (abs, add, addmm, allclose, argmax, argmin, bmm, cat, clamp, clamp_max,
+from ._ops import (abs, add, addmm, allclose, argmax, argmin, bmm, cat, ceil, clamp, clamp_max,
                    clamp_min, clone, concat, concatenate, cos, div, dot, equal, exp, expand,
-                   flatten, isfinite, isinf, isnan, log, log_softmax, logical_not, matmul,
-                   max, maximum, mean, min, minimum, mm, mul, mv, narrow, neg, outer,
-                   permute, pow, prod, reciprocal, relu, reshape, rsub, select, sigmoid, sign,
-                   sin, softmax, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose,
-                   unbind, unsqueeze, where)
+                   flatten, floor, floor_divide, isfinite, isinf, isnan, log, log_softmax,
+                   logical_not, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow, neg,
+                   outer, permute, pow, prod, reciprocal, relu, remainder, reshape, round, rsub,
+                   select, sigmoid, sign, sin, softmax, sqrt, square, squeeze, stack, sub, sum, t,
+                   tanh, transpose, trunc, unbind, unsqueeze, where)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like,
                         rand, rand_like, randint, randn, randn_like, seed, tensor, zeros,
@@ -36,6 +36,7 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import nn
 from . import optim
+from . import return_types
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -59,20 +60,20 @@ def detach(input):
 
 
 __all__ = [
-    "Tensor", "Size", "dtype", "device", "float16", "float32", "float64", "int8", "int16",
-    "int32", "int64", "uint8", "bool", "float", "double", "half", "long", "int",
-    "get_default_dtype", "set_default_dtype", "set_printoptions", "get_printoptions",
-    "tensor", "as_tensor", "from_numpy", "ones", "zeros", "full", "empty", "ones_like",
-    "zeros_like", "full_like", "empty_like", "rand", "randn", "randint", "rand_like",
-    "randn_like", "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed",
-    "is_tensor", "numel", "abs", "add", "addmm", "allclose", "argmax", "argmin", "bmm", "cat",
-    "clamp", "clamp_max", "clamp_min", "clip", "clone", "concat", "concatenate", "cos", "div",
-    "divide", "dot", "equal", "exp", "expand", "flatten", "isfinite", "isinf", "isnan", "log",
-    "log_softmax", "logical_not", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
-    "mul", "multiply", "mv", "narrow", "neg", "negative", "outer", "permute", "pow", "prod",
-    "reciprocal", "relu", "reshape", "rsub", "select", "sigmoid", "sign", "sin", "softmax",
-    "sqrt", "square", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "transpose",
-    "true_divide", "unbind", "unsqueeze", "where", "is_floating_point", "detach",
-    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "inference_mode", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "nn", "optim",
+    "Tensor", "Size", "dtype", "device", "float16", "float32", "float64", "int8", "int16", "int32",
+    "int64", "uint8", "bool", "float", "double", "half", "long", "int", "get_default_dtype",
+    "set_default_dtype", "set_printoptions", "get_printoptions", "tensor", "as_tensor",
+    "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
+    "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
+    "eye", "manual_seed", "seed", "initial_seed", "is_tensor", "numel", "abs", "add", "addmm",
+    "allclose", "argmax", "argmin", "bmm", "cat", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
+    "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp", "expand",
+    "flatten", "floor", "floor_divide", "isfinite", "isinf", "isnan", "log", "log_softmax",
+    "logical_not", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply",
+    "mv", "narrow", "neg", "negative", "outer", "permute", "pow", "prod", "reciprocal", "relu",
+    "remainder", "reshape", "round", "rsub", "select", "sigmoid", "sign", "sin", "softmax", "sqrt",
+    "square", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "transpose", "true_divide",
+    "trunc", "unbind", "unsqueeze", "where", "is_floating_point", "detach", "autograd", "no_grad",
+    "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]

@@ -4,7 +4,7 @@ linspace, eye, from_numpy, manual_seed."""
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor, _make
+from ._tensor import _RG_DTYPE_CREATE, Tensor, _make, _set_requires_grad
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "ones", "zeros", "full", "empty", "ones_like",
            "zeros_like", "full_like", "empty_like", "rand", "randn", "randint", "rand_like",
@@ -36,7 +36,7 @@ def initial_seed():
 def _finish(data, requires_grad):
     t = _make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        _set_requires_grad(t, True, _RG_DTYPE_CREATE)
     return t
 
 
@@ -203,6 +203,9 @@ def randn_like(input, dtype=None, requires_grad=False):
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):
+        # randint(high, size): torch's two-argument form.
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:

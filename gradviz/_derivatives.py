@@ -15,8 +15,6 @@ differentiable); every function they call below accepts both. Gradients are summ
 each input's broadcast shape and cast to its dtype in one place, `fit_to`, never per rule.
 """
 
-import math
-
 import numpy as np
 
 from ._tensor import Tensor, _make
@@ -28,9 +26,12 @@ __all__ = ["DERIVATIVES", "Derivative", "fit_to"]
 class Derivative:
     """One table entry; `cls` is the generated Node subclass named `node`."""
 
-    def __init__(self, op, node, args, formulas, n_out=1, variadic=False):
+    def __init__(self, op, node, args, formulas, n_out=1, variadic=False, name=None,
+                 wrapped=()):
         self.op = op
         self.node = node
+        self.display = name or node     # what node.name() says, when torch's differs
+        self.wrapped = frozenset(wrapped)
         self.args = tuple(args)
         self.inputs = tuple(formulas)
         self.n_out = n_out
@@ -72,11 +73,19 @@ class Derivative:
 DERIVATIVES = {}
 
 
-def defderiv(op, node, args=(), n_out=1, variadic=False, saves_tensors=True, **formulas):
-    """Add a table entry; `formulas` maps each differentiable input to its formula."""
+def defderiv(op, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
+             wrapped=(), **formulas):
+    """Add a table entry; `formulas` maps each differentiable input to its formula.
+
+    n_out is the number of outputs whose gradients the node receives (None: as many as the op
+    returns, and the formula then gets the list `grads`); variadic formulas take one list of
+    tensors (cat, stack) and return one gradient per tensor; `name` is node.name() when torch's
+    differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
+    Python number saved there reads back as a 0-d tensor (torch's wrapped number).
+    """
     if op in DERIVATIVES:
         raise ValueError(f"duplicate derivative for {op}")
-    d = DERIVATIVES[op] = Derivative(op, node, args, formulas, n_out, variadic)
+    d = DERIVATIVES[op] = Derivative(op, node, args, formulas, n_out, variadic, name, wrapped)
     d.saves_tensors = saves_tensors
     return d
 
@@ -179,6 +188,35 @@ def _tensor(x):
     return x if _t(x) else _make(np.asarray(x))
 
 
+def pow_(x, e):
+    return x ** e
+
+
+def scale(x, s):
+    """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
+    if _t(x):
+        from ._ops import mul_scalar
+        return mul_scalar(x, s)
+    return x * s
+
+
+def shift(x, s):
+    """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
+    if _t(x):
+        from ._ops import sub_scalar
+        return sub_scalar(x, -s)
+    return x + s
+
+
+def where0(cond, x):
+    """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
+    unlike mask(), a nan or inf in x under cond does not leak through as nan."""
+    if _t(x):
+        from ._ops import where
+        return where(_make(np.asarray(cond)), 0, x)
+    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
+
+
 def sum_to(x, shape):
     """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
     xs = np.shape(value(x))
@@ -197,6 +235,18 @@ def fit_to(g, shape, dtype):
     if _t(g):
         return g if g._data.dtype == dtype else g.to(dtype)
     return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
+
+
+def zeros_like(x):
+    """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
+    if _t(x):
+        return _make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+def maybe_multiply(x, s):
+    """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
+    return x if s == 1 else scale(x, s)
 
 
 def zeros(shape, like):
@@ -268,19 +318,48 @@ def select_grad(grad, dim, index):
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
 
+def floor_div(a, b):
+    """a // b on values (a constant in remainder's formula: never differentiated)."""
+    q = np.floor_divide(value(a), value(b))
+    return _make(q) if _t(a) or _t(b) else q
+
+
+def no_derivative_floor_divide(grad):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def no_derivative_remainder(grad):
+    raise RuntimeError("derivative for aten::remainder is not implemented")
+
+
 def pow_grad_self(grad, self, exponent):
-    if isinstance(exponent, (int, float)) and exponent == 0:
-        return grad * 0
-    return grad * exponent * self ** (exponent - 1)
-
-
-def pow_grad_exponent(grad, self, result):
-    # where(self == 0 and exponent >= 0, 0, grad * result * log(self)), as torch avoids 0*-inf
-    if isinstance(self, (int, float)):
-        return grad * result * math.log(self) if self != 0 else grad * 0
+    """torch's pow_backward_self: grad * (exponent * self ** (exponent - 1)), with 0 where the
+    exponent is 0 (self ** -1 would otherwise turn 0 ** 0 into 0 * inf = nan)."""
+    if not isinstance(exponent, (Tensor, np.ndarray, np.generic)):
+        if exponent == 0:
+            return zeros_like(grad)     # torch: plain zeros, no history under create_graph
+        return grad * scale(pow_(self, exponent - 1), exponent)
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = grad * result * log(self)
-    return mask(value(self) != 0, g) if np.any(value(self) == 0) else g
+        g = grad * (exponent * pow_(self, shift(exponent, -1)))
+    return where0(value(exponent) == 0, g)
+
+
+def pow_grad_exponent(grad, self, exponent, result):
+    """torch's pow_backward_exponent: grad * where(self == 0 and exponent >= 0, 0,
+    result * log(self)), so that 0 ** b has gradient 0 w.r.t. b instead of 0 * -inf = nan."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = (value(self) == 0) & (value(exponent) >= 0)
+        return grad * where0(cond, result * log(self))
+
+
+def pow_scalar_grad_exponent(grad, self, exponent, result):
+    """d(base ** x)/dx for a Python number base (PowBackward2): grad * (result * log(base)),
+    masked to 0 where base == 0 and x >= 0, as torch does."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_base = float(np.log(np.float64(self)))
+        if self == 0:
+            return grad * where0(value(exponent) >= 0, scale(result, log_base))
+        return grad * scale(result, log_base)
 
 
 def prod_grad(grad, self, result, dim=None, keepdim=False):
@@ -311,6 +390,8 @@ def evenly_distribute(grad, self, result):
 
 def select_along(grad, self_sym_sizes, dim, keepdim, indices):
     """max/min over dim: the gradient goes to the chosen index of each slice."""
+    if not self_sym_sizes:
+        return grad         # a 0-d input is its own maximum
     idx = value(indices)
     if not keepdim:
         idx = np.expand_dims(idx, dim)
@@ -390,22 +471,38 @@ defderiv("sub", "SubBackward0", ("alpha",), saves_tensors=False,
          other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
 defderiv("rsub", "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-defderiv("mul", "MulBackward0", ("self", "other"),
+defderiv("mul", "MulBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-defderiv("div", "DivBackward0", ("self", "other"),
+defderiv("div", "DivBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 defderiv("neg", "NegBackward0", saves_tensors=False, self=lambda grad: -grad)
+defderiv("div_mode", "DivBackward2", ("rounding_mode",), saves_tensors=False,
+         self=lambda grad: zeros_like(grad), other=lambda grad: zeros_like(grad))
+defderiv("remainder_scalar", "RemainderBackward0", saves_tensors=False, self=lambda grad: grad)
+defderiv("remainder", "RemainderBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * floor_div(self, other))
+# Ops torch records without a derivative: a node named NotImplemented that fails in backward.
+defderiv("floor_divide", "NotImplemented", name="torch::autograd::NotImplemented",
+         saves_tensors=False, self=no_derivative_floor_divide,
+         other=no_derivative_floor_divide)
+defderiv("rremainder", "NotImplemented", name="torch::autograd::NotImplemented",
+         saves_tensors=False, self=no_derivative_remainder)
+# The Scalar overloads torch's own formulas call (C++ `t * 2.0`, `t - 1`); Python-level
+# `t * 2` is MulBackward0 with a wrapped number, as in torch.
+defderiv("mul_scalar", "MulBackward1", ("other",), saves_tensors=False,
+         self=lambda grad, other: scale(grad, other))
+defderiv("sub_scalar", "SubBackward1", saves_tensors=False, self=lambda grad: grad)
 defderiv("abs", "AbsBackward0", ("self",), self=lambda grad, self: grad * sign(self))
 defderiv("reciprocal", "ReciprocalBackward0", (),
          self=lambda grad, result: -grad * result * result)
 defderiv("pow", "PowBackward0", ("self", "exponent"), self=pow_grad_self)
 defderiv("pow_tensor", "PowBackward1", ("self", "exponent"),
-         self=pow_grad_self,
-         exponent=lambda grad, self, result: pow_grad_exponent(grad, self, result))
-defderiv("pow_scalar", "PowBackward2", ("self",),
-         exponent=lambda grad, self, result: pow_grad_exponent(grad, self, result))
+         self=pow_grad_self, exponent=pow_grad_exponent)
+defderiv("pow_scalar", "PowBackward2", ("self", "exponent"),
+         exponent=pow_scalar_grad_exponent)
 
 # ----- Unary functions ---------------------------------------------------------------------
 
@@ -420,7 +517,7 @@ defderiv("sigmoid", "SigmoidBackward0",
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
 defderiv("relu", "ReluBackward0", self=lambda grad, result: mask(value(result) > 0, grad))
 defderiv("clamp", "ClampBackward1", ("self", "min", "max"), self=clamp_grad)
-defderiv("clamp_tensor", "ClampBackward0", ("self", "min", "max"),
+defderiv("clamp_tensor", "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
          min=lambda grad, self, min: mask(value(self) < value(min), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
@@ -434,6 +531,14 @@ defderiv("where", "WhereBackward0", ("condition",),
          self=lambda grad, condition: mask(value(condition), grad),
          other=lambda grad, condition: mask(~value(condition), grad))
 defderiv("clone", "CloneBackward0", saves_tensors=False, self=lambda grad: grad)
+# Piecewise-constant functions: torch records them and sends back zeros.
+defderiv("sign", "SignBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("floor", "FloorBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("ceil", "CeilBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("trunc", "TruncBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("round", "RoundBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("round_decimals", "RoundBackward1", ("decimals",), saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
 
 # ----- Reductions --------------------------------------------------------------------------
 
@@ -476,10 +581,10 @@ defderiv("mv", "MvBackward0", ("self", "vec"),
 defderiv("dot", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
-defderiv("addmm", "AddmmBackward0", ("mat1", "mat2"),
-         self=lambda grad: grad,
-         mat1=lambda grad, mat2: matmul(grad, transpose(mat2)),
-         mat2=lambda grad, mat1: matmul(transpose(mat1), grad))
+defderiv("addmm", "AddmmBackward0", ("mat1", "mat2", "alpha", "beta"),
+         self=lambda grad, beta: maybe_multiply(grad, beta),
+         mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, transpose(mat2)), alpha),
+         mat2=lambda grad, mat1, alpha: maybe_multiply(matmul(transpose(mat1), grad), alpha))
 
 # ----- Views and shape ---------------------------------------------------------------------
 
@@ -491,13 +596,17 @@ defderiv("permute", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 defderiv("view", "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("reshape_alias", "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("unsafe_view", "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("squeeze", "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("squeeze_dim", "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dims", "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dims", "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
+         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+defderiv("squeeze_dim_", "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("unsqueeze", "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
@@ -522,19 +631,20 @@ defderiv("cat", "CatBackward0", ("dim", "sizes"), variadic=True, saves_tensors=F
 defderiv("stack", "StackBackward0", ("dim", "n"), variadic=True, saves_tensors=False,
          tensors=lambda grad, mask, dim, n: [select_grad(grad, dim, i) for i in range(n)])
 defderiv("unbind", "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
-         variadic=True, saves_tensors=False,
+         n_out=None, variadic=True, saves_tensors=False,
          self=lambda grads, mask, dim, part_shape, dtype:
              [stack_grads(grads, part_shape, dim, dtype)])
 
 # ----- In-place ----------------------------------------------------------------------------
 
-defderiv("zero_", "ZeroBackward0", saves_tensors=False, self=lambda grad: grad * 0)
-defderiv("fill_", "FillBackward2", saves_tensors=False, self=lambda grad: grad * 0)
+defderiv("zero_", "ZeroBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
+defderiv("fill_", "FillBackward2", saves_tensors=False, self=lambda grad: zeros_like(grad))
 defderiv("fill_tensor_", "FillBackward3", saves_tensors=False,
-         self=lambda grad: grad * 0,
+         self=lambda grad: zeros_like(grad),
          value=lambda grad: sum_dims(grad, None))
 defderiv("copy_", "CopyBackwards", ("src_sym_sizes",), saves_tensors=False,
-         self=lambda grad: grad * 0,
+         name="torch::autograd::CopyBackwards",
+         self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
 defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
          saves_tensors=False,

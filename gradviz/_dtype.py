@@ -108,6 +108,11 @@ def _promote(a, b):
         return b
     if b is None or a == b:
         return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        # torch: the higher category keeps its own dtype (int64 + float32 -> float32, bool +
+        # int8 -> int8); NumPy would widen to float64.
+        return a if ca > cb else b
     return np.promote_types(a, b)
 
 

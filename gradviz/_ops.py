@@ -10,10 +10,10 @@ import operator
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, return_types
 from ._derivatives import DERIVATIVES as D
 from ._tensor import Tensor, _make, _wrap_dim
-from .autograd.graph import (CopySlices, apply_view, edge_of, record, record_outputs)
+from .autograd.graph import CopySlices, edge_of, record, record_outputs
 from .autograd.grad_mode import _state
 
 _SCALAR_TYPES = (int, float, bool)
@@ -66,6 +66,26 @@ def _needs(*tensors):
     return False
 
 
+def _broadcast_error(a, b, exc, c=None):
+    """torch's RuntimeError for operands that do not broadcast (NumPy raises ValueError), or
+    `exc` itself when the shapes were not the problem. `c` is where()'s condition."""
+    shapes = (np.shape(a), np.shape(b)) if c is None else (np.shape(c), np.shape(a), np.shape(b))
+    # torch's infer_size, operand by operand: "a" is the shape so far, "b" the next operand.
+    sa = shapes[0]
+    for sb in shapes[1:]:
+        n = len(sa) if len(sa) > len(sb) else len(sb)     # (this module defines max)
+        merged = [0] * n
+        for i in range(n - 1, -1, -1):
+            x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+            y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
+                                    f"b ({y}) at non-singleton dimension {i}")
+            merged[i] = x if y == 1 else y
+        sa = tuple(merged)
+    return exc
+
+
 def _as_tensor(x, like=None):
     if isinstance(x, Tensor):
         return x
@@ -82,7 +102,10 @@ def _binary(entry, ufunc, self, other, args):
     if st is None:
         raise TypeError("expected a Tensor")
     a, b = _coerce(a, b)
-    out = _make(ufunc(a, b))
+    try:
+        out = _make(ufunc(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _needs(st, ot):
         record(entry, out, (st, ot), args(st, ot, self, other))
     return out
@@ -93,12 +116,16 @@ _E_ADD, _E_SUB, _E_MUL, _E_DIV = D["add"], D["sub"], D["mul"], D["div"]
 
 def add(self, other, alpha=1):
     """self + alpha * other (AddBackward0)."""
-    if alpha != 1:
-        other = other * alpha
     a, st = self._data, self
     b, ot = _operand(other)
     a, b = _coerce(a, b)
-    out = _make(a + b)
+    if alpha != 1:
+        # Scale the value only: the node's formula applies alpha to other's gradient.
+        b = _scaled(a, b, alpha)
+    try:
+        out = _make(a + b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (st._rg or (ot is not None and ot._rg)):
         record(_E_ADD, out, (st, ot), (alpha,))
     return out
@@ -106,21 +133,49 @@ def add(self, other, alpha=1):
 
 def sub(self, other, alpha=1):
     """self - alpha * other (SubBackward0)."""
-    if alpha != 1:
-        other = other * alpha
     b, ot = _operand(other)
+    if self._data.dtype.kind == "b" or type(b) is bool or (
+            ot is not None and ot._data.dtype.kind == "b"):
+        _bool_sub_error(self, other)     # torch refuses what NumPy would compute
     a, b = _coerce(self._data, b)
-    out = _make(a - b)
+    if alpha != 1:
+        b = _scaled(a, b, alpha)
+    try:
+        out = _make(a - b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
         record(_E_SUB, out, (self, ot), (alpha,))
     return out
 
 
+def _scaled(a, b, alpha):
+    if type(alpha) is float and a.dtype.kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return b * alpha
+
+
+def _bool_sub_error(self, other):
+    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and \
+            other._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                       "you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
+
+
 def rsub(self, other, alpha=1):
     """other - alpha * self (RsubBackward1), for `2 - a`."""
+    if self._data.dtype.kind == "b" or type(other) is bool:
+        _bool_sub_error(self, other)
     b, _ = _operand(other)
     a, b = _coerce(self._data, b)
-    out = _make(b - a * alpha if alpha != 1 else b - a)
+    try:
+        out = _make(b - a * alpha if alpha != 1 else b - a)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _state.enabled and self._rg:
         record(D["rsub"], out, (self,), (alpha,))
     return out
@@ -130,9 +185,29 @@ def mul(self, other):
     """self * other (MulBackward0)."""
     b, ot = _operand(other)
     a, b = _coerce(self._data, b)
-    out = _make(a * b)
+    try:
+        out = _make(a * b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
         record(_E_MUL, out, (self, ot), (self, other))
+    return out
+
+
+def mul_scalar(self, other):
+    """self * a Python number, recorded as torch's mul(Tensor, Scalar) (MulBackward1): only
+    derivative formulas call it (a user's `t * 2` is MulBackward0, as in torch)."""
+    out = _make(self._data * other)
+    if _state.enabled and self._rg:
+        record(D["mul_scalar"], out, (self,), (other,))
+    return out
+
+
+def sub_scalar(self, other):
+    """self - a Python number as torch's sub(Tensor, Scalar) (SubBackward1), for formulas."""
+    out = _make(self._data - other)
+    if _state.enabled and self._rg:
+        record(D["sub_scalar"], out, (self,), ())
     return out
 
 
@@ -141,13 +216,101 @@ def div(self, other, rounding_mode=None):
     b, ot = _operand(other)
     a, b = _coerce(self._data, b)
     if rounding_mode is not None:
-        r = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(np.true_divide(a, b))
-        return _make(np.asarray(r).astype(np.result_type(a, b)) if a.dtype.kind != "f" else r)
-    if a.dtype.kind != "f" and np.result_type(b).kind != "f":
+        return _div_rounded(self, ot, a, b, rounding_mode)
+    if a.dtype.kind != "f":
+        # Integer true division gives the default float dtype, as in torch (not float64).
         a = a.astype(_default_float())
-    out = _make(np.true_divide(a, b))
+        if type(b) is not float and np.result_type(b).kind != "f":
+            b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
+    try:
+        out = _make(np.true_divide(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
         record(_E_DIV, out, (self, ot), (self, other))
+    return out
+
+
+def _div_rounded(self, ot, a, b, rounding_mode):
+    """div with rounding_mode "floor" or "trunc" (DivBackward2: zero gradients, as torch)."""
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    integral = a.dtype.kind in "iub" and np.result_type(b).kind in "iub"
+    if integral and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if rounding_mode == "floor":
+                r = np.floor_divide(a, b)
+            else:
+                r = np.trunc(np.true_divide(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    rt = _dtype.result_type((a, b))
+    out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(D["div_mode"], out, (self, ot), (rounding_mode,))
+    return out
+
+
+def floor_divide(self, other):
+    """self // other: torch records a node without a derivative (NotImplemented)."""
+    if not isinstance(self, Tensor):
+        return _rfloordiv(other, self)
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    out = _div_rounded(self, None, a, b, "floor")
+    if _needs(self, ot):
+        # A Python number other is floor_divide.Scalar in torch: one edge only.
+        record(D["floor_divide"], out, (self, ot) if ot is not None else (self,), ())
+    return out
+
+
+def _rfloordiv(self, other):
+    """other // self for a Python number other."""
+    b, _ = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.any(a == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(np.floor_divide(b, a))
+    if _needs(self):
+        record(D["floor_divide"], out, (self,), ())
+    return out
+
+
+def remainder(self, other):
+    """self % other, with the sign of other (RemainderBackward0 / RemainderBackward1)."""
+    if not isinstance(self, Tensor):
+        return _rmod(other, self)
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _make(np.remainder(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _needs(self, ot):
+        if ot is None:
+            record(D["remainder_scalar"], out, (self,), ())
+        else:
+            record(D["remainder"], out, (self, ot), (self, ot))
+    return out
+
+
+def _rmod(self, other):
+    """other % self for a Python number other: torch has no derivative for it."""
+    b, _ = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.any(a == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(np.remainder(b, a))
+    if _needs(self):
+        record(D["rremainder"], out, (self,), ())
     return out
 
 
@@ -158,7 +321,8 @@ def rdiv(self, other):
 
 def reciprocal(self):
     a = _floatify(self._data)
-    out = _make(np.reciprocal(a))
+    with np.errstate(divide="ignore"):
+        out = _make(np.reciprocal(a))
     if _needs(self):
         record(D["reciprocal"], out, (self,), ())
     return out
@@ -170,14 +334,31 @@ def pow(self, exponent):
         return _rpow(exponent, self)
     e, et = _operand(exponent)
     a, e = _coerce(self._data, e)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(np.power(a, e))
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _make(_power(a, e))
+    except ValueError as exc:
+        raise _broadcast_error(a, e, exc) from None
     if _needs(self, et):
         if et is None:
             record(D["pow"], out, (self,), (self, exponent))
         else:
             record(D["pow_tensor"], out, (self, et), (self, et))
     return out
+
+
+def _power(a, e):
+    """np.power, with torch's integer rule for negative exponents held in a tensor: 1 and -1
+    keep their value (by parity), every other base gives 0 (NumPy refuses them all)."""
+    if np.ndim(e) and e.dtype.kind in "iu" and np.result_type(a).kind in "iu" and (e < 0).any():
+        neg = e < 0
+        r = np.power(a, np.where(neg, 0, e))
+        odd = (e % 2) != 0
+        low = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, low, r).astype(r.dtype, copy=False)
+    if type(e) is int and e < 0 and np.result_type(a).kind in "iu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(a, e)
 
 
 def _rpow(self, base):
@@ -187,13 +368,17 @@ def _rpow(self, base):
     if type(b) is int and a.dtype.kind in "iu":
         b = np.int64(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(np.power(np.asarray(b, dtype=a.dtype) if np.ndim(a) else a.dtype.type(b), a))
+        out = _make(_power(np.asarray(b, dtype=a.dtype) if np.ndim(a) else a.dtype.type(b), a))
     if _needs(self):
-        record(D["pow_scalar"], out, (self,), (base,))
+        record(D["pow_scalar"], out, (self,), (base, self))
     return out
 
 
 def neg(self):
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     out = _make(np.negative(self._data))
     if _state.enabled and self._rg:
         record(D["neg"], out, (self,), ())
@@ -265,8 +450,17 @@ def abs(self):
     return _unary(D["abs"], np.abs, self, floating=False)
 
 
+def _zero_grad_unary(entry, ufunc, self, args=()):
+    """An op whose derivative is 0 almost everywhere: torch still records it (SignBackward0,
+    FloorBackward0, ...), so that backward reaches the inputs with zeros."""
+    out = _make(ufunc(self._data))
+    if _state.enabled and self._rg:
+        record(entry, out, (self,), args)
+    return out
+
+
 def sign(self):
-    return _make(np.sign(self._data))
+    return _zero_grad_unary(D["sign"], np.sign, self)
 
 
 def square(self):
@@ -286,13 +480,16 @@ def clamp(self, min=None, max=None):
             r = np.maximum(r, lo)
         if hi is not None:
             r = np.minimum(r, hi)
-        out = _make(np.asarray(r, dtype=a.dtype) if np.ndim(r) else a.dtype.type(r))
+        rt = _dtype.result_type([a] + [b for b in (lo, hi) if b is not None])
+        out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
         mt = min if isinstance(min, Tensor) else None
         xt = max if isinstance(max, Tensor) else None
         if _needs(self, mt, xt):
             record(D["clamp_tensor"], out, (self, mt, xt), (self, min, max))
         return out
-    out = _make(np.clip(a, min, max).astype(a.dtype, copy=False))
+    rt = _dtype.result_type([a] + [b for b in (min, max) if b is not None])
+    a = a if a.dtype == rt else a.astype(rt)
+    out = _make(np.clip(a, min, max).astype(rt, copy=False))
     if _needs(self):
         record(D["clamp"], out, (self,), (self, min, max))
     return out
@@ -318,7 +515,9 @@ def where(condition, input, other):
     """input where condition else other (WhereBackward0)."""
     c = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("where(): expected a Tensor")
+        # Two Python numbers: torch's result dtype for them (int64, or the default float).
+        rt = _dtype.result_type((input, other))
+        return _make(np.where(c, rt.type(input), rt.type(other)))
     a, it = _operand(input)
     b, ot = _operand(other)
     if it is None:
@@ -326,7 +525,10 @@ def where(condition, input, other):
         a, b = a2, b2
     else:
         a, b = _coerce(a, b)
-    out = _make(np.where(c, a, b))
+    try:
+        out = _make(np.where(c, a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc, c) from None
     if _needs(it, ot):
         record(D["where"], out, (it, ot), (c,))
     return out
@@ -367,7 +569,10 @@ def _compare(ufunc):
     def op(self, other):
         b, _ = _operand(other)
         a, b = _coerce(self._data, b)
-        return _make(ufunc(a, b))
+        try:
+            return _make(ufunc(a, b))
+        except ValueError as exc:
+            raise _broadcast_error(a, b, exc) from None
     op.__name__ = ufunc.__name__
     return op
 
@@ -412,11 +617,24 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def floor(self):
-    return _make(np.floor(self._data))
+    return _zero_grad_unary(D["floor"], np.floor, self)
+
+
+def ceil(self):
+    return _zero_grad_unary(D["ceil"], np.ceil, self)
+
+
+def trunc(self):
+    return _zero_grad_unary(D["trunc"], np.trunc, self)
 
 
 def round(self, decimals=0):
-    return _make(np.round(self._data, decimals))
+    if decimals == 0:
+        return _zero_grad_unary(D["round"], np.round, self)
+    out = _make(np.round(self._data, decimals))
+    if _state.enabled and self._rg:
+        record(D["round_decimals"], out, (self,), (decimals,))
+    return out
 
 
 # ----- Reductions --------------------------------------------------------------------------
@@ -441,7 +659,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
             else:
                 record(D["sum"], out, (self,), (a.shape,))
         return out
-    dims = _dims(dim, a.ndim)
+    dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
     out = _make(np.sum(a, axis=dims, keepdims=keepdim) if a.ndim else a)
     if _needs(self):
         record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
@@ -470,7 +688,7 @@ def mean(self, dim=None, keepdim=False, dtype=None):
         if _needs(self):
             record(D["mean"], out, (self,), (a.shape, a.size))
         return out
-    dims = _dims(dim, a.ndim)
+    dims = _dims(dim, a.ndim) if a.ndim else ()
     out = _make(np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
@@ -492,34 +710,6 @@ def prod(self, dim=None, keepdim=False, dtype=None):
     if _needs(self):
         record(D["prod_dim"], out, (self,), (self, d, keepdim))
     return out
-
-
-class _ReturnTypes(tuple):
-    """(values, indices) as torch.return_types.max / min."""
-
-    _name = "max"
-
-    def __new__(cls, values, indices):
-        return tuple.__new__(cls, (values, indices))
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
-
-    def __repr__(self):
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-
-
-class _MaxResult(_ReturnTypes):
-    _name = "max"
-
-
-class _MinResult(_ReturnTypes):
-    _name = "min"
 
 
 def _extreme(self, dim, keepdim, is_max, other):
@@ -551,7 +741,7 @@ def _extreme(self, dim, keepdim, is_max, other):
     if _needs(self):
         record(D["max_dim" if is_max else "min_dim"], values, (self,),
                (a.shape, d, keepdim, indices))
-    return (_MaxResult if is_max else _MinResult)(values, indices)
+    return (return_types.max if is_max else return_types.min)(values, indices)
 
 
 def max(self, dim=None, keepdim=False, *, other=None):
@@ -576,9 +766,20 @@ def argmin(self, dim=None, keepdim=False):
     return _make(np.argmin(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
 
 
-def softmax(self, dim, dtype=None):
-    a = _floatify(self._data)
+def _softmax_input(self, dim, dtype, kernel):
+    if dtype is not None:
+        self = to(self, dtype)
+    a = self._data
     d = _wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        last = "lastdim_" if d == a.ndim - 1 or a.ndim == 0 else ""
+        raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
+    return self, a, d
+
+
+def softmax(self, dim, dtype=None):
+    self, a, d = _softmax_input(self, dim, dtype, "softmax")
     if a.ndim == 0:
         r = np.ones_like(a)
     else:
@@ -591,8 +792,7 @@ def softmax(self, dim, dtype=None):
 
 
 def log_softmax(self, dim, dtype=None):
-    a = _floatify(self._data)
-    d = _wrap_dim(dim, a.ndim)
+    self, a, d = _softmax_input(self, dim, dtype, "log_softmax")
     if a.ndim == 0:
         r = np.zeros_like(a)
     else:
@@ -606,8 +806,24 @@ def log_softmax(self, dim, dtype=None):
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
+_MM_DTYPE_ERRORS = {
+    "mm": "expected m1 and m2 to have the same dtype, but got: {a_c} != {b_c}",
+    "mv": "addmv input tensors must have the same dtype, but got {b}, {a}, and {b}",
+    "dot": "dot : expected both vectors to have same dtype, but found {a} and {b}",
+    "bmm": "expected scalar type {a} but found {b}",
+}
+_C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+           "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double",
+           "float16": "c10::Half"}
+
+
 def _mm_like(entry, self, other):
-    a, b = _coerce(self._data, other._data)
+    a, b = self._data, other._data
+    if a.dtype != b.dtype:
+        # torch never promotes in matrix products.
+        x, y = a.dtype.name, b.dtype.name
+        raise RuntimeError(_MM_DTYPE_ERRORS[entry.op].format(
+            a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
     out = _make(np.matmul(a, b))
     if _needs(self, other):
         record(entry, out, (self, other), (self, other))
@@ -648,6 +864,14 @@ def dot(self, tensor):
 
 
 def bmm(self, mat2):
+    if self.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if mat2.shape[0] != self.shape[0] or mat2.shape[1] != self.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, "
+                           f"{mat2.shape[1]}].")
     return _mm_like(D["bmm"], self, mat2)
 
 
@@ -664,30 +888,81 @@ def matmul(self, other):
     if da == 2 and db == 1:
         return mv(self, other)
     if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(self, 0), other), (0,))
+        # torch: unsqueeze(0).mm(other).squeeze_(0), an in-place squeeze (so _version is 1).
+        return _squeeze0_(mm(unsqueeze(self, 0), other))
     if da == 2 and db == 2:
         return mm(self, other)
-    if da >= 3 and db <= 2:
-        # Fold the batch into the rows: reshape -> mm / mv -> _unsafe_view, as torch does.
-        lead = self.shape[:-1]
-        folded = reshape(self, -1, self.shape[-1])
-        r = mm(folded, other) if db == 2 else mv(folded, other)
-        shape = tuple(lead) + ((other.shape[-1],) if db == 2 else ())
-        return _unsafe_view(r, shape)
-    # Batched: broadcast the batch dims, bmm, then _unsafe_view to the result shape.
-    a, b = self, other
-    if da == 1:
-        a = unsqueeze(a, 0)
-    if db == 1:
-        b = unsqueeze(b, -1)
-    batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
-    ae = a if tuple(a.shape[:-2]) == batch else expand(a, *(batch + (n, k)))
-    be = b if tuple(b.shape[:-2]) == batch else expand(b, *(batch + (k, m)))
+    if _should_fold(self, other):
+        # Fold the batch into the rows of the larger tensor (transposed when it is the second):
+        # reshape -> mm / mv -> _unsafe_view, as torch's _matmul_impl does.
+        swap = db > da
+        t1 = transpose(other, -2, -1) if swap else self
+        t2 = (t(self) if da == 2 else self) if swap else other
+        lead = tuple(t1.shape[:-1])
+        folded = reshape(t1, int(np.prod(lead)), t1.shape[-1])
+        if t2.dim() == 2:
+            r = _unsafe_view(mm(folded, t2), lead + (t2.shape[1],))
+            return contiguous(transpose(r, -2, -1)) if swap else r
+        return _unsafe_view(mv(folded, t2), lead)
+    # Batched: expand both to the broadcast batch (always, as torch does, so the graph shows
+    # ExpandBackward0 even when nothing broadcasts), reshape, bmm, then _unsafe_view.
+    if da == 3 and db == 3 and self.shape[0] != other.shape[0]:
+        # torch squeezes a batch of one that requires grad rather than expanding it.
+        if self.shape[0] == 1 and self._rg:
+            return matmul(squeeze(self, 0), other)
+        if other.shape[0] == 1 and other._rg:
+            return matmul(self, squeeze(other, 0))
+    n = self.shape[-2] if da > 1 else 1
+    k1 = self.shape[-1]
+    k2 = other.shape[-2] if db > 1 else other.shape[0]
+    m = other.shape[-1] if db > 1 else 1
+    ba, bb = tuple(self.shape[:-2]), tuple(other.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(ba, bb)
+    except ValueError:
+        raise _broadcast_error(np.empty(ba), np.empty(bb), None) from None
     nb = int(np.prod(batch)) if batch else 1
-    r = bmm(reshape(ae, nb, n, k), reshape(be, nb, k, m))
+    ae = reshape(expand(self, *(batch + (n, k1))), nb, n, k1)
+    if db == 1:
+        be = unsqueeze(reshape(expand(other, *(batch + (k2,))), nb, k2), 2)
+    else:
+        be = reshape(expand(other, *(batch + (k2, m))), nb, k2, m)
+    r = bmm(ae, be)
+    if db == 1:
+        r = squeeze(r, -1)
     shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
     return _unsafe_view(r, shape)
+
+
+def _should_fold(a, b):
+    """torch's should_fold: fold a >= 3-D operand into a matrix (mm / mv instead of bmm) when
+    the other one is 1-D or 2-D and either requires grad or the fold needs no copy."""
+    larger_first = a.dim() >= b.dim()
+    big, small = (a, b) if larger_first else (b, a)
+    if not (big.dim() >= 3 and small.dim() <= 2):
+        return False
+    if small._rg:        # torch reads requires_grad only, not grad mode
+        return True
+    if a.dim() == 2:
+        return False
+    d = big._array()
+    if not larger_first:
+        d = np.swapaxes(d, -2, -1)
+    if d.size == 0:
+        return True
+    st = d.strides
+    return all(st[i] == st[i + 1] * d.shape[i + 1] for i in range(d.ndim - 2))
+
+
+def _squeeze0_(self):
+    """self.squeeze_(0) on a fresh (non-view) result: an in-place edit that rewrites its
+    history as SqueezeBackward4 (torch's squeeze_.dim)."""
+    old = self.shape
+    self._data = np.reshape(self._array(), old[1:]) if old[0] == 1 else self._data
+    bump_version(self, "squeeze_")
+    if _needs(self):
+        record(D["squeeze_dim_"], self, (self,), (old, 0))
+    return self
 
 
 def rmatmul(self, other):
@@ -695,16 +970,21 @@ def rmatmul(self, other):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_TORCH_SCALAR[mat1._data.dtype.name]} and "
+                           f"{_TORCH_SCALAR[mat2._data.dtype.name]}")
     a = np.matmul(mat1._data, mat2._data)
     out = _make(input._data * beta + a * alpha if (alpha != 1 or beta != 1)
                 else input._data + a)
     if _needs(input, mat1, mat2):
-        record(D["addmm"], out, (input, mat1, mat2), (mat1, mat2))
+        record(D["addmm"], out, (input, mat1, mat2), (mat1, mat2, alpha, beta))
     return out
 
 
 def outer(self, vec2):
-    return mul(unsqueeze(self, 1), vec2)
+    # torch: self.reshape({n, 1}) * vec2 (ViewBackward0, then MulBackward0)
+    return mul(reshape(self, self.shape[0], 1), vec2)
 
 
 # ----- Views -------------------------------------------------------------------------------
@@ -788,7 +1068,9 @@ def reshape(self, *shape):
     except ValueError:
         # Not viewable: torch copies (CloneBackward0) and then _unsafe_view.
         return _unsafe_view(clone(self), shape)
-    return _view_op(self, D["view"], (_reshape_view, (shape,)), (self.shape,))
+    # torch: a view for a contiguous tensor, _reshape_alias for a viewable non-contiguous one.
+    entry = D["view"] if a.flags.c_contiguous else D["reshape_alias"]
+    return _view_op(self, entry, (_reshape_view, (shape,)), (self.shape,))
 
 
 def _unsafe_view(self, shape):
@@ -881,25 +1163,76 @@ def transpose(self, dim0, dim1):
 
 
 def permute(self, *dims):
-    dims = tuple(_wrap_dim(d, self.dim()) for d in _shape_args(dims))
+    dims = _shape_args(dims)
+    if len(dims) != self.dim():
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {self.dim()} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, self.dim()) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view_op(self, D["permute"], (_permute_view, (dims,)), (dims,))
 
 
+_WARNED = set()
+
+
 def _T(self):
-    return permute(self, *reversed(range(self.dim())))
+    n = self.dim()
+    if n != 2:
+        import warnings
+        if n == 0:
+            msg = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                   "these cases.")
+        else:
+            msg = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                   "is deprecated and it will throw an error in a future release. Consider "
+                   "`x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim "
+                   "- 1, -1, -1))` to reverse the dimensions of a tensor.")
+        if msg not in _WARNED:
+            # torch's TORCH_WARN_ONCE: once per process, whatever the warnings filters say.
+            _WARNED.add(msg)
+            warnings.warn(msg, UserWarning, stacklevel=2)
+    return permute(self, *reversed(range(n)))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return transpose(self, -2, -1)
 
 
 def narrow(self, dim, start, length):
     d = _wrap_dim(dim, self.dim())
+    size = self._data.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
     key = (slice(None),) * d + (slice(start, start + length),)
     return _view_op(self, D["slice"], (operator.getitem, (key,)),
                     (self.shape, d, start, start + length, 1, key))
 
 
 def select(self, dim, index):
+    """The view at `index` along `dim` (SelectBackward0)."""
+    return _select(self, dim, index, "select")
+
+
+def _select(self, dim, index, how):
+    if not self._data.ndim:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     d = _wrap_dim(dim, self.dim())
     size = self._data.shape[d]
     if not -size <= index < size:
+        if how == "select":
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"[{', '.join(map(str, self._data.shape))}] at dimension {d}")
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     key = (slice(None),) * d + (index,)
     return _view_op(self, D["select"], (_getitem_view, (key,)), (self.shape, d, index, key))
@@ -933,7 +1266,8 @@ def _iter(self):
 def cat(tensors, dim=0):
     tensors = [_as_tensor(x) for x in tensors]
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    _check_cat(tensors, dim)
     d = _wrap_dim(dim, tensors[0].dim())
     rt = _dtype.result_type([x._data if x._data.ndim else x._data.reshape(1) for x in tensors])
     out = _make(np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False))
@@ -945,11 +1279,37 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+def _check_cat(tensors, dim):
+    """torch's cat errors (NumPy's would name arrays and axes)."""
+    first = tensors[0]._data.shape
+    for i, x in enumerate(tensors):
+        if not x._data.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    d = _wrap_dim(dim, len(first))
+    for i, x in enumerate(tensors):
+        shape = x._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} "
+                               f"and {len(shape)}")
+        for k, (s0, s1) in enumerate(zip(first, shape)):
+            if k != d and s0 != s1:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {s0} but got size {s1} for tensor number "
+                                   f"{i} in the list.")
+
+
 def stack(tensors, dim=0):
     tensors = [_as_tensor(x) for x in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = _wrap_dim(dim, tensors[0].dim() + 1)
+    first = tensors[0]._data.shape
+    for i, x in enumerate(tensors):
+        if x._data.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"[{', '.join(map(str, first))}] at entry 0 and "
+                               f"[{', '.join(map(str, x._data.shape))}] at entry {i}")
     out = _make(np.stack([x._data for x in tensors], axis=d))
     if _needs(*tensors):
         record(D["stack"], out, tuple(tensors), (d, len(tensors)))
@@ -971,24 +1331,62 @@ def _np_key(k):
 
 
 def getitem(self, key):
-    """Indexing as torch records it: select / slice / unsqueeze views for basic keys, one
-    IndexBackward0 for keys with tensors, lists or masks."""
+    """Indexing as torch records it: select / slice / unsqueeze views for the basic parts of
+    the key, then one IndexBackward0 for tensor, list and mask indices (torch's get_item)."""
+    if type(key) is int:
+        return _select(self, 0, key, "index")
+    if type(key) is slice:
+        # A lone slice is always a view, even a full one (torch disables its slice shortcut).
+        return _slice(self, 0, key, optimize=False)
+    if key is None:
+        return unsqueeze(self, 0)
+    if key is Ellipsis:
+        return _view_op(self, D["alias"], (_alias_view, ()), ())
+    out, adv = _apply_slicing(self, key)
+    if adv is None:
+        if out is self:
+            return _view_op(self, D["alias"], (_alias_view, ()), ())
+        return out
+    a = out._array()
+    try:
+        res = _make(np.array(a[adv], copy=True))
+    except IndexError as exc:
+        raise _index_error(exc, a, adv) from None
+    if _needs(out):
+        record(D["index"], res, (out,), (out.shape, adv))
+    return res
+
+
+def _index_error(exc, a, adv):
+    """torch's wording for an advanced index NumPy refused."""
+    for i, k in enumerate(adv):
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            if k.shape != a.shape[i:i + k.ndim]:
+                return IndexError(f"The shape of the mask [{', '.join(map(str, k.shape))}] at "
+                                  f"index {i} does not match the shape of the indexed tensor "
+                                  f"[{', '.join(map(str, a.shape))}] at index {i}")
+        elif isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
+            return IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return IndexError(str(exc).replace(" axis ", " dimension "))
+
+
+def _apply_slicing(self, key):
+    """(tensor after the basic parts of key, NumPy key of its remaining advanced indices or
+    None), as torch's applySlicing: ints (and 0-d integer tensors) select, slices slice (a
+    full slice is skipped), None and bools unsqueeze; tensors, lists and masks are kept."""
     if not isinstance(key, tuple):
         key = (key,)
-    if any(_is_advanced(k) for k in key):
-        npkey = tuple(_np_key(k) for k in key)
-        npkey = npkey[0] if len(npkey) == 1 else npkey
-        a = self._array()
-        out = _make(np.array(a[npkey], copy=True))
-        if _needs(self):
-            record(D["index"], out, (self,), (self.shape, npkey))
-        return out
-    # Basic indexing: walk the key, one view op per item, as torch's applySlicing does.
-    n_real = len([k for k in key if k is not None and k is not Ellipsis])
+    n_real = 0
+    for k in key:
+        if isinstance(k, Tensor) and k._data.dtype.kind == "b":
+            n_real += k._data.ndim
+        elif not (k is None or k is Ellipsis or isinstance(k, bool)):
+            n_real += 1
     if n_real > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     out = self
     dim = 0
+    adv = None
     for k in key:
         if k is Ellipsis:
             dim += self.dim() - n_real
@@ -996,21 +1394,54 @@ def getitem(self, key):
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            size = out._data.shape[dim]
-            start, stop, step = k.indices(size)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            if (start, stop, step) != (0, size, 1):
-                sl = (slice(None),) * dim + (slice(start, stop, step),)
-                out = _view_op(out, D["slice"], (operator.getitem, (sl,)),
-                               (out.shape, dim, start, stop, step, sl))
+            out = _slice(out, dim, k, optimize=True)
             dim += 1
+        elif isinstance(k, bool) or (isinstance(k, Tensor) and k._data.ndim == 0
+                                     and k._data.dtype.kind == "b"):
+            # torch: unsqueeze, then index the new dim with [0] (True) or [] (False).
+            out = unsqueeze(out, dim)
+            adv = (adv or []) + [(dim, np.zeros(1 if bool(k) else 0, dtype=np.int64))]
+            dim += 1
+        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            out = _select(out, dim, int(k._data), "index")
+        elif _is_advanced(k):
+            nk = _np_key(k)
+            adv = (adv or []) + [(dim, nk)]
+            dim += nk.ndim if nk.dtype == np.bool_ else 1
         else:
-            idx = operator.index(k)
-            out = select(out, dim, idx)
-    if out is self:
-        return _view_op(self, D["alias"], (_alias_view, ()), ())
-    return out
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 "or byte Variables are valid indices (got "
+                                 f"{type(k).__name__})") from None
+            out = _select(out, dim, i, "index")
+    if adv is None:
+        return out, None
+    npkey = []
+    for d, nk in adv:
+        npkey.extend([slice(None)] * (d - len(npkey)))
+        npkey.append(nk)
+        if nk.dtype == np.bool_:
+            npkey.extend([None] * (nk.ndim - 1))    # placeholders for the mask's other dims
+    return out, tuple(k for k in npkey if k is not None)
+
+
+def _slice(t, dim, k, optimize):
+    """t sliced along dim by the Python slice k (SliceBackward0); with optimize, a slice that
+    keeps everything returns t itself, as torch's applySlice does inside tuples and for
+    assignment. torch decides on the slice as written: `0:` and `:5` are skipped, `-2:` is
+    still a view even when it covers every row."""
+    size = t._data.shape[dim]
+    start, stop, step = k.indices(size)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    if optimize and (k.start is None or k.start == 0) and (k.step is None or k.step == 1) \
+            and (k.stop is None or k.stop >= size):
+        return t
+    stop = start if stop < start else stop
+    sl = (slice(None),) * dim + (slice(start, stop, step),)
+    return _view_op(t, D["slice"], (operator.getitem, (sl,)), (t.shape, dim, start, stop, step, sl))
 
 
 def _alias_view(a):
@@ -1030,13 +1461,24 @@ def index_put_zeros(grad, shape, key, accumulate):
 
 def _check_inplace(self):
     if _state.enabled:
-        if self._rg and self._fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        base = self._base_
-        if base is not None and base._rg and base._fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
+        msg = None
+        if self._fn is not None and type(self._fn) is D["unbind"].cls:
+            # torch refuses first to edit one of several views returned together (unbind).
+            msg = (f"Output {self._nr} of Unbind is a view and is being modified inplace. This "
+                   "view is the output of a function that returns multiple views. Such "
+                   "functions do not allow the output views to be modified inplace. You should "
+                   "replace the inplace operation by an out-of-place one.")
+        elif self._rg and self._fn is None:
+            msg = "a leaf Variable that requires grad is being used in an in-place operation."
+        else:
+            base = self._base_
+            if base is not None and base._rg and base._fn is None:
+                msg = ("a view of a leaf Variable that requires grad is being used in an "
+                       "in-place operation.")
+        if msg is not None:
+            if _state.trace is not None:
+                _state.trace.refused(self, msg)
+            raise RuntimeError(msg)
 
 
 def _write(self, new):
@@ -1050,17 +1492,33 @@ def _write(self, new):
         if np.result_type(new).kind == "f" and d.dtype.kind in "iub":
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{_TORCH_SCALAR[d.dtype.name]}")
-        np.copyto(d, new, casting="unsafe")
+        try:
+            np.copyto(d, new, casting="unsafe")
+        except ValueError as exc:
+            raise _write_error(d, new, exc) from None
     else:
         self._data = np.asarray(new, dtype=d.dtype).reshape(np.shape(d))[()]
+
+
+def _write_error(d, new, exc):
+    """torch's message when `new` cannot be written into an output of d's shape."""
+    err = _broadcast_error(d, new, exc)
+    if err is not exc:
+        return err
+    try:
+        full = np.broadcast_shapes(d.shape, np.shape(new))
+    except ValueError:
+        return exc
+    return RuntimeError(f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the "
+                        f"broadcast shape [{', '.join(map(str, full))}]")
 
 
 def bump_version(self, op):
     """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
     self._version_counter().v += 1
-    hook = _state.trace
-    if hook is not None and hasattr(hook, "inplace"):
-        hook.inplace(self, op)
+    trace = _state.trace
+    if trace is not None:
+        trace.inplace(self, op)
 
 
 def _commit(self, entry, inputs, args, op):
@@ -1091,8 +1549,11 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if alpha != 1:
         b = b * alpha
     orig = self.detach().clone() if (saves_self and ot is not None and ot._rg) else self
-    with np.errstate(divide="ignore", invalid="ignore"):
-        new = ufunc(self._data, b)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = ufunc(self._data, b)
+    except ValueError as exc:
+        raise _broadcast_error(self._data, b, exc) from None
     _write(self, new)
     if entry is _E_MUL or entry is _E_DIV:
         args = (orig, other)
@@ -1182,41 +1643,94 @@ def zero_(self):
 
 
 def fill_(self, value):
+    return _fill(self, value, "fill_")
+
+
+def _fill(self, value, op):
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
     _check_inplace(self)
     v, vt = _operand(value)
     _write(self, np.full_like(self._data, v))
     if vt is not None:
-        _commit(self, D["fill_tensor_"], (self, vt), (), "fill_")
+        _commit(self, D["fill_tensor_"], (self, vt), (), op)
     else:
-        _commit(self, D["fill_"], (self,), (), "fill_")
+        _commit(self, D["fill_"], (self,), (), op)
     return self
 
 
 def copy_(self, src, non_blocking=False):
+    return _copy(self, src, "copy_")
+
+
+def _copy(self, src, op):
     _check_inplace(self)
     s = _as_tensor(src, self)
-    _write(self, np.broadcast_to(s._data, self._data.shape))
-    _commit(self, D["copy_"], (self, s), (s.shape,), "copy_")
+    _write(self, s._data)
+    _commit(self, D["copy_"], (self, s), (s.shape,), op)
     return self
 
 
 def setitem(self, key, value):
-    """a[key] = value: copy_ into a view (CopySlices) or index_put_ for advanced keys."""
-    _check_inplace(self)
-    keys = key if isinstance(key, tuple) else (key,)
-    if any(_is_advanced(k) for k in keys):
-        npkey = tuple(_np_key(k) for k in keys)
-        npkey = npkey[0] if len(npkey) == 1 else npkey
-        v = _as_tensor(value, self)
-        a = self._array()
-        a[npkey] = v._data
-        _commit(self, D["index_put"], (self, v), (npkey, v.shape), "index_put_")
+    """a[key] = value as torch's set_item: basic indexing picks the destination (a itself when
+    the key selects everything, else a view, so the edit becomes CopySlices on a), then fill_
+    for a 0-d value, copy_ otherwise, or index_put_ for tensor, list and mask indices."""
+    if key is False:
         return
-    # torch does self[key].copy_(value): the view's node is replaced by CopySlices on self.
-    view = getitem(self, key)
-    v = _as_tensor(value, self)
-    _write(view, np.broadcast_to(v._data, view._data.shape))
-    _commit(view, D["copy_"], (view, v), (v.shape,), "setitem")
+    v = value if isinstance(value, Tensor) else _scalar_to_tensor(value, self)
+    dst, adv = _setitem_target(self, key)
+    if adv is None:
+        _copy_to(dst, v)
+        return
+    _check_inplace(dst)
+    a = dst._array()
+    try:
+        a[adv] = v._data
+    except IndexError as exc:
+        raise _index_error(exc, a, adv) from None
+    except ValueError:
+        got, want = v._data.shape, a[adv].shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, got))}] "
+                           f"cannot be broadcast to indexing result of shape "
+                           f"[{', '.join(map(str, want))}]") from None
+    _commit(dst, D["index_put"], (dst, v), (adv, v.shape), "setitem")
+
+
+def _scalar_to_tensor(value, like):
+    if isinstance(value, (bool, int, float)):
+        return _make(np.array(value, dtype=like._data.dtype))
+    return _as_tensor(value, like)
+
+
+def _setitem_target(self, key):
+    """(destination tensor, NumPy key of the remaining advanced indices or None), following
+    torch's set_item: a full slice or Ellipsis gives self itself (no view)."""
+    if not isinstance(key, tuple):
+        if key is Ellipsis:
+            return self, None
+        if key is None or key is True:
+            return unsqueeze(self, 0), None
+        if isinstance(key, slice):
+            return _slice(self, 0, key, optimize=True), None
+        if type(key) is int:
+            return _select(self, 0, key, "index"), None
+    return _apply_slicing(self, key)
+
+
+def _copy_to(dst, src):
+    """torch's copy_to: copy_ for equal shapes, fill_ for a 0-d source, else view the source
+    without leading ones, expand it to the destination and copy_."""
+    if dst._data.shape == src._data.shape:
+        _copy(dst, src, "setitem")
+    elif src._data.ndim == 0:
+        _fill(dst, src, "setitem")
+    else:
+        shape = src._data.shape
+        i = 0
+        while i < len(shape) and shape[i] == 1:
+            i += 1
+        _copy(dst, expand(view(src, *shape[i:]), *dst.shape), "setitem")
 
 
 def requires_grad_inplace_ops():
@@ -1256,6 +1770,8 @@ def _install():
         "__add__": add, "__radd__": _radd, "__sub__": sub, "__rsub__": rsub,
         "__mul__": mul, "__rmul__": _rmul, "__truediv__": div, "__rtruediv__": rdiv,
         "__pow__": pow, "__rpow__": _rpow, "__neg__": neg, "__abs__": abs,
+        "__floordiv__": floor_divide, "__rfloordiv__": _rfloordiv, "__mod__": remainder,
+        "__rmod__": _rmod, "floor_divide": floor_divide, "remainder": remainder,
         "__matmul__": matmul, "__rmatmul__": rmatmul,
         "__iadd__": _iadd, "__isub__": _isub, "__imul__": _imul, "__itruediv__": _idiv,
         "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
@@ -1269,7 +1785,8 @@ def _install():
         "clone": clone, "contiguous": contiguous, "to": to,
         "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan,
         "isinf": isinf, "isfinite": isfinite, "equal": equal, "allclose": allclose,
-        "logical_not": logical_not, "floor": floor, "round": round,
+        "logical_not": logical_not, "floor": floor, "ceil": ceil, "trunc": trunc,
+        "round": round,
         "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "argmax": argmax,
         "argmin": argmin, "softmax": softmax, "log_softmax": log_softmax,
         "mm": mm, "mv": mv, "dot": dot, "bmm": bmm, "matmul": matmul, "outer": outer,
@@ -1292,7 +1809,7 @@ def _install():
     for name, fn in methods.items():
         setattr(T, name, fn)
     T.T = property(_T)
-    T.mT = property(lambda self: transpose(self, -2, -1))
+    T.mT = property(_mT)
 
 
 _install()

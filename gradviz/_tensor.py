@@ -209,7 +209,15 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.requires_grad_(flag)
+        # torch's attribute setter refuses any change on a non-leaf, even to True (which
+        # requires_grad_ accepts), and words the dtype error its own way.
+        if self._fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not flag:
+                msg += (" If you want to use a computed variable in a subgraph that doesn't "
+                        "require differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(msg)
+        _set_requires_grad(self, flag, _RG_DTYPE_ATTRIBUTE)
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad in place (leaves only) and return self."""
@@ -220,10 +228,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        self._rg = bool(requires_grad)
+        _set_requires_grad(self, requires_grad, _RG_DTYPE_METHOD)
         return self
 
     @property
@@ -339,7 +344,9 @@ class Tensor:
         from ._tensor_str import tensor_repr
         fn = self._fn
         return tensor_repr(self._data, self._data.dtype.name,
-                           grad_fn_name=None if fn is None else fn.name(),
+                           # torch prints the class name: <CopySlices>, not name()'s
+                           # "torch::autograd::CopySlices"
+                           grad_fn_name=None if fn is None else type(fn).__name__,
                            requires_grad=self._rg)
 
     __str__ = __repr__
@@ -348,6 +355,22 @@ class Tensor:
         if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+# torch words the same refusal three ways: at creation (factory functions and nn.Parameter),
+# by requires_grad_() and by the attribute setter.
+_RG_DTYPE_CREATE = "Only Tensors of floating point and complex dtype can require gradients"
+_RG_DTYPE_METHOD = "only Tensors of floating point dtype can require gradients"
+_RG_DTYPE_ATTRIBUTE = "only Tensors of floating point and complex dtype can require gradients"
+
+
+def _set_requires_grad(t, flag, dtype_message):
+    """Set a leaf's requires_grad flag, refusing non-float dtypes with torch's message."""
+    if flag and t._data.dtype.kind != "f":
+        raise RuntimeError(dtype_message)
+    if flag and not t._rg and _state.trace is not None:
+        _state.trace.leaf(t)
+    t._rg = bool(flag)
 
 
 def _init(t, data):
@@ -381,6 +404,8 @@ def _make(data, cls=Tensor):
     t._acc = None
     t._retains = False
     t._hooks = None
+    if _state.trace is not None:
+        _state.trace.created(t)
     return t
 
 

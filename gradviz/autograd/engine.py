@@ -38,6 +38,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _roots(tensors, grad_tensors, create_graph)
+    if inputs is not None:
+        for t in inputs:
+            # torch calls retain_grad() on every input: a non-leaf's .grad is then filled by
+            # the retain mechanism (and retains_grad reads True afterwards); leaves ignore it.
+            t.retain_grad()
     _run(roots, grads, retain_graph, create_graph, inputs, capture=False)
 
 
@@ -69,14 +74,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     found = _run(roots, grads, retain_graph, create_graph, inputs, capture=True)
     result = []
-    for t, g in zip(inputs, found):
+    for k, (t, g) in enumerate(zip(inputs, found)):
         if g is None:
             if materialize_grads:
                 g = np.zeros_like(t._data)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {k} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
         result.append(None if g is None else _to_tensor(g))
     return tuple(result)
 
@@ -163,8 +168,10 @@ def _needed(deps, targets, leaf_targets):
 
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
-    from .._tensor import Tensor
     deps = _discover(roots)
+    trace = _state.trace
+    if trace is not None:
+        trace.begin(roots, inputs, capture)
     captures = None
     only = None
     if inputs is not None:
@@ -195,35 +202,44 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
 
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
+    # floating-point warnings are silenced once for the whole pass, not per node.
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node, None) or [None] * node._n_out
-            outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
-                            capture, inputs)
-            nexts = node._next
-            nrs = node._nrs
-            for i, nxt in enumerate(nexts):
-                if nxt is None:
-                    continue
-                g = outs[i] if i < len(outs) else None
-                if g is not None:
-                    nr = 0 if nrs is None else nrs[i]
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt._n_out
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                if d == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only,
+                  capture)
     finally:
         _state.enabled = prev_mode
     return found
 
 
-def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture, inputs):
+def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only, capture):
+    """Run ready nodes until none is left, handing each output gradient to its next node."""
+    while ready:
+        node = heapq.heappop(ready)[2]
+        grads = buffers.pop(node, None) or [None] * node._n_out
+        outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
+                        capture)
+        nexts = node._next
+        nrs = node._nrs
+        for i, nxt in enumerate(nexts):
+            if nxt is None:
+                continue
+            g = outs[i] if i < len(outs) else None
+            if g is not None:
+                nr = 0 if nrs is None else nrs[i]
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                old = buf[nr]
+                buf[nr] = g if old is None else old + g
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+
+
+def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture):
     """Run one node: tensor hooks, retain_grad, pre-hooks, capture, apply, post-hooks."""
     if all(g is None for g in grads):
         return ()
@@ -234,6 +250,8 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                 r = hook(_to_tensor(grads[nr]))
                 if r is not None:
                     grads[nr] = r if create_graph else _raw(r)
+                    if _state.trace is not None:
+                        _state.trace.hooked(node, nr, hook)
     if node._retain is not None:
         for nr, ref in node._retain.items():
             t = ref()
@@ -241,6 +259,8 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                 g = grads[nr]
                 if t._grad is None:
                     t._grad = _to_tensor(g if create_graph else np.array(g))
+                elif create_graph:
+                    t._grad = t._grad + g
                 else:
                     t._grad = _to_tensor(t._grad._data + _raw(g))
     if node._prehooks:
@@ -248,6 +268,9 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
             r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
             if r is not None:
                 grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
+    trace = _state.trace
+    if trace is not None:
+        trace.grad(node, grads)
     if captures is not None:
         hit = captures.get(node)
         if hit is not None:
@@ -257,8 +280,6 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                     continue
                 if capture:
                     found[k] = g if found[k] is None else found[k] + g
-                elif not isinstance(node, AccumulateGrad):
-                    _accumulate_into(inputs[k], g, create_graph)
         if node not in only:
             return ()
     try:
@@ -272,6 +293,8 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         except RuntimeError as exc:
             _annotate(exc, node)
             raise
+    if trace is not None:
+        trace.produced(node, outs)
     if node._hooks:
         gin = tuple(None if g is None else _to_tensor(g) for g in outs)
         gout = tuple(None if g is None else _to_tensor(g) for g in grads)
@@ -279,7 +302,7 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
             r = hook(gin, gout)
             if r is not None:
                 outs = [None if g is None else (g if create_graph else _raw(g)) for g in r]
-    if not retain_graph:
+    if not retain_graph and (trace is None or not trace.retain_all):
         node._release()
     return outs
 
@@ -294,14 +317,6 @@ def _check_nan(node, outs):
         if g is not None and np.isnan(np.sum(_raw(g))):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
-
-
-def _accumulate_into(t, g, create_graph):
-    """backward(inputs=[non_leaf]) fills the non-leaf's .grad, as torch does."""
-    if create_graph:
-        t._grad = _to_tensor(g) if t._grad is None else t._grad + g
-    else:
-        t._grad = _to_tensor(np.array(g)) if t._grad is None else _to_tensor(t._grad._data + g)
 
 
 def _annotate(exc, node):

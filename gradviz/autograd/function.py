@@ -4,8 +4,9 @@ backward(ctx, ...); `apply` runs forward without recording and adds one node nam
 
 import numpy as np
 
+from .._dtype import from_numpy_dtype
 from .grad_mode import _state, no_grad
-from .graph import Node, edge_of
+from .graph import Node, edge_of, modified_error
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -36,28 +37,26 @@ class FunctionCtx:
 
 
 class BackwardCFunction(Node, FunctionCtx):
-    """The node of a custom Function; it is also the function's ctx, as in torch."""
+    """The node of a custom Function; it is also the function's ctx, as in torch.
+
+    Each Function subclass gets its own subclass of this, named `<ClassName>Backward` (torch's
+    FunctionMeta does the same), so type(y.grad_fn).__name__ and y.grad_fn.name() agree.
+    """
 
     __slots__ = ("_fn_cls", "_saved", "_saved_vers", "_freed", "_to_save", "_dirty",
                  "_non_diff", "_materialize", "needs_input_grad", "_node", "_n_out",
-                 "_input_meta")
+                 "_input_meta", "_arg_pos", "_n_args", "_edge_meta")
 
     def name(self):
-        return self._fn_cls.__name__ + "Backward"
+        return type(self).__name__
 
     def _check_saved(self):
-        from .._tensor import type_name
         for t, v in zip(self._saved, self._saved_vers):
             if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{type_name(np.asarray(t._data))}] is at version "
-                    f"{t._version}; expected version {v} instead. Hint: enable anomaly "
-                    "detection to find the operation that failed to compute its gradient, with "
-                    "torch.autograd.set_detect_anomaly(True).")
+                raise modified_error(t._data, (t._fn, t._nr), t._version, v)
 
     def _apply(self, grads, create_graph):
-        from .._tensor import Tensor, _make
+        from .._tensor import Tensor
         from .engine import _to_tensor
         if self._freed:
             from .graph import _FREED
@@ -71,23 +70,53 @@ class BackwardCFunction(Node, FunctionCtx):
             res = self._fn_cls.backward(self, *gs)
         if not isinstance(res, tuple):
             res = (res,)
-        n = len(self._next)
-        if len(res) < n:
+        # torch: one gradient per forward argument (extra ones must be None), None for every
+        # argument that was not a tensor, and each tensor's gradient fitted to its shape.
+        n = self._n_args
+        if len(res) < n or any(g is not None for g in res[n:]):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(res)})")
+        for i, g in enumerate(res[:n]):
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"expected Variable or None (got {type(g).__name__})")
+            if g is not None and i not in self._arg_pos:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i + 1}, but the corresponding forward "
+                                   "input was not a Variable")
         out = []
-        for g in res[:n]:
-            if g is None or isinstance(g, (int, float)) and not isinstance(g, bool):
-                out.append(None if g is None else np.asarray(g))
-            elif isinstance(g, Tensor):
-                out.append(g if create_graph else g._data)
-            else:
-                out.append(g)
+        for k, i in enumerate(self._arg_pos):
+            g = res[i]
+            if g is not None:
+                g = _fit(self, k, g)
+                if not create_graph:
+                    g = g._data
+            out.append(g)
         return out
 
     def _release(self):
         self._freed = True
         self._saved = ()
+
+
+def _fit(node, k, g):
+    """A custom backward's gradient for tensor input k, summed and cast as torch's engine
+    does (validate_outputs), or torch's error when its shape cannot be expanded."""
+    shape, dtype = node._edge_meta[k]
+    gs = g._data.shape
+    if gs != shape:
+        try:
+            ok = np.broadcast_shapes(shape, gs) == gs
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{k} - got [{', '.join(map(str, gs))}] but expected shape "
+                               f"compatible with [{', '.join(map(str, shape))}]")
+        from .._derivatives import sum_to
+        g = sum_to(g, shape)
+    if g._data.dtype != dtype:
+        g = g.to(from_numpy_dtype(dtype))
+    return g
 
 
 class _GradMode:
@@ -103,7 +132,12 @@ class _GradMode:
 
 
 class FunctionMeta(type):
-    pass
+    """Gives each Function subclass its node class, `<ClassName>Backward`, as torch does."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"__slots__": (), "_forward_cls": cls})
+        super().__init__(name, bases, attrs)
 
 
 class Function(metaclass=FunctionMeta):
@@ -137,10 +171,12 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        from .._ops import bump_version
         from .._tensor import Tensor
-        tensors = [a if isinstance(a, Tensor) else None for a in args]
-        needs = _state.enabled and any(t is not None and t._rg for t in tensors)
-        ctx = object.__new__(BackwardCFunction)
+        arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        tensors = [args[i] for i in arg_pos]
+        needs = _state.enabled and any(t._rg for t in tensors)
+        ctx = object.__new__(cls._backward_cls)
         ctx._fn_cls = cls
         ctx._to_save = ()
         ctx._dirty = ()
@@ -148,16 +184,26 @@ class Function(metaclass=FunctionMeta):
         ctx._materialize = True
         ctx._freed = False
         ctx._node = None
-        ctx.needs_input_grad = tuple(bool(t is not None and t._rg) for t in tensors)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         with no_grad():
             out = cls.forward(ctx, *args, **kwargs)
+        for t in ctx._dirty:
+            # torch counts mark_dirty as one more in-place edit, grad mode or not.
+            bump_version(t, "mark_dirty")
         if not needs:
             return out
+        for t in ctx._dirty:
+            if t._rg and t._fn is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
         outs = list(out) if isinstance(out, tuple) else [out]
-        edges = [edge_of(t) if t is not None else (None, 0) for t in tensors]
+        edges = [edge_of(t) for t in tensors]
         nrs = tuple(e[1] for e in edges)
         ctx._init_node(tuple(e[0] for e in edges), nrs if any(nrs) else None)
         ctx._node = ctx
+        ctx._arg_pos = arg_pos
+        ctx._n_args = len(args)
+        ctx._edge_meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
         ctx._saved = tuple(ctx._to_save)
         ctx._saved_vers = tuple(t._version if t is not None else 0 for t in ctx._saved)
         ctx._n_out = len(outs)
@@ -174,7 +220,25 @@ class Function(metaclass=FunctionMeta):
                 # Returning an input unchanged: torch returns a view of it with this node.
                 o = outs[k] = o.view_as(o)
             o._rg, o._fn, o._nr = True, ctx, k
+            if _state.trace is not None:
+                _state.trace.made(o, ctx)
+            if (id(o) in dirty and o._base_ is not None and k == 0 and tensors
+                    and tensors[0] is o):
+                _rebase_view(o, ctx)
         return tuple(outs) if isinstance(out, tuple) else outs[0]
+
+
+def _rebase_view(view, ctx):
+    """A view edited in place by a custom Function: as after any in-place op on a view, its
+    base's history becomes CopySlices over the Function's node and the view reads its
+    gradient back from the base (AsStridedBackward0), as torch's rebase_history does. Only
+    the layout CopySlices supports (the view is input 0 and output 0) takes this path."""
+    from .._derivatives import DERIVATIVES
+    from .graph import CopySlices, record
+    base = view._base_
+    cs = CopySlices(edge_of(base), view._view_fn, ctx)
+    base._rg, base._fn, base._nr = True, cs, 0
+    record(DERIVATIVES["as_strided"], view, (base,), (base.shape, view._view_fn))
 
 
 def once_differentiable(fn):

@@ -15,7 +15,10 @@ class _State:
         self.enabled = True
         self.anomaly = False       # record a forward stack per node, check backward outputs
         self.anomaly_nan = True
-        self.trace = None          # inspection hook: called with each new node (gradviz.inspect)
+        # The inspector's tracer (gradviz.inspect.tracer.Tracer) or None: told of every node
+        # (node), every result (made), every gradient a node receives (grad) and every
+        # in-place edit (inplace).
+        self.trace = None
 
 
 _state = _State()
@@ -45,7 +48,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a decorator without parentheses (`@no_grad`), as torch's."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable recording: results of operations inside have requires_grad=False.
 
     >>> import gradviz as torch
@@ -64,7 +76,7 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable recording inside a no_grad region."""
 
     def __enter__(self):
@@ -107,8 +119,16 @@ class set_grad_enabled(_DecoratorContextManager):
 class inference_mode(no_grad):
     """Same as no_grad for gradviz (there are no inference tensors)."""
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return object.__new__(cls)
+        return cls()(mode)          # @inference_mode without parentheses
+
     def __init__(self, mode=True):
         self.mode = mode
+
+    def clone(self):
+        return self.__class__(self.mode)
 
     def __enter__(self):
         self.prev = _state.enabled

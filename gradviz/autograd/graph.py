@@ -98,7 +98,7 @@ class Node:
         self._inputs = self._metadata = None
         trace = _state.trace
         if trace is not None:
-            trace(self)
+            trace.node(self)
 
     # ----- torch's public Node API ---------------------------------------------------------
 
@@ -260,12 +260,17 @@ class FormulaNode(Node):
 
     __slots__ = ("_saved", "_vers", "_mask", "_meta", "_res", "_resvc", "_released", "_n_out")
 
+    def name(self):
+        # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
+        return self._entry.display
+
     def _apply(self, grads, create_graph):
         e = self._entry
         if self._released:
             raise RuntimeError(_FREED)
         vals = self._unpack(create_graph)
-        grad = grads[0] if self._n_out == 1 and not e.variadic else grads
+        # One gradient for a single-output op (cat and stack included), the list for unbind.
+        grad = grads[0] if e.n_out == 1 else grads
         mask = self._mask
         if e.variadic:
             f, idx = e.formulas[0]
@@ -306,7 +311,7 @@ class FormulaNode(Node):
         return vals
 
     def _check_versions(self, needed):
-        from .._tensor import Tensor, type_name
+        from .._tensor import Tensor
         e = self._entry
         vers = self._vers
         saved = self._saved
@@ -324,17 +329,7 @@ class FormulaNode(Node):
                 data = v._data
                 who = (v._fn, v._nr)
             if now != want:
-                # torch 2.13 names the saved tensor's current grad_fn (the saving node for a
-                # saved output) without its "Backward0" suffix: "output 0 of Add".
-                what = ""
-                if who[0] is not None:
-                    what = f", which is output {who[1]} of {short_name(who[0])},"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{type_name(np.asarray(data))}]{what} is at version "
-                    f"{now}; expected version {want} instead. Hint: enable anomaly detection to "
-                    "find the operation that failed to compute its gradient, with "
-                    "torch.autograd.set_detect_anomaly(True).")
+                raise modified_error(data, who, now, want)
 
     def _release(self):
         if self._entry.saves_tensors:
@@ -360,7 +355,28 @@ class FormulaNode(Node):
             t._rg, t._fn = True, self
             return t
         v = self._saved[j]
+        if name in e.wrapped and isinstance(v, (bool, int, float)):
+            # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
+            # (bool, int64 or float64); the formulas keep using the plain number.
+            return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
+                                  np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+def modified_error(data, who, now, want):
+    """torch's error for a saved tensor edited in place; who = (its grad_fn, output_nr)."""
+    from .._tensor import type_name
+    # torch 2.13 names the saved tensor's current grad_fn (the saving node for a saved
+    # output) without its "Backward0" suffix: "output 0 of Add".
+    what = ""
+    if who[0] is not None:
+        what = f", which is output {who[1]} of {short_name(who[0])},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name(np.asarray(data))}]{what} is at version {now}; "
+        f"expected version {want} instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True).")
 
 
 def short_name(node):
@@ -415,7 +431,7 @@ def record(entry, out, inputs, args=()):
     node = _new(entry.cls)
     node._init_node(tuple(nexts), None if nrs is None else tuple(nrs))
     node._mask = mask
-    node._n_out = entry.n_out
+    node._n_out = entry.n_out or 1
     node._saved = args
     node._meta = None if meta is None else tuple(meta)
     node._released = False
@@ -436,11 +452,13 @@ def record(entry, out, inputs, args=()):
                 vers = [0] * (len(entry.args) + 1)
             vers[j] = v._vc.v
     node._vers = None if vers is None else tuple(vers)
-    if _state.trace is not None:
-        node._inputs = tuple(inputs)
     out._rg = True
     out._fn = node
     out._nr = 0
+    trace = _state.trace
+    if trace is not None:
+        node._inputs = tuple(inputs)
+        trace.made(out, node)
     return node
 
 
@@ -450,6 +468,8 @@ def record_outputs(entry, outs, inputs, args=()):
     node._n_out = len(outs)
     for k, t in enumerate(outs):
         t._rg, t._fn, t._nr = True, node, k
+        if k and _state.trace is not None:
+            _state.trace.made(t, node)
     return node
 
 

@@ -25,11 +25,11 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
-        from .._tensor import _init
+        from .._tensor import _RG_DTYPE_CREATE, _init, _set_requires_grad
         t = object.__new__(cls)
         arr = np.zeros(0, dtype=np.float32) if data is None else np.array(data._data)
         _init(t, arr)
-        t._rg = bool(requires_grad)
+        _set_requires_grad(t, requires_grad, _RG_DTYPE_CREATE)
         return t
 
     def __init__(self, data=None, requires_grad=True):

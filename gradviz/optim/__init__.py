@@ -81,6 +81,7 @@ class SGD(Optimizer):
 
 def _update(p, d, lr):
     """p -= lr * d in place, counted as one in-place edit (p._version + 1), as torch's."""
+    from .._ops import bump_version
     a = p._array()
     a -= np.asarray(lr * d, dtype=a.dtype)
-    p._version_counter().v += 1
+    bump_version(p, "sub_")

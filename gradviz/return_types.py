@@ -1,0 +1,36 @@
+"""Named result tuples, as torch.return_types: `torch.max(x, 0)` gives a `max` whose fields are
+`values` and `indices` (type(r).__name__ == "max", as in torch)."""
+
+__all__ = ["max", "min"]
+
+
+class _ValuesIndices(tuple):
+    """(values, indices), readable by position or by name."""
+
+    __slots__ = ()
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self):
+        return (f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
+
+    def __reduce__(self):
+        return (type(self), tuple(self))
+
+
+class max(_ValuesIndices):  # noqa: A001  (torch.return_types.max)
+    __slots__ = ()
+
+
+class min(_ValuesIndices):  # noqa: A001  (torch.return_types.min)
+    __slots__ = ()

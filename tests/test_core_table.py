@@ -1,0 +1,229 @@
+"""The derivative table drives these tests: every entry has an example below, which must record
+that entry's node and pass gradcheck (central differences in float64), once and, where the
+formula is meant to be differentiable, twice. A new entry without an example fails
+`test_every_entry_has_an_example`.
+"""
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz._derivatives import DERIVATIVES
+from gradviz.autograd.graph import CopySlices
+
+F64 = torch.float64
+
+
+def t(data):
+    return torch.tensor(data, dtype=F64, requires_grad=True)
+
+
+A3 = [0.3, -1.2, 2.1]
+B3 = [1.4, 0.7, -0.9]
+P3 = [0.3, 1.2, 2.1]            # positive
+M23 = [[0.3, -1.2, 2.1], [1.1, 0.4, -0.6]]
+M32 = [[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]]
+
+
+def _setitem_list(x, y):
+    b = x.clone()
+    b[[0, 2]] = y
+    return b
+
+
+def _inplace_on_view(x):
+    b = x.clone()
+    v = b[1:]
+    v.mul_(2)
+    return v
+
+
+def _index_double_backward(x, y):
+    (g,) = torch.autograd.grad((x[[0, 0, 2]] * y).sum(), x, create_graph=True)
+    return g
+
+
+def _unbind_second(x):
+    return x.unbind(1)[1]
+
+
+# op name -> (function of tensors, input data, options)
+EXAMPLES = {
+    "add": (lambda x, y: x.add(y, alpha=2), (A3, B3), {}),
+    "sub": (lambda x, y: x.sub(y, alpha=3), (A3, B3), {}),
+    "rsub": (lambda x: 2 - x, (A3,), {}),
+    "mul": (lambda x, y: x * y, (A3, B3), {}),
+    "mul_scalar": (lambda x: torch.autograd.grad((x ** 3).sum(), x, create_graph=True)[0],
+                   (A3,), {}),
+    "sub_scalar": (lambda x, y: torch.autograd.grad((x ** y).sum(), x, create_graph=True)[0],
+                   (P3, B3), {}),
+    "div": (lambda x, y: x / y, (A3, B3), {}),
+    "div_mode": (lambda x, y: x.div(y, rounding_mode="floor"), (A3, B3), {"second": False}),
+    "neg": (lambda x: -x, (A3,), {}),
+    "abs": (lambda x: x.abs(), (A3,), {}),
+    "reciprocal": (lambda x: 1 / x, (A3,), {}),
+    "pow": (lambda x: x ** 3, (A3,), {}),
+    "pow_tensor": (lambda x, y: x ** y, (P3, B3), {}),
+    "pow_scalar": (lambda x: 2.5 ** x, (A3,), {}),
+    "remainder_scalar": (lambda x: x % 0.65, (A3,), {"second": False}),
+    "remainder": (lambda x, y: x % y, (A3, B3), {"second": False}),
+    "exp": (lambda x: x.exp(), (A3,), {}),
+    "log": (lambda x: x.log(), (P3,), {}),
+    "sqrt": (lambda x: x.sqrt(), (P3,), {}),
+    "sin": (lambda x: x.sin(), (A3,), {}),
+    "cos": (lambda x: x.cos(), (A3,), {}),
+    "tanh": (lambda x: x.tanh(), (A3,), {}),
+    "sigmoid": (lambda x: x.sigmoid(), (A3,), {}),
+    "relu": (lambda x: x.relu(), (A3,), {}),
+    "sign": (lambda x: x.sign(), (A3,), {}),
+    "floor": (lambda x: x.floor(), (A3,), {}),
+    "ceil": (lambda x: x.ceil(), (A3,), {}),
+    "trunc": (lambda x: x.trunc(), (A3,), {}),
+    "round": (lambda x: x.round(), (A3,), {}),
+    "round_decimals": (lambda x: x.round(decimals=1), ([0.33, -1.21, 2.14],), {}),
+    "clamp": (lambda x: x.clamp(-1, 1), (A3,), {}),
+    "clamp_tensor": (lambda x, lo: x.clamp(min=lo), (A3, B3), {}),
+    "maximum": (lambda x, y: torch.maximum(x, y), (A3, B3), {}),
+    "minimum": (lambda x, y: torch.minimum(x, y), (A3, B3), {}),
+    "where": (lambda x, y: torch.where(x > 0, x, y), (A3, B3), {}),
+    "clone": (lambda x: x.clone(), (A3,), {}),
+    "sum": (lambda x: x.sum(), (M23,), {}),
+    "sum_dim": (lambda x: x.sum(1), (M23,), {}),
+    "mean": (lambda x: x.mean(), (M23,), {}),
+    "mean_dim": (lambda x: x.mean(0, keepdim=True), (M23,), {}),
+    "prod": (lambda x: x.prod(), (A3,), {}),
+    "prod_dim": (lambda x: x.prod(1), (M23,), {}),
+    "max": (lambda x: x.max(), (A3,), {}),
+    "min": (lambda x: x.min(), (A3,), {}),
+    "max_dim": (lambda x: x.max(1)[0], (M23,), {}),
+    "min_dim": (lambda x: x.min(0, keepdim=True).values, (M23,), {}),
+    "softmax": (lambda x: x.softmax(1), (M23,), {}),
+    "log_softmax": (lambda x: x.log_softmax(0), (M23,), {}),
+    "mm": (lambda x, y: x @ y, (M23, M32), {}),
+    "bmm": (lambda x, y: torch.bmm(x, y), ([M23], [M32]), {}),
+    "mv": (lambda x, y: x @ y, (M23, A3), {}),
+    "dot": (lambda x, y: x @ y, (A3, B3), {}),
+    "addmm": (lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2), ([1.0, -2.0], M23, M32),
+              {}),
+    "t": (lambda x: x.t(), (M23,), {}),
+    "transpose": (lambda x: x.transpose(0, 1), (M23,), {}),
+    "permute": (lambda x: x.permute(1, 0), (M23,), {}),
+    "view": (lambda x: x.view(3, 2), (M23,), {}),
+    "reshape_alias": (lambda x: x.unsqueeze(0).expand(2, 2, 3).reshape(2, 6), (M23,), {}),
+    "unsafe_view": (lambda x: x.t().reshape(6), (M23,), {}),
+    "squeeze": (lambda x: x.unsqueeze(0).squeeze(), (A3,), {}),
+    "squeeze_dim": (lambda x: x.unsqueeze(1).squeeze(1), (A3,), {}),
+    "squeeze_dims": (lambda x: x.unsqueeze(1).squeeze((1,)), (A3,), {}),
+    "squeeze_dim_": (lambda x, y: x @ y, (B3, M32), {}),
+    "unsqueeze": (lambda x: x.unsqueeze(0), (A3,), {}),
+    "expand": (lambda x: x.expand(2, 3), (A3,), {}),
+    "select": (lambda x: x[1], (M23,), {}),
+    "slice": (lambda x: x[:, 1:], (M23,), {}),
+    "index": (lambda x: x[[0, 0, 2]], (A3,), {}),
+    "alias": (lambda x: x[...], (A3,), {}),
+    "as_strided": (_inplace_on_view, (A3,), {"second": False}),
+    "to_copy": (lambda x: x.float() * 1, (A3,), {"eps": 1e-3, "second": False}),
+    "index_put_zeros": (_index_double_backward, (A3, B3), {}),
+    "cat": (lambda x, y: torch.cat([x, y]), (A3, B3), {}),
+    "stack": (lambda x, y: torch.stack([x, y], 1), (A3, B3), {}),
+    "unbind": (_unbind_second, (M23,), {}),
+    "zero_": (lambda x: x.clone().zero_(), (A3,), {}),
+    "fill_": (lambda x: x.clone().fill_(2.0), (A3,), {}),
+    "fill_tensor_": (lambda x, v: x.clone().fill_(v), (A3, 0.5), {}),
+    "copy_": (lambda x, y: x.clone().copy_(y), (A3, B3), {}),
+    "index_put": (_setitem_list, (A3, [B3[0], B3[1]]), {}),
+    "mse_loss": (lambda x, y: torch.nn.functional.mse_loss(x, y), (A3, B3), {}),
+    "nll_loss": (lambda x: torch.nn.functional.nll_loss(x, torch.tensor([2, 0])), (M23,), {}),
+}
+
+# Entries torch records without a derivative: backward must fail, naming the op.
+NO_DERIVATIVE = {
+    "floor_divide": (lambda x: x // 2, "derivative for aten::floor_divide is not implemented"),
+    "rremainder": (lambda x: 2 % x, "derivative for aten::remainder is not implemented"),
+}
+
+
+def _nodes(fn):
+    """Every node reachable from fn, including the ops inside CopySlices."""
+    seen, stack, out = set(), [fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(node)
+        if isinstance(node, CopySlices):
+            stack.append(node._fn)
+        stack.extend(n for n, _ in node.next_functions)
+    return out
+
+
+def test_every_entry_has_an_example():
+    assert set(EXAMPLES) | set(NO_DERIVATIVE) == set(DERIVATIVES)
+
+
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_example_records_its_entry(op):
+    fn, data, _ = EXAMPLES[op]
+    out = fn(*[t(d) for d in data])
+    names = [type(n).__name__ for n in _nodes(out.grad_fn)]
+    assert DERIVATIVES[op].node in names, names
+
+
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_first_derivative_matches_finite_differences(op):
+    fn, data, opts = EXAMPLES[op]
+    assert torch.autograd.gradcheck(fn, [t(d) for d in data], eps=opts.get("eps", 1e-6))
+
+
+@pytest.mark.parametrize("op", sorted(op for op, e in EXAMPLES.items()
+                                      if e[2].get("second", True)))
+def test_second_derivative_matches_finite_differences(op):
+    fn, data, _ = EXAMPLES[op]
+    xs = [t(d) for d in data]
+
+    def first(*inputs):
+        out = fn(*inputs)
+        weight = torch.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+        grads = torch.autograd.grad((out * weight).sum(), inputs, create_graph=True,
+                                    allow_unused=True)
+        return tuple(g if g is not None else torch.zeros_like(x) for g, x in zip(grads, inputs))
+
+    assert torch.autograd.gradcheck(first, xs)
+
+
+@pytest.mark.parametrize("op", sorted(NO_DERIVATIVE))
+def test_entries_without_derivative_fail_in_backward(op):
+    fn, message = NO_DERIVATIVE[op]
+    y = fn(t(P3))
+    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match=message):
+        y.sum().backward()
+
+
+def test_the_checker_catches_a_wrong_derivative():
+    class WrongExp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y * 1.01
+
+    x = t(A3)
+    assert not torch.autograd.gradcheck(WrongExp.apply, (x,), raise_exception=False)
+    with pytest.raises(torch.autograd.GradcheckError):
+        torch.autograd.gradcheck(WrongExp.apply, (x,))
+
+
+def test_a_wrong_table_formula_is_caught(monkeypatch):
+    entry = DERIVATIVES["sin"]
+    _, idx = entry.formulas[0]
+    wrong = list(entry.formulas)
+    wrong[0] = (lambda grad, self: grad * np.cos(self) * 2, idx)
+    monkeypatch.setattr(entry, "formulas", wrong)
+    assert not torch.autograd.gradcheck(lambda x: x.sin(), (t(A3),), raise_exception=False)
