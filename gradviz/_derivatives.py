@@ -48,8 +48,16 @@ class Derivative:
                     raise TypeError(f"{node}: formula for {name!r} uses unknown name {p!r}")
             self.formulas.append((f, tuple(scope.index(p) for p in params[skip:])))
         self._needed = {}
+        self._plans = {}
         self.saves_tensors = False
         self.cls = make_node_class(self)
+
+    def plan(self, mask):
+        """The Plan for the inputs in `mask` (cached): what to keep and how to call formulas."""
+        p = self._plans.get(mask)
+        if p is None:
+            p = self._plans[mask] = Plan(self, mask)
+        return p
 
     def needed(self, mask):
         """Indices of args (and result) used by the formulas of inputs in `mask`."""
@@ -68,6 +76,31 @@ class Derivative:
 
     def __repr__(self):
         return f"<Derivative {self.op} -> {self.node}>"
+
+
+class Plan:
+    """How a node of one entry saves and calls, for one set of inputs needing a gradient.
+
+    `keep` lists the args kept alive (only those the needed formulas use, as torch saves
+    only what it will need); the node stores them in that order, followed by the result at
+    backward time. `calls` are (input index, formula, positions into that list).
+    """
+
+    __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
+                 "n_args")
+
+    def __init__(self, entry, mask):
+        needed = entry.needed(mask)
+        self.keep = tuple(j for j in needed if j != entry.result_index)
+        self.n_args = len(entry.args)
+        self.all_args = self.keep == tuple(range(self.n_args))
+        self.saves_result = entry.result_index in needed
+        self.position = {j: k for k, j in enumerate(self.keep)}
+        self.position[entry.result_index] = len(self.keep)
+        self.n_inputs = len(entry.formulas)
+        self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
+                           for i, (f, idx) in enumerate(entry.formulas)
+                           if entry.variadic or mask >> i & 1)
 
 
 DERIVATIVES = {}

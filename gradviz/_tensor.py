@@ -74,8 +74,15 @@ class Tensor:
     tensor(7.3891, grad_fn=<ExpBackward0>)
     """
 
-    __slots__ = ("_data", "_rg", "_fn", "_nr", "_grad", "_vc", "_base_", "_view_fn", "_acc",
-                 "_retains", "_hooks", "__weakref__", "__dict__")
+    # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
+    # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "__weakref__", "__dict__")
+    _grad = None
+    _base_ = None
+    _view_fn = None
+    _acc = None
+    _retains = False
+    _hooks = None
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.
@@ -378,13 +385,7 @@ def _init(t, data):
     t._rg = False
     t._fn = None
     t._nr = 0
-    t._grad = None
     t._vc = None
-    t._base_ = None
-    t._view_fn = None
-    t._acc = None
-    t._retains = False
-    t._hooks = None
 
 
 _new = object.__new__
@@ -397,13 +398,7 @@ def _make(data, cls=Tensor):
     t._rg = False
     t._fn = None
     t._nr = 0
-    t._grad = None
     t._vc = None
-    t._base_ = None
-    t._view_fn = None
-    t._acc = None
-    t._retains = False
-    t._hooks = None
     if _state.trace is not None:
         _state.trace.created(t)
     return t
@@ -427,3 +422,11 @@ def type_name(data):
     """torch's legacy type string for error messages: `torch.FloatTensor [2, 2]`."""
     shape = ", ".join(str(s) for s in np.shape(data))
     return f"torch.{_TYPE_NAMES[data.dtype.name]} [{shape}]"
+
+
+def _bind():
+    from .autograd import graph
+    graph._bind_tensor(Tensor, _make)
+
+
+_bind()

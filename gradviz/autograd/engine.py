@@ -198,7 +198,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     for node, _ in roots:
         if node is not None and deps[node] == 0 and node not in pushed:
             pushed.add(node)
-            heapq.heappush(ready, (-node._seq, id(node), node))
+            heapq.heappush(ready, (-node._seq, node))
 
     prev_mode = _state.enabled
     _state.enabled = create_graph
@@ -214,18 +214,39 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
 
 
 def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only, capture):
-    """Run ready nodes until none is left, handing each output gradient to its next node."""
+    """Run ready nodes until none is left, handing each output gradient to its next node.
+
+    Sequence numbers are unique, so the heap never compares two nodes. A node with no hooks,
+    no tracer, no captures and no anomaly mode takes the short path straight to its formula.
+    """
+    heappop, heappush = heapq.heappop, heapq.heappush
+    plain = captures is None and _state.trace is None and not _state.anomaly
     while ready:
-        node = heapq.heappop(ready)[2]
-        grads = buffers.pop(node, None) or [None] * node._n_out
-        outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
-                        capture)
-        nexts = node._next
+        node = heappop(ready)[1]
+        grads = buffers.pop(node, None)
+        if grads is None:
+            outs = ()
+        elif (plain and node._tpre is None and node._retain is None and node._prehooks is None
+              and node._hooks is None and not isinstance(node, AccumulateGrad)):
+            if grads[0] is None and len(grads) == 1:
+                outs = ()
+            else:
+                try:
+                    outs = node._apply(grads, create_graph)
+                except Exception as exc:
+                    _annotate(exc, node)
+                    raise
+                if not retain_graph:
+                    node._release()
+        else:
+            outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
+                            capture)
         nrs = node._nrs
-        for i, nxt in enumerate(nexts):
+        n_outs = len(outs)
+        for i, nxt in enumerate(node._next):
             if nxt is None:
                 continue
-            g = outs[i] if i < len(outs) else None
+            g = outs[i] if i < n_outs else None
             if g is not None:
                 nr = 0 if nrs is None else nrs[i]
                 buf = buffers.get(nxt)
@@ -236,7 +257,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
             d = deps[nxt] - 1
             deps[nxt] = d
             if d == 0:
-                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                heappush(ready, (-nxt._seq, nxt))
 
 
 def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture):

@@ -2,8 +2,12 @@
 
 A node's edges (`next_functions`) are kept flat for speed: `_next` is a tuple of nodes (None
 for an input that does not require grad) and `_nrs` the matching input numbers (None when all
-are 0). Every node records the user's file and line that made it (`_where`) and, in anomaly
-mode, the whole forward stack (`_stack`).
+are 0). Every node records the user's code object and line that made it (`_code`, `_line`;
+`_where` gives them as (file, line)) and, in anomaly mode, the whole forward stack (`_stack`).
+
+Memory and speed: a node sets only its hot fields; what few nodes have (hooks, retained
+grads, the inspector's inputs, anomaly stacks, metadata) are class-level None defaults that a
+node overrides in its own __dict__ when it needs them.
 """
 
 import itertools
@@ -20,7 +24,9 @@ from .grad_mode import _state
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 _seq = itertools.count()
-_ACCUMULATE_SEQ = sys.maxsize   # torch gives AccumulateGrad the highest priority, so do we
+# torch gives AccumulateGrad the highest priority in the ready queue, so do we (each its own,
+# so that the queue never has to compare two nodes).
+_ACCUMULATE_SEQ = sys.maxsize // 2
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _internal = {}
@@ -45,6 +51,21 @@ def user_site(depth=2):
             return (code.co_filename, f.f_lineno)
         f = f.f_back
     return None
+
+
+def user_frame(depth):
+    """(code object, line) of the innermost caller outside the gradviz package, or (None, 0)."""
+    f = sys._getframe(depth)
+    cache = _internal
+    while f is not None:
+        code = f.f_code
+        inside = cache.get(code)
+        if inside is None:
+            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            return code, f.f_lineno
+        f = f.f_back
+    return None, 0
 
 
 def user_stack():
@@ -83,22 +104,28 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    __slots__ = ("_next", "_nrs", "_seq", "_where", "_stack", "_hooks", "_prehooks", "_tpre",
-                 "_retain", "_inputs", "_metadata", "__weakref__")
+    __slots__ = ("_next", "_nrs", "_seq", "_code", "_line", "__dict__", "__weakref__")
 
     _n_out = 1          # number of forward outputs (gradients this node receives)
+    # Rarely set; a node that needs one stores it in its own __dict__.
+    _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
         self._nrs = nrs
         self._seq = next(_seq)
-        self._where = user_site(3)
-        self._stack = user_stack() if _state.anomaly else None
-        self._hooks = self._prehooks = self._tpre = self._retain = None
-        self._inputs = self._metadata = None
+        self._code, self._line = user_frame(2)
+        if _state.anomaly:
+            self._stack = user_stack()
         trace = _state.trace
         if trace is not None:
             trace.node(self)
+
+    @property
+    def _where(self):
+        """(filename, line) of the user's code that made this node, or None."""
+        code = self._code
+        return None if code is None else (code.co_filename, self._line)
 
     # ----- torch's public Node API ---------------------------------------------------------
 
@@ -185,7 +212,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self._init_node((), None)
-        self._seq = _ACCUMULATE_SEQ
+        self._seq = _ACCUMULATE_SEQ + self._seq
         self.variable = variable
 
     def _tensor_hooks(self, nr):
@@ -258,27 +285,33 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_vers", "_mask", "_meta", "_res", "_resvc", "_released", "_n_out")
+    __slots__ = ("_saved", "_vers", "_mask", "_plan", "_meta", "_res", "_resvc", "_released")
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
         return self._entry.display
 
     def _apply(self, grads, create_graph):
-        e = self._entry
         if self._released:
             raise RuntimeError(_FREED)
-        vals = self._unpack(create_graph)
+        plan = self._plan
+        vals = self._unpack(plan, create_graph)
+        e = self._entry
         # One gradient for a single-output op (cat and stack included), the list for unbind.
         grad = grads[0] if e.n_out == 1 else grads
-        mask = self._mask
         if e.variadic:
-            f, idx = e.formulas[0]
-            out = list(f(grad, mask, *[vals[j] for j in idx]))
+            _, f, pos = plan.calls[0]
+            out = list(f(grad, self._mask, *[vals[p] for p in pos]))
         else:
-            out = []
-            for i, (f, idx) in enumerate(e.formulas):
-                out.append(f(grad, *[vals[j] for j in idx]) if mask >> i & 1 else None)
+            out = [None] * plan.n_inputs
+            for i, f, pos in plan.calls:
+                n = len(pos)
+                if n == 1:
+                    out[i] = f(grad, vals[pos[0]])
+                elif n == 0:
+                    out[i] = f(grad)
+                else:
+                    out[i] = f(grad, *[vals[p] for p in pos])
         meta = self._meta
         if meta is not None:
             from .._derivatives import fit_to
@@ -287,49 +320,45 @@ class FormulaNode(Node):
                     out[i] = fit_to(out[i], m[0], m[1])
         return out
 
-    def _unpack(self, create_graph):
-        """Saved values for the formulas: arrays for plain backward, Tensors for create_graph."""
-        from .._tensor import Tensor, _make
-        e = self._entry
-        saved = self._saved
-        needed = e.needed(self._mask)
-        vals = [None] * (len(e.args) + 1)
-        self._check_versions(needed)
-        for j in needed:
-            if j == e.result_index:
-                if create_graph:
-                    t = _make(self._res)
-                    t._rg, t._fn = True, self
-                    vals[j] = t
-                else:
-                    vals[j] = self._res
-                continue
-            v = saved[j]
-            if isinstance(v, Tensor) and not create_graph:
-                v = v._data
-            vals[j] = v
+    def _unpack(self, plan, create_graph):
+        """Saved values for the formulas (arrays for a plain backward, Tensors with
+        create_graph), after checking that no saved tensor was modified in place."""
+        vers = self._vers
+        vals = []
+        for k, v in enumerate(self._saved):
+            if isinstance(v, _Tensor):
+                vc = v._vc
+                if vc is not None:
+                    want = 0 if vers is None else vers[k]
+                    if vc.v != want:
+                        raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
+                vals.append(v if create_graph else v._data)
+            else:
+                vals.append(v)
+        if plan.saves_result:
+            vc = self._resvc
+            want = 0 if vers is None else vers[-1]
+            if vc.v != want:
+                raise modified_error(self._res, (self, 0), vc.v, want)
+            if create_graph:
+                t = _make_tensor(self._res)
+                t._rg, t._fn = True, self
+                vals.append(t)
+            else:
+                vals.append(self._res)
         return vals
 
-    def _check_versions(self, needed):
-        from .._tensor import Tensor
+    def _saved_items(self):
+        """(name, value, saved_version) for each saved value; the result's value is None."""
         e = self._entry
+        plan = self._plan
         vers = self._vers
-        saved = self._saved
-        for j in needed:
-            if j == e.result_index:
-                vc, data, who = self._resvc, self._res, (self, 0)
-                now = vc.v if vc is not None else 0
-                want = 0 if vers is None else vers[j]
-            else:
-                v = saved[j]
-                if not isinstance(v, Tensor):
-                    continue
-                now = v._version
-                want = 0 if vers is None else vers[j]
-                data = v._data
-                who = (v._fn, v._nr)
-            if now != want:
-                raise modified_error(data, who, now, want)
+        out = []
+        for k, j in enumerate(plan.keep):
+            out.append((e.args[j], self._saved[k], 0 if vers is None else vers[k]))
+        if plan.saves_result:
+            out.append(("result", None, 0 if vers is None else vers[-1]))
+        return out
 
     def _release(self):
         if self._entry.saves_tensors:
@@ -343,18 +372,19 @@ class FormulaNode(Node):
 
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
-        from .._tensor import Tensor, _make
+        from .._tensor import _make
         e = self._entry
         if self._released:
             raise RuntimeError(_FREED)
         j = e.result_index if name == "result" else e.args.index(name)
-        if j not in e.needed(self._mask):
+        k = self._plan.position.get(j)
+        if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[j]
+        v = self._saved[k]
         if name in e.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
@@ -401,9 +431,8 @@ def record(entry, out, inputs, args=()):
     """Make `out` the result of a new `entry` node over `inputs` (Tensors or None) and return it.
 
     Only inputs that require grad get an edge (the others get (None, 0), as in torch), and only
-    the values that the needed formulas use are version-checked later.
+    the values that the needed formulas use are kept alive and version-checked later.
     """
-    from .._tensor import Tensor
     nexts = []
     nrs = None
     mask = 0
@@ -428,35 +457,45 @@ def record(entry, out, inputs, args=()):
             if meta is None:
                 meta = [None] * len(inputs)
             meta[i] = (d.shape, d.dtype)
+    plan = entry._plans.get(mask) or entry.plan(mask)
     node = _new(entry.cls)
-    node._init_node(tuple(nexts), None if nrs is None else tuple(nrs))
+    node._next = tuple(nexts)
+    node._nrs = None if nrs is None else tuple(nrs)
+    node._seq = next(_seq)
+    node._code, node._line = user_frame(2)
     node._mask = mask
-    node._n_out = entry.n_out or 1
-    node._saved = args
+    node._plan = plan
     node._meta = None if meta is None else tuple(meta)
     node._released = False
-    node._res = node._resvc = None
+    if plan.all_args and len(args) == plan.n_args:
+        saved = args
+    else:
+        saved = tuple([args[j] for j in plan.keep])
+    node._saved = saved
     vers = None
-    for j in entry.needed(mask):
-        if j == entry.result_index:
-            node._res = od
-            vc = node._resvc = out._version_counter()
-            if vc.v:
-                if vers is None:
-                    vers = [0] * (len(entry.args) + 1)
-                vers[j] = vc.v
-            continue
-        v = args[j]
-        if isinstance(v, Tensor) and v._vc is not None and v._vc.v:
+    for k, v in enumerate(saved):
+        if isinstance(v, _Tensor) and v._vc is not None and v._vc.v:
             if vers is None:
-                vers = [0] * (len(entry.args) + 1)
-            vers[j] = v._vc.v
+                vers = [0] * (len(saved) + 1)
+            vers[k] = v._vc.v
+    if plan.saves_result:
+        node._res = od
+        vc = node._resvc = out._version_counter()
+        if vc.v:
+            if vers is None:
+                vers = [0] * (len(saved) + 1)
+            vers[-1] = vc.v
+    else:
+        node._res = node._resvc = None
     node._vers = None if vers is None else tuple(vers)
     out._rg = True
     out._fn = node
     out._nr = 0
+    if _state.anomaly:
+        node._stack = user_stack()
     trace = _state.trace
     if trace is not None:
+        trace.node(node)
         node._inputs = tuple(inputs)
         trace.made(out, node)
     return node
@@ -465,7 +504,7 @@ def record(entry, out, inputs, args=()):
 def record_outputs(entry, outs, inputs, args=()):
     """record() for an op with several differentiable outputs (output k gets output_nr k)."""
     node = record(entry, outs[0], inputs, args)
-    node._n_out = len(outs)
+    node._n_out = len(outs)      # stored in the node's __dict__, over the class default
     for k, t in enumerate(outs):
         t._rg, t._fn, t._nr = True, node, k
         if k and _state.trace is not None:
@@ -474,6 +513,13 @@ def record_outputs(entry, outs, inputs, args=()):
 
 
 _new = object.__new__
+_Tensor = None          # gradviz.Tensor, bound by gradviz._tensor once it exists
+_make_tensor = None
+
+
+def _bind_tensor(tensor_cls, make):
+    global _Tensor, _make_tensor
+    _Tensor, _make_tensor = tensor_cls, make
 
 
 # ----- In-place on views -------------------------------------------------------------------

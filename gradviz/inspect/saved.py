@@ -50,19 +50,14 @@ def saved_entries(node, output=None):
         return None
     if node._released:
         return []
-    e = node._entry
     out = []
-    for j in e.needed(node._mask):
-        want = 0 if node._vers is None else node._vers[j]
-        if j == e.result_index:
+    for name, v, want in node._saved_items():
+        if name == "result":
             out.append(Saved("_saved_result", output, node._res, node._resvc, want))
-            continue
-        v = node._saved[j]
-        label = "_saved_" + e.args[j]
-        if isinstance(v, Tensor):
-            out.append(Saved(label, v, v._data, v._vc, want))
+        elif isinstance(v, Tensor):
+            out.append(Saved("_saved_" + name, v, v._data, v._vc, want))
         else:
-            out.append(Saved(label, value=v, is_tensor=False))
+            out.append(Saved("_saved_" + name, value=v, is_tensor=False))
     return out
 
 
