@@ -68,9 +68,18 @@ def user_frame(depth):
     return None, 0
 
 
+_RUNNER = os.path.join(_PKG_DIR, "inspect", "runner.py")
+
+
 def user_stack():
-    """The forward stack for anomaly mode, without gradviz's own frames."""
-    return [fr for fr in traceback.extract_stack()[:-1] if not fr.filename.startswith(_PKG_DIR)]
+    """The forward stack for anomaly mode, without gradviz's own frames (and, when the
+    inspector runs the file, without the frames of whatever called the inspector)."""
+    stack = traceback.extract_stack()[:-1]
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i].filename == _RUNNER:
+            stack = stack[i + 1:]
+            break
+    return [fr for fr in stack if not fr.filename.startswith(_PKG_DIR)]
 
 
 class RemovableHandle:

@@ -160,6 +160,16 @@ def describe(exc, path, debug=False):
                      frames, node, forward, at and at["code"])
 
 
+@contextlib.contextmanager
+def quiet_anomaly_warnings():
+    """Anomaly mode's "Error detected in ..." warning repeats what the inspector reports (with
+    the forward traceback trimmed to the user's frames), so it is not printed twice."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Error detected in", category=RuntimeWarning)
+        yield
+
+
 def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False):
     """Run the file; return (namespace, stdout text, ErrorInfo or None).
 
@@ -179,7 +189,7 @@ def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=
     from .tracer import tracing
     prev_anomaly = (_state.anomaly, _state.anomaly_nan)
     with _patched_modules(_aliases(backend, mod)), _as_script(path, argv), \
-            contextlib.redirect_stdout(out):
+            contextlib.redirect_stdout(out), quiet_anomaly_warnings():
         if anomaly:
             if backend == "gradviz":
                 _state.anomaly, _state.anomaly_nan = True, True

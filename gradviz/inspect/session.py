@@ -12,7 +12,7 @@ import ast
 import difflib
 
 from .names import named_tensors
-from .runner import UsageError, backend_module, describe, execute
+from .runner import UsageError, backend_module, describe, execute, quiet_anomaly_warnings
 from .tracer import Tracer, tracing
 
 __all__ = ["Run", "run_file"]
@@ -73,7 +73,7 @@ class Run:
         ctx = tracing(self.tracer) if self.backend == "gradviz" else _null()
         anomaly_ctx = mod.autograd.set_detect_anomaly(True) if anomaly else _null()
         try:
-            with ctx, anomaly_ctx:
+            with ctx, anomaly_ctx, quiet_anomaly_warnings():
                 root.backward(grad, retain_graph=retain_graph)
         except KeyboardInterrupt:
             raise

@@ -1,0 +1,38 @@
+"""The README's terminal output is real: regenerating it changes nothing."""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "docs"))
+
+import update_readme  # noqa: E402
+
+
+def test_readme_output_blocks_are_up_to_date():
+    with open(update_readme.README, encoding="utf-8") as f:
+        text = f.read()
+    blocks = update_readme.BLOCK.findall(text)
+    assert len(blocks) >= 5
+    fresh = update_readme.render(text)
+    if fresh != text:
+        pytest.fail("README.md output is stale: run `python docs/update_readme.py`")
+
+
+def test_readme_images_exist():
+    with open(update_readme.README, encoding="utf-8") as f:
+        text = f.read()
+    for command in update_readme.IMAGE.findall(text):
+        path = command.split("--svg ")[1].split()[0]
+        assert os.path.exists(os.path.join(ROOT, path)), path
+
+
+def test_setup_commands_are_the_two_documented_lines():
+    with open(update_readme.README, encoding="utf-8") as f:
+        text = f.read()
+    assert ("python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/gradviz run "
+            "examples/") in text
+    assert ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
+            ".venv/bin/python -m pytest -q") in text
