@@ -144,8 +144,12 @@ def test_svg_displays_in_a_headless_browser(real_renderer, tmp_path):
     if browser is None:
         pytest.skip("no chromium")
     out = render(build_dot(hostile(), show_saved=True), "svg", tmp_path / "g.svg")
-    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                           out.as_uri()], capture_output=True, text=True, timeout=120)
+    # No network here: without these flags Chromium keeps trying to reach its services.
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"]
+    proc = subprocess.run([browser, *flags, out.as_uri()], capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     # A broken SVG shows Chromium's XML error page instead of the drawing.
     assert "This page contains the following errors" not in proc.stdout
