@@ -34,6 +34,10 @@ def initial_seed():
 
 
 def _finish(data, requires_grad):
+    if data.ndim == 0:
+        # A 0-d tensor keeps a NumPy scalar: arithmetic on it is several times faster than on
+        # a 0-d array (it becomes an array the first time something views or edits it).
+        data = data[()]
     t = _make(data)
     if requires_grad:
         _set_requires_grad(t, True, _RG_DTYPE_CREATE)

@@ -351,6 +351,20 @@ def select_grad(grad, dim, index):
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
 
+def mm_mat2_grad(grad, self, mat2_t):
+    """The gradient of self @ mat2 w.r.t. mat2, self.T @ grad. When mat2 was a transposed view
+    (x @ W.t(), as nn.Linear does) it is computed as (grad.T @ self).T, so that after the
+    transpose back W's gradient comes out contiguous (torch's mm_mat2_backward does the same):
+    no copy to accumulate it, and fast in-place updates of W afterwards."""
+    if mat2_t:
+        return transpose(matmul(transpose(grad), self))
+    return matmul(transpose(self), grad)
+
+
+def is_transposed(a):
+    """A 2-D array laid out as the transpose of a contiguous one (W.t())."""
+    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
+
 def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
@@ -602,9 +616,9 @@ defderiv("log_softmax", "LogSoftmaxBackward0", ("dim",), self=log_softmax_grad)
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
-defderiv("mm", "MmBackward0", ("self", "mat2"),
+defderiv("mm", "MmBackward0", ("self", "mat2", "mat2_t"),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
-         mat2=lambda grad, self: matmul(transpose(self), grad))
+         mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
 defderiv("bmm", "BmmBackward0", ("self", "mat2"),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
          mat2=lambda grad, self: matmul(transpose(self), grad))
@@ -614,10 +628,11 @@ defderiv("mv", "MvBackward0", ("self", "vec"),
 defderiv("dot", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
-defderiv("addmm", "AddmmBackward0", ("mat1", "mat2", "alpha", "beta"),
+defderiv("addmm", "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"),
          self=lambda grad, beta: maybe_multiply(grad, beta),
          mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, transpose(mat2)), alpha),
-         mat2=lambda grad, mat1, alpha: maybe_multiply(matmul(transpose(mat1), grad), alpha))
+         mat2=lambda grad, mat1, alpha, mat2_t: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t),
+                                                               alpha))
 
 # ----- Views and shape ---------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype, return_types
 from ._derivatives import DERIVATIVES as D
+from ._derivatives import is_transposed
 from ._tensor import Tensor, _make, _wrap_dim
 from .autograd.graph import CopySlices, edge_of, record, record_outputs
 from .autograd.grad_mode import _state
@@ -389,12 +390,18 @@ def _floatify(a):
     return a if a.dtype.kind == "f" else a.astype(_default_float())
 
 
-def _unary(entry, ufunc, self, floating=True):
+def _unary(entry, ufunc, self, floating=True, quiet=False):
+    """One elementwise function. torch never warns about inf/nan results, so NumPy's warnings
+    are silenced, except for functions that cannot raise them (`quiet`): np.errstate costs
+    about a microsecond, more than a small op itself."""
     a = self._data
     if floating and a.dtype.kind != "f":
         a = a.astype(_default_float())
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    if quiet:
         out = _make(ufunc(a))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = _make(ufunc(a))
     if _state.enabled and self._rg:
         record(entry, out, (self,), (self,))
     return out
@@ -425,7 +432,7 @@ def cos(self):
 
 
 def tanh(self):
-    return _unary(_E_TANH, np.tanh, self)
+    return _unary(_E_TANH, np.tanh, self, quiet=True)
 
 
 def _np_sigmoid(a):
@@ -443,11 +450,11 @@ def _np_relu(a):
 
 
 def relu(self):
-    return _unary(_E_RELU, _np_relu, self, floating=False)
+    return _unary(_E_RELU, _np_relu, self, floating=False, quiet=True)
 
 
 def abs(self):
-    return _unary(D["abs"], np.abs, self, floating=False)
+    return _unary(D["abs"], np.abs, self, floating=False, quiet=True)
 
 
 def _zero_grad_unary(entry, ufunc, self, args=()):
@@ -817,6 +824,9 @@ _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "s
            "float16": "c10::Half"}
 
 
+_E_MM = D["mm"]
+
+
 def _mm_like(entry, self, other):
     a, b = self._data, other._data
     if a.dtype != b.dtype:
@@ -826,7 +836,8 @@ def _mm_like(entry, self, other):
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
     out = _make(np.matmul(a, b))
     if _needs(self, other):
-        record(entry, out, (self, other), (self, other))
+        args = (self, other, is_transposed(b)) if entry is _E_MM else (self, other)
+        record(entry, out, (self, other), args)
     return out
 
 
@@ -978,7 +989,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = _make(input._data * beta + a * alpha if (alpha != 1 or beta != 1)
                 else input._data + a)
     if _needs(input, mat1, mat2):
-        record(D["addmm"], out, (input, mat1, mat2), (mat1, mat2, alpha, beta))
+        record(D["addmm"], out, (input, mat1, mat2),
+               (mat1, mat2, alpha, beta, is_transposed(mat2._data)))
     return out
 
 
@@ -1549,12 +1561,23 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if alpha != 1:
         b = b * alpha
     orig = self.detach().clone() if (saves_self and ot is not None and ot._rg) else self
-    try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            new = ufunc(self._data, b)
-    except ValueError as exc:
-        raise _broadcast_error(self._data, b, exc) from None
-    _write(self, new)
+    d = self._data
+    done = False
+    if type(d) is np.ndarray and d.flags.writeable:
+        # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ufunc(d, b, out=d, casting="same_kind")
+            done = True
+        except (TypeError, ValueError):
+            pass        # a promotion or shape torch refuses: the path below says why
+    if not done:
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                new = ufunc(self._data, b)
+        except ValueError as exc:
+            raise _broadcast_error(self._data, b, exc) from None
+        _write(self, new)
     if entry is _E_MUL or entry is _E_DIV:
         args = (orig, other)
     else:

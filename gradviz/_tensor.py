@@ -342,7 +342,8 @@ class Tensor:
     def _version_counter(self):
         vc = self._vc
         if vc is None:
-            vc = self._vc = _Version()
+            vc = self._vc = _new(_Version)     # no __init__ call: this is on the hot path
+            vc.v = 0
         return vc
 
     # ----- printing ------------------------------------------------------------------------

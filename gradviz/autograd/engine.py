@@ -226,8 +226,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
         grads = buffers.pop(node, None)
         if grads is None:
             outs = ()
-        elif (plain and node._tpre is None and node._retain is None and node._prehooks is None
-              and node._hooks is None and not isinstance(node, AccumulateGrad)):
+        elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
                 outs = ()
             else:

@@ -113,15 +113,19 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    __slots__ = ("_next", "_nrs", "_seq", "_code", "_line", "__dict__", "__weakref__")
+    __slots__ = ("_next", "_seq", "_code", "_line", "__dict__", "__weakref__")
 
     _n_out = 1          # number of forward outputs (gradients this node receives)
-    # Rarely set; a node that needs one stores it in its own __dict__.
-    _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    # Rarely set; a node that needs one stores it in its own __dict__. `_nrs` is None when
+    # every edge is to output 0; `_plain` turns False once a hook or retain_grad is added, so
+    # the engine can take its short path after reading one attribute.
+    _nrs = _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    _plain = True
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
-        self._nrs = nrs
+        if nrs is not None:
+            self._nrs = nrs
         self._seq = next(_seq)
         self._code, self._line = user_frame(2)
         if _state.anomaly:
@@ -163,12 +167,14 @@ class Node:
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) after this node ran; may return new grad_inputs."""
+        self._plain = False
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) before this node runs; may return new grad_outputs."""
+        self._plain = False
         if self._prehooks is None:
             self._prehooks = {}
         return RemovableHandle(self._prehooks, fn)
@@ -187,11 +193,13 @@ class Node:
     # ----- hooks used by tensors and the engine --------------------------------------------
 
     def _add_tensor_prehook(self, nr, hook):
+        self._plain = False
         if self._tpre is None:
             self._tpre = {}
         return RemovableHandle(self._tpre.setdefault(nr, {}), hook)
 
     def _add_retain(self, nr, tensor_ref):
+        self._plain = False
         if self._retain is None:
             self._retain = {}
         self._retain[nr] = tensor_ref
@@ -215,6 +223,7 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf tensor's .grad (`.variable` is the leaf)."""
 
     __slots__ = ("variable",)
+    _plain = False          # the engine always runs AccumulateGrad on its full path (leaf hooks)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -241,7 +250,7 @@ class AccumulateGrad(Node):
             if isinstance(g, Tensor):
                 g = g._data
             if old is None:
-                var._grad = _make(np.array(g, dtype=var._data.dtype))
+                var._grad = _make(np.array(g, dtype=var._data.dtype, order="C"))
             else:
                 od = old._data
                 if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
@@ -294,7 +303,13 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_vers", "_mask", "_plan", "_meta", "_res", "_resvc", "_released")
+    __slots__ = ("_saved", "_vers", "_mask", "_plan", "_meta", "_res", "_resvc")
+
+    @property
+    def _released(self):
+        """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
+        formulas use the result.)"""
+        return self._saved is None
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -372,8 +387,8 @@ class FormulaNode(Node):
     def _release(self):
         if self._entry.saves_tensors:
             self._saved = None
-            self._res = None
-            self._released = True
+            if self._plan.saves_result:
+                self._res = None
 
     @property
     def _saved_tensor_names(self):
@@ -455,7 +470,10 @@ def record(entry, out, inputs, args=()):
         mask |= 1 << i
         fn = t._fn
         if fn is None:
-            fn = accumulator(t)
+            ref = t._acc
+            fn = None if ref is None else ref()
+            if fn is None:
+                fn = accumulator(t)
         elif t._nr:
             if nrs is None:
                 nrs = [0] * len(inputs)
@@ -469,13 +487,26 @@ def record(entry, out, inputs, args=()):
     plan = entry._plans.get(mask) or entry.plan(mask)
     node = _new(entry.cls)
     node._next = tuple(nexts)
-    node._nrs = None if nrs is None else tuple(nrs)
+    if nrs is not None:
+        node._nrs = tuple(nrs)
     node._seq = next(_seq)
-    node._code, node._line = user_frame(2)
+    # user_frame(1), inlined: the user's code object and line, skipping gradviz's own frames.
+    f = _getframe(1)
+    while f is not None:
+        code = f.f_code
+        inside = _internal.get(code)
+        if inside is None:
+            inside = _internal[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            break
+        f = f.f_back
+    if f is None:
+        node._code, node._line = None, 0
+    else:
+        node._code, node._line = code, f.f_lineno
     node._mask = mask
     node._plan = plan
     node._meta = None if meta is None else tuple(meta)
-    node._released = False
     if plan.all_args and len(args) == plan.n_args:
         saved = args
     else:
@@ -494,8 +525,6 @@ def record(entry, out, inputs, args=()):
             if vers is None:
                 vers = [0] * (len(saved) + 1)
             vers[-1] = vc.v
-    else:
-        node._res = node._resvc = None
     node._vers = None if vers is None else tuple(vers)
     out._rg = True
     out._fn = node
@@ -522,6 +551,7 @@ def record_outputs(entry, outs, inputs, args=()):
 
 
 _new = object.__new__
+_getframe = sys._getframe
 _Tensor = None          # gradviz.Tensor, bound by gradviz._tensor once it exists
 _make_tensor = None
 
