@@ -345,6 +345,13 @@ def split_grad(grad, sizes, dim):
     return np.split(grad, bounds, axis=dim)
 
 
+def unstack_grad(grad, dim, n):
+    """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
+    if _t(grad):
+        return [grad.select(dim, i) for i in range(n)]
+    return list(np.moveaxis(np.asarray(grad), dim, 0))
+
+
 def select_grad(grad, dim, index):
     return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
 
@@ -677,7 +684,7 @@ defderiv("index_put_zeros", "IndexPutBackwardBackward0", ("key",), saves_tensors
 defderiv("cat", "CatBackward0", ("dim", "sizes"), variadic=True, saves_tensors=False,
          tensors=lambda grad, mask, dim, sizes: split_grad(grad, sizes, dim))
 defderiv("stack", "StackBackward0", ("dim", "n"), variadic=True, saves_tensors=False,
-         tensors=lambda grad, mask, dim, n: [select_grad(grad, dim, i) for i in range(n)])
+         tensors=lambda grad, mask, dim, n: unstack_grad(grad, dim, n))
 defderiv("unbind", "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
          n_out=None, variadic=True, saves_tensors=False,
          self=lambda grads, mask, dim, part_shape, dtype:

@@ -32,27 +32,6 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _internal = {}
 
 
-def user_site(depth=2):
-    """(filename, line) of the innermost caller outside the gradviz package, or None.
-
-    Walks frames (cheap); code objects are classified once and cached.
-    """
-    try:
-        f = sys._getframe(depth)
-    except ValueError:
-        return None
-    cache = _internal
-    while f is not None:
-        code = f.f_code
-        inside = cache.get(code)
-        if inside is None:
-            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
-            return (code.co_filename, f.f_lineno)
-        f = f.f_back
-    return None
-
-
 def user_frame(depth):
     """(code object, line) of the innermost caller outside the gradviz package, or (None, 0)."""
     f = sys._getframe(depth)
@@ -69,6 +48,15 @@ def user_frame(depth):
 
 
 _RUNNER = os.path.join(_PKG_DIR, "inspect", "runner.py")
+
+
+def user_site(depth=2):
+    """(filename, line) of the innermost caller outside the gradviz package, or None."""
+    try:
+        code, line = user_frame(depth + 1)
+    except ValueError:
+        return None
+    return None if code is None else (code.co_filename, line)
 
 
 def user_stack():
