@@ -291,7 +291,10 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_vers", "_mask", "_plan", "_meta", "_res", "_resvc")
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
+    # from the output's (broadcasting, promotion), and saved versions other than 0.
+    _meta = _vers = None
 
     @property
     def _released(self):
@@ -494,7 +497,8 @@ def record(entry, out, inputs, args=()):
         node._code, node._line = code, f.f_lineno
     node._mask = mask
     node._plan = plan
-    node._meta = None if meta is None else tuple(meta)
+    if meta is not None:
+        node._meta = tuple(meta)
     if plan.all_args and len(args) == plan.n_args:
         saved = args
     else:
@@ -513,7 +517,8 @@ def record(entry, out, inputs, args=()):
             if vers is None:
                 vers = [0] * (len(saved) + 1)
             vers[-1] = vc.v
-    node._vers = None if vers is None else tuple(vers)
+    if vers is not None:
+        node._vers = tuple(vers)
     out._rg = True
     out._fn = node
     out._nr = 0
