@@ -2844,3 +2844,28 @@ def case_repr_number_formats(torch):
     samples = [[1000.0, 1.0], [10000.0, 1.0], [1.5, 100.25], [-0.0, 1.0], [1e-4, 1.0],
                [0.001, 1.0], [123.456, 0.5]]
     return {"reprs": [repr(torch.tensor(s)) for s in samples]}
+
+
+def case_hook_firing_order_over_whole_graphs(torch):
+    """Hooks on every tensor fire in torch's engine order, AccumulateGrad ties included."""
+    order = []
+    input = torch.ones([2, 2])
+    w1 = torch.tensor(2.0, requires_grad=True)
+    w2 = torch.tensor(3.0, requires_grad=True)
+    w3 = torch.tensor(3.0, requires_grad=True)
+    l1 = input * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    l4 = l2 * l3
+    loss = l4.mean()
+    named = {"w1": w1, "w2": w2, "w3": w3, "l1": l1, "l2": l2, "l3": l3, "l4": l4, "loss": loss}
+    for n, t in named.items():
+        t.register_hook(lambda g, n=n: order.append(n))
+    loss.backward()
+    x = torch.ones(3, requires_grad=True)
+    y = torch.ones(3, requires_grad=True)
+    z = (x * 2 + y * 3 + x * y).sum()
+    x.register_hook(lambda g: order.append("x"))
+    y.register_hook(lambda g: order.append("y"))
+    z.backward()
+    return {"order": order}

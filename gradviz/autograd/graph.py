@@ -218,7 +218,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self._init_node((), None)
-        self._seq = _ACCUMULATE_SEQ + self._seq
+        self._seq = _ACCUMULATE_SEQ - self._seq     # among accumulators, the older first
         self.variable = variable
 
     def _tensor_hooks(self, nr):

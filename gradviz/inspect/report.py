@@ -341,10 +341,14 @@ def build_report(run, full=False):
             for nr, g in enumerate(grads):
                 if g is None:
                     continue
-                target = b.outs.get((id(node), nr), b.node_ids[id(node)])
-                hooks.append({"target": target, "node": b.node_ids[id(node)],
-                              "kind": "tensor" if id(node) in b.node_ids else "node",
+                target = b.outs.get((id(node), nr))
+                hooks.append({"target": target or b.node_ids[id(node)],
+                              "node": b.node_ids[id(node)],
+                              "kind": "tensor" if target else "node",
                               "grad": to_json_value(g, full)})
+    else:
+        hooks = [{"target": name, "node": None, "kind": "tensor",
+                  "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     error = run.error or run.backward_error
     return {
         "file": run.path,

@@ -31,6 +31,7 @@ class Run:
         self.module = module
         self.backward_root = None
         self.backward_error = None
+        self.torch_hooks = []       # (tensor name, grad array): hooks fired on the torch backend
         self._named = None
         self._lines = None
 
@@ -71,6 +72,7 @@ class Run:
         elif gradient is not None:
             raise UsageError(f"unknown --gradient {gradient!r} (use: ones)")
         ctx = tracing(self.tracer) if self.backend == "gradviz" else _null()
+        handles = [] if self.backend == "gradviz" else self._hook_named_tensors()
         anomaly_ctx = mod.autograd.set_detect_anomaly(True) if anomaly else _null()
         try:
             with ctx, anomaly_ctx, quiet_anomaly_warnings():
@@ -85,8 +87,22 @@ class Run:
                 info.message += (f" ('{name}' has shape {list(root.shape)}: "
                                  "pass --gradient ones)")
             self.backward_error = info
+        for h in handles:
+            h.remove()
         if anomaly and self.backend == "gradviz":
             mod.autograd.set_detect_anomaly(False)
+
+    def _hook_named_tensors(self):
+        """On the torch backend there is no tracer: tensor hooks record what each named
+        tensor receives during --backward, in firing order."""
+        import numpy as np
+        handles = []
+        for name, t in self.named:
+            if t.requires_grad:
+                def record(grad, name=name):
+                    self.torch_hooks.append((name, np.array(grad.detach().cpu().numpy())))
+                handles.append(t.register_hook(record))
+        return handles
 
     @property
     def failed(self):
