@@ -12,6 +12,7 @@ import pytest
 import gradviz.render._format
 import gradviz.render.dot
 from gradviz.render import build_dot, count_nodes, forward_name
+from gradviz.render.dot import SHARED_STRETCH, shared_tensors
 from gradviz.render._format import format_shape, summarize
 from test_render_reports import (HOSTILE_TENSORS, chain, hostile, modified, node, report, saved,
                                  seed, square, tensor, zwxb)
@@ -435,6 +436,219 @@ def test_a_long_chain_is_walked_without_recursion():
     assert sys.getrecursionlimit() < 5000
     assert count_nodes(chain(5000)) == 5002
     assert count_nodes(chain(5000), view="forward") == 15001
+
+
+# ----- Shared tensors: drawn once per depth of use -----
+
+def rnn(steps):
+    """h{t} = tanh(h{t-1} * w + b) for t = 1..steps, h0 not requiring grad: w and b are each
+    used at every step, each step three ranks below the one before."""
+    tensors = [tensor("h0", [], requires_grad=False), tensor("w", [], accumulator="accw"),
+               tensor("b", [], accumulator="accb")]
+    nodes = []
+    for t in range(steps, 0, -1):
+        below = [f"tanh{t - 1}", 0] if t > 1 else [None, 0]
+        nodes += [
+            node(f"tanh{t}", "TanhBackward0", made=f"h{t}", next_functions=[[f"add{t}", 0]],
+                 inputs=[f"a{t}"]),
+            node(f"add{t}", "AddBackward0", made=f"a{t}",
+                 next_functions=[[f"mul{t}", 0], ["accb", 0]], inputs=[f"p{t}", "b"]),
+            node(f"mul{t}", "MulBackward0", made=f"p{t}", next_functions=[below, ["accw", 0]],
+                 inputs=[f"h{t - 1}", "w"]),
+        ]
+        tensors += [tensor(f"h{t}", [], grad_fn="TanhBackward0", node=f"tanh{t}",
+                           is_root=t == steps),
+                    tensor(f"a{t}", [], grad_fn="AddBackward0", node=f"add{t}"),
+                    tensor(f"p{t}", [], grad_fn="MulBackward0", node=f"mul{t}")]
+    nodes += [node("accw", "AccumulateGrad", variable="w"),
+              node("accb", "AccumulateGrad", variable="b")]
+    return report(tensors, nodes, [f"h{steps}"])
+
+
+def shared_ids(nodes, prefix):
+    return [i for i, a in nodes.items()
+            if a["label"].startswith(prefix) and "(shared" in a["label"]]
+
+
+def test_a_leaf_used_50_times_is_drawn_once_per_use():
+    # h{i} = h{i-1} * w, 50 times: w is used at 50 depths, its edges would cross 1,225 ranks.
+    r = chain(50, with_weight=True)
+    nodes, edges = parse(build_dot(r))
+    accs, leaves = shared_ids(nodes, "AccumulateGrad"), shared_ids(nodes, "w [3]")
+    # Ids derive from the ids the AccumulateGrad and its leaf would have had, numbered from 1.
+    assert accs == [f"n1_{k}" for k in range(1, 51)]
+    assert leaves == [f"n2_{k}" for k in range(1, 51)]
+    assert [nodes[i]["label"] for i in accs] == [
+        f"AccumulateGrad\n(shared: {k} of 50 uses)" for k in range(1, 51)]
+    assert [nodes[i]["label"] for i in leaves] == [
+        f"w [3] float32\n(shared: {k} of 50 uses)" for k in range(1, 51)]
+    # Copy k is used by the k-th MulBackward0 drawn (h50 first), and by nothing else.
+    users = [(t, h, a) for t, h, a in edges if h in accs]
+    assert [(nodes[t]["label"], h, a) for t, h, a in users] == [
+        (f"MulBackward0\nh{51 - k} [3] float32", f"n1_{k}", {"weight": "0"})
+        for k in range(1, 51)]
+    assert [(t, h, a) for t, h, a in edges if h in leaves] == [
+        (f"n1_{k}", f"n2_{k}", {"minlen": "0"}) for k in range(1, 51)]
+    # One tensor drawn several times: a bold dashed outline over the usual style.
+    assert {(nodes[i]["style"], nodes[i]["penwidth"], nodes[i]["fillcolor"]) for i in accs} == \
+        {("filled,dashed", "2", "lightgrey")}
+    assert {(nodes[i]["style"], nodes[i]["peripheries"]) for i in leaves} == \
+        {("filled,dashed", "2")}
+    assert nodes["n2_3"]["tooltip"].splitlines()[-2:] == [
+        "shared: one tensor drawn 50 times, once for each depth it is used at",
+        "this copy: use 3 of 50, by MulBackward0 (m48)"]
+    assert nodes["n1_1"]["tooltip"].splitlines() == [
+        "AccumulateGrad (accw)", "accumulates into w",
+        "shared: one tensor drawn 50 times, once for each depth it is used at",
+        "this copy: use 1 of 50, by MulBackward0 (m50)"]
+    # h0's AccumulateGrad is used once: drawn once, as before.
+    assert [a["label"] for a in nodes.values()].count("AccumulateGrad") == 1
+    assert "h0 [3] float32" in by_label(build_dot(r))
+    # The count is what is drawn: 50 MulBackward0, h0 and its AccumulateGrad, 2 x 50 copies.
+    assert count_nodes(r) == len(nodes) == 152
+    assert shared_tensors(r) == {"w": 50}
+
+
+def test_a_shared_leaf_in_the_forward_view():
+    r = chain(50, with_weight=True)
+    dot = build_dot(r, view="forward")
+    nodes, edges = parse(dot)
+    copies = shared_ids(nodes, "w [3]")
+    assert copies == [f"n1_{k}" for k in range(1, 51)]
+    assert [nodes[i]["label"] for i in copies] == [
+        f"w [3] float32\n(shared: {k} of 50 uses)" for k in range(1, 51)]
+    # Ops are drawn producers first: copy k feeds the mul that makes h{k}.
+    makes = {t: h for t, h, _ in edges if nodes[t]["label"] == "mul"}
+    assert [(c, nodes[makes[h]]["label"]) for c, h, _ in edges if c in copies] == [
+        (f"n1_{k}", f"h{k} [3] float32") for k in range(1, 51)]
+    assert nodes["n1_2"]["tooltip"].splitlines()[-1] == "this copy: use 2 of 50, by mul (m2)"
+    assert count_nodes(r, view="forward") == len(nodes) == 50 + 51 + 50
+    assert shared_tensors(r, view="forward") == {"w": 50}
+    assert '"shared tensor, drawn once per depth of use"' in legend(dot)
+
+
+def test_shared_copies_are_in_the_legend():
+    assert legend(build_dot(chain(50, with_weight=True))) == [
+        '"root (nothing consumes it)"', '"leaf (requires grad)"', '"parameter (nn.Parameter)"',
+        '"grad_fn node"', '"shared tensor, drawn once per depth of use"']
+    assert 'legend4 [label="shared tensor, drawn once per depth of use" penwidth=2 shape=box ' \
+           'style=dashed' in build_dot(chain(50, with_weight=True))
+    assert "shared tensor" not in build_dot(chain(50, with_weight=True), split_shared=None)
+
+
+def test_shared_copies_are_the_same_bytes_every_time():
+    for view in ("backward", "forward"):
+        first = build_dot(rnn(30), view=view)
+        assert "(shared: 30 of 30 uses)" in first
+        assert build_dot(copy.deepcopy(rnn(30)), view=view) == first
+    code = ("import sys; sys.path.insert(0, 'tests'); from test_render_dot import rnn;"
+            "from gradviz.render import build_dot;"
+            "sys.stdout.write(build_dot(rnn(30)) + build_dot(rnn(30), view='forward'))")
+    outputs = []
+    for seed_value in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed_value, PYTHONPATH=os.getcwd())
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env,
+                              check=True)
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].decode() == build_dot(rnn(30)) + build_dot(rnn(30), view="forward")
+
+
+def test_only_big_stretches_are_split():
+    # w's 50 uses at depths 0..49 cross 49 + 48 + ... + 0 = 1,225 ranks drawn once.
+    r = chain(50, with_weight=True)
+    assert SHARED_STRETCH < 1225
+    assert shared_tensors(r, split_shared=1224) == {"w": 50}
+    assert shared_tensors(r, split_shared=1225) == {}
+    assert build_dot(r, split_shared=1225) == build_dot(r, split_shared=None)
+    assert count_nodes(r, split_shared=None) == 54
+    # A short chain stays as it was unless asked (66 ranks).
+    assert shared_tensors(chain(12, with_weight=True)) == {}
+    assert shared_tensors(chain(12, with_weight=True), split_shared=0) == {"w": 12}
+    # w and b of rnn(10) each cross 3 x (9 + 8 + ... + 0) = 135 ranks: as stretched, they are
+    # split together or not at all.
+    assert shared_tensors(rnn(10), split_shared=270) == {}
+    assert shared_tensors(rnn(10), split_shared=269) == {"b": 10, "w": 10}
+    assert shared_tensors(rnn(10), split_shared=135) == {"b": 10, "w": 10}
+
+
+def test_uses_at_one_depth_are_never_split():
+    # s = stack(x * 1, ..., x * 50): 50 uses of x, all at one depth, cross no rank.
+    muls = [node(f"m{i}", "MulBackward0", made=f"p{i}", next_functions=[["acc", 0], [None, 0]],
+                 inputs=["x", None]) for i in range(50)]
+    r = report([tensor("x", [], accumulator="acc"),
+                tensor("s", [50], grad_fn="StackBackward0", node="s", is_root=True)]
+               + [tensor(f"p{i}", [], grad_fn="MulBackward0", node=f"m{i}") for i in range(50)],
+               [node("s", "StackBackward0", made="s",
+                     next_functions=[[f"m{i}", 0] for i in range(50)],
+                     inputs=[f"p{i}" for i in range(50)])] + muls
+               + [node("acc", "AccumulateGrad", variable="x")],
+               ["s"])
+    for view in ("backward", "forward"):
+        assert shared_tensors(r, view=view, split_shared=0) == {}
+        assert "(shared" not in build_dot(r, view=view, split_shared=0)
+
+
+def test_uses_at_the_same_depth_share_a_copy():
+    # Two chains side by side, z = a50 + b50, both multiplying by w at every step.
+    nodes, tensors = [node("z", "AddBackward0", made="z",
+                           next_functions=[["a50", 0], ["b50", 0]], inputs=["a50", "b50"])], []
+    for side in "ab":
+        for i in range(50, 0, -1):
+            below = [f"{side}{i - 1}", 0] if i > 1 else [None, 0]
+            nodes.append(node(f"{side}{i}", "MulBackward0", made=f"{side}{i}",
+                              next_functions=[below, ["accw", 0]],
+                              inputs=[f"{side}{i - 1}", "w"]))
+            tensors.append(tensor(f"{side}{i}", [3], grad_fn="MulBackward0", node=f"{side}{i}"))
+    nodes.append(node("accw", "AccumulateGrad", variable="w"))
+    tensors += [tensor("w", [3], accumulator="accw"),
+                tensor("z", [3], grad_fn="AddBackward0", node="z", is_root=True)]
+    r = report(tensors, nodes, ["z"])
+    nodes, edges = parse(build_dot(r))
+    accs = shared_ids(nodes, "AccumulateGrad")
+    assert [nodes[i]["label"] for i in accs] == [
+        f"AccumulateGrad\n(shared: {2 * k - 1}-{2 * k} of 100 uses)" for k in range(1, 51)]
+    assert [(nodes[t]["label"], h) for t, h, _ in edges if h == accs[0]] == [
+        ("MulBackward0\na50 [3] float32", accs[0]), ("MulBackward0\nb50 [3] float32", accs[0])]
+    assert nodes[accs[0]]["tooltip"].splitlines()[-2:] == [
+        "shared: one tensor drawn 50 times, once for each depth it is used at",
+        "this copy: use 1-2 of 100, by MulBackward0 (a50), MulBackward0 (b50)"]
+
+
+def test_a_shared_intermediate_variable_in_the_forward_view():
+    # h1 = h0 * 2, then g2 = h1 * h1, g{i} = g{i-1} * h1 up to g20: h1 is used at 19 depths.
+    nodes = [node("m1", "MulBackward0", made="h1", next_functions=[["acc", 0], [None, 0]],
+                  inputs=["h0", None])]
+    tensors = [tensor("h0", [3], accumulator="acc"),
+               tensor("h1", [3], grad_fn="MulBackward0", node="m1")]
+    for i in range(20, 1, -1):
+        below = f"c{i - 1}" if i > 2 else "m1"
+        nodes.append(node(f"c{i}", "MulBackward0", made=f"g{i}",
+                          next_functions=[[below, 0], ["m1", 0]],
+                          inputs=[f"g{i - 1}" if i > 2 else "h1", "h1"]))
+        tensors.append(tensor(f"g{i}", [3], grad_fn="MulBackward0", node=f"c{i}",
+                              is_root=i == 20))
+    nodes.append(node("acc", "AccumulateGrad", variable="h0"))
+    r = report(tensors, nodes, ["g20"])
+    assert shared_tensors(r, view="forward", split_shared=0) == {"h1": 19}
+    dot = build_dot(r, view="forward", split_shared=0)
+    parsed, edges = parse(dot)
+    copies = shared_ids(parsed, "h1 [3]")
+    assert len(copies) == 19
+    # The op that makes h1 points to the copy used deepest: the one g2 = h1 * h1 uses twice.
+    first = copies[0]
+    assert parsed[first]["label"] == "h1 [3] float32\n(shared: 1 of 19 uses)"
+    into = [t for t, h, _ in edges if h == first]
+    assert len(into) == 1 and parsed[into[0]]["tooltip"].startswith("MulBackward0 (m1)")
+    out = [h for t, h, _ in edges if t == first]
+    assert len(out) == 2 and len(set(out)) == 1
+    assert parsed[out[0]]["tooltip"].startswith("MulBackward0 (c2)")
+    # The other copies each feed one op and come from nowhere.
+    for c in copies[1:]:
+        assert not [t for t, h, _ in edges if h == c]
+        assert len([h for t, h, _ in edges if t == c]) == 1
+    # The backward view copies only AccumulateGrad (and leaves): h1's node stays whole.
+    assert "(shared" not in build_dot(r, split_shared=0)
 
 
 # ----- Value summaries, and the docstring examples -----

@@ -7,13 +7,22 @@ Works from the report's plain data only (docs/report-schema.md), never from tens
 - forward: the textbook computation graph, variables as ellipses, operators as boxes, edges in
   data-flow order.
 
-DOT node ids come from a counter in traversal order, never id(), and every label and tooltip is
-escaped, so the same report always gives the same bytes.
+A tensor used at many depths of a big graph (a weight shared by every step of an unrolled RNN)
+is drawn once per depth it is used at: each copy is labelled "(shared: k of N uses)" and has a
+bold dashed outline, explained in the legend. Graphviz's dot routes an edge through one virtual
+node per rank it crosses, and its layout time grows much faster than the number of those: drawn
+once, the three weights of a 999-step RNN needed over 16 GB. See _Builder.share_plan for which
+tensors are split. In the backward view an AccumulateGrad and its leaf are copied together; in
+the forward view the variable's ellipse is.
+
+DOT node ids come from a counter in traversal order, never id(); the copies of a shared node are
+that node's id plus "_k". Every label and tooltip is escaped, so the same report always gives
+the same bytes.
 """
 
 import difflib
 import re
-from collections import deque
+from collections import Counter, deque
 
 import graphviz
 
@@ -21,15 +30,26 @@ from ._format import format_shape, is_modified, saved_value, summarize, version
 
 __all__ = [
     "LARGE_GRAPH",
+    "SHARED_STRETCH",
     "build_dot",
     "count_nodes",
     "escape_label",
     "escape_tooltip",
     "forward_name",
+    "shared_tensors",
 ]
 
 # Above this many nodes a graph is hard to read; the CLI warns and suggests --max-depth/--collapse.
 LARGE_GRAPH = 500
+
+# How many ranks, in all, the edges to shared tensors may cross before the most stretched of
+# those tensors are drawn once per use (see _Builder.share_plan). Measured with graphviz-pure on
+# a 999-step RNN whose 3 weights are split (11,000 nodes, 4.8 s): leaving 500 more such ranks
+# unsplit added 0.04 s, 1,000 added 0.3 s, 2,500 added 2.5 s. Drawn once, 3 weights shared by
+# 12 steps (800 ranks) lay out in 0.03 s, by 24 steps (3,300) in 0.8 s, by 32 (6,000) in 4.4 s.
+# The number of uses alone is no guide: 5,000 nodes with each leaf used by just 2 steps took
+# 17 s (8 steps: 177 s), against 4.8 s split; 100,000 uses at one depth cross no rank at all.
+SHARED_STRETCH = 1000
 
 # ----- Styles -----
 # One entry per kind of node; the legend shows the kinds that were drawn, in this order.
@@ -44,6 +64,7 @@ _STYLES = {
     "variable": {"style": "filled", "fillcolor": "white"},
     "function": {"style": "filled", "fillcolor": "lightgrey"},
     "collapsed": {"style": "filled", "fillcolor": "lightgrey"},
+    "shared": {"style": "dashed", "penwidth": "2"},
     "saved": {"style": "filled", "fillcolor": "orange"},
     "anomaly": {"style": "filled", "fillcolor": "mistyrose", "color": "red", "fontcolor": "red",
                 "penwidth": "3"},
@@ -59,6 +80,7 @@ _LEGEND = {
     "variable": "intermediate tensor",
     "function": "grad_fn node",
     "collapsed": "folded chain of one op",
+    "shared": "shared tensor, drawn once per depth of use",
     "saved": "saved tensor (version saved at)",
     "anomaly": "anomaly (NaN/inf or error)",
     "const": "constant (Python scalar)",
@@ -68,6 +90,10 @@ _LEGEND = {
 # Edge from a saved tensor that was modified in place after it was saved.
 _MODIFIED_EDGE = {"color": "red", "fontcolor": "red", "penwidth": "2"}
 _SAVED_EDGE = {"style": "dashed", "dir": "none"}
+# Edges to a copy of a shared AccumulateGrad and from it to its leaf (backward view): see
+# _Builder.backward.
+_USE_EDGE = {"weight": "0"}
+_COPY_LEAF_EDGE = {"minlen": "0"}
 
 
 # ----- Escaping -----
@@ -193,10 +219,49 @@ def _postorder(starts, children):
     return order
 
 
+def _depths(tops, children):
+    """Longest distance of each node from the roots along children: Graphviz's dot starts
+    from this ranking, and keeps it where nothing pulls a node closer."""
+    indegree = dict.fromkeys(tops, 0)
+    for top in tops:
+        for child in children(top):
+            indegree[child] += 1
+    depth = dict.fromkeys(tops, 0)
+    queue = deque(top for top in tops if indegree[top] == 0)
+    while queue:
+        top = queue.popleft()
+        for child in children(top):
+            depth[child] = max(depth[child], depth[top] + 1)
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                queue.append(child)
+    return depth
+
+
+class _Share:
+    """How a shared tensor is drawn: one copy per depth it is used at, numbered in the order
+    their first users are drawn; uses are numbered copy by copy."""
+
+    def __init__(self, users, depth):
+        groups = {}  # depth -> users there, in drawing order
+        for user in users:
+            groups.setdefault(depth[user], []).append(user)
+        self.groups = list(groups.values())
+        self.uses = len(users)
+        self.copy = {user: k for k, users in enumerate(self.groups, 1) for user in users}
+        self.first = [1]  # first use number of each copy
+        for group in self.groups[:-1]:
+            self.first.append(self.first[-1] + len(group))
+        # The copy its producer points to (forward view): the one used deepest, nearest to it.
+        deepest = max(groups)
+        self.anchor = next(k for k, g in enumerate(self.groups, 1) if depth[g[0]] == deepest)
+
+
 # ----- Builder -----
 
 class _Builder:
-    def __init__(self, report, view, roots, show_saved, max_depth, collapse, show_grads):
+    def __init__(self, report, view, roots, show_saved, max_depth, collapse, show_grads,
+                 split_shared=SHARED_STRETCH):
         if view not in ("backward", "forward"):
             raise ValueError(f"unknown view {view!r}: expected 'backward' or 'forward'")
         self.tensors = {t["name"]: t for t in report.get("tensors") or []}
@@ -211,21 +276,39 @@ class _Builder:
         self.max_depth = max_depth
         self.collapse = collapse
         self.show_grads = show_grads
+        self.split_shared = split_shared
         attrs = {"ordering": "out"} if view == "backward" else {"rankdir": "LR"}
         self.graph = graphviz.Digraph(view, graph_attr=attrs, node_attr={"fontsize": "10"},
                                       edge_attr={"fontsize": "10"})
-        self.count = 0
+        self.count = 0  # nodes drawn
+        self.next_id = 0
         self.kinds = {}  # kind -> shape, in order first drawn
         self.modified = False
+        self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
 
     # -- drawing primitives --
 
-    def node(self, kind, shape, label, tooltip):
-        dot_id = f"n{self.count}"
+    def new_id(self):
+        dot_id = f"n{self.next_id}"
+        self.next_id += 1
+        return dot_id
+
+    def node(self, kind, shape, label, tooltip, dot_id=None, share=None):
+        """Draw a node; share=(label line, tooltip lines) draws a copy of a shared one."""
+        if dot_id is None:
+            dot_id = self.new_id()
         self.count += 1
         self.kinds.setdefault(kind, shape)
+        style = _STYLES[kind]
+        if share is not None:
+            self.kinds.setdefault("shared", shape)
+            label = label + [share[0]]
+            tooltip = tooltip + share[1]
+            style = dict(style, penwidth="2")
+            parts = style.get("style", "").split(",") if style.get("style") else []
+            style["style"] = ",".join(parts + ([] if "dashed" in parts else ["dashed"]))
         self.graph.node(dot_id, escape_label(label), shape=shape, tooltip=escape_tooltip(tooltip),
-                        **_STYLES[kind])
+                        **style)
         return dot_id
 
     def edge(self, tail, head, **attrs):
@@ -276,15 +359,59 @@ class _Builder:
 
     # -- graph pieces --
 
-    def var(self, name, grad=None):
+    def var(self, name, grad=None, dot_id=None, share=None):
         """Draw a tensor as an ellipse; grad defaults to the tensor's own .grad."""
         t = self.tensors.get(name) or {}
         grad = t.get("grad") if grad is None else grad
         label = [self.tensor_line(name)] + self.grad_line(grad)
         tooltip = self.tensor_tooltip(name) + _where(t)
-        return self.node(self.tensor_kind(name), "ellipse", label, tooltip)
+        return self.node(self.tensor_kind(name), "ellipse", label, tooltip, dot_id, share)
 
-    def function(self, members, label_name):
+    def describe(self, top, members):
+        """How a tooltip names a drawn grad_fn node (or folded chain)."""
+        node = self.nodes[top]
+        name = node["name"] if self.view == "backward" else forward_name(node["name"])
+        count = len(members[top])
+        return f"{name}{f' x{count}' if count > 1 else ''} ({top})"
+
+    def share_text(self, share, k, members):
+        """The label line and tooltip lines of copy k of a shared tensor."""
+        users = share.groups[k - 1]
+        first = share.first[k - 1]
+        span = f"{first}" if len(users) == 1 else f"{first}-{first + len(users) - 1}"
+        shown = ", ".join(self.describe(u, members) for u in users[:5])
+        more = f" and {len(users) - 5} more" if len(users) > 5 else ""
+        copies = len(share.groups)
+        return (f"(shared: {span} of {share.uses} uses)",
+                [f"shared: one tensor drawn {copies} times, once for each depth it is used at",
+                 f"this copy: use {span} of {share.uses}, by {shown}{more}"])
+
+    def share_plan(self, candidates, depth):
+        """Which tensors to draw once per use: {key: _Share}.
+
+        candidates maps a tensor's key to (its users in drawing order, the depth of the node
+        that makes it when that is drawn, else None). Drawn once, each use at a shallower depth
+        than the deepest costs dot one virtual node per rank between them (or between the use
+        and the producer). The tensors saving the most are split, every tensor that saves as
+        much as one that is split too, until what is left costs at most split_shared ranks.
+        """
+        if self.split_shared is None:
+            return {}
+        saving = {}
+        for key, (users, anchor) in candidates.items():
+            deepest = max((depth[u] for u in users), default=0)
+            at = deepest + 1 if anchor is None else anchor
+            saving[key] = sum(at - 1 - depth[u] for u in users if depth[u] < deepest)
+        left, limit = 0, 0
+        for value, count in sorted(Counter(v for v in saving.values() if v > 0).items()):
+            left += value * count
+            if left > self.split_shared:
+                break
+            limit = value
+        return {key: _Share(candidates[key][0], depth)
+                for key, value in saving.items() if value > limit}
+
+    def function(self, members, label_name, dot_id=None, share=None):
         """Draw a grad_fn node, or a folded chain of them (members, top first)."""
         top = self.nodes[members[0]]
         # AccumulateGrad makes no tensor: its leaf is drawn beside it.
@@ -318,7 +445,7 @@ class _Builder:
         elif made is not None and self.view == "backward" and self.tensor_kind(made) == "root":
             kind = "root"
         shape = "box3d" if len(members) > 1 else "box"
-        return self.node(kind, shape, label, tooltip)
+        return self.node(kind, shape, label, tooltip, dot_id, share)
 
     def saved(self, node, dot_id):
         """Draw a node's saved tensors (show_saved), linked to the node that saved them."""
@@ -396,17 +523,51 @@ class _Builder:
             self.legend()
         return self.graph.source
 
+    def children(self, top, group, members):
+        """The drawn nodes a drawn node's next_functions point to, with repeats."""
+        return [group[n] for m in members[top] for n, _ in self.next_functions(m)
+                if n in group and group[n] != top]
+
     def backward(self, group, members, leaf_roots):
         for name in leaf_roots:
             self.var(name)
-        ids = {}
+        users = {}  # drawn node -> the nodes that use it, in edge order
+        for top in members:
+            for child in self.children(top, group, members):
+                users.setdefault(child, {})[top] = None
+        # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at.
+        depth = _depths(list(members), lambda top: self.children(top, group, members))
+        shared = self.share_plan(
+            {top: (list(users[top]), None) for top in members if top in users
+             and self.nodes[top]["name"] == "AccumulateGrad" and len(members[top]) == 1
+             and not self.nodes[top].get("next_functions")}, depth)
+        ids, copies, bases = {}, {}, {}  # copies: (AccumulateGrad, copy number) -> dot id
         for top in members:
             node = self.nodes[top]
-            ids[top] = self.function(members[top], node["name"])
-            if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
-                self.edge(ids[top], self.var(node["variable"]))
-            if self.show_saved and len(members[top]) == 1:
-                self.saved(node, ids[top])
+            if top not in shared:
+                ids[top] = self.function(members[top], node["name"])
+                if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
+                    self.edge(ids[top], self.var(node["variable"]))
+                if self.show_saved and len(members[top]) == 1:
+                    self.saved(node, ids[top])
+            # Each copy is drawn right after the first node that uses it.
+            for head in dict.fromkeys(self.children(top, group, members)):
+                share = shared.get(head)
+                if share is None or (head, share.copy[top]) in copies:
+                    continue
+                acc, k = self.nodes[head], share.copy[top]
+                if head not in bases:  # the ids the copies derive from
+                    bases[head] = self.new_id(), self.new_id()
+                    self.shared[acc.get("variable") or head] = len(share.groups)
+                text = self.share_text(share, k, members)
+                copies[head, k] = self.function(members[head], acc["name"],
+                                                f"{bases[head][0]}_{k}", text)
+                if acc.get("variable") is not None:
+                    # minlen=0 lets the leaf sit beside its AccumulateGrad: one rank tall, the
+                    # copies of a weight used at every step of a chain each sit beside their
+                    # user, instead of a staircase of overlapping pairs (and lay out faster).
+                    leaf = self.var(acc["variable"], dot_id=f"{bases[head][1]}_{k}", share=text)
+                    self.edge(copies[head, k], leaf, **_COPY_LEAF_EDGE)
         for top in members:
             seen, cut = set(), False
             for nid in members[top]:
@@ -416,67 +577,103 @@ class _Builder:
                     if nxt not in group:
                         cut = cut or nxt in self.nodes
                         continue
-                    head = ids[group[nxt]]
+                    share = shared.get(group[nxt])
+                    head = ids[group[nxt]] if share is None else \
+                        copies[group[nxt], share.copy[top]]
                     # A folded chain gets each outside edge once; single nodes keep duplicates.
                     if len(members[top]) == 1 or head not in seen:
-                        self.edge(ids[top], head)
+                        # weight=0 on an edge to a copy keeps the chain above it straight:
+                        # centring each node over its copies made a diagonal drawing 4 times
+                        # as wide, whose layout took 2.6 times as long (999-step RNN).
+                        self.edge(ids[top], head, **(_USE_EDGE if share else {}))
                         seen.add(head)
             if cut:
                 self.elided(ids[top])
 
     def forward(self, starts, group, members, leaf_roots):
-        var_ids = {}
+        def children(top):
+            return [c for c in self.children(top, group, members)
+                    if self.nodes[c]["name"] != "AccumulateGrad"]
 
-        def var_id(key):
-            if key not in var_ids:
-                if isinstance(key, tuple):  # output of a node whose tensor has no name
-                    var_ids[key] = self.node("variable", "ellipse", ["?"], [f"output of {key[1]}"])
-                else:
-                    producer = self.nodes.get(self.made_by.get(key)) or {}
-                    var_ids[key] = self.var(key, grad=producer.get("grad"))
-            return var_ids[key]
+        tops = _postorder([group[s] for s in starts], children)
+        # Each op's inputs first, so that a variable used at many depths can be drawn once per
+        # depth, its copies numbered in the order the ops are drawn.
+        plan, users, made = {}, {}, {}
+        for top in tops:
+            if self.nodes[top]["name"] != "AccumulateGrad":
+                plan[top] = self.op_inputs(top, group, members)
+                for key in plan[top][0]:
+                    if key is not None:
+                        users.setdefault(key, {})[top] = None
+                made.setdefault(self.output_key(top), top)
+        depth = _depths(list(members), lambda top: self.children(top, group, members))
+        shared = self.share_plan(
+            {key: (list(u), depth[made[key]] if key in made else None)
+             for key, u in users.items()}, depth)
+        var_ids = {}  # key, or (key, copy number) for a shared one -> dot id
+
+        def var_id(key, user=None):
+            share = shared.get(key)
+            if share is None:
+                if key not in var_ids:
+                    var_ids[key] = self.draw_var(key)
+                return var_ids[key]
+            k = share.copy.get(user, share.anchor)
+            if key not in var_ids:  # the id the copies derive from
+                var_ids[key] = self.new_id()
+                self.shared[key[1] if isinstance(key, tuple) else key] = len(share.groups)
+            if (key, k) not in var_ids:
+                text = self.share_text(share, k, members)
+                var_ids[key, k] = self.draw_var(key, f"{var_ids[key]}_{k}", text)
+            return var_ids[key, k]
 
         for name in leaf_roots:
             var_id(name)
-
-        def children(top):
-            return [group[n] for m in members[top] for n, _ in self.next_functions(m)
-                    if n in group and self.nodes[group[n]]["name"] != "AccumulateGrad"]
-
-        tops = [group[s] for s in starts]
-        for top in _postorder(tops, children):
+        for top in tops:
             node = self.nodes[top]
             if node["name"] == "AccumulateGrad":
                 var_id(node.get("variable"))
                 continue
-            inner = {self.output_key(m) for m in members[top]}
-            inputs, cut = [], []
-            for m in reversed(members[top]):  # a folded chain's data enters at its bottom
-                for key, producer in self.inputs(m):
-                    if key in inner or (len(members[top]) > 1 and key in inputs):
-                        continue
-                    inputs.append(key)
-                    # Only max_depth hides a producer (an in-place edit can make a tensor's
-                    # grad_fn one that the walk never meets).
-                    hidden = producer in self.nodes and producer not in group
-                    if self.max_depth is not None and hidden and \
-                            self.nodes[producer]["name"] != "AccumulateGrad":
-                        cut.append(key)
+            inputs, cut = plan[top]
             input_ids = []
             for key in inputs:
                 if key is None:
                     input_ids.append(self.node("const", "plaintext", ["const"],
                                                ["a Python scalar or an unnamed constant"]))
                 else:
-                    input_ids.append(var_id(key))
+                    input_ids.append(var_id(key, top))
             for key in dict.fromkeys(cut):
-                self.elided(var_id(key), head=False)
+                self.elided(var_id(key, top), head=False)
             op_id = self.function(members[top], forward_name(node["name"]))
             if self.show_saved and len(members[top]) == 1:
                 self.saved(node, op_id)
             for input_id in input_ids:
                 self.edge(input_id, op_id)
             self.edge(op_id, var_id(self.output_key(top)))
+
+    def draw_var(self, key, dot_id=None, share=None):
+        if isinstance(key, tuple):  # output of a node whose tensor has no name
+            return self.node("variable", "ellipse", ["?"], [f"output of {key[1]}"], dot_id, share)
+        producer = self.nodes.get(self.made_by.get(key)) or {}
+        return self.var(key, grad=producer.get("grad"), dot_id=dot_id, share=share)
+
+    def op_inputs(self, top, group, members):
+        """The variable keys an op (or folded chain) draws edges from, and those of them whose
+        producer max_depth hides."""
+        inner = {self.output_key(m) for m in members[top]}
+        inputs, cut = [], []
+        for m in reversed(members[top]):  # a folded chain's data enters at its bottom
+            for key, producer in self.inputs(m):
+                if key in inner or (len(members[top]) > 1 and key in inputs):
+                    continue
+                inputs.append(key)
+                # Only max_depth hides a producer (an in-place edit can make a tensor's
+                # grad_fn one that the walk never meets).
+                hidden = producer in self.nodes and producer not in group
+                if self.max_depth is not None and hidden and \
+                        self.nodes[producer]["name"] != "AccumulateGrad":
+                    cut.append(key)
+        return inputs, cut
 
     def next_functions(self, nid):
         return [(n, i) for n, i in self.nodes[nid].get("next_functions") or [] if n is not None]
@@ -522,8 +719,13 @@ def _first_line(text, width):
 # ----- Public API -----
 
 def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=True,
-              max_depth=None, collapse=False, show_grads=True):
+              max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH):
     """Return DOT source for the graph of a report's roots (report["roots"] unless given).
+
+    A tensor used at several depths of a big graph is drawn once per depth it is used at, so
+    that Graphviz can lay the graph out (see _Builder.share_plan); split_shared is how many
+    ranks the edges to shared tensors may cross in all before that happens: 0 splits every
+    tensor used at several depths, None none.
 
     >>> report = {"tensors": [{"name": "a", "shape": [], "dtype": "float32", "version": 0,
     ...                        "requires_grad": True, "is_leaf": True, "is_root": True}],
@@ -532,17 +734,38 @@ def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=T
     >>> dot.splitlines()[0], 'n0 [label="a [] float32"' in dot
     ('digraph backward {', True)
     """
-    builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads)
+    builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads,
+                       split_shared)
     return builder.build(legend)
 
 
 def count_nodes(report, *, view="backward", roots=None, show_saved=False, max_depth=None,
-                collapse=False):
+                collapse=False, split_shared=SHARED_STRETCH):
     """Return how many nodes build_dot draws with these options (the legend not counted).
+
+    Each copy of a shared tensor counts.
 
     >>> count_nodes({"tensors": [], "nodes": [], "roots": []})
     0
     """
-    builder = _Builder(report, view, roots, show_saved, max_depth, collapse, False)
+    return _stats(report, view, roots, show_saved, max_depth, collapse, split_shared).count
+
+
+def shared_tensors(report, *, view="backward", roots=None, show_saved=False, max_depth=None,
+                   collapse=False, split_shared=SHARED_STRETCH):
+    """Return {tensor name: copies drawn} for the tensors build_dot draws once per depth of
+    use (a tensor with no name: its node's id), in drawing order.
+
+    A caller that warns about a big drawing (count_nodes above LARGE_GRAPH) can name them:
+    their copies are part of the count.
+
+    >>> shared_tensors({"tensors": [], "nodes": [], "roots": []})
+    {}
+    """
+    return _stats(report, view, roots, show_saved, max_depth, collapse, split_shared).shared
+
+
+def _stats(report, view, roots, show_saved, max_depth, collapse, split_shared):
+    builder = _Builder(report, view, roots, show_saved, max_depth, collapse, False, split_shared)
     builder.build(legend=False)
-    return builder.count
+    return builder
