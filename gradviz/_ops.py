@@ -1548,11 +1548,7 @@ def _commit(self, entry, inputs, args, op):
     fn = record(entry, self, inputs, args)
     cs = CopySlices(base_edge, self._view_fn, fn)
     base._rg, base._fn, base._nr = True, cs, 0
-    record(D["as_strided"], self, (base,), (base.shape, _view_key(self._view_fn)))
-
-
-def _view_key(steps):
-    return steps
+    record(D["as_strided"], self, (base,), (base.shape, self._view_fn))
 
 
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
@@ -1754,11 +1750,6 @@ def _copy_to(dst, src):
         while i < len(shape) and shape[i] == 1:
             i += 1
         _copy(dst, expand(view(src, *shape[i:]), *dst.shape), "setitem")
-
-
-def requires_grad_inplace_ops():
-    return ("add_", "sub_", "mul_", "div_", "pow_", "exp_", "log_", "sqrt_", "tanh_",
-            "sigmoid_", "relu_", "neg_", "clamp_", "zero_", "fill_", "copy_")
 
 
 # ----- Installing the methods --------------------------------------------------------------

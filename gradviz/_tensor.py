@@ -179,7 +179,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous")
         return bool(self._data.reshape(()))
 

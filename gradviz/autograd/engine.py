@@ -93,7 +93,7 @@ def _roots(tensors, grad_tensors, create_graph):
         grad_tensors = (None,) * len(tensors)
     grad_tensors = tuple(grad_tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
     roots, grads = [], []
     for t, g in zip(tensors, grad_tensors):
         if not t._rg:

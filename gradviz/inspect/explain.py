@@ -13,7 +13,6 @@ import numpy as np
 
 from ..autograd.graph import AccumulateGrad
 from .report import _next_functions, to_json_value
-from .runner import UsageError
 from .session import run_file
 
 __all__ = ["explain"]
@@ -346,11 +345,3 @@ def _result(run, name, root, t, causes, path_nodes, grad=None, file_grad=False):
             "grad": None if file_grad is None else to_json_value(np.asarray(file_grad)),
             "computed": None if grad is None else to_json_value(np.asarray(grad)),
             "causes": causes, "path": path}
-
-
-def check_name(run, name):
-    """UsageError with suggestions when NAME is unknown (used by the CLI)."""
-    try:
-        return run.tensor(name)
-    except UsageError:
-        raise

@@ -7,7 +7,6 @@ the gradient each node received). See docs/report-schema.md.
 """
 
 import math
-import os
 import warnings
 
 import numpy as np
@@ -362,10 +361,3 @@ def build_report(run, full=False):
         "stdout": run.stdout,
         "error": None if error is None else error.to_dict(),
     }
-
-
-def relpath(path):
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path

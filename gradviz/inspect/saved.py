@@ -1,7 +1,6 @@
 """What a node saved for backward, read the same way by the report, check-inplace and the
 tracer (which snapshots it before backward frees it)."""
 
-import numpy as np
 
 __all__ = ["Saved", "saved_entries"]
 
@@ -59,8 +58,3 @@ def saved_entries(node, output=None):
         else:
             out.append(Saved("_saved_" + name, value=v, is_tensor=False))
     return out
-
-
-def shape_of(entry):
-    d = np.asarray(entry.data)
-    return list(d.shape), d.dtype.name

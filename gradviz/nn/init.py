@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 
 from .. import _creation
 from ..autograd.grad_mode import no_grad
