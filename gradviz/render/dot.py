@@ -44,11 +44,12 @@ LARGE_GRAPH = 500
 
 # How many ranks, in all, the edges to shared tensors may cross before the most stretched of
 # those tensors are drawn once per use (see _Builder.share_plan). Measured with graphviz-pure on
-# a 999-step RNN whose 3 weights are split (11,000 nodes, 4.8 s): leaving 500 more such ranks
-# unsplit added 0.04 s, 1,000 added 0.3 s, 2,500 added 2.5 s. Drawn once, 3 weights shared by
-# 12 steps (800 ranks) lay out in 0.03 s, by 24 steps (3,300) in 0.8 s, by 32 (6,000) in 4.4 s.
+# a 999-step RNN whose 3 weights are split (11,000 nodes, 4.8 s then, 2.0 s since leaves sit
+# beside their AccumulateGrad): leaving 500 more such ranks unsplit added 0.04 s, 1,000 added
+# 0.3 s, 2,500 added 2.5 s. Drawn once, 3 weights shared by 12 steps (800 ranks) lay out in
+# 0.03 s, by 24 steps (3,300) in 0.8 s, by 32 (6,000) in 4.4 s.
 # The number of uses alone is no guide: 5,000 nodes with each leaf used by just 2 steps took
-# 17 s (8 steps: 177 s), against 4.8 s split; 100,000 uses at one depth cross no rank at all.
+# 17 s (8 steps: 177 s), against 2.0 s split; 100,000 uses at one depth cross no rank at all.
 SHARED_STRETCH = 1000
 
 # ----- Styles -----
