@@ -487,3 +487,31 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
          "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
          nondiff=("target", "weight"),
          input=nll_grad)
+
+# ----- Pointwise and special functions -----------------------------------------------------
+# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
+#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+
+
+# ----- Reductions, scans and sorting -------------------------------------------------------
+# (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
+
+
+# ----- Gather, scatter and masks -----------------------------------------------------------
+# (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
+
+
+# ----- Shape -------------------------------------------------------------------------------
+# (tril, triu, diag, diagonal, flip, roll, repeat, repeat_interleave, split, movedim, ...)
+
+
+# ----- Linear algebra, continued -----------------------------------------------------------
+# (trace, tensordot, baddbmm, addmv, kron, cross, cdist, inverse, det, ...)
+
+
+# ----- Neural-network ops ------------------------------------------------------------------
+# (activations, embedding, dropout, convolution, pooling, normalization, losses, attention)
+
+
+# ----- Higher-order nodes ------------------------------------------------------------------
+# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)

@@ -1,9 +1,16 @@
-"""The derivative table drives these tests: every entry has an example below, which must record
-that entry's node and pass gradcheck (central differences in float64), once and, where the
-formula is meant to be differentiable, twice. A new entry without an example fails
+"""The derivative table drives these tests: every row has an example, which must record that
+row's node, pass gradcheck (central differences in float64), once and, where the formula is
+meant to be differentiable, twice, and give torch 2.13's values, gradients, grad_fn names,
+next_functions and saved names. A new row without an example fails
 `test_every_entry_has_an_example`.
+
+The core rows' examples are below; each family of ops added later keeps its examples in its
+own `tests/rows_<family>.py` (an `EXAMPLES` dict in the same format, and optionally
+`NO_DERIVATIVE`), merged here.
 """
 
+import importlib.util
+import pathlib
 import types
 
 import numpy as np
@@ -146,6 +153,23 @@ NO_DERIVATIVE = {
                             "derivative for aten::floor_divide is not implemented"),
     "rremainder": (lambda x: 2 % x, "derivative for aten::remainder is not implemented"),
 }
+
+
+def _family_examples():
+    """EXAMPLES and NO_DERIVATIVE of every tests/rows_<family>.py, merged (a row may have
+    one example only)."""
+    for path in sorted(pathlib.Path(__file__).parent.glob("rows_*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for table, extra in ((EXAMPLES, getattr(module, "EXAMPLES", {})),
+                             (NO_DERIVATIVE, getattr(module, "NO_DERIVATIVE", {}))):
+            clash = set(table) & set(extra)
+            assert not clash, f"{path.name}: examples already defined for {sorted(clash)}"
+            table.update(extra)
+
+
+_family_examples()
 
 
 def _nodes(fn):
