@@ -27,10 +27,13 @@ with `gradviz._registry.records`.
 
 import numpy as np
 
+from ._dmath import (as_tensor, cat, gelu_derivative, gelu_second_derivative, narrow, sigmoid,
+                     times_constant)
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_)
+from ._registry import ops
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -184,6 +187,44 @@ def mse_grad(grad, self, target, reduction):
     n = np.size(value(diff))
     g = grad * 2 * diff
     return g / n if reduction == "mean" else g
+
+
+# ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
+
+def gelu_grad(grad, self, approximate):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.gelu_backward(as_tensor(grad), as_tensor(self), approximate)
+    return grad * gelu_derivative(self, approximate)
+
+
+def silu_grad(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_grad(grad, self, beta, threshold):
+    """grad * sigmoid(beta x), and grad itself where beta x > threshold (the linear part)."""
+    z = scale(self, beta)
+    linear = value(z) > threshold
+    return mask(linear, grad) + mask(~linear, grad * sigmoid(z))
+
+
+def elu_grad(grad, self, alpha, scale, input_scale):
+    """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
+    where0 keeps exp's overflow for large positive x out of the sum."""
+    pos = value(self) > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        neg = where0(pos, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    return mask(pos, grad * scale) + neg
+
+
+def glu_grad(grad, self, dim):
+    n = np.shape(value(self))
+    d = dim % len(n)
+    half = n[d] // 2
+    first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
+    s = sigmoid(second)
+    return cat([grad * s, grad * first * s * (1 - s)], d)
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -511,6 +552,39 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 
 # ----- Neural-network ops ------------------------------------------------------------------
 # (activations, embedding, dropout, convolution, pooling, normalization, losses, attention)
+
+# activations, losses, embedding, dropout, normalization
+
+defderiv("gelu(Tensor self, str approximate)", "GeluBackward0", ("self", "approximate"),
+         self=lambda grad, self, approximate: gelu_grad(grad, self, approximate))
+# gelu's backward is an op of its own, so that its gradient is differentiable (torch records it
+# under create_graph=True).
+defderiv("gelu_backward(Tensor grad_output, Tensor self, str approximate)",
+         "GeluBackwardBackward0", ("grad_output", "self", "approximate"),
+         grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
+         self=lambda grad, grad_output, self, approximate:
+             grad * grad_output * gelu_second_derivative(self, approximate))
+defderiv("silu(Tensor self)", "SiluBackward0", ("self",),
+         self=silu_grad)
+defderiv("softplus(Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackward0", ("self", "beta", "threshold"),
+         self=softplus_grad)
+defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
+         self=lambda grad, self: grad * sigmoid(-self))
+defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward0", ("self", "negative_slope"),
+         self=lambda grad, self, negative_slope:
+             times_constant(grad, np.where(value(self) > 0, 1.0, negative_slope)))
+defderiv("elu(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward0", ("self", "alpha", "scale", "input_scale"),
+         self=elu_grad)
+# hardtanh: the gradient is 0 at the bounds themselves (torch's hardtanh_backward).
+defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackward0", ("self", "min_val", "max_val"),
+         self=lambda grad, self, min_val, max_val:
+             mask((value(self) > min_val) & (value(self) < max_val), grad))
+defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
+         self=glu_grad)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

@@ -1,12 +1,14 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
 cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
 
-from .._ops import linalg, losses, pointwise, reductions, views
+from .._ops import activation, linalg, losses, pointwise, reductions, views
 from .._ops.inplace import relu_
 from .._tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss"]
+           "cross_entropy", "nll_loss",
+           "gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh", "relu6", "logsigmoid",
+           "glu"]
 
 
 def relu(input, inplace=False):
@@ -82,3 +84,59 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     dim = 0 if input.dim() == 1 else 1
     return nll_loss(reductions.log_softmax(input, dim), target, weight, size_average,
                     ignore_index, reduce, reduction)
+
+
+# ----- Activations -------------------------------------------------------------------------
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (GeluBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.gelu(torch.tensor([1.0]), approximate="tanh")
+    tensor([0.8412])
+    """
+    return activation.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (SiluBackward0)."""
+    if inplace:
+        raise NotImplementedError("gradviz: torch.nn.functional.silu(inplace=True) is not "
+                                  "implemented by gradviz's core; run with --backend torch to "
+                                  "use PyTorch")
+    return activation.silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta (SoftplusBackward0)."""
+    return activation.softplus(input, beta, threshold)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x, or negative_slope * x where x <= 0 (LeakyReluBackward0)."""
+    return activation.leaky_relu(input, negative_slope, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x, or alpha * (exp(x) - 1) where x <= 0 (EluBackward0)."""
+    return activation.elu(input, alpha, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val] (HardtanhBackward0)."""
+    return activation.hardtanh(input, min_val, max_val, inplace)
+
+
+def relu6(input, inplace=False):
+    """hardtanh(x, 0, 6), as torch records it (HardtanhBackward0)."""
+    return activation.hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) (LogSigmoidBackward0)."""
+    return activation.logsigmoid(input)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
+    return activation.glu(input, dim)
