@@ -27,8 +27,8 @@ with `gradviz._registry.records`.
 
 import numpy as np
 
-from ._dmath import (as_tensor, cat, gelu_derivative, gelu_second_derivative, narrow, sigmoid,
-                     times_constant)
+from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
+                     log_sigmoid, narrow, sigmoid, times_constant)
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
@@ -163,30 +163,11 @@ def clamp_grad(grad, self, min, max):
     return mask(keep, grad)
 
 
-def nll_grad(grad, self, target, reduction, ignore_index):
-    x = value(self)
-    t = value(target).astype(np.int64)
-    n = x.shape[0] if x.ndim == 2 else 1
-    valid = t != ignore_index
-    count = int(valid.sum())
-    rows = np.arange(n) if x.ndim == 2 else ()
-    key = (rows[valid], t[valid]) if x.ndim == 2 else (t,)
-    if reduction == "mean":
-        scale = -1.0 / max(count, 1)
-    else:
-        scale = -1.0
-    if reduction == "none":
-        g = take(grad, valid)
-        return put(g * scale, x.shape, key)
-    vals = expand(reshape(grad * scale, (1,)), (len(key[0]) if x.ndim == 2 else 1,))
-    return put(vals, x.shape, key)
-
-
 def mse_grad(grad, self, target, reduction):
     diff = self - target
     n = np.size(value(diff))
     g = grad * 2 * diff
-    return g / n if reduction == "mean" else g
+    return g / n if reduction == 1 else g
 
 
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
@@ -225,6 +206,83 @@ def glu_grad(grad, self, dim):
     first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
     s = sigmoid(second)
     return cat([grad * s, grad * first * s * (1 - s)], d)
+
+
+def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] at each sample's target class (divided by the total weight for the mean),
+    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
+    x = value(self)
+    c = x.shape[0] if x.ndim == 1 else x.shape[1]
+    t = value(target).reshape(-1).astype(np.int64)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
+    if reduction == 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = w / value(total_weight)
+    m = len(t)
+    g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
+    out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
+    if x.ndim == 1:
+        return reshape(out, (c,))
+    if x.ndim == 2:
+        return out
+    n, _, h, wd = x.shape
+    return permute(reshape(out, (n, h, wd, c)), (0, 3, 1, 2))
+
+
+def loss_scale(g, grad, weight, reduction):
+    """grad * g, times the element weights, over the element count for the mean."""
+    g = grad * g
+    if weight is not None:
+        g = times_constant(g, value(weight))
+    if reduction == 1:
+        g = g / np.size(value(g))
+    return g
+
+
+def bce_grad_self(grad, self, target, weight, reduction):
+    """(x - t) / max(x (1 - x), 1e-12): torch's epsilon keeps x = 0 or 1 finite."""
+    return loss_scale((self - target) / clamp_min(self * (1 - self), 1e-12), grad, weight,
+                      reduction)
+
+
+def bce_grad_target(grad, self, weight, reduction):
+    return loss_scale(log(1 - self) - log(self), grad, weight, reduction)
+
+
+def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
+    s = sigmoid(self)
+    if pos_weight is None:
+        g = s - target
+    else:
+        t = times_constant(target, value(pos_weight))
+        g = (t + 1 - target) * s - t
+    return loss_scale(g, grad, weight, reduction)
+
+
+def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
+    if pos_weight is None:
+        g = -self
+    else:
+        g = log_sigmoid(-self) - times_constant(log_sigmoid(self), value(pos_weight))
+    return loss_scale(g, grad, weight, reduction)
+
+
+def smooth_l1_grad(grad, self, target, reduction, beta):
+    """z / beta where |z| < beta, else sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < beta
+    return loss_scale(mask(small, z / beta if beta else z) + mask(~small, sign(z)), grad, None,
+                      reduction)
+
+
+def huber_grad(grad, self, target, reduction, delta):
+    """z where |z| < delta, else delta * sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < delta
+    return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
+                      reduction)
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -523,11 +581,6 @@ defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          "MseLossBackward0", ("self", "target", "reduction"),
          input=mse_grad,
          target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
-defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
-         "SymInt ignore_index)",
-         "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
-         nondiff=("target", "weight"),
-         input=nll_grad)
 
 # ----- Pointwise and special functions -----------------------------------------------------
 # (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
@@ -585,6 +638,48 @@ defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
              mask((value(self) > min_val) & (value(self) < max_val), grad))
 defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
          self=glu_grad)
+
+defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLossBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                              "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("nll_loss2d(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLoss2DBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                                "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
+         "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
+         nondiff=("weight",),
+         self=bce_grad_self,
+         target=bce_grad_target)
+defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, "
+         "Tensor? pos_weight, int reduction)",
+         "BinaryCrossEntropyWithLogitsBackward0",
+         ("self", "target", "weight", "pos_weight", "reduction"),
+         nondiff=("weight", "pos_weight"),
+         self=bce_logits_grad_self,
+         target=bce_logits_grad_target)
+defderiv("smooth_l1_loss(Tensor self, Tensor target, int reduction, float beta)",
+         "SmoothL1LossBackward0", ("self", "target", "reduction", "beta"),
+         self=smooth_l1_grad,
+         target=lambda grad, self, target, reduction, beta:
+             -smooth_l1_grad(grad, self, target, reduction, beta))
+defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
+         "HuberLossBackward0", ("self", "target", "reduction", "delta"),
+         self=huber_grad,
+         target=lambda grad, self, target, reduction, delta:
+             -huber_grad(grad, self, target, reduction, delta))
+# The Scalar overloads torch's C++ composite losses record (cross_entropy's probability
+# targets: `target * (1 - ls) + ls / C`, `sum / (numel / C)`).
+defderiv("add_scalar(Tensor self, Scalar other)", "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
+         saves_tensors=False,
+         self=lambda grad, other: grad / other)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

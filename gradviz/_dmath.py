@@ -322,3 +322,15 @@ def gelu_second_derivative(x, approximate):
 def as_tensor(x):
     """x as a Tensor (an array is wrapped without history)."""
     return _tensor(x)
+
+
+def clamp_min(x, lo):
+    """max(x, lo) for a Python number lo (torch's clamp_min in a formula)."""
+    return ops.clamp(x, min=lo) if _t(x) else np.maximum(x, lo)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) without overflow, on arrays or Tensors (LogSigmoidBackward0)."""
+    if _t(x):
+        return ops.logsigmoid(x)
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))

@@ -13,6 +13,35 @@ def _gelu_double(x):
     return g
 
 
+P23 = [[0.2, 0.7, 0.4], [0.9, 0.35, 0.6]]      # probabilities
+T23 = [[0.1, 0.8, 0.5], [1.0, 0.0, 0.3]]
+
+
+def _bce(x, t):
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+    return torch.nn.functional.binary_cross_entropy(x, t, weight=w, reduction="sum")
+
+
+def _bce_logits(x, t):
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+    pw = torch.tensor([3.0, 1.0, 0.5], dtype=x.dtype)
+    return torch.nn.functional.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=pw)
+
+
+def _nll_weighted(x):
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+    return torch.nn.functional.nll_loss(x, torch.tensor([2, -100]), weight=w, ignore_index=-100)
+
+
+def _nll2d(x):
+    t = torch.tensor([[[1, 0], [2, 1]]])
+    return torch.nn.functional.nll_loss(x.reshape(1, 3, 2, 2), t, reduction="none")
+
+
+def _ce_probs_smoothed(x, t):
+    return torch.nn.functional.cross_entropy(x, t, label_smoothing=0.2)
+
+
 EXAMPLES = {
     "gelu": (lambda x: torch.nn.functional.gelu(x), (A3,), {}),
     "gelu_backward": (_gelu_double, (A3,), {}),
@@ -23,4 +52,15 @@ EXAMPLES = {
     "elu": (lambda x: torch.nn.functional.elu(x, 0.5), (A3,), {}),
     "hardtanh": (lambda x: torch.nn.functional.hardtanh(x, -1.0, 2.0), (A3,), {}),
     "glu": (lambda x: torch.nn.functional.glu(x), (M24,), {}),
+    "nll_loss": (_nll_weighted, (M23,), {}),
+    "nll_loss2d": (_nll2d, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9, -0.4, 1.6],),
+                   {}),
+    "binary_cross_entropy": (_bce, (P23, T23), {}),
+    "binary_cross_entropy_with_logits": (_bce_logits, (M23, T23), {}),
+    "smooth_l1_loss": (lambda x, y: torch.nn.functional.smooth_l1_loss(x, y, beta=0.5),
+                       (M23, T23), {}),
+    "huber_loss": (lambda x, y: torch.nn.functional.huber_loss(x, y, delta=0.5), (M23, T23),
+                   {}),
+    "add_scalar": (_ce_probs_smoothed, (M23, T23), {}),
+    "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

@@ -1,9 +1,14 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
 cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
 
+import warnings
+
+import numpy as np
+
 from .._ops import activation, linalg, losses, pointwise, reductions, views
 from .._ops.inplace import relu_
-from .._tensor import Tensor
+from .._registry import ops
+from .._tensor import Tensor, _make
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss",
@@ -23,16 +28,25 @@ def sigmoid(input):
     return pointwise.sigmoid(input)
 
 
-def _softmax_dim(ndim):
+def _softmax_dim(name, ndim):
+    # torch's legacy choice of dim when none is given, with its warning.
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None, dtype=None):
-    return reductions.softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return reductions.softmax(input, dim, dtype)
 
 
-def log_softmax(input, dim=None, dtype=None):
-    return reductions.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return reductions.log_softmax(input, dim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -51,39 +65,6 @@ def linear(input, weight, bias=None):
                           weight.shape[0])
     out = linalg.matmul(input, wt)
     return out if bias is None else out + bias
-
-
-def _reduce_name(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        if reduce is False:
-            return "none"
-        return "mean" if size_average in (None, True) else "sum"
-    return reduction
-
-
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Mean squared error (MseLossBackward0)."""
-    return losses.mse_loss(input, target, _reduce_name(size_average, reduce, reduction))
-
-
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    """Negative log likelihood of class indices (NllLossBackward0)."""
-    return losses.nll_loss(input, target, weight, _reduce_name(size_average, reduce, reduction),
-                           ignore_index)
-
-
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    """log_softmax followed by nll_loss (NllLossBackward0 over LogSoftmaxBackward0)."""
-    if not isinstance(target, Tensor) or target.is_floating_point():
-        raise NotImplementedError("gradviz: cross_entropy takes class indices as targets")
-    if label_smoothing:
-        raise NotImplementedError("gradviz: cross_entropy(label_smoothing=...) is not implemented "
-                                  "by gradviz's core; run with --backend torch to use PyTorch")
-    dim = 0 if input.dim() == 1 else 1
-    return nll_loss(reductions.log_softmax(input, dim), target, weight, size_average,
-                    ignore_index, reduce, reduction)
 
 
 # ----- Activations -------------------------------------------------------------------------
@@ -140,3 +121,241 @@ def logsigmoid(input):
 def glu(input, dim=-1):
     """a * sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
     return activation.glu(input, dim)
+
+
+# ----- Losses ------------------------------------------------------------------------------
+
+def _not_implemented(what):
+    return NotImplementedError(f"gradviz: torch.nn.functional.{what} is not implemented by "
+                               "gradviz's core; run with --backend torch to use PyTorch")
+
+
+def _reduction(size_average, reduce, reduction):
+    """torch's Reduction enum (0 none, 1 mean, 2 sum), from the legacy size_average/reduce
+    flags when either is given (torch's _Reduction.legacy_get_string)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    return losses.reduction_enum(reduction)
+
+
+def _size_warning(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
+                      f"size ({input.size()}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast(input, target):
+    """torch.broadcast_tensors of the pair: expand() only where a shape differs."""
+    if input.shape == target.shape:
+        return input, target
+    shape = tuple(np.broadcast_shapes(input.shape, target.shape))
+    return (input if input.shape == shape else input.expand(*shape),
+            target if target.shape == shape else target.expand(*shape))
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == 1:
+        return loss.mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (MseLossBackward0)."""
+    if weight is not None:
+        raise _not_implemented("mse_loss(weight=...)")
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    return losses.mse_loss(*_broadcast(input, target), r)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, composed as torch composes it (MeanBackward0 over AbsBackward0 over
+    SubBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.l1_loss(torch.tensor([1.0, 2.0]), torch.tensor([0.0, 4.0]))
+    tensor(1.5000)
+    """
+    if weight is not None:
+        raise _not_implemented("l1_loss(weight=...)")
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target)
+    return _apply_reduction((input - target).abs(), r)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Quadratic below beta, linear above (SmoothL1LossBackward0; l1_loss when beta is 0, as
+    in torch)."""
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target)
+    if beta == 0.0:
+        return _apply_reduction((input - target).abs(), r)
+    return losses.smooth_l1_loss(input, target, r, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Quadratic below delta, delta-linear above (HuberLossBackward0)."""
+    if weight is not None:
+        raise _not_implemented("huber_loss(weight=...)")
+    _size_warning(input, target)
+    input, target = _broadcast(input, target)
+    return losses.huber_loss(input, target, losses.reduction_enum(reduction), delta)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)) for probabilities x (BinaryCrossEntropyBackward0)."""
+    r = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
+                         f"size ({input.size()}) is deprecated. Please ensure they have the "
+                         "same size.")
+    if weight is not None and weight.shape != input.shape:
+        shape = tuple(np.broadcast_shapes(weight.shape, input.shape))
+        if shape != input.shape:
+            raise RuntimeError(f"The size of tensor a ({weight.shape[-1]}) must match the size "
+                               f"of tensor b ({input.shape[-1]}) at non-singleton dimension "
+                               f"{len(shape) - 1}")
+    return losses.binary_cross_entropy(input, target, weight, r)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """binary_cross_entropy of sigmoid(input), computed stably
+    (BinaryCrossEntropyWithLogitsBackward0)."""
+    r = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    return losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence of target from input (log-probabilities), composed as torch composes it:
+    xlogy(t, t) - t * input (exp(t) * (t - input) with log_target), then the reduction;
+    'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        r = _reduction(size_average, reduce, reduction)
+    elif reduction == "batchmean":
+        r = 2
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        r = losses.reduction_enum(reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        xlogy = getattr(ops, "xlogy", None)
+        if xlogy is None:
+            raise _not_implemented("kl_div(log_target=False), which needs torch.xlogy,")
+        loss = xlogy(target, target) - target * input
+    reduced = _apply_reduction(loss, r)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of class indices (NllLossBackward0; NllLoss2DBackward0 for
+    (N, C, d) and (N, C, H, W) inputs, as in torch)."""
+    r = _reduction(size_average, reduce, reduction)
+    if input.dim() == 3:
+        # torch's nll_loss_nd: (N, C, d) is viewed as an image (N, C, d, 1).
+        n, c, d = input.shape
+        out = losses.nll_loss(views.view(input, n, c, d, 1),
+                              views.view(target, *target.shape, 1), weight, r, ignore_index)
+        return views.view(out, n, d) if r == 0 else out
+    return losses.nll_loss(input, target, weight, r, ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """log_softmax followed by nll_loss (NllLossBackward0 over LogSoftmaxBackward0); class
+    probabilities as targets and label smoothing are composed as torch composes them.
+
+    >>> import gradviz as torch
+    >>> x = torch.zeros(2, 4, requires_grad=True)
+    >>> torch.nn.functional.cross_entropy(x, torch.tensor([1, 3]), label_smoothing=0.1)
+    tensor(1.3863, grad_fn=<AddBackward0>)
+    """
+    r = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing:g}")
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = reductions.log_softmax(input, class_dim)
+    if target.is_floating_point():
+        return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
+    if target.dim() == input.dim() and input.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    nll = nll_loss(logp, target, weight, None, ignore_index, None,
+                   ("none", "mean", "sum")[r])
+    if label_smoothing <= 0.0:
+        return nll
+    return _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing,
+                            class_dim)
+
+
+def _weight_view(weight, logp, class_dim):
+    shape = [1] * logp.dim()
+    shape[class_dim] = weight.shape[0]
+    return views.view(weight, *shape)
+
+
+def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
+    """torch's cross_entropy_loss_prob_target: -(logp * target [* weight]) summed over the
+    classes, divided by numel / C for the mean (DivBackward1)."""
+    if target.shape != logp.shape:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    n_classes = logp.shape[class_dim]
+    if label_smoothing > 0.0:
+        target = losses.add_scalar(ops.mul_scalar(target, 1 - label_smoothing),
+                                   label_smoothing / n_classes)
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _weight_view(weight, logp, class_dim)
+    if r == 0:
+        return -prod.sum(class_dim)
+    if r == 2:
+        return -prod.sum()
+    return losses.div_scalar(-prod.sum(), logp.numel() // n_classes)
+
+
+def _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing, class_dim):
+    """torch's cross_entropy_loss_label_smoothing: (1 - ls) * nll + ls / C * smooth, where
+    smooth is -(logp [* weight]) summed over the classes, 0 at ignored targets."""
+    masked_fill_ = getattr(ops, "masked_fill_", None)
+    if masked_fill_ is None:
+        raise _not_implemented("cross_entropy(label_smoothing=...) with class-index targets, "
+                               "which needs Tensor.masked_fill_,")
+    n_classes = logp.shape[class_dim]
+    ignore = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _weight_view(weight, logp, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    masked_fill_(smooth, ignore, 0.0)
+    if r == 1:
+        if weight is not None:
+            kept = target._data[~ignore._data].reshape(-1)
+            ret = smooth.sum() / _make(weight._data[kept].sum())
+        else:
+            ret = smooth.sum() / (~ignore).sum()
+    elif r == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return ops.mul_scalar(nll, 1 - label_smoothing) + ops.mul_scalar(ret, label_smoothing /
+                                                                     n_classes)
