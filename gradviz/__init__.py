@@ -28,6 +28,9 @@ from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_m
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
 from ._ops.reductions import (argmax, argmin, log_softmax, max, mean, min, prod, softmax, sum)
+from ._ops.dropout import (dropout, dropout_)
+from ._ops.embedding import (embedding)
+from ._ops.normalization import (batch_norm, group_norm, layer_norm)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -76,4 +79,5 @@ __all__ = [
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
+    "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]

@@ -28,7 +28,7 @@ with `gradviz._registry.records`.
 import numpy as np
 
 from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
-                     log_sigmoid, narrow, sigmoid, times_constant)
+                     log_sigmoid, mean_dims, narrow, sigmoid, times_constant)
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
@@ -283,6 +283,113 @@ def huber_grad(grad, self, target, reduction, delta):
     small = np.abs(value(z)) < delta
     return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
                       reduction)
+
+
+def normalized(x, dims, eps, mean, rstd):
+    """(x - mean) * rstd over dims, and rstd. On Tensors (create_graph=True) both are
+    recomputed from x, so that second derivatives see that they depend on x; on arrays the
+    saved ones are used."""
+    if isinstance(x, Tensor):
+        xc = x - mean_dims(x, dims, keepdim=True)
+        r = (mean_dims(xc * xc, dims, keepdim=True) + eps) ** -0.5
+        return xc * r, r
+    return (x - mean) * rstd, rstd
+
+
+def norm_input_grad(gw, xhat, rstd, dims):
+    """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
+    return rstd * (gw - mean_dims(gw, dims, keepdim=True)
+                   - xhat * mean_dims(gw * xhat, dims, keepdim=True))
+
+
+def sum_lead(x, dims):
+    return sum_dims(x, dims) if dims else x
+
+
+def layer_norm_parts(input, normalized_shape, result1, result2, eps):
+    nd = np.ndim(value(input))
+    dims = tuple(range(nd - len(normalized_shape), nd))
+    xhat, rstd = normalized(input, dims, eps, value(result1), value(result2))
+    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+
+
+def layer_norm_grad_input(grad, input, normalized_shape, weight, result1, result2, eps):
+    xhat, rstd, dims, _ = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+
+
+def layer_norm_grad_weight(grad, input, normalized_shape, result1, result2, eps):
+    xhat, _, _, lead = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return sum_lead(grad * xhat, lead)
+
+
+def batch_norm_parts(input, running_mean, running_var, result1, result2, training, eps):
+    """(xhat, rstd, reduced dims, channel shape): batch statistics in training, the running
+    ones (constants) in eval."""
+    x = value(input)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    dims = (0,) + tuple(range(2, x.ndim))
+    if training:
+        xhat, rstd = normalized(input, dims, eps, np.reshape(value(result1), shape),
+                                np.reshape(value(result2), shape))
+    else:
+        rstd = (1 / np.sqrt(value(running_var) + eps)).reshape(shape)
+        xhat = (input - value(running_mean).reshape(shape)) * rstd
+    return xhat, rstd, dims, shape
+
+
+def batch_norm_grad_input(grad, input, weight, running_mean, running_var, result1, result2,
+                          training, eps):
+    xhat, rstd, dims, shape = batch_norm_parts(input, running_mean, running_var, result1,
+                                               result2, training, eps)
+    gw = grad if weight is None else grad * reshape(weight, shape)
+    if training:
+        return norm_input_grad(gw, xhat, rstd, dims)
+    return gw * rstd
+
+
+def batch_norm_grad_weight(grad, input, running_mean, running_var, result1, result2, training,
+                           eps):
+    xhat, _, dims, _ = batch_norm_parts(input, running_mean, running_var, result1, result2,
+                                        training, eps)
+    return sum_dims(grad * xhat, dims)
+
+
+def group_norm_parts(input, N, group, eps, result1, result2):
+    xhat, rstd = normalized(reshape(input, (N, group, -1)), (2,), eps,
+                            np.reshape(value(result1), (N, group, 1)),
+                            np.reshape(value(result2), (N, group, 1)))
+    return xhat, rstd
+
+
+def group_norm_grad_input(grad, input, weight, N, C, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, rstd = group_norm_parts(input, N, group, eps, result1, result2)
+    gw = grad if weight is None else grad * reshape(weight, (1, C) + (1,) * (len(shape) - 2))
+    return reshape(norm_input_grad(reshape(gw, (N, group, -1)), xhat, rstd, (2,)), shape)
+
+
+def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, _ = group_norm_parts(input, N, group, eps, result1, result2)
+    return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
+
+
+def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
+    """Each looked-up row's gradient added into its row of the table (divided by how often the
+    index occurs with scale_grad_by_freq); the padding row gets none."""
+    idx = value(indices).reshape(-1)
+    dim = np.shape(value(grad))[-1]
+    g = reshape(grad, (idx.size, dim))
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=weight_sym_argsize_0)
+        g = times_constant(g, (1.0 / counts[idx])[:, None])
+    out = put(g, (weight_sym_argsize_0, dim), (idx,), accumulate=True)
+    if padding_idx >= 0:
+        keep = np.ones((weight_sym_argsize_0, 1))
+        keep[padding_idx] = 0
+        out = times_constant(out, keep)
+    return out
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -673,6 +780,38 @@ defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
          self=huber_grad,
          target=lambda grad, self, target, reduction, delta:
              -huber_grad(grad, self, target, reduction, delta))
+defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+         "Tensor? bias, float eps)",
+         "NativeLayerNormBackward0",
+         ("input", "normalized_shape", "weight", "bias", "result1", "result2", "eps"),
+         internal=("eps",),
+         input=layer_norm_grad_input,
+         weight=layer_norm_grad_weight,
+         bias=lambda grad, input, normalized_shape:
+             sum_lead(grad, tuple(range(np.ndim(value(input)) - len(normalized_shape)))))
+# The running statistics are inputs torch never differentiates (no edge).
+defderiv("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+         "Tensor? running_var, bool training, float momentum, float eps)",
+         "NativeBatchNormBackward0",
+         ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
+          "eps"),
+         nondiff=("running_mean", "running_var"),
+         input=batch_norm_grad_input,
+         weight=batch_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+         "SymInt HxW, int group, float eps)",
+         "NativeGroupNormBackward0",
+         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+         input=group_norm_grad_input,
+         weight=group_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
+         "bool sparse)",
+         "EmbeddingBackward0",
+         ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
+         nondiff=("indices",),
+         weight=embedding_grad)
 # The Scalar overloads torch's C++ composite losses record (cross_entropy's probability
 # targets: `target * (1 - ls) + ls / C`, `sum / (numel / C)`).
 defderiv("add_scalar(Tensor self, Scalar other)", "AddBackward1", saves_tensors=False,

@@ -42,6 +42,20 @@ def _ce_probs_smoothed(x, t):
     return torch.nn.functional.cross_entropy(x, t, label_smoothing=0.2)
 
 
+X234 = [[[0.3, -1.2, 2.1, 0.5], [1.1, 0.4, -0.6, -2.3], [0.2, 0.9, -0.4, 1.6]],
+        [[-0.7, 1.3, 0.8, -0.1], [0.6, -1.5, 0.25, 1.9], [-0.3, 0.45, 1.2, -0.8]]]
+
+
+def _batch_norm(x, w, b):
+    return torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+
+
+def _embedding(w):
+    # padding_idx and scale_grad_by_freq are not the derivative of the lookup (finite
+    # differences cannot check them): tests/test_nn_act.py compares them with torch.
+    return torch.nn.functional.embedding(torch.tensor([[2, 0], [2, 1]]), w)
+
+
 EXAMPLES = {
     "gelu": (lambda x: torch.nn.functional.gelu(x), (A3,), {}),
     "gelu_backward": (_gelu_double, (A3,), {}),
@@ -61,6 +75,12 @@ EXAMPLES = {
                        (M23, T23), {}),
     "huber_loss": (lambda x, y: torch.nn.functional.huber_loss(x, y, delta=0.5), (M23, T23),
                    {}),
+    "native_layer_norm": (lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b),
+                          (X234, [0.5, 1.5, -1.0, 2.0], [0.1, -0.2, 0.3, 0.0]), {}),
+    "native_batch_norm": (_batch_norm, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    "native_group_norm": (lambda x, w, b: torch.nn.functional.group_norm(x, 1, w, b),
+                          (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
     "add_scalar": (_ce_probs_smoothed, (M23, T23), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

@@ -5,15 +5,19 @@ import warnings
 
 import numpy as np
 
-from .._ops import activation, linalg, losses, pointwise, reductions, views
+from .._ops import (activation, dropout as _dropout, embedding as _embedding, linalg, losses,
+                    normalization, pointwise, reductions, views)
 from .._ops.inplace import relu_
 from .._registry import ops
 from .._tensor import Tensor, _make
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss",
            "gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh", "relu6", "logsigmoid",
-           "glu"]
+           "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
+           "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity"]
 
 
 def relu(input, inplace=False):
@@ -359,3 +363,93 @@ def _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing
         ret = smooth
     return ops.mul_scalar(nll, 1 - label_smoothing) + ops.mul_scalar(ret, label_smoothing /
                                                                      n_classes)
+
+
+# ----- Embedding, dropout, normalization ---------------------------------------------------
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """The rows of weight at the indices in input (EmbeddingBackward0); the padding_idx row
+    gets no gradient."""
+    if max_norm is not None:
+        raise _not_implemented("embedding(max_norm=...)")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0:
+            assert padding_idx < n, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
+            padding_idx = n + padding_idx
+    else:
+        padding_idx = -1
+    return _embedding.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot rows of class indices.
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.one_hot(torch.tensor([2, 0]))
+    tensor([[0, 0, 1],
+            [1, 0, 0]])
+    """
+    return _embedding.one_hot(tensor, num_classes)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p in training and scale the rest by 1 / (1 - p)
+    (MulBackward0 over a mask); the input itself when not training."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return (_dropout.dropout_ if inplace else _dropout.dropout)(input, p, training)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalize over the last dims, then * weight + bias (NativeLayerNormBackward0)."""
+    return normalization.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalize each channel over the batch (NativeBatchNormBackward0); in training the
+    running statistics are updated in place, as torch does."""
+    if training:
+        size = input.shape
+        n = 1
+        for i, s in enumerate(size):
+            if i != 1:
+                n *= s
+        if n == 1 and len(size) >= 2:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.size()}")
+    return normalization.batch_norm(input, weight, bias, running_mean, running_var, training,
+                                    momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalize groups of channels per sample (NativeGroupNormBackward0)."""
+    return normalization.group_norm(input, num_groups, weight, bias, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(norm(input, p, dim), eps), composed as torch composes it."""
+    if out is not None:
+        raise _not_implemented("normalize(out=...)")
+    if not hasattr(input, "norm"):
+        raise _not_implemented("normalize, which needs Tensor.norm,")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    """sum(x1 / |x1| * x2 / |x2|) along dim, each norm clamped to eps without history, as
+    torch 2.13 composes it."""
+    if not hasattr(x1, "norm"):
+        raise _not_implemented("cosine_similarity, which needs Tensor.norm,")
+    x1, x2 = _broadcast(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
