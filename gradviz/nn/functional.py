@@ -32,24 +32,24 @@ def sigmoid(input):
     return pointwise.sigmoid(input)
 
 
-def _softmax_dim(name, ndim):
+def _softmax_dim(name, ndim, stacklevel):
     # torch's legacy choice of dim when none is given, with its warning.
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim())
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return reductions.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim())
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return reductions.log_softmax(input, dim, dtype)
 
 
