@@ -178,6 +178,18 @@ def gelu_grad(grad, self, approximate):
     return grad * gelu_derivative(self, approximate)
 
 
+def leaky_relu_grad(grad, self, negative_slope):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.leaky_relu_backward(as_tensor(grad), as_tensor(self), negative_slope)
+    return times_constant(grad, np.where(self > 0, 1.0, negative_slope))
+
+
+def hardtanh_grad(grad, self, min_val, max_val):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.hardtanh_backward(as_tensor(grad), as_tensor(self), min_val, max_val)
+    return mask((self > min_val) & (self < max_val), grad)
+
+
 def silu_grad(grad, self):
     s = sigmoid(self)
     return grad * s * (1 + self * (1 - s))
@@ -194,8 +206,10 @@ def elu_grad(grad, self, alpha, scale, input_scale):
     """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
     where0 keeps exp's overflow for large positive x out of the sum."""
     pos = value(self) > 0
+    # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
     with np.errstate(over="ignore", invalid="ignore"):
-        neg = where0(pos, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+        e = exp(where0(value(self) >= 0, self * input_scale))
+        neg = where0(pos, grad * e * (alpha * scale * input_scale))
     return mask(pos, grad * scale) + neg
 
 
@@ -218,8 +232,9 @@ def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
     safe = np.where(valid, t, 0)
     w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
     if reduction == 1:
+        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
         with np.errstate(divide="ignore", invalid="ignore"):
-            w = w / value(total_weight)
+            w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
     m = len(t)
     g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
     out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
@@ -733,16 +748,22 @@ defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
          self=lambda grad, self: grad * sigmoid(-self))
 defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
          "LeakyReluBackward0", ("self", "negative_slope"),
-         self=lambda grad, self, negative_slope:
-             times_constant(grad, np.where(value(self) > 0, 1.0, negative_slope)))
+         self=leaky_relu_grad)
+defderiv("leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope)",
+         "LeakyReluBackwardBackward0", ("self", "negative_slope"),
+         grad_output=leaky_relu_grad,
+         self=lambda grad: zeros_like(grad))
 defderiv("elu(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
          "EluBackward0", ("self", "alpha", "scale", "input_scale"),
          self=elu_grad)
 # hardtanh: the gradient is 0 at the bounds themselves (torch's hardtanh_backward).
 defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
          "HardtanhBackward0", ("self", "min_val", "max_val"),
-         self=lambda grad, self, min_val, max_val:
-             mask((value(self) > min_val) & (value(self) < max_val), grad))
+         self=hardtanh_grad)
+defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackwardBackward0", ("self", "min_val", "max_val"),
+         grad_output=hardtanh_grad,
+         self=lambda grad: zeros_like(grad))
 defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
          self=glu_grad)
 

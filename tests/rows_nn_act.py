@@ -56,6 +56,18 @@ def _embedding(w):
     return torch.nn.functional.embedding(torch.tensor([[2, 0], [2, 1]]), w)
 
 
+def _leaky_relu_double(x):
+    y = torch.nn.functional.leaky_relu(x, 0.2)
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    return g * x
+
+
+def _hardtanh_double(x):
+    y = torch.nn.functional.hardtanh(x, -1.0, 2.0)
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    return g * x
+
+
 EXAMPLES = {
     "gelu": (lambda x: torch.nn.functional.gelu(x), (A3,), {}),
     "gelu_backward": (_gelu_double, (A3,), {}),
@@ -65,6 +77,8 @@ EXAMPLES = {
     "leaky_relu": (lambda x: torch.nn.functional.leaky_relu(x, 0.2), (A3,), {}),
     "elu": (lambda x: torch.nn.functional.elu(x, 0.5), (A3,), {}),
     "hardtanh": (lambda x: torch.nn.functional.hardtanh(x, -1.0, 2.0), (A3,), {}),
+    "leaky_relu_backward": (_leaky_relu_double, (A3,), {}),
+    "hardtanh_backward": (_hardtanh_double, (A3,), {}),
     "glu": (lambda x: torch.nn.functional.glu(x), (M24,), {}),
     "nll_loss": (_nll_weighted, (M23,), {}),
     "nll_loss2d": (_nll2d, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9, -0.4, 1.6],),

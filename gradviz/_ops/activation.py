@@ -14,7 +14,7 @@ from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _TORCH_SCALAR
+from ._common import _TORCH_SCALAR, _needs
 from .inplace import _check_inplace, _commit, _write
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -146,6 +146,32 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, inplace=False):
     if a.dtype.kind != "f":
         return _make(r.astype(a.dtype, copy=False))      # integers: no gradient, as in torch
     return _unary(D["hardtanh"], self, r.astype(a.dtype, copy=False), (min_val, max_val))
+
+
+# The backwards of the piecewise-linear functions, recorded under create_graph=True as torch
+# records them, so that their gradient w.r.t. self exists (and is 0).
+
+def _piecewise_backward(entry, grad_output, self, factor, args):
+    g = grad_output._data
+    out = _make(g * factor.astype(g.dtype, copy=False))
+    if _needs(grad_output, self):
+        record(entry, out, (grad_output, self), (self,) + args)
+    return out
+
+
+@records("leaky_relu_backward")
+def leaky_relu_backward(grad_output, self, negative_slope):
+    factor = np.where(self._data > 0, 1.0, negative_slope)
+    return _piecewise_backward(D["leaky_relu_backward"], grad_output, self, factor,
+                               (negative_slope,))
+
+
+@records("hardtanh_backward")
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    a = self._data
+    factor = (a > min_val) & (a < max_val)
+    return _piecewise_backward(D["hardtanh_backward"], grad_output, self, factor,
+                               (min_val, max_val))
 
 
 # ----- glu ---------------------------------------------------------------------------------

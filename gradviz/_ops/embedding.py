@@ -58,4 +58,7 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be non-negative.")
         if t.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    return _make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    out = _make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    if t.size:
+        out._version_counter().v = 2     # torch fills zeros, then scatters the ones in place
+    return out

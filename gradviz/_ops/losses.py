@@ -94,8 +94,9 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     vals = -x2[np.arange(len(t2)), safe] * w
     total_weight = x.dtype.type(w.sum(dtype=x.dtype))
     if reduction == 1:
-        r = x.dtype.type(vals.sum(dtype=x.dtype) / total_weight) if len(t2) else \
-            x.dtype.type(np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = x.dtype.type(vals.sum(dtype=x.dtype) / total_weight) if len(t2) else \
+                x.dtype.type(np.nan)
     elif reduction == 2:
         r = x.dtype.type(vals.sum(dtype=x.dtype))
     else:

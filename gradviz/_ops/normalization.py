@@ -87,8 +87,8 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
                          f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got 1)")
     _float_input(x, "batch_norm")
     c = x.shape[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
         if t is not None and t._data.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     dims = (0,) + tuple(range(2, x.ndim))
@@ -136,6 +136,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {_shape_text(x.shape)} and "
                            f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{_shape_text(t.shape)} and input of shape "
+                               f"{_shape_text(x.shape)}")
     _float_input(x, "group_norm")
     hxw = int(np.prod(x.shape[2:], dtype=np.int64))
     g = x.reshape(n, num_groups, -1)

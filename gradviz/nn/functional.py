@@ -141,6 +141,8 @@ def _reduction(size_average, reduce, reduction):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
     return losses.reduction_enum(reduction)
 
 
@@ -406,6 +408,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Normalize over the last dims, then * weight + bias (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
+                        "of ints, not int")
     return normalization.layer_norm(input, normalized_shape, weight, bias, eps)
 
 

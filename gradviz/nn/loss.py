@@ -1,6 +1,8 @@
 """Loss modules: each calls its nn.functional function with the arguments it was built with;
 class weights are buffers, as in torch."""
 
+import warnings
+
 from . import functional as F
 from .modules import Module
 
@@ -15,6 +17,8 @@ class _Loss(Module):
             size_average = True if size_average is None else size_average
             reduce = True if reduce is None else reduce
             reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+            warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                          f"reduction='{reduction}' instead.", stacklevel=3)
         self.reduction = reduction
 
 
