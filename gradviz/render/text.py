@@ -164,6 +164,10 @@ def _print_leaf_details(console, lf):
 def print_explain(console, result):
     """NAME's gradient, the path from the root to it, then the causes, one sentence each."""
     name = result["tensor"]
+    if not result.get("found", True):
+        console.print(Text(f"cannot explain '{name}'", style="bold red"))
+        _print_causes(console, result["causes"])
+        return
     head = Text(f"{name}.grad = ", style="bold")
     head.append(_grad_word(result["grad"]), style="bold cyan")
     if result["root"] is not None and result.get("computed") is not None \
@@ -176,9 +180,13 @@ def print_explain(console, result):
         steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
                             for p in result["path"])
         _indented(console, Text(f"path from {result['root']}: {steps}", style="dim"), indent=0)
-    for c in result["causes"]:
+    _print_causes(console, result["causes"])
+
+
+def _print_causes(console, causes):
+    for c in causes:
         style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
-            "backward_not_called", "accumulated", "hook") else "red")
+            "backward_not_called", "accumulated", "hook", "autograd_grad") else "red")
         line = Text(c["message"])
         if c["file"]:
             line.append(f"  ({where(c['file'], c['line'])})", style="dim")
