@@ -282,6 +282,15 @@ def _site(node):
     return getattr(node, "_where", None)
 
 
+def _delivered(tracer, k, t, target):
+    """Did call k give t a gradient? A leaf only gets one when the call's inputs= (always
+    given to autograd.grad) name it; a non-leaf when gradient flowed through it."""
+    inputs = tracer.calls[k]["inputs"]
+    if t._fn is None and inputs is not None and not any(i is t for i in inputs):
+        return False
+    return target in tracer.grads_in(k)
+
+
 def _reaches(call, target):
     return any(_path(n, target) is not None for n in call["roots"])
 
@@ -381,7 +390,7 @@ def explain(path, name, root=None, argv=()):
     after_causes = _after_last_write(run, name, t, history, final_state)
     file_calls = [k for k, c in enumerate(tracer.calls) if not c["by_gradviz"]]
     from_root = [k for k in file_calls if any(n is root_t._fn for n in tracer.calls[k]["roots"])]
-    reached = [k for k in from_root if target in tracer.grads_in(k)]
+    reached = [k for k in from_root if _delivered(tracer, k, t, target)]
     if reached:
         call = reached[-1]
     else:
