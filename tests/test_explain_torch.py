@@ -166,8 +166,9 @@ def test_second_derivative_gradient_from_y_is_48():
     assert r["computed"] == tr.namespace["dy_dx"].item()
     assert r["grad"] is None and tr.tensor("x").grad is None
     assert r["causes"][0]["message"] == (
-        "the file computed the gradient from 'y' with torch.autograd.grad (line 24), which "
+        "the file computed the gradient from 'y' with torch.autograd.grad, which "
         "returns gradients instead of storing them in .grad: 'x.grad' stays None")
+    assert r["causes"][0]["line"] == 24
     r2 = explain(path, "x", root="dy_dx")
     assert r2["computed"] == 24.0 == tr.namespace["d2y_dx2"].item()
 
@@ -221,3 +222,13 @@ def test_explains_own_backward_does_not_change_the_grad_it_reports():
     assert [c["kind"] for c in r["causes"]] == ["other_root"]
     assert same(values(r["grad"]), torch_grad(tr.tensor("hs[0]")))
     assert same(values(r["computed"]), torch_reference(tr, AUTOGRAD, "hs[0]", "hs[1]"))
+
+
+def test_every_kind_and_verdict_is_documented():
+    from gradviz.inspect.gradcheck import VERDICTS
+    root = os.path.join(os.path.dirname(__file__), "..")
+    for doc in ("README.md", os.path.join("docs", "report-schema.md")):
+        with open(os.path.join(root, doc), encoding="utf-8") as f:
+            text = f.read()
+        for word in KINDS + VERDICTS:
+            assert f"`{word}`" in text or f"| {word} " in text, (doc, word)

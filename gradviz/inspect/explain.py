@@ -413,8 +413,7 @@ def explain(path, name, root=None, argv=()):
             all(tracer.calls[k]["capture"] for k in from_root):
         lines = sorted({tracer.calls[k]["site"][1] for k in from_root
                         if tracer.calls[k]["site"]})
-        at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" \
-            if lines else ""
+        at = f" (lines {', '.join(map(str, lines))})" if len(lines) > 1 else ""
         causes.append(_cause(
             "autograd_grad", f"the file computed the gradient from '{root}' with "
             f"torch.autograd.grad{at}, which returns gradients instead of storing them in "
