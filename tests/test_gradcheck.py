@@ -255,3 +255,12 @@ def test_eps_nan_fails_the_core_gradcheck_as_it_fails_torch():
             results.append(mod.autograd.gradcheck(lambda t: t * 2, (x,), eps=math.nan,
                                                   raise_exception=False))
     assert results == [False, False]
+
+
+def test_an_empty_leaf_is_skipped_not_passed():
+    doc = gradcheck_file(path("gradcheck_empty_leaf"))
+    x, w = doc["roots"][0]["leaves"]
+    assert (x["status"], x["passed"], x["skipped"]) == ("skipped", False,
+                                                        "'x' has no elements to move")
+    assert w["status"] == "pass"
+    assert doc["message"] == "all gradients match (1 element checked); not checked: x (see above)"

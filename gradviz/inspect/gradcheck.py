@@ -226,6 +226,9 @@ class _Checker:
                                f"{leaf._version}): finite differences would move a different "
                                "value than the one the graph used")
             return info
+        if leaf.numel() == 0:
+            info["skipped"] = f"'{name}' has no elements to move"
+            return info
         analytic = np.zeros(leaf.shape) if g is None else np.asarray(g._data, dtype=np.float64)
         flat_a = analytic.reshape(-1)
         worst_abs = worst_rel = None
