@@ -54,6 +54,8 @@ CASES = [
     ("partly_zero", "relu_zero_grad", "x", "loss", ["backward_not_called", "partly_zero"],
      AUTOGRAD),
     ("nan_gradient", "explain_nan", "x", None, ["nan_gradient"], "x.grad"),
+    ("nan_gradient_other_branch", "explain_t_nan_branch", "x", None, ["nan_gradient"],
+     "x.grad"),
     ("accumulated", "explain_t_accumulated", "w", None, ["accumulated"], AUTOGRAD),
     ("accumulated_retained", "explain_t_accumulated", "h", None, ["accumulated"], AUTOGRAD),
     ("accumulated_since_zeroed", "explain_t_loop_zero_every_3", "w", None, ["accumulated"],
@@ -232,3 +234,14 @@ def test_every_kind_and_verdict_is_documented():
             text = f.read()
         for word in KINDS + VERDICTS:
             assert f"`{word}`" in text or f"| {word} " in text, (doc, word)
+
+
+def test_nan_found_on_a_branch_the_shown_path_does_not_take():
+    r = explain(where("explain_t_nan_branch"), "x")
+    assert [p["node"] for p in r["path"]] == ["SumBackward0", "AddBackward0", "MulBackward0",
+                                              "AccumulateGrad"]
+    c = r["causes"][0]
+    assert c["message"].startswith("the gradient reaching 'x' has NaN/inf: SqrtBackward0 (b) "
+                                   "produced it first") and c["line"] == 5
+    tr = run_file(where("explain_t_nan_branch"), backend="torch")
+    assert r["grad"] == ["inf", 2.25] and tr.tensor("x").grad.tolist() == [float("inf"), 2.25]

@@ -424,7 +424,7 @@ def explain(path, name, root=None, argv=()):
     if computed is not None:
         g = np.asarray(computed)
         if not np.all(np.isfinite(g)):
-            causes.append(_nan_cause(tracer, names, call, path_nodes, name))
+            causes.append(_nan_cause(tracer, names, call, grads, path_nodes, name))
         elif not np.any(g):
             causes.append(_zero_cause(grads, names, path_nodes, name))
         elif g.size > 1 and not np.all(g):
@@ -593,15 +593,19 @@ def _zero_cause(grads, names, path_nodes, name):
     return _cause("zero_gradient", f"the gradient reaching '{name}' is zero")
 
 
-def _nan_cause(tracer, names, call, path_nodes, name):
-    on_path = {id(n) for n in path_nodes}
+def _nan_cause(tracer, names, call, grads, path_nodes, name):
+    root, target = path_nodes[0], path_nodes[-1]
     for (node, i), k in zip(tracer.nonfinite, tracer.call_of_nonfinite):
-        if k == call and id(node) in on_path:
+        # any node between the root and NAME, on whichever branch
+        if k == call and _path(node, target) is not None and _path(root, node) is not None:
             return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf: "
                           f"{names.label(node)} produced it first (in its {i}th output), from "
                           "the forward line shown", _site(node))
-    return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values "
-                  "(the root's gradient already had them)")
+    seed = grads.get(root) or ()
+    if any(g is not None and not np.all(np.isfinite(g)) for g in seed):
+        return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values "
+                      "(the root's gradient already had them)")
+    return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values")
 
 
 def _ok(t, name, root, file_grad, made_site):
