@@ -92,48 +92,82 @@ def _num(x):
     return "-" if x is None else f"{x:.3g}"
 
 
+_LEAF_WORDS = {"pass": ("pass", "green"), "mismatch": ("FAIL", "bold red"),
+               "nonfinite": ("nan/inf", "bold red"), "raised": ("raised", "bold red"),
+               "not_differentiable": ("not differentiable", "yellow"),
+               "skipped": ("skipped", "yellow")}
+
+
+def _at(name, index):
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _val(x):
+    """A number from gradcheck's plain data (the strings "nan", "inf" stay as they are)."""
+    return x if isinstance(x, str) else f"{x:.6g}"
+
+
 def print_gradcheck(console, result):
-    """One table per root: each leaf's error against finite differences, pass/fail."""
+    """One table per root: each leaf's error against finite differences, then the verdict."""
     console.print(Text(f"gradcheck {where(result['file'], None)} (float64, eps "
                        f"{result['eps']:g}, atol {result['atol']:g}, rtol {result['rtol']:g})",
                        style="bold"))
-    if result.get("error"):
-        e = result["error"]
-        console.print(Text(f"the file raised {e['type']}: {e['message']} "
-                           f"({where(e['file'], e['line'])})", style="red"))
     for r in result["roots"]:
         if r.get("error"):
-            console.print(Text(f"root {r['root']}: {r['error']}", style="red"))
+            at = f" ({where(r['file'], r['line'])})" if r.get("file") else ""
+            console.print(Text(f"root {r['root']}: {r['error']}{at}", style="red"))
             continue
         table = Table(title=f"d {r['root']} / d leaf", title_justify="left")
         for col in ("leaf", "shape", "checked", "max abs err", "max rel err", "result"):
             table.add_column(col, overflow="fold")
         for lf in r["leaves"]:
-            if lf["skipped"]:
-                verdict = Text("skipped", style="yellow") if lf["passed"] else \
-                    Text("FAIL", style="bold red")
-            else:
-                verdict = Text("pass", style="green") if lf["passed"] else \
-                    Text("FAIL", style="bold red")
+            word, style = _LEAF_WORDS[lf["status"]]
             table.add_row(lf["name"], str(lf["shape"]), f"{lf['checked']}/{lf['total']}",
-                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]), verdict)
+                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]),
+                          Text(word, style=style))
         console.print(table)
         for lf in r["leaves"]:
-            if lf["skipped"]:
-                console.print(Text(f"  {lf['name']}: {lf['skipped']}", style="yellow"))
-            elif not lf["passed"] and lf["worst"]:
-                w = lf["worst"]
-                console.print(Text(f"  {lf['name']}{w['index']}: analytic {w['analytic']:.6g}"
-                                   f" vs numeric {w['numeric']:.6g}", style="red"))
+            _print_leaf_details(console, lf)
         if not r["leaves"]:
             console.print(f"  no named leaf that requires grad reaches {r['root']}")
-    console.print(Text("all gradients match" if result["passed"] else "gradient mismatch",
-                       style="bold green" if result["passed"] else "bold red"))
+    console.print(Text(result["message"], style="bold green" if result["passed"] else "bold red"))
+
+
+def _print_leaf_details(console, lf):
+    """One line per element that did not match, at most three of each kind."""
+    name = lf["name"]
+    if lf["skipped"]:
+        console.print(Text(f"  {name}: {lf['skipped']}", style="yellow"))
+        return
+    if lf["mismatched"] and lf["worst"]:
+        w = lf["worst"]
+        console.print(Text(f"  {_at(name, w['index'])}: analytic {_val(w['analytic'])} vs "
+                           f"numeric {_val(w['numeric'])}", style="red"))
+    for e in lf["nonfinite"][:3]:
+        console.print(Text(f"  {_at(name, e['index'])}: analytic {_val(e['analytic'])}, numeric "
+                           f"{_val(e['numeric'])} (value {_val(e['value'])}): not finite",
+                           style="red"))
+    for k in lf["kinks"][:3]:
+        console.print(Text(f"  {_at(name, k['index'])}: not differentiable: slope "
+                           f"{_val(k['left'])} from the left, {_val(k['right'])} from the right "
+                           f"(analytic {_val(k['analytic'])})", style="yellow"))
+    if lf["error"]:
+        e = lf["error"]
+        console.print(Text(f"  {_at(name, e['index'])} moved by eps: the file raised "
+                           f"{e['type']}: {e['message']} ({where(e['file'], e['line'])})",
+                           style="red"))
+    hidden = max(0, len(lf["nonfinite"]) - 3) + max(0, len(lf["kinks"]) - 3)
+    if hidden:
+        console.print(Text(f"  ... {hidden} more (--json for all)", style="dim"))
 
 
 def print_explain(console, result):
     """NAME's gradient, the path from the root to it, then the causes, one sentence each."""
     name = result["tensor"]
+    if not result.get("found", True):
+        console.print(Text(f"cannot explain '{name}'", style="bold red"))
+        _print_causes(console, result["causes"])
+        return
     head = Text(f"{name}.grad = ", style="bold")
     head.append(_grad_word(result["grad"]), style="bold cyan")
     if result["root"] is not None and result.get("computed") is not None \
@@ -146,9 +180,13 @@ def print_explain(console, result):
         steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
                             for p in result["path"])
         _indented(console, Text(f"path from {result['root']}: {steps}", style="dim"), indent=0)
-    for c in result["causes"]:
+    _print_causes(console, result["causes"])
+
+
+def _print_causes(console, causes):
+    for c in causes:
         style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
-            "backward_not_called", "accumulated", "hook") else "red")
+            "backward_not_called", "accumulated", "hook", "autograd_grad") else "red")
         line = Text(c["message"])
         if c["file"]:
             line.append(f"  ({where(c['file'], c['line'])})", style="dim")
