@@ -79,3 +79,12 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether PyTorch has it (run with --backend torch)
+    # or whether it is a typo, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+    from ._missing import missing
+    raise missing("torch", name, globals())
