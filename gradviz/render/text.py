@@ -6,6 +6,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from .terminal import printable, program_output
+
 __all__ = ["print_program_output", "print_inplace", "print_gradcheck", "print_explain",
            "where"]
 
@@ -14,16 +16,23 @@ def print_program_output(console, report):
     """What the user's file printed, in a frame of its own, before gradviz's tables."""
     from rich.panel import Panel
     out = report.get("stdout") or ""
-    head = Text(f"gradviz run {where(report['file'], None)}", style="bold")
+    head = _t(f"gradviz run {where(report['file'], None)}", style="bold")
     if report.get("backward"):
-        head.append(f"  (then {report['backward']}.backward())")
+        head.append(printable(f"  (then {report['backward']}.backward())"))
     if report.get("backend") != "gradviz":
-        head.append(f"  [backend: {report['backend']}]")
+        head.append(printable(f"  [backend: {report['backend']}]"))
     console.print(head)
     if out:
-        console.print(Panel(Text(out.rstrip("\n")), title=f"output of {os.path.basename(report['file'])}",
-                            title_align="left", border_style="dim"))
+        title = _t(f"output of {os.path.basename(report['file'])}")
+        console.print(Panel(program_output(out.rstrip("\n")), title=title, title_align="left",
+                            border_style="dim"))
     console.print()
+
+
+def _t(text, style=""):
+    """Text for a string built from the user's names, paths and messages: never read as
+    markup, control characters shown escaped (terminal.printable)."""
+    return Text(printable(text), style=style)
 
 
 def where(file, line):
@@ -41,27 +50,28 @@ def where(file, line):
 
 def _indented(console, text, style="", indent=3):
     """Print text so that wrapped lines keep the indent."""
-    t = text if isinstance(text, Text) else Text(text, style=style)
+    t = text if isinstance(text, Text) else _t(text, style=style)
     console.print(Padding(t, (0, 0, 0, indent)))
 
 
 def print_inplace(console, result, strict=False):
     """The findings and warnings of gradviz.inspect.inplace.check_inplace."""
     findings, warnings = result["findings"], result["warnings"]
-    console.print(Text(f"check-inplace {where(result['file'], None)}", style="bold"))
+    console.print(_t(f"check-inplace {where(result['file'], None)}", style="bold"))
     if result.get("error"):
         e = result["error"]
-        console.print(Text(f"the file raised {e['type']}: {e['message']} "
+        console.print(_t(f"the file raised {e['type']}: {e['message']} "
                            f"({where(e['file'], e['line'])})", style="red"))
     if not findings and not warnings:
         console.print(Text("No in-place edit breaks backward.", style="green"))
         return
     for i, f in enumerate(findings, 1):
         console.print()
-        head = Text(f"{i}. ", style="bold red")
+        head = _t(f"{i}. ", style="bold red")
         if f["kind"] == "modified_saved_tensor":
             via = f" (through {f['via']})" if f.get("via") else ""
-            head.append(f"{f['op']} on '{f['tensor']}'{via} at {where(f['file'], f['line'])}",
+            head.append(printable(f"{f['op']} on '{f['tensor']}'{via} at "
+                                  f"{where(f['file'], f['line'])}"),
                         style="bold")
             console.print(head)
             _indented(console, f"saved by {f['saved_by']} ({f['saved_as']}) at "
@@ -71,7 +81,7 @@ def print_inplace(console, result, strict=False):
                       "variables needed for gradient computation has been modified by an "
                       "inplace operation'")
         else:
-            head.append(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}",
+            head.append(printable(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}"),
                         style="bold")
             console.print(head)
             _indented(console, f["message"])
@@ -79,12 +89,12 @@ def print_inplace(console, result, strict=False):
     for w in warnings:
         console.print()
         label = "warning" + (" (fails with --strict)" if strict else "")
-        console.print(Text(f"{label}: {w['op']} on '{w['tensor']}' at "
+        console.print(_t(f"{label}: {w['op']} on '{w['tensor']}' at "
                            f"{where(w['file'], w['line'])}", style="yellow"))
         _indented(console, w["message"])
         _indented(console, f"fix: {w['fix']}", style="cyan")
     console.print()
-    console.print(Text(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
+    console.print(_t(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
                        style="bold red" if findings else "bold yellow"))
 
 
@@ -94,18 +104,18 @@ def _num(x):
 
 def print_gradcheck(console, result):
     """One table per root: each leaf's error against finite differences, pass/fail."""
-    console.print(Text(f"gradcheck {where(result['file'], None)} (float64, eps "
+    console.print(_t(f"gradcheck {where(result['file'], None)} (float64, eps "
                        f"{result['eps']:g}, atol {result['atol']:g}, rtol {result['rtol']:g})",
                        style="bold"))
     if result.get("error"):
         e = result["error"]
-        console.print(Text(f"the file raised {e['type']}: {e['message']} "
+        console.print(_t(f"the file raised {e['type']}: {e['message']} "
                            f"({where(e['file'], e['line'])})", style="red"))
     for r in result["roots"]:
         if r.get("error"):
-            console.print(Text(f"root {r['root']}: {r['error']}", style="red"))
+            console.print(_t(f"root {r['root']}: {r['error']}", style="red"))
             continue
-        table = Table(title=f"d {r['root']} / d leaf", title_justify="left")
+        table = Table(title=_t(f"d {r['root']} / d leaf"), title_justify="left")
         for col in ("leaf", "shape", "checked", "max abs err", "max rel err", "result"):
             table.add_column(col, overflow="fold")
         for lf in r["leaves"]:
@@ -115,18 +125,19 @@ def print_gradcheck(console, result):
             else:
                 verdict = Text("pass", style="green") if lf["passed"] else \
                     Text("FAIL", style="bold red")
-            table.add_row(lf["name"], str(lf["shape"]), f"{lf['checked']}/{lf['total']}",
-                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]), verdict)
+            table.add_row(_t(lf["name"]), _t(str(lf["shape"])),
+                          _t(f"{lf['checked']}/{lf['total']}"), _t(_num(lf["max_abs_error"])),
+                          _t(_num(lf["max_rel_error"])), verdict)
         console.print(table)
         for lf in r["leaves"]:
             if lf["skipped"]:
-                console.print(Text(f"  {lf['name']}: {lf['skipped']}", style="yellow"))
+                console.print(_t(f"  {lf['name']}: {lf['skipped']}", style="yellow"))
             elif not lf["passed"] and lf["worst"]:
                 w = lf["worst"]
-                console.print(Text(f"  {lf['name']}{w['index']}: analytic {w['analytic']:.6g}"
+                console.print(_t(f"  {lf['name']}{w['index']}: analytic {w['analytic']:.6g}"
                                    f" vs numeric {w['numeric']:.6g}", style="red"))
         if not r["leaves"]:
-            console.print(f"  no named leaf that requires grad reaches {r['root']}")
+            console.print(_t(f"  no named leaf that requires grad reaches {r['root']}"))
     console.print(Text("all gradients match" if result["passed"] else "gradient mismatch",
                        style="bold green" if result["passed"] else "bold red"))
 
@@ -134,24 +145,24 @@ def print_gradcheck(console, result):
 def print_explain(console, result):
     """NAME's gradient, the path from the root to it, then the causes, one sentence each."""
     name = result["tensor"]
-    head = Text(f"{name}.grad = ", style="bold")
-    head.append(_grad_word(result["grad"]), style="bold cyan")
+    head = _t(f"{name}.grad = ", style="bold")
+    head.append(printable(_grad_word(result["grad"])), style="bold cyan")
     if result["root"] is not None and result.get("computed") is not None \
             and result["computed"] != result["grad"]:
-        head.append(f"   (gradient from {result['root']}: ")
-        head.append(_grad_word(result["computed"]), style="cyan")
+        head.append(printable(f"   (gradient from {result['root']}: "))
+        head.append(printable(_grad_word(result["computed"])), style="cyan")
         head.append(")")
     console.print(head)
     if result["path"]:
         steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
                             for p in result["path"])
-        _indented(console, Text(f"path from {result['root']}: {steps}", style="dim"), indent=0)
+        _indented(console, _t(f"path from {result['root']}: {steps}", style="dim"), indent=0)
     for c in result["causes"]:
         style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
             "backward_not_called", "accumulated", "hook") else "red")
-        line = Text(c["message"])
+        line = _t(c["message"])
         if c["file"]:
-            line.append(f"  ({where(c['file'], c['line'])})", style="dim")
+            line.append(printable(f"  ({where(c['file'], c['line'])})"), style="dim")
         grid = Table.grid()
         grid.add_column(width=2, style=style)
         grid.add_column()
