@@ -92,15 +92,19 @@ class _GuardedStdout:
     reaching main() is a bug, this one is where the output went."""
 
     def __init__(self, stream):
-        self._stream = stream
+        self._stream = stream  # None: fd 1 was closed when gradviz started (`>&-`)
 
     def write(self, text):
+        if self._stream is None:
+            raise _StdoutFailed(OSError(errno.EBADF, "it is closed"))
         try:
             return self._stream.write(text)
         except OSError as exc:
             raise _StdoutFailed(exc) from None
 
     def flush(self):
+        if self._stream is None:
+            return
         try:
             self._stream.flush()
         except OSError as exc:
@@ -110,15 +114,21 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+def _to_devnull(fd):
+    """Point fd at /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+    except OSError:
+        pass
+
+
 def _silence_stdout():
     """Point fd 1 at /dev/null: Python flushes sys.stdout at exit, and what is still buffered
     would fail again, with a traceback."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
+    _to_devnull(1)
 
 
 def _stdout_failed(error):
@@ -133,25 +143,43 @@ def _stdout_failed(error):
 def main(argv=None):
     """Entry point of the console script; Ctrl-C, SIGTERM and a failing stdout are handled
     here, once."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.stdout = _GuardedStdout(sys.stdout)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    stdout, stderr = sys.stdout, sys.stderr
+    # A closed fd 1 or 2 (`>&-`) is held with /dev/null, so that no file gradviz opens
+    # becomes "stdout"; writing to stdout still fails, with a message, while a closed stderr
+    # means the user wants no messages.
+    if stdout is None:
+        _to_devnull(1)
+    if stderr is None:
+        _to_devnull(2)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+    sys.stdout = _GuardedStdout(stdout)
+    try:
+        sys.exit(_main(argv))
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv):
+    """Run the command line; return its exit code."""
     try:
         code = cli.main(args=argv, prog_name="gradviz", standalone_mode=False)
         sys.stdout.flush()
     except _StdoutFailed as exc:
-        sys.exit(_stdout_failed(exc.error))
+        return _stdout_failed(exc.error)
     except BrokenPipeError as exc:
-        sys.exit(_stdout_failed(exc))
+        return _stdout_failed(exc)
     except (KeyboardInterrupt, click.exceptions.Abort) as exc:
         if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
             click.echo("Terminated.", err=True)
-            sys.exit(EXIT_TERMINATED)
+            return EXIT_TERMINATED
         click.echo("\nInterrupted.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":
