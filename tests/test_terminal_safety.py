@@ -264,3 +264,12 @@ def test_every_exit_code_is_in_the_readme_and_the_help():
     in_docstring = {int(c) for c in re.findall(r"^    (\d+) ", main_mod.__doc__, re.M)}
     assert in_readme == constants == in_docstring == {0, 1, 2, 3, 4, 130, 141, 143}
     assert signal.SIGTERM + 128 == 143 and signal.SIGPIPE + 128 == 141
+
+
+@pytest.mark.parametrize("module", ["gradviz.render.terminal", "gradviz.render.output",
+                                    "gradviz.render.drawing", "gradviz.inspect.names"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
