@@ -18,18 +18,22 @@ from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Tensor, device
 from ._tensor_str import get_printoptions, set_printoptions
 from . import _ops
-from ._ops import (abs, add, addmm, allclose, argmax, argmin, bmm, cat, ceil, clamp, clamp_max,
-                   clamp_min, clone, concat, concatenate, cos, div, dot, equal, exp, expand,
-                   flatten, floor, floor_divide, isfinite, isinf, isnan, log, log_softmax,
-                   logical_not, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow, neg,
-                   outer, permute, pow, prod, reciprocal, relu, remainder, reshape, round, rsub,
-                   select, sigmoid, sign, sin, softmax, sqrt, square, squeeze, stack, sub, sum, t,
-                   tanh, transpose, trunc, unbind, unsqueeze, where)
+from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
+                              mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
+                              rsub, sub, sub as subtract)
+from ._ops.comparison import (allclose, eq, equal, ge, gt, isfinite, isinf, isnan, le, logical_not,
+                              lt, ne)
+from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
+from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
+                             floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
+                             square, tanh, trunc, where)
+from ._ops.reductions import (argmax, argmin, log_softmax, max, mean, min, prod, softmax, sum)
+from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
+                         select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like,
                         rand, rand_like, randint, randn, randn_like, seed, tensor, zeros,
                         zeros_like)
-from . import _derivatives
 from . import autograd
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
@@ -43,11 +47,6 @@ double = float64
 half = float16
 long = int64
 int = int32  # noqa: A001  (torch.int)
-clip = clamp
-divide = true_divide = div
-multiply = mul
-subtract = sub
-negative = neg
 Generator = None
 
 
@@ -67,13 +66,14 @@ __all__ = [
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
     "eye", "manual_seed", "seed", "initial_seed", "is_tensor", "numel", "abs", "add", "addmm",
     "allclose", "argmax", "argmin", "bmm", "cat", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
-    "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp", "expand",
+    "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp",
     "flatten", "floor", "floor_divide", "isfinite", "isinf", "isnan", "log", "log_softmax",
     "logical_not", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply",
     "mv", "narrow", "neg", "negative", "outer", "permute", "pow", "prod", "reciprocal", "relu",
     "remainder", "reshape", "round", "rsub", "select", "sigmoid", "sign", "sin", "softmax", "sqrt",
     "square", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "transpose", "true_divide",
-    "trunc", "unbind", "unsqueeze", "where", "is_floating_point", "detach", "autograd", "no_grad",
+    "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
+    "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]

@@ -1,359 +1,40 @@
-"""The derivative table: one entry per differentiable op, as torch's derivatives.yaml.
+"""The derivative table: one row per differentiable op, as torch's derivatives.yaml.
 
-Each entry names the op, torch's grad_fn class name, the values the forward passes in for
-saving (`args`, exposed on the node as `_saved_<name>`), and one backward formula per
-differentiable input, in next_functions order. Names in scope in a formula are its parameters:
+A row is `defderiv(signature, grad_fn name, saved names, formulas)`:
+
+    signature   the op as gradviz's forward takes it, in torch's schema notation:
+                "mul(Tensor self, Tensor other)". Its Tensor parameters are the node's inputs,
+                in next_functions order; each has a formula below, keyed by its name, or is
+                listed in `nondiff` (never differentiated, no edge: where's condition).
+    node        torch's grad_fn class name (MulBackward0); `name=` when node.name() differs.
+    args        the values the forward passes in for saving, under torch's `_saved_<name>`
+                names (`self`, `other`, `self_sym_sizes`, `dim`, ...).
+
+Names in scope in a formula are its parameters:
 
     grad      the gradient w.r.t. the op's output (`grads`, a list, for several outputs)
     result    the op's output (saved as `_saved_result`)
-    <arg>     any name in `args` (`self`, `other`, `self_sym_sizes`, `dim`, ...)
+    <arg>     any name in the row's saved names
 
 A formula only receives the names it lists, and only the values the formulas of inputs that
 need a gradient use are kept alive and version-checked, as in torch. Formulas work on NumPy
-arrays (a plain backward) and on Tensors (create_graph=True, so that the gradient is itself
-differentiable); every function they call below accepts both. Gradients are summed back to
-each input's broadcast shape and cast to its dtype in one place, `fit_to`, never per rule.
+arrays (a plain backward) and on Tensors (create_graph=True), through gradviz._dmath. Gradients
+are summed back to each input's broadcast shape and cast to its dtype in one place
+(`_dmath.fit_to`), never per row. The machinery (rows, plans, nodes, the import-time checks
+that a row matches its op) is gradviz.autograd.formula; a forward names the rows it records
+with `gradviz._registry.records`.
 """
 
 import numpy as np
 
-from ._tensor import Tensor, _make
-from .autograd.graph import make_node_class
-
-__all__ = ["DERIVATIVES", "Derivative", "fit_to"]
-
-
-class Derivative:
-    """One table entry; `cls` is the generated Node subclass named `node`."""
-
-    def __init__(self, op, node, args, formulas, n_out=1, variadic=False, name=None,
-                 wrapped=()):
-        self.op = op
-        self.node = node
-        self.display = name or node     # what node.name() says, when torch's differs
-        self.wrapped = frozenset(wrapped)
-        self.args = tuple(args)
-        self.inputs = tuple(formulas)
-        self.n_out = n_out
-        self.variadic = variadic
-        self.result_index = len(self.args)
-        scope = self.args + ("result",)
-        self.formulas = []
-        for name, f in formulas.items():
-            code = f.__code__
-            params = code.co_varnames[:code.co_argcount]
-            skip = 2 if variadic else 1            # grad (and mask for variadic formulas)
-            for p in params[skip:]:
-                if p not in scope:
-                    raise TypeError(f"{node}: formula for {name!r} uses unknown name {p!r}")
-            self.formulas.append((f, tuple(scope.index(p) for p in params[skip:])))
-        self._needed = {}
-        self._plans = {}
-        self.saves_tensors = False
-        self.cls = make_node_class(self)
-
-    def plan(self, mask):
-        """The Plan for the inputs in `mask` (cached): what to keep and how to call formulas."""
-        p = self._plans.get(mask)
-        if p is None:
-            p = self._plans[mask] = Plan(self, mask)
-        return p
-
-    def needed(self, mask):
-        """Indices of args (and result) used by the formulas of inputs in `mask`."""
-        r = self._needed.get(mask)
-        if r is None:
-            used = set()
-            for i, (_, idx) in enumerate(self.formulas):
-                if self.variadic or mask >> i & 1:
-                    used.update(idx)
-            r = self._needed[mask] = tuple(sorted(used))
-        return r
-
-    def saved_names(self, mask):
-        scope = self.args + ("result",)
-        return tuple(scope[j] for j in self.needed(mask))
-
-    def __repr__(self):
-        return f"<Derivative {self.op} -> {self.node}>"
-
-
-class Plan:
-    """How a node of one entry saves and calls, for one set of inputs needing a gradient.
-
-    `keep` lists the args kept alive (only those the needed formulas use, as torch saves
-    only what it will need); the node stores them in that order, followed by the result at
-    backward time. `calls` are (input index, formula, positions into that list).
-    """
-
-    __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args")
-
-    def __init__(self, entry, mask):
-        needed = entry.needed(mask)
-        self.keep = tuple(j for j in needed if j != entry.result_index)
-        self.n_args = len(entry.args)
-        self.all_args = self.keep == tuple(range(self.n_args))
-        self.saves_result = entry.result_index in needed
-        self.position = {j: k for k, j in enumerate(self.keep)}
-        self.position[entry.result_index] = len(self.keep)
-        self.n_inputs = len(entry.formulas)
-        self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
-                           for i, (f, idx) in enumerate(entry.formulas)
-                           if entry.variadic or mask >> i & 1)
-
-
-DERIVATIVES = {}
-
-
-def defderiv(op, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), **formulas):
-    """Add a table entry; `formulas` maps each differentiable input to its formula.
-
-    n_out is the number of outputs whose gradients the node receives (None: as many as the op
-    returns, and the formula then gets the list `grads`); variadic formulas take one list of
-    tensors (cat, stack) and return one gradient per tensor; `name` is node.name() when torch's
-    differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
-    Python number saved there reads back as a 0-d tensor (torch's wrapped number).
-    """
-    if op in DERIVATIVES:
-        raise ValueError(f"duplicate derivative for {op}")
-    d = DERIVATIVES[op] = Derivative(op, node, args, formulas, n_out, variadic, name, wrapped)
-    d.saves_tensors = saves_tensors
-    return d
-
-
-def entry(op):
-    """The table entry of op; a missing rule fails loudly and names the op."""
-    try:
-        return DERIVATIVES[op]
-    except KeyError:
-        raise NotImplementedError(f"gradviz has no derivative for '{op}'") from None
-
-
-# ----- Functions usable on arrays and on Tensors ------------------------------------------
-
-def _t(x):
-    return isinstance(x, Tensor)
-
-
-def exp(x):
-    return x.exp() if _t(x) else np.exp(x)
-
-
-def log(x):
-    return x.log() if _t(x) else np.log(x)
-
-
-def sin(x):
-    return x.sin() if _t(x) else np.sin(x)
-
-
-def cos(x):
-    return x.cos() if _t(x) else np.cos(x)
-
-
-def sign(x):
-    return x.sign() if _t(x) else np.sign(x)
-
-
-def mask(cond, x):
-    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
-    if _t(cond):
-        cond = cond._data
-    if _t(x):
-        return x * _make(np.asarray(cond, dtype=x._data.dtype))
-    return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
-
-
-def value(x):
-    """The raw array of a saved value (for masks, shapes and indices)."""
-    return x._data if _t(x) else x
-
-
-def expand(x, shape):
-    if _t(x):
-        return x.expand(*shape)
-    return np.broadcast_to(x, shape)
-
-
-def reshape(x, shape):
-    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
-
-
-def sum_dims(x, dims, keepdim=False):
-    if _t(x):
-        return x.sum(dim=dims, keepdim=keepdim)
-    return np.sum(x, axis=dims, keepdims=keepdim)
-
-
-def unsqueeze_dims(x, dims, ndim):
-    """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
-    shape = list(np.shape(value(x)))
-    for d in sorted(dims):
-        shape.insert(d, 1)
-    return reshape(x, tuple(shape))
-
-
-def transpose(x, d0=-2, d1=-1):
-    if _t(x):
-        return x.transpose(d0, d1)
-    return np.swapaxes(x, d0, d1)
-
-
-def permute(x, dims):
-    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
-
-
-def matmul(a, b):
-    if _t(a) or _t(b):
-        return _tensor(a) @ _tensor(b)
-    return np.matmul(a, b)
-
-
-def outer(a, b):
-    if _t(a) or _t(b):
-        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
-    return np.multiply.outer(a, b)
-
-
-def _tensor(x):
-    return x if _t(x) else _make(np.asarray(x))
-
-
-def pow_(x, e):
-    return x ** e
-
-
-def scale(x, s):
-    """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
-    if _t(x):
-        from ._ops import mul_scalar
-        return mul_scalar(x, s)
-    return x * s
-
-
-def shift(x, s):
-    """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
-    if _t(x):
-        from ._ops import sub_scalar
-        return sub_scalar(x, -s)
-    return x + s
-
-
-def where0(cond, x):
-    """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
-    unlike mask(), a nan or inf in x under cond does not leak through as nan."""
-    if _t(x):
-        from ._ops import where
-        return where(_make(np.asarray(cond)), 0, x)
-    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
-
-
-def sum_to(x, shape):
-    """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
-    xs = np.shape(value(x))
-    if xs == tuple(shape):
-        return x
-    lead = len(xs) - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                     if s == 1 and xs[i + lead] != 1)
-    r = sum_dims(x, dims, keepdim=True) if dims else x
-    return reshape(r, tuple(shape))
-
-
-def fit_to(g, shape, dtype):
-    """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
-    g = sum_to(g, shape)
-    if _t(g):
-        return g if g._data.dtype == dtype else g.to(dtype)
-    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
-
-
-def zeros_like(x):
-    """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
-    if _t(x):
-        return _make(np.zeros_like(x._data))
-    return np.zeros_like(x)
-
-
-def maybe_multiply(x, s):
-    """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
-    return x if s == 1 else scale(x, s)
-
-
-def zeros(shape, like):
-    if _t(like):
-        from ._creation import zeros as tzeros
-        return tzeros(*shape, dtype=like.dtype)
-    return np.zeros(shape, dtype=np.result_type(like))
-
-
-def put(grad, shape, key, accumulate=False):
-    """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
-    if _t(grad):
-        from ._ops import index_put_zeros
-        return index_put_zeros(grad, tuple(shape), key, accumulate)
-    out = np.zeros(shape, dtype=np.result_type(grad))
-    if accumulate:
-        np.add.at(out, key, grad)
-    else:
-        out[key] = grad
-    return out
-
-
-def put_view(grad, shape, steps):
-    """zeros(shape) with grad written through the view steps (the backward of a view after an
-    in-place edit). Second derivatives do not flow through it."""
-    from .autograd.graph import apply_view
-    g = value(grad)
-    out = np.zeros(shape, dtype=np.result_type(g))
-    apply_view(out, steps)[...] = g
-    return _make(out) if _t(grad) else out
-
-
-def take(grad, key):
-    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
-
-
-def _wrap_key(key):
-    if isinstance(key, tuple):
-        return tuple(_make(k) if isinstance(k, np.ndarray) else k for k in key)
-    return _make(key) if isinstance(key, np.ndarray) else key
-
-
-def stack_grads(grads, like_shape, dim, dtype):
-    """Stack per-output gradients along dim, zeros where an output got no gradient."""
-    if any(_t(g) for g in grads):
-        from ._ops import stack
-        from ._creation import zeros as tzeros
-        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
-        return stack([_tensor(p) for p in parts], dim)
-    parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
-    return np.stack(parts, axis=dim)
-
-
-def split_grad(grad, sizes, dim):
-    """Pieces of grad along dim (the backward of cat)."""
-    bounds = np.cumsum(sizes)[:-1]
-    if _t(grad):
-        out, start = [], 0
-        for s in sizes:
-            out.append(grad.narrow(dim, start, s))
-            start += s
-        return out
-    return np.split(grad, bounds, axis=dim)
-
-
-def unstack_grad(grad, dim, n):
-    """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
-    if _t(grad):
-        return [grad.select(dim, i) for i in range(n)]
-    return list(np.moveaxis(np.asarray(grad), dim, 0))
-
-
-def select_grad(grad, dim, index):
-    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
+                     shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
+                     take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
+                     zeros_like, maybe_multiply, floor_div, outer, pow_)
+from ._tensor import Tensor
+from .autograd.formula import DERIVATIVES, defderiv
+
+__all__ = ["DERIVATIVES"]
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -366,16 +47,6 @@ def mm_mat2_grad(grad, self, mat2_t):
     if mat2_t:
         return transpose(matmul(transpose(grad), self))
     return matmul(transpose(self), grad)
-
-
-def is_transposed(a):
-    """A 2-D array laid out as the transpose of a contiguous one (W.t())."""
-    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
-
-def floor_div(a, b):
-    """a // b on values (a constant in remainder's formula: never differentiated)."""
-    q = np.floor_divide(value(a), value(b))
-    return _make(q) if _t(a) or _t(b) else q
 
 
 def no_derivative_floor_divide(grad):
@@ -502,7 +173,7 @@ def nll_grad(grad, self, target, reduction, ignore_index):
     else:
         scale = -1.0
     if reduction == "none":
-        g = grad[valid] if not _t(grad) else grad[_make(valid)]
+        g = take(grad, valid)
         return put(g * scale, x.shape, key)
     vals = expand(reshape(grad * scale, (1,)), (len(key[0]) if x.ndim == 2 else 1,))
     return put(vals, x.shape, key)
@@ -517,192 +188,289 @@ def mse_grad(grad, self, target, reduction):
 
 # ----- Arithmetic --------------------------------------------------------------------------
 
-defderiv("add", "AddBackward0", ("alpha",), saves_tensors=False,
+defderiv("add(Tensor self, Tensor other, *, Scalar alpha)",
+         "AddBackward0", ("alpha",), saves_tensors=False,
          self=lambda grad: grad,
          other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
-defderiv("sub", "SubBackward0", ("alpha",), saves_tensors=False,
+defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
+         "SubBackward0", ("alpha",), saves_tensors=False,
          self=lambda grad: grad,
          other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-defderiv("rsub", "RsubBackward1", ("alpha",), saves_tensors=False,
+defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
+         "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-defderiv("mul", "MulBackward0", ("self", "other"), wrapped=("other",),
+defderiv("mul(Tensor self, Tensor other)",
+         "MulBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-defderiv("div", "DivBackward0", ("self", "other"), wrapped=("other",),
+defderiv("div(Tensor self, Tensor other)",
+         "DivBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
-defderiv("neg", "NegBackward0", saves_tensors=False, self=lambda grad: -grad)
-defderiv("div_mode", "DivBackward2", ("rounding_mode",), saves_tensors=False,
-         self=lambda grad: zeros_like(grad), other=lambda grad: zeros_like(grad))
-defderiv("remainder_scalar", "RemainderBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("remainder", "RemainderBackward1", ("self", "other"),
+defderiv("neg(Tensor self)",
+         "NegBackward0", saves_tensors=False,
+         self=lambda grad: -grad)
+defderiv("div_mode(Tensor self, Tensor other, *, str rounding_mode)",
+         "DivBackward2", ("rounding_mode",), saves_tensors=False,
+         self=lambda grad: zeros_like(grad),
+         other=lambda grad: zeros_like(grad))
+defderiv("remainder_scalar(Tensor self, Scalar other)",
+         "RemainderBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("remainder(Tensor self, Tensor other)",
+         "RemainderBackward1", ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, self, other: -grad * floor_div(self, other))
 # Ops torch records without a derivative: a node named NotImplemented that fails in backward.
-defderiv("floor_divide", "NotImplemented", name="torch::autograd::NotImplemented",
-         saves_tensors=False, self=no_derivative_floor_divide,
+defderiv("floor_divide(Tensor self, Tensor other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide,
          other=no_derivative_floor_divide)
-defderiv("rremainder", "NotImplemented", name="torch::autograd::NotImplemented",
-         saves_tensors=False, self=no_derivative_remainder)
+defderiv("floor_divide_scalar(Tensor self, Scalar other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide)
+defderiv("rremainder(Tensor self, Scalar other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_remainder)
 # The Scalar overloads torch's own formulas call (C++ `t * 2.0`, `t - 1`); Python-level
 # `t * 2` is MulBackward0 with a wrapped number, as in torch.
-defderiv("mul_scalar", "MulBackward1", ("other",), saves_tensors=False,
+defderiv("mul_scalar(Tensor self, Scalar other)",
+         "MulBackward1", ("other",), saves_tensors=False,
          self=lambda grad, other: scale(grad, other))
-defderiv("sub_scalar", "SubBackward1", saves_tensors=False, self=lambda grad: grad)
-defderiv("abs", "AbsBackward0", ("self",), self=lambda grad, self: grad * sign(self))
-defderiv("reciprocal", "ReciprocalBackward0", (),
+defderiv("sub_scalar(Tensor self, Scalar other)",
+         "SubBackward1", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("abs(Tensor self)",
+         "AbsBackward0", ("self",),
+         self=lambda grad, self: grad * sign(self))
+defderiv("reciprocal(Tensor self)",
+         "ReciprocalBackward0", (),
          self=lambda grad, result: -grad * result * result)
-defderiv("pow", "PowBackward0", ("self", "exponent"), self=pow_grad_self)
-defderiv("pow_tensor", "PowBackward1", ("self", "exponent"),
-         self=pow_grad_self, exponent=pow_grad_exponent)
-defderiv("pow_scalar", "PowBackward2", ("self", "exponent"),
+defderiv("pow(Tensor self, Scalar exponent)",
+         "PowBackward0", ("self", "exponent"),
+         self=pow_grad_self)
+defderiv("pow_tensor(Tensor self, Tensor exponent)",
+         "PowBackward1", ("self", "exponent"),
+         self=pow_grad_self,
+         exponent=pow_grad_exponent)
+defderiv("pow_scalar(Scalar self, Tensor exponent)",
+         "PowBackward2", ("self", "exponent"),
          exponent=pow_scalar_grad_exponent)
 
 # ----- Unary functions ---------------------------------------------------------------------
 
-defderiv("exp", "ExpBackward0", self=lambda grad, result: grad * result)
-defderiv("log", "LogBackward0", ("self",), self=lambda grad, self: grad / self)
-defderiv("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
-defderiv("sin", "SinBackward0", ("self",), self=lambda grad, self: grad * cos(self))
-defderiv("cos", "CosBackward0", ("self",), self=lambda grad, self: grad * -sin(self))
-defderiv("tanh", "TanhBackward0", self=lambda grad, result: grad * (1 - result * result))
-defderiv("sigmoid", "SigmoidBackward0",
+defderiv("exp(Tensor self)", "ExpBackward0",
+         self=lambda grad, result: grad * result)
+defderiv("log(Tensor self)", "LogBackward0", ("self",),
+         self=lambda grad, self: grad / self)
+defderiv("sqrt(Tensor self)", "SqrtBackward0",
+         self=lambda grad, result: grad / (2 * result))
+defderiv("sin(Tensor self)", "SinBackward0", ("self",),
+         self=lambda grad, self: grad * cos(self))
+defderiv("cos(Tensor self)", "CosBackward0", ("self",),
+         self=lambda grad, self: grad * -sin(self))
+defderiv("tanh(Tensor self)", "TanhBackward0",
+         self=lambda grad, result: grad * (1 - result * result))
+defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
          self=lambda grad, result: grad * result * (1 - result))
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
-defderiv("relu", "ReluBackward0", self=lambda grad, result: mask(value(result) > 0, grad))
-defderiv("clamp", "ClampBackward1", ("self", "min", "max"), self=clamp_grad)
-defderiv("clamp_tensor", "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
+defderiv("relu(Tensor self)", "ReluBackward0",
+         self=lambda grad, result: mask(value(result) > 0, grad))
+defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
+         "ClampBackward1", ("self", "min", "max"),
+         self=clamp_grad)
+defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
+         "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
          min=lambda grad, self, min: mask(value(self) < value(min), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
-defderiv("maximum", "MaximumBackward0", ("self", "other"),
+defderiv("maximum(Tensor self, Tensor other)",
+         "MaximumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, True),
          other=lambda grad, self, other: maximum_grad(grad, other, self, True))
-defderiv("minimum", "MinimumBackward0", ("self", "other"),
+defderiv("minimum(Tensor self, Tensor other)",
+         "MinimumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, False),
          other=lambda grad, self, other: maximum_grad(grad, other, self, False))
-defderiv("where", "WhereBackward0", ("condition",),
-         self=lambda grad, condition: mask(value(condition), grad),
+defderiv("where(Tensor condition, Tensor input, Tensor other)",
+         "WhereBackward0", ("condition",), nondiff=("condition",),
+         input=lambda grad, condition: mask(value(condition), grad),
          other=lambda grad, condition: mask(~value(condition), grad))
-defderiv("clone", "CloneBackward0", saves_tensors=False, self=lambda grad: grad)
+defderiv("clone(Tensor self)", "CloneBackward0", saves_tensors=False,
+         self=lambda grad: grad)
 # Piecewise-constant functions: torch records them and sends back zeros.
-defderiv("sign", "SignBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("floor", "FloorBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("ceil", "CeilBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("trunc", "TruncBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("round", "RoundBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("round_decimals", "RoundBackward1", ("decimals",), saves_tensors=False,
+defderiv("sign(Tensor self)", "SignBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("floor(Tensor self)", "FloorBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("ceil(Tensor self)", "CeilBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("trunc(Tensor self)", "TruncBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("round(Tensor self)", "RoundBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("round_decimals(Tensor self, *, int decimals)",
+         "RoundBackward1", ("decimals",), saves_tensors=False, internal=("decimals",),
          self=lambda grad: zeros_like(grad))
 
 # ----- Reductions --------------------------------------------------------------------------
 
-defderiv("sum", "SumBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("sum(Tensor self)", "SumBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
-defderiv("sum_dim", "SumBackward1", ("self_sym_sizes", "dim", "keepdim"), saves_tensors=False,
+defderiv("sum_dim(Tensor self, int[1]? dim, bool keepdim)",
+         "SumBackward1", ("self_sym_sizes", "dim", "keepdim"), saves_tensors=False,
          self=reduce_grad)
-defderiv("mean", "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
+defderiv("mean(Tensor self)",
+         "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
          self=lambda grad, self_sym_sizes, self_sym_numel:
              expand(grad / self_sym_numel, self_sym_sizes))
-defderiv("mean_dim", "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"),
-         saves_tensors=False,
+defderiv("mean_dim(Tensor self, int[1]? dim, bool keepdim)",
+         "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"), saves_tensors=False,
+         internal=("count",),
          self=lambda grad, self_sym_sizes, dim, keepdim, count:
              reduce_grad(grad / count, self_sym_sizes, dim, keepdim))
-defderiv("prod", "ProdBackward0", ("self",),
+defderiv("prod(Tensor self)", "ProdBackward0", ("self",),
          self=lambda grad, self, result: prod_grad(grad, self, result))
-defderiv("prod_dim", "ProdBackward1", ("self", "dim", "keepdim"),
+defderiv("prod_dim(Tensor self, int dim, bool keepdim)",
+         "ProdBackward1", ("self", "dim", "keepdim"),
          self=lambda grad, self, dim, keepdim, result:
              prod_grad(grad, self, result, dim, keepdim))
-defderiv("max", "MaxBackward1", ("self",), self=evenly_distribute)
-defderiv("min", "MinBackward1", ("self",), self=evenly_distribute)
-defderiv("max_dim", "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+defderiv("max(Tensor self)", "MaxBackward1", ("self",),
+         self=evenly_distribute)
+defderiv("min(Tensor self)", "MinBackward1", ("self",),
+         self=evenly_distribute)
+defderiv("max_dim(Tensor self, int dim, bool keepdim)",
+         "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
          self=select_along)
-defderiv("min_dim", "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+defderiv("min_dim(Tensor self, int dim, bool keepdim)",
+         "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
          self=select_along)
-defderiv("softmax", "SoftmaxBackward0", ("dim",), self=softmax_grad)
-defderiv("log_softmax", "LogSoftmaxBackward0", ("dim",), self=log_softmax_grad)
+defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",),
+         self=softmax_grad)
+defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
+         self=log_softmax_grad)
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
-defderiv("mm", "MmBackward0", ("self", "mat2", "mat2_t"),
+defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", ("self", "mat2", "mat2_t"),
+         internal=("mat2_t",),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
          mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
-defderiv("bmm", "BmmBackward0", ("self", "mat2"),
+defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
          mat2=lambda grad, self: matmul(transpose(self), grad))
-defderiv("mv", "MvBackward0", ("self", "vec"),
+defderiv("mv(Tensor self, Tensor vec)", "MvBackward0", ("self", "vec"),
          self=lambda grad, vec: outer(grad, vec),
          vec=lambda grad, self: matmul(transpose(self), grad))
-defderiv("dot", "DotBackward0", ("self", "tensor"),
+defderiv("dot(Tensor self, Tensor tensor)", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
-defderiv("addmm", "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"),
-         self=lambda grad, beta: maybe_multiply(grad, beta),
+defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha)",
+         "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"), internal=("mat2_t",),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
          mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, transpose(mat2)), alpha),
          mat2=lambda grad, mat1, alpha, mat2_t: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t),
                                                                alpha))
 
 # ----- Views and shape ---------------------------------------------------------------------
 
-defderiv("t", "TBackward0", saves_tensors=False, self=lambda grad: transpose(grad, 0, -1)
-         if np.ndim(value(grad)) == 2 else grad)
-defderiv("transpose", "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
+defderiv("t(Tensor self)", "TBackward0", saves_tensors=False,
+         self=lambda grad: transpose(grad, 0, -1) if np.ndim(value(grad)) == 2 else grad)
+defderiv("transpose(Tensor self, int dim0, int dim1)",
+         "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
          self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
-defderiv("permute", "PermuteBackward0", ("dims",), saves_tensors=False,
+defderiv("permute(Tensor self, int[] dims)", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
-defderiv("view", "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("view(Tensor self, SymInt[] size)",
+         "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("reshape_alias", "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("reshape_alias(Tensor self, SymInt[] size)",
+         "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("unsafe_view", "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("unsafe_view(Tensor self, SymInt[] size)",
+         "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze", "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("squeeze(Tensor self)",
+         "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dim", "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dim(Tensor self, int dim)",
+         "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dims", "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dims(Tensor self, int[] dim)",
+         "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dim_", "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dim_(Tensor self, int dim)",
+         "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("unsqueeze", "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
+defderiv("unsqueeze(Tensor self, int dim)",
+         "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
+         internal=("self_sym_sizes",),
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("expand", "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("expand(Tensor self, SymInt[] size)",
+         "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
-defderiv("select", "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"),
-         saves_tensors=False,
+defderiv("select(Tensor self, int dim, SymInt index)",
+         "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
+         internal=("key",),
          self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
-defderiv("slice", "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
-         saves_tensors=False,
+defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
+         "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
+         saves_tensors=False, internal=("key",),
          self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
-defderiv("index", "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
+defderiv("index(Tensor self, Tensor?[] indices)",
+         "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
+         nondiff=("indices",),
          self=lambda grad, self_sym_sizes, indices: put(grad, self_sym_sizes, indices, True))
-defderiv("as_strided", "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
+# A view edited in place reads its gradient back from its base (after CopySlices).
+defderiv("as_strided(Tensor self, SymInt[] size)",
+         "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
+         internal=("self_sym_sizes", "steps"),
          self=lambda grad, self_sym_sizes, steps: put_view(grad, self_sym_sizes, steps))
-defderiv("alias", "AliasBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("to_copy", "ToCopyBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("index_put_zeros", "IndexPutBackwardBackward0", ("key",), saves_tensors=False,
-         grad_=lambda grad, key: take(grad, key))
-defderiv("cat", "CatBackward0", ("dim", "sizes"), variadic=True, saves_tensors=False,
+defderiv("alias(Tensor self)", "AliasBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("to_copy(Tensor self, *, ScalarType dtype)", "ToCopyBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+# The backward of indexing, itself differentiable (for create_graph=True): torch writes the
+# gradient into zeros with _index_put_impl_.
+defderiv("index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate)",
+         "IndexPutImplBackward0", ("indices", "accumulate", "values_sym_sizes"),
+         saves_tensors=False, nondiff=("indices",), internal=("values_sym_sizes",),
+         self=lambda grad, indices, accumulate:
+             grad if accumulate else grad - put(take(grad, indices), np.shape(value(grad)),
+                                                indices),
+         values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
+                                                               values_sym_sizes))
+defderiv("cat(Tensor[] tensors, int dim)",
+         "CatBackward0", ("dim", "sizes"), saves_tensors=False, internal=("sizes",),
          tensors=lambda grad, mask, dim, sizes: split_grad(grad, sizes, dim))
-defderiv("stack", "StackBackward0", ("dim", "n"), variadic=True, saves_tensors=False,
+defderiv("stack(Tensor[] tensors, int dim)",
+         "StackBackward0", ("dim", "n"), saves_tensors=False, internal=("n",),
          tensors=lambda grad, mask, dim, n: unstack_grad(grad, dim, n))
-defderiv("unbind", "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
+defderiv("unbind(Tensor self, int dim)",
+         "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
+         internal=("self_sym_sizes", "part_shape", "dtype"),
          n_out=None, variadic=True, saves_tensors=False,
          self=lambda grads, mask, dim, part_shape, dtype:
              [stack_grads(grads, part_shape, dim, dtype)])
 
 # ----- In-place ----------------------------------------------------------------------------
 
-defderiv("zero_", "ZeroBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("fill_", "FillBackward2", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("fill_tensor_", "FillBackward3", saves_tensors=False,
+defderiv("zero_(Tensor self)", "ZeroBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("fill_(Tensor self, Scalar value)", "FillBackward2", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("fill_tensor_(Tensor self, Tensor value)", "FillBackward3", saves_tensors=False,
          self=lambda grad: zeros_like(grad),
          value=lambda grad: sum_dims(grad, None))
-defderiv("copy_", "CopyBackwards", ("src_sym_sizes",), saves_tensors=False,
+defderiv("copy_(Tensor self, Tensor src)",
+         "CopyBackwards", ("src_sym_sizes",), saves_tensors=False, internal=("src_sym_sizes",),
          name="torch::autograd::CopyBackwards",
          self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
-defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
-         saves_tensors=False,
+defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
+         "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
+         internal=("values_sym_sizes",),
+         nondiff=("indices",),
          self=lambda grad, indices: grad - put(take(grad, indices), np.shape(value(grad)),
                                                indices),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
@@ -710,8 +478,40 @@ defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
 
 # ----- Losses ------------------------------------------------------------------------------
 
-defderiv("mse_loss", "MseLossBackward0", ("self", "target", "reduction"),
-         self=mse_grad,
+defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
+         "MseLossBackward0", ("self", "target", "reduction"),
+         input=mse_grad,
          target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
-defderiv("nll_loss", "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
-         self=nll_grad)
+defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+
+# ----- Pointwise and special functions -----------------------------------------------------
+# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
+#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+
+
+# ----- Reductions, scans and sorting -------------------------------------------------------
+# (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
+
+
+# ----- Gather, scatter and masks -----------------------------------------------------------
+# (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
+
+
+# ----- Shape -------------------------------------------------------------------------------
+# (tril, triu, diag, diagonal, flip, roll, repeat, repeat_interleave, split, movedim, ...)
+
+
+# ----- Linear algebra, continued -----------------------------------------------------------
+# (trace, tensordot, baddbmm, addmv, kron, cross, cdist, inverse, det, ...)
+
+
+# ----- Neural-network ops ------------------------------------------------------------------
+# (activations, embedding, dropout, convolution, pooling, normalization, losses, attention)
+
+
+# ----- Higher-order nodes ------------------------------------------------------------------
+# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)

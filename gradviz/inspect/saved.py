@@ -37,7 +37,8 @@ def saved_entries(node, output=None):
     """
     from .._tensor import Tensor
     from ..autograd.function import BackwardCFunction
-    from ..autograd.graph import CopySlices, FormulaNode
+    from ..autograd.formula import FormulaNode
+    from ..autograd.graph import CopySlices
     if isinstance(node, CopySlices):
         node = node._fn
     if isinstance(node, BackwardCFunction):

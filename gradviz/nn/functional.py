@@ -1,28 +1,24 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
 cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
 
-import numpy as np
-
-from .. import _ops
-from .._derivatives import DERIVATIVES as D
-from .._tensor import Tensor, _make
-from ..autograd.graph import record
-from ..autograd.grad_mode import _state
+from .._ops import linalg, losses, pointwise, reductions, views
+from .._ops.inplace import relu_
+from .._tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss"]
 
 
 def relu(input, inplace=False):
-    return _ops.relu_(input) if inplace else _ops.relu(input)
+    return relu_(input) if inplace else pointwise.relu(input)
 
 
 def tanh(input):
-    return _ops.tanh(input)
+    return pointwise.tanh(input)
 
 
 def sigmoid(input):
-    return _ops.sigmoid(input)
+    return pointwise.sigmoid(input)
 
 
 def _softmax_dim(ndim):
@@ -30,11 +26,11 @@ def _softmax_dim(ndim):
 
 
 def softmax(input, dim=None, dtype=None):
-    return _ops.softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+    return reductions.softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
 def log_softmax(input, dim=None, dtype=None):
-    return _ops.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+    return reductions.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
 
 
 def linear(input, weight, bias=None):
@@ -45,12 +41,13 @@ def linear(input, weight, bias=None):
     >>> torch.nn.functional.linear(x, w, torch.zeros(4)).grad_fn
     <AddmmBackward0 ...>
     """
-    wt = _ops.t(weight)
+    wt = views.t(weight)
     if input.dim() == 2 and bias is not None:
-        return _ops.addmm(bias, input, wt)
+        return linalg.addmm(bias, input, wt)
     if input.dim() == 1 and bias is not None:
-        return _ops.view(_ops.addmm(bias, _ops.unsqueeze(input, 0), wt), weight.shape[0])
-    out = _ops.matmul(input, wt)
+        return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
+                          weight.shape[0])
+    out = linalg.matmul(input, wt)
     return out if bias is None else out + bias
 
 
@@ -64,47 +61,14 @@ def _reduce_name(size_average, reduce, reduction):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error (MseLossBackward0)."""
-    reduction = _reduce_name(size_average, reduce, reduction)
-    a, b = np.broadcast_arrays(input._data, target._data)
-    d = (a - b) ** 2
-    if reduction == "mean":
-        r = np.mean(d, dtype=d.dtype)
-    elif reduction == "sum":
-        r = np.sum(d)
-    else:
-        r = d
-    out = _make(r)
-    if _state.enabled and (input._rg or target._rg):
-        record(D["mse_loss"], out, (input, target), (input, target, reduction))
-    return out
+    return losses.mse_loss(input, target, _reduce_name(size_average, reduce, reduction))
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of class indices (NllLossBackward0)."""
-    if weight is not None:
-        raise NotImplementedError("gradviz: nll_loss with class weights is not supported")
-    reduction = _reduce_name(size_average, reduce, reduction)
-    x = input._data
-    t = target._data.astype(np.int64)
-    if x.ndim == 1:
-        picked = -x[t] if t != ignore_index else x.dtype.type(0)
-        vals = np.asarray([picked])
-        valid = np.asarray([t != ignore_index])
-    else:
-        valid = t != ignore_index
-        safe = np.where(valid, t, 0)
-        vals = np.where(valid, -x[np.arange(x.shape[0]), safe], 0).astype(x.dtype)
-    if reduction == "mean":
-        r = vals.sum(dtype=x.dtype) / x.dtype.type(max(int(valid.sum()), 1))
-    elif reduction == "sum":
-        r = vals.sum(dtype=x.dtype)
-    else:
-        r = vals if x.ndim > 1 else vals[0]
-    out = _make(x.dtype.type(r) if np.ndim(r) == 0 else r)
-    if _state.enabled and input._rg:
-        record(D["nll_loss"], out, (input,), (input, target, reduction, ignore_index))
-    return out
+    return losses.nll_loss(input, target, weight, _reduce_name(size_average, reduce, reduction),
+                           ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -112,6 +76,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """log_softmax followed by nll_loss (NllLossBackward0 over LogSoftmaxBackward0)."""
     if not isinstance(target, Tensor) or target.is_floating_point():
         raise NotImplementedError("gradviz: cross_entropy takes class indices as targets")
+    if label_smoothing:
+        raise NotImplementedError("gradviz: cross_entropy(label_smoothing=...) is not implemented "
+                                  "by gradviz's core; run with --backend torch to use PyTorch")
     dim = 0 if input.dim() == 1 else 1
-    return nll_loss(_ops.log_softmax(input, dim), target, weight, size_average, ignore_index,
-                    reduce, reduction)
+    return nll_loss(reductions.log_softmax(input, dim), target, weight, size_average,
+                    ignore_index, reduce, reduction)

@@ -1,0 +1,240 @@
+"""Math on NumPy arrays or Tensors, for derivative formulas.
+
+A formula runs on arrays for a plain backward and on Tensors under create_graph=True (so that
+the gradient is itself differentiable); every function here accepts both. On Tensors they call
+the ops through gradviz._registry.ops, so that this module, the derivative table and the ops
+never import each other. `fit_to` is the one place where a gradient is summed back to an
+input's broadcast shape and cast to its dtype.
+"""
+
+import numpy as np
+
+from ._creation import zeros as tzeros
+from ._registry import ops
+from ._tensor import Tensor, _make
+from .autograd.graph import apply_view
+
+def _t(x):
+    return isinstance(x, Tensor)
+
+
+def exp(x):
+    return x.exp() if _t(x) else np.exp(x)
+
+
+def log(x):
+    return x.log() if _t(x) else np.log(x)
+
+
+def sin(x):
+    return x.sin() if _t(x) else np.sin(x)
+
+
+def cos(x):
+    return x.cos() if _t(x) else np.cos(x)
+
+
+def sign(x):
+    return x.sign() if _t(x) else np.sign(x)
+
+
+def mask(cond, x):
+    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
+    if _t(cond):
+        cond = cond._data
+    if _t(x):
+        return x * _make(np.asarray(cond, dtype=x._data.dtype))
+    return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
+
+
+def value(x):
+    """The raw array of a saved value (for masks, shapes and indices)."""
+    return x._data if _t(x) else x
+
+
+def expand(x, shape):
+    if _t(x):
+        return x.expand(*shape)
+    return np.broadcast_to(x, shape)
+
+
+def reshape(x, shape):
+    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
+
+
+def sum_dims(x, dims, keepdim=False):
+    if _t(x):
+        return x.sum(dim=dims, keepdim=keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim)
+
+
+def unsqueeze_dims(x, dims, ndim):
+    """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
+    shape = list(np.shape(value(x)))
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return reshape(x, tuple(shape))
+
+
+def transpose(x, d0=-2, d1=-1):
+    if _t(x):
+        return x.transpose(d0, d1)
+    return np.swapaxes(x, d0, d1)
+
+
+def permute(x, dims):
+    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
+
+
+def matmul(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a) @ _tensor(b)
+    return np.matmul(a, b)
+
+
+def outer(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
+    return np.multiply.outer(a, b)
+
+
+def _tensor(x):
+    return x if _t(x) else _make(np.asarray(x))
+
+
+def pow_(x, e):
+    return x ** e
+
+
+def scale(x, s):
+    """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
+    if _t(x):
+        return ops.mul_scalar(x, s)
+    return x * s
+
+
+def shift(x, s):
+    """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
+    if _t(x):
+        return ops.sub_scalar(x, -s)
+    return x + s
+
+
+def where0(cond, x):
+    """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
+    unlike mask(), a nan or inf in x under cond does not leak through as nan."""
+    if _t(x):
+        return ops.where(_make(np.asarray(cond)), 0, x)
+    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
+
+
+def sum_to(x, shape):
+    """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
+    xs = np.shape(value(x))
+    if xs == tuple(shape):
+        return x
+    lead = len(xs) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                     if s == 1 and xs[i + lead] != 1)
+    r = sum_dims(x, dims, keepdim=True) if dims else x
+    return reshape(r, tuple(shape))
+
+
+def fit_to(g, shape, dtype):
+    """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
+    g = sum_to(g, shape)
+    if _t(g):
+        return g if g._data.dtype == dtype else g.to(dtype)
+    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
+
+
+def zeros_like(x):
+    """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
+    if _t(x):
+        return _make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+def maybe_multiply(x, s):
+    """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
+    return x if s == 1 else scale(x, s)
+
+
+def zeros(shape, like):
+    if _t(like):
+        return tzeros(*shape, dtype=like.dtype)
+    return np.zeros(shape, dtype=np.result_type(like))
+
+
+def put(grad, shape, key, accumulate=False):
+    """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
+    if _t(grad):
+        return ops.index_put_impl(tzeros(*shape, dtype=grad.dtype), key, grad, accumulate)
+    out = np.zeros(shape, dtype=np.result_type(grad))
+    if accumulate:
+        np.add.at(out, key, grad)
+    else:
+        out[key] = grad
+    return out
+
+
+def put_view(grad, shape, steps):
+    """zeros(shape) with grad written through the view steps (the backward of a view after an
+    in-place edit). Second derivatives do not flow through it."""
+    g = value(grad)
+    out = np.zeros(shape, dtype=np.result_type(g))
+    apply_view(out, steps)[...] = g
+    return _make(out) if _t(grad) else out
+
+
+def take(grad, key):
+    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
+
+
+def _wrap_key(key):
+    if isinstance(key, tuple):
+        return tuple(_make(k) if isinstance(k, np.ndarray) else k for k in key)
+    return _make(key) if isinstance(key, np.ndarray) else key
+
+
+def stack_grads(grads, like_shape, dim, dtype):
+    """Stack per-output gradients along dim, zeros where an output got no gradient."""
+    if any(_t(g) for g in grads):
+        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
+        return ops.stack([_tensor(p) for p in parts], dim)
+    parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
+    return np.stack(parts, axis=dim)
+
+
+def split_grad(grad, sizes, dim):
+    """Pieces of grad along dim (the backward of cat)."""
+    bounds = np.cumsum(sizes)[:-1]
+    if _t(grad):
+        out, start = [], 0
+        for s in sizes:
+            out.append(grad.narrow(dim, start, s))
+            start += s
+        return out
+    return np.split(grad, bounds, axis=dim)
+
+
+def unstack_grad(grad, dim, n):
+    """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
+    if _t(grad):
+        return [grad.select(dim, i) for i in range(n)]
+    return list(np.moveaxis(np.asarray(grad), dim, 0))
+
+
+def select_grad(grad, dim, index):
+    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+
+
+def is_transposed(a):
+    """A 2-D array laid out as the transpose of a contiguous one (W.t())."""
+    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
+
+
+def floor_div(a, b):
+    """a // b on values (a constant in remainder's formula: never differentiated)."""
+    q = np.floor_divide(value(a), value(b))
+    return _make(q) if _t(a) or _t(b) else q
