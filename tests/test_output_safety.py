@@ -16,6 +16,7 @@ from gradviz.render import output as output_module
 from gradviz.render.output import OutputError, check_output, loaded_sources, write_output
 from gradviz.render.renderer import FALLBACK_MARK, RenderError, render
 from gradviz_cli.main import cli
+from test_render_svg import fake_renderer
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 Z_SOURCE = open(os.path.join(EXAMPLES, "graph_z_wx_b.py"), encoding="utf-8").read()
@@ -33,14 +34,6 @@ def model(tmp_path, monkeypatch):
     monkeypatch.delenv("GRADVIZ_DOT", raising=False)
     path = tmp_path / "model.py"
     path.write_text(Z_SOURCE)
-    return path
-
-
-def fake_renderer(folder, script, name="fake"):
-    path = folder / "bin" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + script)
-    path.chmod(0o755)
     return path
 
 
@@ -309,7 +302,7 @@ def _alive(pid):
 def test_a_signal_removes_the_temporary_file_and_kills_the_renderer(model, tmp_path, sig,
                                                                     code):
     pidfile = tmp_path / "renderer.pid"
-    fake = fake_renderer(tmp_path, SLOW.format(pidfile=pidfile))
+    fake = fake_renderer(tmp_path, "fake", SLOW.format(pidfile=pidfile))
     proc = subprocess.Popen(GRADVIZ + ["graph", "model.py", "--svg", "out.svg",
                                        "--renderer", str(fake)],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

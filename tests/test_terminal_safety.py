@@ -16,6 +16,7 @@ from gradviz.inspect.names import named_tensors
 from gradviz.render.renderer import RenderError, render
 from gradviz.render.terminal import printable, program_output
 from gradviz_cli.main import cli
+from test_render_svg import fake_renderer
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 Z = os.path.join(EXAMPLES, "graph_z_wx_b.py")
@@ -191,14 +192,6 @@ def test_columns_zero_through_the_console_script():
 
 # ----- A failing renderer: its own message, exit code 4 -----
 
-def fake_renderer(folder, script, name="fake", shebang=True):
-    path = folder / "bin" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(("#!/bin/sh\n" if shebang else "") + script)
-    path.chmod(0o755)
-    return path
-
-
 @pytest.mark.parametrize("script, message", [
     ("echo 'syntax error in line 1' >&2; exit 1",
      r"renderer .*/bin/fake failed \(exit 1\) making SVG:\nsyntax error in line 1$"),
@@ -206,7 +199,7 @@ def fake_renderer(folder, script, name="fake", shebang=True):
     ("kill -9 $$", r"renderer .*/bin/fake was killed by SIGKILL making SVG$"),
 ])
 def test_renderer_failures_exit_4(tmp_path, script, message):
-    fake = fake_renderer(tmp_path, script)
+    fake = fake_renderer(tmp_path, "fake", script)
     with pytest.raises(RenderError) as info:
         render("digraph {}", "svg", tmp_path / "g.svg", renderer=str(fake))
     assert info.value.exit_code == 4
@@ -215,14 +208,16 @@ def test_renderer_failures_exit_4(tmp_path, script, message):
 
 
 def test_a_renderer_that_is_not_executable_or_not_a_program(tmp_path):
-    fake = fake_renderer(tmp_path, "echo hi")
+    fake = fake_renderer(tmp_path, "fake", "echo hi")
     fake.chmod(0o644)
     with pytest.raises(RenderError) as info:
         render("digraph {}", "svg", tmp_path / "g.svg", renderer=str(fake))
     assert info.value.exit_code == 4
     assert str(info.value) == (f"cannot run renderer {fake} (from --renderer): it is not "
                                "executable (chmod +x it)")
-    garbage = fake_renderer(tmp_path, "\x7fELF not really", name="garbage", shebang=False)
+    garbage = tmp_path / "bin" / "garbage"
+    garbage.write_text("\x7fELF not really")       # no #! line: the kernel cannot run it
+    garbage.chmod(0o755)
     with pytest.raises(RenderError) as info:
         render("digraph {}", "svg", tmp_path / "g.svg", renderer=str(garbage))
     assert info.value.exit_code == 4
@@ -232,13 +227,13 @@ def test_a_renderer_that_is_not_executable_or_not_a_program(tmp_path):
 
 def test_a_relative_renderer_path_is_run_from_where_it_is(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    fake_renderer(tmp_path, "cat >/dev/null; echo '<svg/>'")
+    fake_renderer(tmp_path, "fake", "cat >/dev/null; echo '<svg/>'")
     out = render("digraph {}", "svg", tmp_path / "g.svg", renderer="./bin/fake")
     assert out.read_text() == "<svg/>\n"
 
 
 def test_graph_command_renderer_failure_is_exit_4(tmp_path):
-    fake = fake_renderer(tmp_path, "echo 'boom' >&2; exit 7")
+    fake = fake_renderer(tmp_path, "fake", "echo 'boom' >&2; exit 7")
     r = invoke("graph", Z, "--svg", tmp_path / "z.svg", "--renderer", fake)
     assert r.exit_code == 4
     assert r.stderr == f"Error: renderer {fake} failed (exit 7) making SVG:\nboom\n"
@@ -246,7 +241,7 @@ def test_graph_command_renderer_failure_is_exit_4(tmp_path):
 
 
 def test_a_renderer_stderr_with_escape_sequences_is_escaped(tmp_path):
-    fake = fake_renderer(tmp_path, r"printf 'bad\033[2J\n' >&2; exit 1")
+    fake = fake_renderer(tmp_path, "fake", r"printf 'bad\033[2J\n' >&2; exit 1")
     r = invoke("graph", Z, "--svg", tmp_path / "z.svg", "--renderer", fake)
     assert r.exit_code == 4 and "bad\\x1b[2J" in r.stderr and no_raw_control(r.stderr)
 
