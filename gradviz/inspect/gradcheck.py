@@ -14,7 +14,7 @@ True
 
 import numpy as np
 
-from .. import _creation, _dtype
+from .. import _dtype, _random
 from .runner import UsageError, backend_module, execute
 from .session import Run
 from .tracer import Tracer
@@ -41,7 +41,7 @@ class _Float64Tracer(Tracer):
 
 
 def _run(path, argv, tracer, rng_state):
-    _creation._rng[0].bit_generator.state = rng_state
+    _random.default_generator.set_state(rng_state)
     prev = _dtype.get_default_dtype()
     _dtype.set_default_dtype(_dtype.float64)
     try:
@@ -79,7 +79,7 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
     from ..autograd.engine import grad as autograd_grad
     if max_elements < 1:
         raise UsageError("--max-elements must be at least 1")
-    rng_state = _creation._rng[0].bit_generator.state
+    rng_state = _random.default_generator.get_state()
     base = _run(path, argv, _Float64Tracer(), rng_state)
     result = {"file": path, "eps": eps, "atol": atol, "rtol": rtol,
               "max_elements": max_elements, "roots": [], "passed": True, "error": None}
