@@ -38,5 +38,10 @@ def render(data):
 
 
 if __name__ == "__main__":
-    TARGET.write_text(render(names()))
-    print(f"wrote {TARGET}")
+    import sys
+    # Run in a fresh interpreter: dir(torch) grows as other code imports torch's submodules.
+    if "--print" in sys.argv:
+        sys.stdout.write(render(names()))
+    else:
+        TARGET.write_text(render(names()))
+        print(f"wrote {TARGET}")
