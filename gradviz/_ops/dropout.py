@@ -3,7 +3,7 @@ the mask without history)."""
 
 import numpy as np
 
-from .. import _creation
+from .. import _random
 from .._registry import export
 from .._tensor import _make
 from ._common import _TORCH_SCALAR
@@ -12,9 +12,9 @@ from .inplace import mul_
 
 
 def bernoulli_mask(shape, p):
-    """A boolean array, True with probability p: the dropout mask's random draws, taken from
-    gradviz's generator in this one call (torch's bernoulli_(p) on an empty tensor)."""
-    return _creation._rng[0].random(shape) < p
+    """A 0/1 array, 1 with probability p: the dropout mask's draws, from gradviz's default
+    generator in one call (torch's bernoulli_(p) on an empty tensor, same values)."""
+    return _random.bernoulli(shape, p)
 
 
 def _dropout(input, p, train, inplace):

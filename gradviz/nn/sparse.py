@@ -2,6 +2,7 @@
 (the padding row zeroed)."""
 
 from .. import _creation
+from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
 from .modules import Module, Parameter
@@ -44,7 +45,8 @@ class Embedding(Module):
                                     requires_grad=not _freeze)
             init.normal_(self.weight)
             if padding_idx is not None:
-                init._fill(self.weight[padding_idx], 0)
+                with no_grad():
+                    self.weight[padding_idx].fill_(0)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and "
