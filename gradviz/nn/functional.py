@@ -327,7 +327,7 @@ def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     n_classes = logp.shape[class_dim]
     if label_smoothing > 0.0:
-        target = losses.add_scalar(ops.mul_scalar(target, 1 - label_smoothing),
+        target = ops.add_scalar(ops.mul_scalar(target, 1 - label_smoothing),
                                    label_smoothing / n_classes)
     prod = logp * target
     if weight is not None:
