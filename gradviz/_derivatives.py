@@ -833,6 +833,9 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
          ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
          nondiff=("indices",),
          weight=embedding_grad)
+# torch.clamp_min with a number (normalize clamps its norm with it): its own node in torch.
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
 # The Scalar overloads torch's C++ composite losses record (cross_entropy's probability
 # targets: `target * (1 - ls) + ls / C`, `sum / (numel / C)`).
 defderiv("add_scalar(Tensor self, Scalar other)", "AddBackward1", saves_tensors=False,

@@ -96,5 +96,6 @@ EXAMPLES = {
                           (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
     "add_scalar": (_ce_probs_smoothed, (M23, T23), {}),
+    "clamp_min": (lambda x: torch.clamp_min(x, 0.5), (A3,), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

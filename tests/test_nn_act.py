@@ -433,6 +433,26 @@ def test_loss_nodes_save_torchs_reduction_enum():
     assert out.grad_fn._saved_ignore_index == -100
 
 
+@pytest.mark.parametrize("call", [
+    lambda t, x, y: t.nn.functional.normalize(x),
+    lambda t, x, y: t.nn.functional.normalize(x, p=1.0, dim=0, eps=0.5),
+    lambda t, x, y: t.nn.functional.normalize(x * 0),
+    lambda t, x, y: t.nn.functional.cosine_similarity(x, y),
+    lambda t, x, y: t.nn.functional.cosine_similarity(x, y[0], dim=-1),
+    lambda t, x, y: t.nn.functional.cosine_similarity(x, y * 0),
+])
+def test_normalize_and_cosine_similarity(call):
+    if not hasattr(gradviz.Tensor, "norm"):
+        with pytest.raises(NotImplementedError, match="needs Tensor.norm"):
+            call(gradviz, gradviz.ones(2, 3), gradviz.ones(2, 3))
+        return
+
+    def case(t):
+        x, y = _x(t), _x(t, T23)
+        return _backward(t, call(t, x, y), x, y)
+    check(case)
+
+
 # ----- Embedding, one_hot, dropout -----------------------------------------------------------
 
 W43 = [[0.5, -0.2, 1.0], [1.3, 0.8, -0.4], [-0.7, 0.9, 0.1], [0.2, 0.3, -1.1]]

@@ -7,8 +7,7 @@ deviation it computed as torch's `result1` and `result2`.
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._registry import export
-from .._registry import records
+from .._registry import export, records
 from .._tensor import _make
 from ..autograd.formula import record
 from ._common import _TORCH_SCALAR, _needs

@@ -153,8 +153,17 @@ def clamp(self, min=None, max=None):
 
 
 @export()
+@records("clamp_min")
 def clamp_min(self, min):
-    return clamp(self, min=min)
+    """max(self, min): ClampMinBackward0 for a number, as torch (a tensor bound is clamp's)."""
+    if isinstance(min, Tensor):
+        return clamp(self, min=min)
+    rt = _dtype.result_type([self._data, min])
+    a = self._data if self._data.dtype == rt else self._data.astype(rt)
+    out = _make(np.maximum(a, rt.type(min)))
+    if _needs(self):
+        record(D["clamp_min"], out, (self,), (self, min))
+    return out
 
 
 @export()

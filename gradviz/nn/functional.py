@@ -442,7 +442,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         raise _not_implemented("normalize(out=...)")
     if not hasattr(input, "norm"):
         raise _not_implemented("normalize, which needs Tensor.norm,")
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    denom = pointwise.clamp_min(input.norm(p, dim, keepdim=True), eps).expand_as(input)
     return input / denom
 
 
