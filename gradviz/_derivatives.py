@@ -236,8 +236,12 @@ def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
     m = len(t)
-    g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
-    out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
+    if isinstance(grad, Tensor):
+        g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
+        out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
+    else:
+        out = np.zeros((m, c), dtype=x.dtype)
+        out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
     if x.ndim == 1:
         return reshape(out, (c,))
     if x.ndim == 2:
@@ -399,7 +403,13 @@ def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=weight_sym_argsize_0)
         g = times_constant(g, (1.0 / counts[idx])[:, None])
-    out = put(g, (weight_sym_argsize_0, dim), (idx,), accumulate=True)
+    if not isinstance(g, Tensor) and weight_sym_argsize_0 * idx.size <= 1 << 20:
+        # A small table: summing rows by a one-hot matrix product beats np.add.at's
+        # per-element loop (makemore's 27-row table: ~90 -> ~10 us).
+        onehot = (np.arange(weight_sym_argsize_0)[:, None] == idx).astype(g.dtype)
+        out = onehot @ g
+    else:
+        out = put(g, (weight_sym_argsize_0, dim), (idx,), accumulate=True)
     if padding_idx >= 0:
         keep = np.ones((weight_sym_argsize_0, 1))
         keep[padding_idx] = 0

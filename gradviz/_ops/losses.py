@@ -61,6 +61,17 @@ def _check_target(target):
     return t
 
 
+_ARANGE = [np.arange(0)]
+
+
+def _arange(n):
+    """np.arange(n), cached: a batch's row numbers are the same every step."""
+    a = _ARANGE[0]
+    if len(a) != n:
+        a = _ARANGE[0] = np.arange(n)
+    return a
+
+
 @records("nll_loss", "nll_loss2d")
 def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     """Negative log likelihood of class indices: -weight[t] * input[t] per sample
@@ -83,25 +94,34 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
             raise RuntimeError(f"weight tensor should be defined either for all {c} classes or "
                                f"no classes but got weight tensor of shape: "
                                f"[{', '.join(map(str, weight._data.shape))}]")
-    x2 = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
-    t2 = t.reshape(-1).astype(np.int64, copy=False)
+    if x.ndim == 2:
+        x2, t2 = x, t.reshape(-1)
+    else:
+        x2 = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
+        t2 = t.reshape(-1)
     valid = t2 != ignore_index
-    safe = np.where(valid, t2, 0)
-    bad = (safe < 0) | (safe >= c)
-    if bad.any():
-        raise IndexError(f"Target {safe[bad][0]} is out of bounds.")
-    w = valid.astype(x.dtype) if weight is None else weight._data[safe] * valid
-    vals = -x2[np.arange(len(t2)), safe] * w
-    total_weight = x.dtype.type(w.sum(dtype=x.dtype))
+    all_valid = valid.all()
+    safe = t2 if all_valid else np.where(valid, t2, 0)
+    if (safe.astype(np.uint64, copy=False) >= c).any():      # negatives wrap to huge
+        raise IndexError(f"Target {safe[(safe < 0) | (safe >= c)][0]} is out of bounds.")
+    m = len(t2)
+    picked = x2[_arange(m), safe]
+    dt = x.dtype.type
+    if weight is None:
+        w = None if all_valid else valid.astype(x.dtype)
+        total_weight = dt(m if all_valid else int(valid.sum()))
+    else:
+        w = weight._data[safe] if all_valid else weight._data[safe] * valid
+        total_weight = dt(np.add.reduce(w, dtype=x.dtype))
+    vals = -picked if w is None else -picked * w
     if reduction == 1:
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = x.dtype.type(vals.sum(dtype=x.dtype) / total_weight) if len(t2) else \
-                x.dtype.type(np.nan)
+            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
     elif reduction == 2:
-        r = x.dtype.type(vals.sum(dtype=x.dtype))
+        r = dt(np.add.reduce(vals, dtype=x.dtype))
     else:
         r = vals.reshape(t.shape).astype(x.dtype, copy=False)
-        total_weight = x.dtype.type(0)
+        total_weight = dt(0)
     out = _make(r)
     if _state.enabled and input._rg:
         row = D["nll_loss2d"] if x.ndim == 4 else D["nll_loss"]
