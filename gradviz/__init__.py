@@ -46,6 +46,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -83,6 +84,8 @@ __all__ = [
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
     "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
+
+_missing.install_tensor_stubs(Tensor)
 
 
 def __getattr__(name):
