@@ -759,6 +759,16 @@ defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
 defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
          "LeakyReluBackward0", ("self", "negative_slope"),
          self=leaky_relu_grad)
+# In place, torch saves the result instead of self (its sign is self's).
+defderiv("leaky_relu_(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward1", ("negative_slope",),
+         self=lambda grad, negative_slope, result:
+             times_constant(grad, np.where(value(result) > 0, 1.0, negative_slope)))
+defderiv("elu_(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward1", ("alpha", "scale", "input_scale"),
+         self=lambda grad, alpha, scale, input_scale, result:
+             mask(value(result) > 0, grad * scale)
+             + mask(value(result) <= 0, grad * (result + alpha * scale) * input_scale))
 defderiv("leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope)",
          "LeakyReluBackwardBackward0", ("self", "negative_slope"),
          grad_output=leaky_relu_grad,

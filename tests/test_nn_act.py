@@ -167,7 +167,30 @@ def test_hardtanh_in_place(fn):
     check(case)
 
 
-@pytest.mark.parametrize("fn", ["leaky_relu", "elu", "silu"])
+@pytest.mark.parametrize("call", [
+    lambda F, y: F.leaky_relu(y, 0.2, inplace=True),
+    lambda F, y: F.elu(y, 0.5, inplace=True),
+    lambda F, y: F.elu(y, -0.5, inplace=True),
+    lambda F, y: F.leaky_relu(y[0], inplace=True),
+    lambda F, y: F.leaky_relu_(y, 0.3),
+    lambda F, y: F.elu_(y),
+    lambda F, y: F.hardtanh_(y, -0.5, 0.5),
+])
+def test_leaky_relu_and_elu_in_place(call):
+    def case(t):
+        x = _x(t)
+        y = x * 1
+        out = call(t.nn.functional, y)
+        out.backward(D.upstream(t, out))
+        return [out, y, x]
+    check(case)
+
+
+def test_in_place_on_a_leaf_is_refused():
+    check(lambda t: t.nn.functional.leaky_relu(_x(t), inplace=True))
+
+
+@pytest.mark.parametrize("fn", ["silu"])
 def test_in_place_forms_not_implemented_say_so(fn):
     x = gradviz.ones(3) * 1
     with pytest.raises(NotImplementedError, match=f"{fn}\\(inplace=True\\) is not implemented "

@@ -104,29 +104,39 @@ def logsigmoid(self):
 
 # ----- leaky_relu, elu, hardtanh -------------------------------------------------------------
 
-def _no_inplace(op, inplace):
-    if inplace:
-        raise NotImplementedError(f"gradviz: torch.nn.functional.{op}(inplace=True) is not "
-                                  "implemented by gradviz's core; run with --backend torch to use "
-                                  "PyTorch")
+def _inplace(self, entry, r, args, op):
+    """Write r into self and record entry over self's history (torch's in-place forms save
+    their result: LeakyReluBackward1, EluBackward1)."""
+    _check_inplace(self)
+    _write(self, r)
+    _commit(self, entry, (self,), args, op)
+    return self
 
 
-@records("leaky_relu")
+@records("leaky_relu", "leaky_relu_")
 def leaky_relu(self, negative_slope=0.01, inplace=False):
-    """x where x > 0, else negative_slope * x (LeakyReluBackward0)."""
-    _no_inplace("leaky_relu", inplace)
+    """x where x > 0, else negative_slope * x (LeakyReluBackward0; LeakyReluBackward1 in
+    place)."""
     a = _float_input(self, "leaky_relu_cpu")
     r = np.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
+    if inplace:
+        return _inplace(self, D["leaky_relu_"], r, (negative_slope,), "leaky_relu_")
     return _unary(D["leaky_relu"], self, r, (negative_slope,))
 
 
-@records("elu")
+@records("elu", "elu_")
 def elu(self, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1) (EluBackward0, with torch's saved scale and
-    input_scale of 1)."""
-    _no_inplace("elu", inplace)
+    input_scale of 1; EluBackward1 in place)."""
     a = _float_input(self, "elu_cpu")
     r = np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))).astype(a.dtype, copy=False)
+    if inplace:
+        if alpha < 0:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
+                               "slope which is not supported. This is caused by calling "
+                               "in-place forward function with a negative slope, please call "
+                               "out-of-place version instead.")
+        return _inplace(self, D["elu_"], r, (alpha, 1, 1), "elu_")
     return _unary(D["elu"], self, r, (alpha, 1, 1))
 
 

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import no_grad
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss",
            "gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh", "relu6", "logsigmoid",
-           "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "glu", "leaky_relu_", "elu_", "hardtanh_", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
            "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity"]
 
@@ -110,6 +110,21 @@ def elu(input, alpha=1.0, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped to [min_val, max_val] (HardtanhBackward0)."""
     return activation.hardtanh(input, min_val, max_val, inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu in place (LeakyReluBackward1)."""
+    return activation.leaky_relu(input, negative_slope, True)
+
+
+def elu_(input, alpha=1.0):
+    """elu in place (EluBackward1)."""
+    return activation.elu(input, alpha, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh in place (HardtanhBackward0)."""
+    return activation.hardtanh(input, min_val, max_val, True)
 
 
 def relu6(input, inplace=False):
