@@ -197,14 +197,44 @@ def silu_grad(grad, self):
 
 def softplus_grad(grad, self, beta, threshold):
     """grad * sigmoid(beta x), and grad itself where beta x > threshold (the linear part)."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.softplus_backward(as_tensor(grad), as_tensor(self), beta, threshold)
     z = scale(self, beta)
     linear = value(z) > threshold
     return mask(linear, grad) + mask(~linear, grad * sigmoid(z))
 
 
+def softplus_second(grad, grad_output, self, beta, threshold):
+    z = scale(self, beta)
+    s = sigmoid(z)
+    return mask(value(z) <= threshold, grad * grad_output * s * (1 - s) * beta)
+
+
+def log_sigmoid_grad(grad, self):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.log_sigmoid_backward(as_tensor(grad), as_tensor(self))
+    return grad * sigmoid(-self)
+
+
+def log_sigmoid_second(grad, grad_output, self):
+    s = sigmoid(self)
+    return -(grad * grad_output * s * (1 - s))
+
+
+def elu_second(grad, grad_output, self_or_result, alpha, scale, input_scale):
+    """d/dx of elu's gradient: alpha * scale * input_scale^2 * exp(x * input_scale) where
+    x < 0 (strictly, as torch's elu_double_backward), else 0."""
+    neg = value(self_or_result) < 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = exp(where0(~neg, self_or_result * input_scale))
+    return mask(neg, grad * grad_output * e * (alpha * scale * input_scale * input_scale))
+
+
 def elu_grad(grad, self, alpha, scale, input_scale):
     """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
     where0 keeps exp's overflow for large positive x out of the sum."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale)
     pos = value(self) > 0
     # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
     with np.errstate(over="ignore", invalid="ignore"):
@@ -755,7 +785,25 @@ defderiv("softplus(Tensor self, Scalar beta, Scalar threshold)",
          "SoftplusBackward0", ("self", "beta", "threshold"),
          self=softplus_grad)
 defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
-         self=lambda grad, self: grad * sigmoid(-self))
+         self=log_sigmoid_grad)
+# The backwards of softplus, logsigmoid and elu are ops of their own under create_graph=True,
+# as in torch (SoftplusBackwardBackward0, ...).
+defderiv("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackwardBackward0", ("grad_output", "self", "beta", "threshold"),
+         grad_output=lambda grad, self, beta, threshold: softplus_grad(grad, self, beta,
+                                                                      threshold),
+         self=softplus_second)
+defderiv("log_sigmoid_backward(Tensor grad_output, Tensor self)",
+         "LogSigmoidBackwardBackward0", ("grad_output", "self"),
+         grad_output=lambda grad, self: log_sigmoid_grad(grad, self),
+         self=log_sigmoid_second)
+defderiv("elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
+         "Scalar input_scale)",
+         "EluBackwardBackward0", ("grad_output", "self_or_result", "alpha", "scale",
+                                  "input_scale"),
+         grad_output=lambda grad, self_or_result, alpha, scale, input_scale:
+             elu_grad(grad, self_or_result, alpha, scale, input_scale),
+         self=elu_second)
 defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
          "LeakyReluBackward0", ("self", "negative_slope"),
          self=leaky_relu_grad)

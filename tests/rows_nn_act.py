@@ -68,6 +68,22 @@ def _hardtanh_double(x):
     return g * x
 
 
+def _softplus_double(x):
+    y = torch.nn.functional.softplus(x, beta=2, threshold=3)
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    return g
+
+
+def _log_sigmoid_double(x):
+    (g,) = torch.autograd.grad(torch.nn.functional.logsigmoid(x).sum(), x, create_graph=True)
+    return g
+
+
+def _elu_double(x):
+    (g,) = torch.autograd.grad(torch.nn.functional.elu(x, 0.5).sum(), x, create_graph=True)
+    return g
+
+
 EXAMPLES = {
     "gelu": (lambda x: torch.nn.functional.gelu(x), (A3,), {}),
     "gelu_backward": (_gelu_double, (A3,), {}),
@@ -77,6 +93,9 @@ EXAMPLES = {
     "leaky_relu": (lambda x: torch.nn.functional.leaky_relu(x, 0.2), (A3,), {}),
     "elu": (lambda x: torch.nn.functional.elu(x, 0.5), (A3,), {}),
     "hardtanh": (lambda x: torch.nn.functional.hardtanh(x, -1.0, 2.0), (A3,), {}),
+    "softplus_backward": (_softplus_double, (A3,), {}),
+    "log_sigmoid_backward": (_log_sigmoid_double, (A3,), {}),
+    "elu_backward": (_elu_double, (A3,), {}),
     "leaky_relu_": (lambda x: torch.nn.functional.leaky_relu(x * 1, 0.2, inplace=True), (A3,),
                     {}),
     "elu_": (lambda x: torch.nn.functional.elu(x * 1, 0.5, inplace=True), (A3,), {}),

@@ -212,10 +212,16 @@ def test_saved_values_are_torchs():
         assert (s.grad_fn._saved_beta, s.grad_fn._saved_reduction) == (0.5, 1)
 
 
-def test_gelu_double_backward_records_gelu_backward():
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "softplus", "softplus_beta_threshold",
+                                  "leaky_relu", "leaky_relu_slope", "elu", "elu_alpha",
+                                  "hardtanh", "hardtanh_bounds_hit", "relu6", "logsigmoid"])
+def test_double_backward_records_torchs_backward_nodes(name):
+    """Under create_graph=True the gradient is a node of its own (GeluBackwardBackward0,
+    SoftplusBackwardBackward0, ...), with torch's edges."""
     def case(t):
         x = _x(t)
-        (g,) = t.autograd.grad(t.nn.functional.gelu(x).sum(), x, create_graph=True)
+        y = ACTIVATIONS[name](t.nn.functional, x)
+        (g,) = t.autograd.grad(y, x, D.upstream(t, y), create_graph=True)
         return g
     check(case)
 

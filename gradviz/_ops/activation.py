@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._derivatives import elu_grad, log_sigmoid_grad, softplus_grad
 from .._dmath import gelu_derivative, np_erf
 from .._registry import records
 from .._tensor import _make
@@ -182,6 +183,32 @@ def hardtanh_backward(grad_output, self, min_val, max_val):
     factor = (a > min_val) & (a < max_val)
     return _piecewise_backward(D["hardtanh_backward"], grad_output, self, factor,
                                (min_val, max_val))
+
+
+def _backward_op(entry, fn, grad_output, self, args):
+    """A recorded backward (torch's XBackwardBackward0): its value is the row's own first
+    derivative on arrays, fn(grad, self, *args)."""
+    out = _make(fn(grad_output._data, self._data, *args))
+    if _needs(grad_output, self):
+        record(entry, out, (grad_output, self), (grad_output, self) + args)
+    return out
+
+
+@records("softplus_backward")
+def softplus_backward(grad_output, self, beta, threshold):
+    return _backward_op(D["softplus_backward"], softplus_grad, grad_output, self,
+                        (beta, threshold))
+
+
+@records("log_sigmoid_backward")
+def log_sigmoid_backward(grad_output, self):
+    return _backward_op(D["log_sigmoid_backward"], log_sigmoid_grad, grad_output, self, ())
+
+
+@records("elu_backward")
+def elu_backward(grad_output, self, alpha, scale, input_scale):
+    return _backward_op(D["elu_backward"], elu_grad, grad_output, self,
+                        (alpha, scale, input_scale))
 
 
 # ----- glu ---------------------------------------------------------------------------------
