@@ -614,8 +614,8 @@ def test_layer_norm_second_order():
 @pytest.mark.parametrize("shape", ["2d", "3d", "4d"])
 @pytest.mark.parametrize("affine", [True, False])
 def test_batch_norm(training, shape, affine):
-    data = {"2d": np.reshape(X234, (-1, 3)).tolist(), "3d": X234, "4d": [[[[v, -v] for v in row] for row in s]
-                                              for s in X234]}[shape]
+    four_d = [[[[v, -v] for v in row] for row in s] for s in X234]
+    data = {"2d": np.reshape(X234, (-1, 3)).tolist(), "3d": X234, "4d": four_d}[shape]
 
     def case(t):
         x = _x(t, data)

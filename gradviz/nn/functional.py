@@ -9,13 +9,14 @@ from .._ops import (activation, dropout as _dropout, embedding as _embedding, li
                     normalization, pointwise, reductions, views)
 from .._ops.inplace import relu_
 from .._registry import ops
-from .._tensor import Tensor, _make
+from .._tensor import _make
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss",
            "gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh", "relu6", "logsigmoid",
-           "glu", "leaky_relu_", "elu_", "hardtanh_", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "glu", "leaky_relu_", "elu_", "hardtanh_", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
            "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity"]
 
