@@ -809,3 +809,16 @@ def test_loss_modules_with_arguments():
         sum(o.sum() for o in outs).backward()
         return outs + [x, y, p, logits]
     check(case)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, x: t.nn.functional.softmax(x),
+    lambda t, x: t.nn.functional.log_softmax(x[0]),
+    lambda t, x: t.nn.Softmax()(x),
+    lambda t, x: t.nn.functional.softmax(x, 0, dtype=t.float64),
+])
+def test_softmax_implicit_dim_warns_and_dtype_is_used(call):
+    def case(t):
+        x = _x(t)
+        return _backward(t, call(t, x), x)
+    check(case)
