@@ -290,7 +290,7 @@ def modified_error(data, who, now, want):
         f"inplace operation: [{type_name(np.asarray(data))}]{what} is at version {now}; "
         f"expected version {want} instead. Hint: enable anomaly detection to find the "
         "operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True).")
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def short_name(node):
