@@ -108,8 +108,10 @@ def prod_grad(grad, self, result, dim=None, keepdim=False):
 
 
 def evenly_distribute(grad, self, result):
-    """Whole-tensor max/min: the gradient is shared evenly among the tied extreme values."""
-    hit = value(self) == value(result)
+    """Whole-tensor max/min/median: the gradient is shared evenly among the tied extreme
+    values (among the NaNs when the result is NaN, as torch's evenly_distribute_backward)."""
+    r = value(result)
+    hit = np.isnan(value(self)) if np.isnan(r) else value(self) == r
     return mask(hit, grad / int(hit.sum()))
 
 
@@ -564,7 +566,7 @@ def norm_grad(grad, self, ord, dim, keepdim, result):
     r = restore_dims(result, dim, keepdim, n)
     rv = value(r)
     if ord == 0:
-        return zeros_like(self)
+        return None         # torch: an undefined gradient (the input's grad stays None)
     if ord == 1:
         return sign(self) * g
     if ord == 2:
@@ -705,15 +707,18 @@ def scatter_src_grad(grad, dim, index, src_sym_sizes, node):
     return gather(grad, dim, index)
 
 
-def index_add_source_grad(grad, dim, index, source, alpha):
+def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
+    """torch: grad.index_select(dim, index), expanded to source (a 0-d source took one
+    slice), times alpha."""
     g = index_select(grad, dim, index)
-    shape = np.shape(value(source))
-    return maybe_multiply(g if np.shape(value(g)) == shape else reshape(g, shape), alpha)
+    if source_dim == 0:
+        g = reshape(g, ())
+    return maybe_multiply(g, alpha)
 
 
 defderiv("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad)",
          "GatherBackward0", ("dim", "index", "self", "sparse_grad"), nondiff=("index",),
-         self=lambda grad, dim, index, self:
+         self=lambda grad, dim, index, self, sparse_grad:
              scatter_add_to(np.shape(value(self)), dim, index, grad))
 defderiv("scatter(Tensor self, int dim, Tensor index, Tensor src)",
          "ScatterBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),

@@ -289,7 +289,7 @@ def zero_at(grad, dim, index):
 
 
 def index_select(x, dim, index):
-    idx = value(index)
+    idx = np.reshape(value(index), -1)
     if _t(x):
         return ops.index_select(x, dim, _tensor(idx))
     return np.take(x, idx, axis=dim)
@@ -297,7 +297,7 @@ def index_select(x, dim, index):
 
 def index_add_to(shape, dim, index, src):
     """zeros(shape).index_add(dim, index, src): the backward of index_select."""
-    idx = value(index)
+    idx = np.reshape(value(index), -1)
     if _t(src):
         return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
@@ -307,7 +307,7 @@ def index_add_to(shape, dim, index, src):
 
 def index_zero(grad, dim, index):
     """grad.index_fill(dim, index, 0)."""
-    idx = value(index)
+    idx = np.reshape(value(index), -1)
     if _t(grad):
         return ops.index_fill(grad, dim, _tensor(idx), 0)
     out = np.array(grad, copy=True)

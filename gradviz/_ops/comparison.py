@@ -89,8 +89,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """
     a, b = self._data, _operand(other)[0]
     if isinstance(b, np.ndarray) and b.dtype != a.dtype:
-        raise RuntimeError(f"{_TORCH_SCALAR[b.dtype.name]} did not match "
-                           f"{_TORCH_SCALAR[a.dtype.name]}")
+        raise RuntimeError(f"{_TORCH_SCALAR[a.dtype.name]} did not match "
+                           f"{_TORCH_SCALAR[b.dtype.name]}")
     try:
         return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
     except ValueError as exc:

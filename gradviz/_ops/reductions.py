@@ -121,13 +121,17 @@ def _extreme(self, dim, keepdim, is_max, other):
 
 @export()
 @records("max", "max_dim")
-def max(self, dim=None, keepdim=False, *, other=None):
+def max(self, dim=None, keepdim=False, *, other=None, out=None):
+    if out is not None:
+        raise _not_implemented("max", "out")
     return _extreme(self, dim, keepdim, True, other)
 
 
 @export()
 @records("min", "min_dim")
-def min(self, dim=None, keepdim=False, *, other=None):
+def min(self, dim=None, keepdim=False, *, other=None, out=None):
+    if out is not None:
+        raise _not_implemented("min", "out")
     return _extreme(self, dim, keepdim, False, other)
 
 
@@ -309,12 +313,13 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(ord, str) or isinstance(ord, Tensor):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
-    if dtype is not None:
-        self = to(self, dtype)
     a = self._data
     if a.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_TORCH_SCALAR[a.dtype.name]}")
+    if dtype is not None:
+        # torch computes in dtype without a copy node: the gradient is cast back to self's.
+        a = a.astype(_dtype.to_numpy_dtype(dtype))
     if isinstance(dim, int):
         dim = (dim,)
     dims = None if dim is None else (_dims(dim, a.ndim) if a.ndim else ())
@@ -511,11 +516,13 @@ def _amax_amin(self, dim, keepdim, is_max, out):
     a = self._data
     dims = _reduce_dims(a, dim, name)
     axis = dims if dims else None
-    if a.size == 0 and (axis is None or any(a.shape[d] == 0 for d in axis)):
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                           "== 0. Specify the reduction dim with the 'dim' argument."
-                           if axis is None else
-                           f"{name}(): Expected reduction dim {axis[0]} to have non-zero size.")
+    if a.size == 0 and (axis is None or 0 in [a.shape[d] for d in axis]):
+        if axis is None:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        d = next(d for d in axis if a.shape[d] == 0)
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     r = (np.max if is_max else np.min)(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
     res = _make(np.asarray(r, dtype=a.dtype))
     if _needs(self):

@@ -24,8 +24,8 @@ def _not_implemented(op, arg):
 
 
 # torch's lower-case scalar type names (masked_fill's mask message).
-_LOWER = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
-          "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char"}
+_LOWER = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+          "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
 
 
 # ----- Checks shared by gather and the scatters --------------------------------------------
@@ -53,7 +53,7 @@ def _shape_text(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _prepare(name, self, dim, index, src=None, allow_int32=False):
+def _prepare(name, self, dim, index, src=None, allow_int32=True):
     """(self array as at least 1-D, wrapped dim, index array, src array sliced to the index's
     shape or None), after torch's checks of gather and scatter."""
     a = self._data
@@ -443,7 +443,7 @@ def masked_fill(self, mask, value):
     try:
         res = np.where(m, np.asarray(v).astype(a.dtype), a)
     except ValueError as exc:
-        raise _broadcast_error(a, m, exc) from None
+        raise _broadcast_error(m, a, exc) from None
     out = _make(res)
     if vt is not None:
         if _needs(self, vt):

@@ -318,26 +318,37 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
+            # Saved tensors are freed; saved numbers, sizes and flags stay readable, as in
+            # torch (kept in the node's __dict__, tensors replaced by a marker).
+            saved = self._saved
+            if saved and not all(isinstance(v, _Tensor) for v in saved):
+                self.__dict__["_kept"] = tuple(_FREED_SLOT if isinstance(v, _Tensor) else v
+                                               for v in saved)
             self._saved = None
             if self._plan.saves_result:
                 self._res = None
 
-
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if self._released:
+            kept = self.__dict__.get("_kept")
+            if (kept is None or k is None or j == e.result_index or kept[k] is _FREED_SLOT
+                    or name in e.wrapped):
+                raise RuntimeError(_FREED)
+            return self._wrapped(name, kept[k])
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
@@ -463,6 +474,7 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
+_FREED_SLOT = object()      # where a released node's saved tensor was
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor
