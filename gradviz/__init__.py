@@ -30,9 +30,9 @@ from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_m
 from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
                                log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
                                std_mean, sum, var, var_mean)
-from ._ops.scatter import (gather, index_add, index_fill, index_select, masked_fill, masked_select,
-                           nonzero, scatter, scatter_add, take_along_dim)
-from ._ops.sorting import (argsort, median, sort, topk)
+from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
+                           masked_select, nonzero, scatter, scatter_add, take_along_dim)
+from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

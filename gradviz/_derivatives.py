@@ -685,6 +685,12 @@ defderiv("median_dim(Tensor self, int dim, bool keepdim)",
          "MedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
          self=value_selecting_grad)
 
+defderiv("nanmedian(Tensor self)", "NanmedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("nanmedian_dim(Tensor self, int dim, bool keepdim)",
+         "NanmedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
 
 # ----- Gather, scatter and masks -----------------------------------------------------------
 # (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)

@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `torch.max(x, 0)` gives a `max` whose fields are
 `values` and `indices` (type(r).__name__ == "max", as in torch)."""
 
-__all__ = ["max", "min", "sort", "topk", "median"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian"]
 
 
 class _ValuesIndices(tuple):
@@ -45,4 +45,8 @@ class topk(_ValuesIndices):
 
 
 class median(_ValuesIndices):
+    __slots__ = ()
+
+
+class nanmedian(_ValuesIndices):
     __slots__ = ()

@@ -37,6 +37,9 @@ EXAMPLES = {
     "topk": (lambda x: x.topk(2).values, (M23,), {}),
     "median": (lambda x: x.median(), (M23,), {}),
     "median_dim": (lambda x: x.median(1).values, (M23,), {}),
+    "nanmedian": (lambda x: x.masked_fill(torch.tensor([False, True, False]), float("nan"))
+                  .nanmedian(), (M23,), {}),
+    "nanmedian_dim": (lambda x: x.nanmedian(0, keepdim=True).values, (M23,), {}),
     "gather": (lambda x: x.gather(1, torch.tensor([[0, 2, 2], [1, 0, 1]])), (M23,), {}),
     "scatter": (lambda x, y: x.scatter(1, torch.tensor([[2, 0], [1, 2]]), y), (M23, M22), {}),
     "scatter_value": (lambda x: torch.scatter(x, 0, torch.tensor([[1, 0, 1]]), 2.5), (M23,), {}),

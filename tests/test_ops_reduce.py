@@ -211,6 +211,10 @@ SCANS = {
                                                               [True, False, False]]), 0)
                                        .cumprod(1),
     "cumprod_int": lambda t, x: t.tensor([2, 3, 4]).cumprod(0),
+    "cumsum_inplace": lambda t, x: (x * 1).cumsum_(1),
+    "cumsum_inplace_view": lambda t, x: (x * 1)[1:].cumsum_(1),
+    "cumprod_inplace": lambda t, x: (x * 1).cumprod_(0),
+    "cumprod_inplace_leaf": lambda t, x: x.cumprod_(0),
     "logsumexp": lambda t, x: x.logsumexp(1),
     "logsumexp_dims": lambda t, x: t.logsumexp(x, (0, 1), keepdim=True),
     "logsumexp_neg_inf": lambda t, x: x.masked_fill(t.tensor([True, False, False]), -INF)
@@ -291,6 +295,15 @@ SORTS = {
     "median_int": lambda t, x: t.tensor([3, 1, 2, 4]).median(),
     "median_empty": lambda t, x: t.zeros(0).median(),
     "median_0d_dim": lambda t, x: x[1, 1].median(0),
+    "msort": lambda t, x: t.msort(x),
+    "nanmedian": lambda t, x: x.masked_fill(t.tensor([True, False, False]), math.nan).nanmedian(),
+    "nanmedian_all_nan": lambda t, x: (x * math.nan).nanmedian(),
+    "nanmedian_dim": lambda t, x: x.masked_fill(t.tensor([True, False, False]), math.nan)
+                                   .nanmedian(1),
+    "nanmedian_dim_all_nan": lambda t, x: x.masked_fill(t.tensor([[True, True, True],
+                                                                  [False, True, False]]),
+                                                        math.nan).nanmedian(-1, keepdim=True),
+    "nanmedian_int": lambda t, x: t.tensor([[3, 1, 2]]).nanmedian(1),
 }
 
 
@@ -339,6 +352,8 @@ PREDICATES = {
     "nonzero_0d": lambda t: t.tensor(1.0).nonzero(),
     "nonzero_0d_zero": lambda t: t.tensor(0.0).nonzero(),
     "nonzero_0d_tuple": lambda t: t.tensor(1.0).nonzero(as_tuple=True),
+    "argwhere": lambda t: t.argwhere(t.tensor([[0.0, 1.5], [2.0, 0.0]])),
+    "argwhere_method": lambda t: t.tensor([0, 3]).argwhere(),
 }
 
 
@@ -398,6 +413,7 @@ GATHERS = {
     "take_along_dim_broadcast": lambda t, x: t.take_along_dim(x, _i(t, [[2], [0]]), dim=-1),
     "take_along_dim_broadcast_rows": lambda t, x: t.take_along_dim(x, _i(t, [[1, 0, 1]]), 0),
     "take_along_dim_argsort": lambda t, x: t.take_along_dim(x, x.argsort(1), 1),
+    "take_along_dim_method": lambda t, x: x.take_along_dim(_i(t, [[1], [2]]), dim=1),
     "take_along_dim_bad_ndim": lambda t, x: t.take_along_dim(x, _i(t, [0, 2]), 1),
 }
 
@@ -598,4 +614,17 @@ def test_saved_numbers_of_any_row_stay_readable_and_wrapped_numbers_are_freed():
         (p.sum() + m.sum()).backward()
         return [p.grad_fn._saved_exponent, D.outcome(lambda: p.grad_fn._saved_self),
                 D.outcome(lambda: m.grad_fn._saved_other)]
+    check(case)
+
+
+@pytest.mark.parametrize("call", ["var(0)", "std(0)", "var_mean(0)", "std_mean(0)",
+                                  "var(1, correction=3)"])
+def test_too_few_degrees_of_freedom_warn_as_torch(call):
+    def case(t):
+        x = t.ones(1, 2)
+        fn = {"var_mean(0)": lambda: t.var_mean(x, 0), "std_mean(0)": lambda: t.std_mean(x, 0),
+              "var(0)": lambda: x.var(0), "std(0)": lambda: x.std(0),
+              "var(1, correction=3)": lambda: x.var(1, correction=3)}[call]
+        result, warns = D.caught_warnings(fn)
+        return [D.val(result[0] if isinstance(result, tuple) else result), warns]
     check(case)

@@ -2,14 +2,17 @@
 log_softmax.
 """
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
-from .._registry import export, records
+from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _dims, _needs
+from .inplace import _check_inplace, _commit, _write
 from .pointwise import maximum, minimum, to
 
 
@@ -227,13 +230,17 @@ def _check_unique(dim, dims):
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
 
 
-def _spread(a, dims, ddof, keepdim, sqrt):
+def _spread(a, dims, ddof, keepdim, sqrt, name):
     axis = None if dims is None else dims
+    n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis]))
+    if n - ddof <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
     with np.errstate(divide="ignore", invalid="ignore"):
-        n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis]))
         m = np.mean(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
         ss = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
-        r = ss / a.dtype.type(n - ddof) if n != ddof else ss / a.dtype.type(0)
+        r = ss / a.dtype.type(n - ddof if n > ddof else 0)     # torch clamps at 0
         if sqrt:
             r = np.sqrt(r)
         mean = np.mean(a, axis=axis, keepdims=keepdim) if a.size else \
@@ -252,7 +259,7 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(2.3333)
     """
     a, dims, saved, ddof = _spread_args(self, "var", dim, unbiased, correction)
-    out = _make(_spread(a, dims, ddof, keepdim, False)[0])
+    out = _make(_spread(a, dims, ddof, keepdim, False, "var")[0])
     if _needs(self):
         record(D["var"], out, (self,), (self, dims, saved, keepdim))
     return out
@@ -268,7 +275,7 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     a, dims, saved, ddof = _spread_args(self, "std", dim, unbiased, correction)
-    out = _make(_spread(a, dims, ddof, keepdim, True)[0])
+    out = _make(_spread(a, dims, ddof, keepdim, True, "std")[0])
     if _needs(self):
         record(D["std"], out, (self,), (self, dims, saved, keepdim))
     return out
@@ -279,7 +286,7 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) in one pass, one node with two outputs (VarMeanBackward0)."""
     a, dims, saved, ddof = _spread_args(self, "var_mean", dim, unbiased, correction)
-    v, m = _spread(a, dims, ddof, keepdim, False)
+    v, m = _spread(a, dims, ddof, keepdim, False, "var_mean")
     outs = (_make(v), _make(m))
     if _needs(self):
         record_outputs(D["var_mean"], outs, (self,), (self, dims, saved, keepdim))
@@ -291,7 +298,7 @@ def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) in one pass, one node with two outputs (StdMeanBackward0)."""
     a, dims, saved, ddof = _spread_args(self, "std_mean", dim, unbiased, correction)
-    s, m = _spread(a, dims, ddof, keepdim, True)
+    s, m = _spread(a, dims, ddof, keepdim, True, "std_mean")
     outs = (_make(s), _make(m))
     if _needs(self):
         record_outputs(D["std_mean"], outs, (self,), (self, dims, saved, keepdim, outs[0]))
@@ -468,6 +475,31 @@ def cumprod(self, dim, *, dtype=None, out=None):
     if _needs(self):
         record(D["cumprod"], out, (self,), (self, d))
     return out
+
+
+@method("cumsum_")
+@records("cumsum")
+def cumsum_(self, dim, *, dtype=None):
+    if dtype is not None:
+        raise _not_implemented("Tensor.cumsum_", "dtype")
+    _check_inplace(self)
+    d = _wrap_dim(dim, self._data.ndim)
+    _write(self, np.cumsum(self._data, axis=d) if self._data.ndim else self._data)
+    _commit(self, D["cumsum"], (self,), (d,), "cumsum_")
+    return self
+
+
+@method("cumprod_")
+@records("cumprod")
+def cumprod_(self, dim, *, dtype=None):
+    if dtype is not None:
+        raise _not_implemented("Tensor.cumprod_", "dtype")
+    _check_inplace(self)
+    orig = self.detach().clone() if _needs(self) else self     # saved before the write
+    d = _wrap_dim(dim, self._data.ndim)
+    _write(self, np.cumprod(self._data, axis=d) if self._data.ndim else self._data)
+    _commit(self, D["cumprod"], (self,), (orig, d), "cumprod_")
+    return self
 
 
 def _reduce_dims(a, dim, name):

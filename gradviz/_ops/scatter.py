@@ -229,7 +229,7 @@ def scatter_add_(self, dim, index, src):
     return self
 
 
-@export(tensor=False)
+@export()
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Values of input picked by indices along dim (over the flattened input when dim is
     None), broadcasting the other dims; composed of expand and gather, as torch records it.
@@ -518,3 +518,14 @@ def nonzero(self, *, out=None, as_tuple=False):
     if a.ndim == 0:
         return _make(np.zeros((1 if a != 0 else 0, 0), dtype=np.int64))
     return _make(np.argwhere(a).astype(np.int64))
+
+
+@export()
+def argwhere(self):
+    """The indices of the non-zero elements, as an (n, ndim) int64 tensor (nonzero()).
+
+    >>> import gradviz as torch
+    >>> torch.argwhere(torch.tensor([0.0, 2.0]))
+    tensor([[1]])
+    """
+    return nonzero(self)

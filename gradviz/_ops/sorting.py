@@ -147,3 +147,66 @@ def median(self, dim=None, keepdim=False, *, out=None):
     if _needs(self):
         record(D["median_dim"], values, (self,), (d, keepdim, a.shape, indices))
     return return_types.median(values, indices)
+
+
+@export()
+def msort(self):
+    """self sorted along its first dim (sort(dim=0).values, as torch records it).
+
+    >>> import gradviz as torch
+    >>> torch.msort(torch.tensor([3.0, 1.0, 2.0]))
+    tensor([1., 2., 3.])
+    """
+    return sort(self, 0).values
+
+
+@export()
+@records("nanmedian", "nanmedian_dim")
+def nanmedian(self, dim=None, keepdim=False, *, out=None):
+    """The lower median ignoring NaNs (NaN only where every value is NaN).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([4.0, float("nan"), 1.0]).nanmedian()
+    tensor(1.)
+    """
+    if out is not None:
+        raise _not_implemented("nanmedian", "out")
+    a = self._data
+    if a.dtype.kind != "f":
+        return _renamed(median(self, dim, keepdim), "nanmedian")
+    if dim is None:
+        flat = a.reshape(-1)
+        flat = flat[~np.isnan(flat)]
+        if flat.size == 0:
+            r = np.array(np.nan, dtype=a.dtype)
+        else:
+            r = np.sort(flat, kind="stable")[(flat.size - 1) // 2]
+        out = _make(np.asarray(r, dtype=a.dtype)[()])
+        if _needs(self):
+            record(D["nanmedian"], out, (self,), (self,))
+        return out
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        vals, idx = a.copy(), np.int64(0)
+    else:
+        n = a.shape[d]
+        if n == 0:
+            raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
+        order = np.argsort(a, axis=d, kind="stable")            # NaNs sort last
+        count = np.sum(~np.isnan(a), axis=d, keepdims=True)
+        pos = np.maximum(count - 1, 0) // 2
+        idx = np.take_along_axis(order, pos, d)
+        vals = np.take_along_axis(a, idx, d)
+        if not keepdim:
+            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
+    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    if _needs(self):
+        record(D["nanmedian_dim"], values, (self,), (d, keepdim, a.shape, indices))
+    return return_types.nanmedian(values, indices)
+
+
+def _renamed(r, name):
+    """median's result of an integer tensor, as nanmedian's (same values)."""
+    if isinstance(r, tuple):
+        return getattr(return_types, name)(r[0], r[1])
+    return r
