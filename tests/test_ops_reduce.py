@@ -628,3 +628,28 @@ def test_too_few_degrees_of_freedom_warn_as_torch(call):
         result, warns = D.caught_warnings(fn)
         return [D.val(result[0] if isinstance(result, tuple) else result), warns]
     check(case)
+
+
+MASKERS = {
+    "masked_fill": lambda t, x, m: x.masked_fill(m, -2.5),
+    "masked_fill_tensor": lambda t, x, m: x.masked_fill(m, x.sum() * 0.5),
+    "masked_select": lambda t, x, m: x.masked_select(m),
+    "where_like_scatter": lambda t, x, m: x.masked_fill(m, 0.0).cumsum(-1) if x.dim() else x * 1,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKERS))
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3,
+                                                                 max_side=3))
+def test_masks_broadcast_as_torch(name, data, shapes):
+    xs, ms = shapes.input_shapes
+    values = _distinct(xs).tolist() if xs else 0.7
+    mask = data.draw(hnp.arrays(np.bool_, ms)).tolist()
+
+    def case(t):
+        x = t.tensor(values, dtype=t.float64, requires_grad=True)
+        out = MASKERS[name](t, x, t.tensor(mask, dtype=t.bool))
+        out.backward(D.upstream(t, out))
+        return [out, D.gval(x.grad)]
+    check(case)
