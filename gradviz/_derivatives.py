@@ -31,7 +31,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_)
-from ._tensor import Tensor
+from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
@@ -498,9 +498,9 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 # ----- Reductions, scans and sorting -------------------------------------------------------
 # (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
 
-from ._tensor import _make  # noqa: E402
-from ._dmath import (abs_, gather, index_add_to, index_select, index_zero,  # noqa: E402
-                     reverse_cumsum, scatter_add_to, scatter_to, zero_at)
+from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
+                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
+                     zero_at)
 
 
 def restore_dims(x, dim, keepdim, ndim):
@@ -591,29 +591,40 @@ def norm_grad(grad, self, ord, dim, keepdim, result):
 
 
 def cumprod_grad(grad, self, dim, result):
-    """d cumprod: reverse_cumsum(grad * result) / self when no input is 0; else, along dim,
-    d result_k / d x_i = product of x_j for j <= k, j != i (all k >= i), computed for every i
-    at once (n x n per slice)."""
+    """torch's cumprod_backward, in O(n): reverse_cumsum(grad * result) / self before the first
+    zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
+    x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
     x = value(self)
     if x.ndim == 0:
         return grad
-    if not np.any(x == 0):
+    is_zero = x == 0
+    if not is_zero.any():
         return reverse_cumsum(grad * result, dim) / self
     n = x.shape[dim]
-    eye = np.eye(n, dtype=bool)
-    upper = np.triu(np.ones((n, n), dtype=x.dtype))       # [i, k]: k >= i
     if isinstance(self, Tensor):
-        xt = self.transpose(dim, -1)
-        rows = xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n).masked_fill(_make(eye), 1.0)
-        partial = rows.cumprod(-1) * _make(upper)
-        out = (partial * grad.transpose(dim, -1).unsqueeze(-2)).sum(-1)
-        return out.transpose(dim, -1)
-    xm = np.moveaxis(x, dim, -1)
-    rows = np.repeat(xm[..., None, :], n, axis=-2)
-    rows[..., eye] = 1
-    partial = np.cumprod(rows, axis=-1) * upper
-    out = np.sum(partial * np.moveaxis(value(grad), dim, -1)[..., None, :], axis=-1)
-    return np.moveaxis(out, -1, dim)
+        return cumprod_grad_pairs(grad, self, dim, n)
+    pos = np.arange(n).reshape([-1 if k == dim else 1 for k in range(x.ndim)])
+    has_zero = is_zero.any(axis=dim, keepdims=True)
+    first = np.where(has_zero, np.argmax(is_zero, axis=dim, keepdims=True), n)
+    before, at = pos < first, pos == first
+    # Before the first zero self is non-zero; ones elsewhere keep the division finite.
+    g_before = mask(before, reverse_cumsum(grad * result, dim) / fill_where(self, ~before, 1.0))
+    partial = cumprod(fill_where(self, at, 1.0), dim)
+    g_at = mask(at, sum_dims(mask(~before, grad * partial), (dim,), keepdim=True))
+    return g_before + g_at
+
+
+def cumprod_grad_pairs(grad, self, dim, n):
+    """The same, differentiable once more (create_graph=True): d result_k / d x_i as the
+    product of x_j for j <= k, j != i, for every pair (i, k) at once (n x n per slice). Past
+    the first zero the gradient is 0 but its derivative w.r.t. that zero is not."""
+    eye = np.eye(n, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=value(self).dtype))     # [i, k]: k >= i
+    xt = self.transpose(dim, -1)
+    rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), eye, 1.0)
+    partial = cumprod(rows, -1) * _make(upper)
+    out = sum_dims(partial * grad.transpose(dim, -1).unsqueeze(-2), (-1,))
+    return out.transpose(dim, -1)
 
 
 def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):

@@ -329,3 +329,14 @@ def reverse_cumsum(x, dim):
 
 def abs_(x):
     return x.abs() if _t(x) else np.abs(x)
+
+
+def cumprod(x, dim):
+    return ops.cumprod(x, dim) if _t(x) else np.cumprod(x, axis=dim)
+
+
+def fill_where(x, cond, v):
+    """x with the number v where the constant boolean cond holds (masked_fill)."""
+    if _t(x):
+        return ops.masked_fill(x, _make(np.asarray(cond)), v)
+    return np.where(cond, np.asarray(v, dtype=x.dtype), x)

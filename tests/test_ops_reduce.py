@@ -579,6 +579,7 @@ REDUCERS = {
     "norm3": lambda t, x, d, k: t.linalg.vector_norm(x, 3, d, k),
     "cumsum": lambda t, x, d, k: x.cumsum(d),
     "cumprod": lambda t, x, d, k: x.cumprod(d),
+    "cumprod_zeros": lambda t, x, d, k: x.masked_fill(x.detach().abs() < 1.2, 0.0).cumprod(d),
     "sort": lambda t, x, d, k: x.sort(d, descending=k).values,
     "median": lambda t, x, d, k: x.median(d, keepdim=k).values,
     "topk": lambda t, x, d, k: x.topk(1, d, largest=k).values,
