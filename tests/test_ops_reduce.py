@@ -658,3 +658,14 @@ def test_masks_broadcast_as_torch(name, data, shapes):
         out.backward(D.upstream(t, out))
         return [out, D.gval(x.grad)]
     check(case)
+
+
+@pytest.mark.parametrize("module", ["gradviz._ops.reductions", "gradviz._ops.sorting",
+                                    "gradviz._ops.scatter", "gradviz._ops.comparison",
+                                    "gradviz.linalg"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

@@ -11,7 +11,7 @@ from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
-from ._common import _TORCH_SCALAR, _dims, _needs
+from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import maximum, minimum, to
 
@@ -197,11 +197,6 @@ def log_softmax(self, dim, dtype=None):
 
 
 # ----- Spread: var, std, var_mean, std_mean ------------------------------------------------
-
-def _not_implemented(op, arg):
-    return NotImplementedError(f"gradviz: torch.{op}({arg}=...) is not implemented by gradviz's "
-                               "core; run with --backend torch to use PyTorch")
-
 
 def _spread_args(self, name, dim, unbiased, correction):
     """(array, dims or None, correction as saved, effective correction) for var and std.

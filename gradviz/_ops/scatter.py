@@ -13,14 +13,9 @@ from .._dmath import along
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record
-from ._common import _TORCH_SCALAR, _broadcast_error, _needs, _operand
+from ._common import _TORCH_SCALAR, _broadcast_error, _needs, _not_implemented, _operand
 from .inplace import _check_inplace, _commit, _write
 from .views import expand, reshape
-
-
-def _not_implemented(op, arg):
-    return NotImplementedError(f"gradviz: torch.{op}({arg}=...) is not implemented by gradviz's "
-                               "core; run with --backend torch to use PyTorch")
 
 
 # torch's lower-case scalar type names (masked_fill's mask message).

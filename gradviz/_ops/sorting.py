@@ -11,12 +11,7 @@ from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record
-from ._common import _needs
-
-
-def _not_implemented(op, arg):
-    return NotImplementedError(f"gradviz: torch.{op}({arg}=...) is not implemented by gradviz's "
-                               "core; run with --backend torch to use PyTorch")
+from ._common import _needs, _not_implemented
 
 
 def _order(a, d, descending):
