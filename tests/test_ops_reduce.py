@@ -219,6 +219,9 @@ SCANS = {
     "cumsum_inplace_view": lambda t, x: (x * 1)[1:].cumsum_(1),
     "cumprod_inplace": lambda t, x: (x * 1).cumprod_(0),
     "cumprod_inplace_leaf": lambda t, x: x.cumprod_(0),
+    "cumprod_inplace_view": lambda t, x: (x * 1).t().cumprod_(1),
+    "cumsum_inplace_dtype": lambda t, x: (x * 1).cumsum_(0, dtype=t.float32),
+    "cumprod_inplace_same_dtype": lambda t, x: (x * 1).cumprod_(0, dtype=t.float64),
     "logsumexp": lambda t, x: x.logsumexp(1),
     "logsumexp_dims": lambda t, x: t.logsumexp(x, (0, 1), keepdim=True),
     "logsumexp_neg_inf": lambda t, x: x.masked_fill(t.tensor([True, False, False]), -INF)
@@ -541,19 +544,20 @@ def test_masked_fill_inplace_cannot_broadcast_self():
 def test_saved_non_tensors_stay_readable_after_backward():
     def case(t):
         x = _leaf(t)
-        nodes = [x.sort(1).values.grad_fn, x.var(1, keepdim=True).grad_fn,
-                 x.gather(1, _i(t, [[0], [1]])).grad_fn, x.index_add(1, _i(t, [0]), x[:, :1]).grad_fn,
-                 x.cumsum(1).grad_fn, t.linalg.vector_norm(x, 3, 1).grad_fn]
-        for n in nodes:
-            pass
-        total = sum(n_out.sum() for n_out in [x.sort(1).values])
-        total.backward()
-        sort_node = nodes[0]
-        var_node = nodes[1]
-        return [var_node._saved_correction, var_node._saved_keepdim,
-                nodes[2]._saved_sparse_grad, nodes[3]._saved_alpha, nodes[3]._saved_source_dim,
-                nodes[5]._saved_ord, nodes[5]._saved_keepdim,
-                sort_node._saved_self_sym_sizes]
+        outs = [x.sort(1).values, x.var(1, keepdim=True), x.gather(1, _i(t, [[0], [1]])),
+                x.index_add(1, _i(t, [0]), x[:, :1] * 2, alpha=3), x.cumprod(1),
+                t.linalg.vector_norm(x, 3, 1), x.median(0).values, x.amax(1)]
+        nodes = [o.grad_fn for o in outs]
+        sum(o.sum() for o in outs).backward()
+        sort, var, gather, index_add, cumprod, norm, median, amax = nodes
+        return [sort._saved_dim, sort._saved_self_sym_sizes, var._saved_correction,
+                var._saved_dim, var._saved_keepdim, gather._saved_dim,
+                gather._saved_sparse_grad, index_add._saved_alpha, index_add._saved_dim,
+                index_add._saved_source_dim, cumprod._saved_dim, norm._saved_ord,
+                norm._saved_dim, norm._saved_keepdim, median._saved_dim, median._saved_keepdim,
+                median._saved_self_sym_sizes, amax._saved_dim, amax._saved_keepdim,
+                D.outcome(lambda: sort._saved_indices), D.outcome(lambda: var._saved_self),
+                D.outcome(lambda: gather._saved_index), D.outcome(lambda: cumprod._saved_result)]
     check(case)
 
 

@@ -472,11 +472,26 @@ def cumprod(self, dim, *, dtype=None, out=None):
     return out
 
 
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _same_dtype(self, dtype):
+    """An in-place scan keeps self's dtype: torch refuses any other dtype=."""
+    if dtype is None:
+        return
+    want = np.dtype(_dtype.to_numpy_dtype(dtype))
+    have = self._data.dtype
+    if want != have:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_NAMES[have.name]} and "
+                           f"output tensor dtype {_CPP_NAMES[want.name]} should match")
+
+
 @method("cumsum_")
 @records("cumsum")
 def cumsum_(self, dim, *, dtype=None):
-    if dtype is not None:
-        raise _not_implemented("Tensor.cumsum_", "dtype")
+    _same_dtype(self, dtype)
     _check_inplace(self)
     d = _wrap_dim(dim, self._data.ndim)
     _write(self, np.cumsum(self._data, axis=d) if self._data.ndim else self._data)
@@ -487,8 +502,7 @@ def cumsum_(self, dim, *, dtype=None):
 @method("cumprod_")
 @records("cumprod")
 def cumprod_(self, dim, *, dtype=None):
-    if dtype is not None:
-        raise _not_implemented("Tensor.cumprod_", "dtype")
+    _same_dtype(self, dtype)
     _check_inplace(self)
     orig = self.detach().clone() if _needs(self) else self     # saved before the write
     d = _wrap_dim(dim, self._data.ndim)
