@@ -88,23 +88,34 @@ def pow_scalar_grad_exponent(grad, self, exponent, result):
 
 
 def prod_grad(grad, self, result, dim=None, keepdim=False):
-    """d prod / d x_i = product of the others; exact even when some x are zero."""
+    """d prod / d x_i = the product of the others; exact even when some x are zero (then
+    computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is None:
-        if not np.any(x == 0):
-            return grad * result / self
-        flat = x.reshape(-1)
-        others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)],
-                          dtype=x.dtype).reshape(x.shape)
-        return grad * others
-    g = grad if keepdim else unsqueeze_dims(grad, (dim,), x.ndim)
-    r = result if keepdim else unsqueeze_dims(result, (dim,), x.ndim)
+    if dim is not None and not keepdim:
+        grad = unsqueeze_dims(grad, (dim,), x.ndim)
+        result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return g * r / self
-    moved = np.moveaxis(x, dim, -1)
-    n = moved.shape[-1]
-    others = np.stack([np.prod(np.delete(moved, i, axis=-1), axis=-1) for i in range(n)], -1)
-    return g * np.moveaxis(others, -1, dim)
+        return grad * result / self
+    if x.ndim == 0:
+        return grad
+    if dim is None:
+        return grad * reshape(prod_of_others(reshape(self, (-1,)), 0), x.shape)
+    return grad * prod_of_others(self, dim)
+
+
+def prod_of_others(self, dim):
+    """For each x_i along dim, the product of the other x_j."""
+    if isinstance(self, Tensor):
+        n = self.shape[dim]
+        xt = self.transpose(dim, -1)
+        rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), np.eye(n, dtype=bool),
+                          1.0)
+        return rows.prod(-1).transpose(dim, -1)
+    xm = np.moveaxis(self, dim, -1)
+    ones = np.ones(xm.shape[:-1] + (1,), dtype=xm.dtype)
+    before = np.cumprod(np.concatenate([ones, xm[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(xm, -1)[..., :-1]], -1), -1), -1)
+    return np.moveaxis(before * after, -1, dim)
 
 
 def evenly_distribute(grad, self, result):

@@ -673,3 +673,16 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+PROD_ZEROS = [[[0.0, 2.0, 3.0], [0.0, 0.0, 5.0]], [[1.5, 0.0, -2.0], [0.5, 3.0, 0.0]]]
+
+
+@pytest.mark.parametrize("data", PROD_ZEROS)
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_with_zeros_first_and_second_order(data, dim):
+    f = (lambda x: x.prod()) if dim is None else (lambda x: x.prod(dim))
+    x = _leaf(gradviz, data)
+    assert gradviz.autograd.gradcheck(f, (x,))
+    assert gradgradcheck(f, (x,))
+    check(lambda t: D.second_order(t, f, _leaf(t, data)))
