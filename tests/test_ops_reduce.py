@@ -686,3 +686,25 @@ def test_prod_with_zeros_first_and_second_order(data, dim):
     assert gradviz.autograd.gradcheck(f, (x,))
     assert gradgradcheck(f, (x,))
     check(lambda t: D.second_order(t, f, _leaf(t, data)))
+
+
+@pytest.mark.parametrize("op", sorted(INPLACE))
+def test_inplace_edit_of_a_saved_tensor_fails_in_backward_as_torch(op):
+    def case(t):
+        y = _leaf(t) * 1
+        z = y.exp()                 # saves its result...
+        w = y.sin()                 # ...and this saves y itself
+        INPLACE[op](t, y)
+        return [D.outcome(lambda: w.sum().backward()), D.outcome(lambda: z.sum().backward()),
+                y._version]
+    check(case)
+
+
+def test_version_error_names_a_backward1_node_as_torch():
+    def case(t):
+        x, y = _leaf(t, [1.0, 2.0]), _leaf(t, [0.5, 1.5])
+        b = (x * 1) ** (y * 1)      # PowBackward1, which saves its result
+        r = b.exp()
+        b.add_(1)
+        return D.outcome(lambda: r.sum().backward())
+    check(case)
