@@ -294,13 +294,16 @@ def modified_error(data, who, now, want):
 
 
 def short_name(node):
-    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0."""
+    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0,
+    "MaskedFill1" for MaskedFillBackward1."""
     name = node.name()
     m = _BACKWARD_SUFFIX.search(name)
-    return name[:m.start()] if m else name
+    if not m:
+        return name
+    return name[:m.start()] + ("" if m.group(1) in ("", "0") else m.group(1))
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 
 # ----- In-place on views -------------------------------------------------------------------
