@@ -467,7 +467,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     torch 2.13 composes it."""
     if not hasattr(x1, "norm"):
         raise _not_implemented("cosine_similarity, which needs Tensor.norm,")
-    x1, x2 = _broadcast(x1, x2)
+    if x1.shape != x2.shape:
+        # torch's expand_outplace: both are expanded (ExpandBackward0) once the sizes differ
+        shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = x1.norm(2, dim, keepdim=True).clone()
     n2 = x2.norm(2, dim, keepdim=True).clone()
     with no_grad():
