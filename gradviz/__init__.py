@@ -24,6 +24,14 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isfinite, isinf, isnan, le, logical_not,
                               lt, ne)
 from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
+from ._ops.linalg import (addbmm, addmv, baddbmm, cdist, cross, det, einsum, inverse, kron,
+                          outer as ger, tensordot)
+from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                         broadcast_tensors, broadcast_to, chunk, column_stack, diag, diagonal, diff,
+                         dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
+                         movedim as moveaxis, repeat_interleave, roll, split, swapaxes,
+                         swapaxes as swapdims, tensor_split, tile, trace, tril, triu, unflatten,
+                         vstack, vstack as row_stack)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
@@ -35,6 +43,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         rand, rand_like, randint, randn, randn_like, seed, tensor, zeros,
                         zeros_like)
 from . import autograd
+from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled

@@ -238,3 +238,55 @@ def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
     return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
+
+def tril(x, k):
+    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+
+
+def triu(x, k):
+    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+
+
+def flip(x, dims):
+    return ops.flip(x, dims) if _t(x) else np.flip(x, dims)
+
+
+def roll(x, shifts, dims):
+    if _t(x):
+        return ops.roll(x, shifts, dims)
+    return np.roll(x, shifts, axis=dims if dims else None)
+
+
+def diagonal(x, offset, d1, d2):
+    """The diagonal of x (a copy on arrays; the view op on Tensors)."""
+    if _t(x):
+        return ops.diagonal(x, offset, d1, d2)
+    return np.diagonal(x, offset, d1, d2)
+
+
+def cross(a, b, dim):
+    if _t(a) or _t(b):
+        return ops._linalg_cross(_tensor(a), _tensor(b), dim)
+    return np.cross(a, b, axis=dim)
+
+
+def cat_grads(grads, sizes, shape, dim, dtype):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros for pieces
+    that got none."""
+    parts = []
+    for g, s in zip(grads, sizes):
+        if g is None:
+            part = list(shape)
+            part[dim] = s
+            g = np.zeros(part, dtype=dtype)
+        parts.append(g)
+    if any(_t(g) for g in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def inverse(x):
+    return ops.inverse(x) if _t(x) else np.linalg.inv(x)
