@@ -638,8 +638,12 @@ def det_grad(grad, A, result):
         return g * r * transpose(inverse(A))
     a = value(A)
     d = value(result)
-    if np.all(d != 0):
+    try:
+        # As torch: det * inv^T through an LU solve whenever the factorization succeeds
+        # (a numerically singular matrix then gives det = 0 and a zero gradient, as torch's).
         return g * (d[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2))
+    except np.linalg.LinAlgError:
+        pass
     u, s, vh = np.linalg.svd(a)
     n = s.shape[-1]
     others = np.where(np.eye(n, dtype=bool), 1, s[..., None, :]).prod(-1)

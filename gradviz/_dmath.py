@@ -251,7 +251,9 @@ def triu(x, k):
 
 
 def flip(x, dims):
-    return ops.flip(x, dims) if _t(x) else np.flip(x, dims)
+    if _t(x):
+        return ops.flip(x, dims)
+    return np.flip(x, dims) if np.ndim(x) else x
 
 
 def roll(x, shifts, dims):

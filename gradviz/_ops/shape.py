@@ -150,8 +150,8 @@ def flip(self, *dims, **kwargs):
             raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
         dims = (kwargs["dims"],)
     dims = _check_dims_unique(_int_tuple(dims), max(self.dim(), 1))
-    out = _make(np.ascontiguousarray(np.flip(self._data, dims) if self._data.ndim
-                                     else self._data))
+    a = self._data
+    out = _make(np.ascontiguousarray(np.flip(a, dims)) if a.ndim else a.copy())
     if _needs(self):
         record(D["flip"], out, (self,), (dims,))
     return out
@@ -233,9 +233,8 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     None): `torch.arange(3).repeat_interleave(2)`. An int count is composed as torch composes
     it: unsqueeze, expand, clone, flatten."""
     if isinstance(repeats, Tensor):
-        if repeats.numel() != 1:
-            raise _unsupported("repeat_interleave", "repeats as a tensor of counts")
-        repeats = int(repeats.item())
+        # torch records IndexSelectBackward0 for tensor counts (even a single one).
+        raise _unsupported("repeat_interleave", "repeats")
     if not isinstance(repeats, int):
         raise TypeError(f"repeat_interleave(): argument 'repeats' must be int or Tensor, not "
                         f"{type(repeats).__name__}")
@@ -442,6 +441,9 @@ def broadcast_shapes(*shapes):
                            f"{shapes}") from None
 
 
+_MESHGRID_WARNED = []
+
+
 @export(tensor=False)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids of 1-D tensors (each a view, expanded; torch records view then expand):
@@ -449,8 +451,11 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        if not _MESHGRID_WARNED:
+            # torch's TORCH_WARN_ONCE: once per process.
+            _MESHGRID_WARNED.append(True)
+            warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
+                          "the indexing argument.", UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
@@ -473,7 +478,6 @@ def meshgrid(*tensors, indexing=None):
         view_shape[i] = -1
         grids.append(expand(view(t, *view_shape), *shape))
     if swap:
-        grids = [transpose(g, 0, 1) for g in grids]
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 
