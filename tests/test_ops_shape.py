@@ -307,6 +307,22 @@ def test_saved_values_readable_after_backward():
     check(case)
 
 
+def test_saved_numbers_readable_after_backward_beside_freed_tensors():
+    def case(t):
+        b, x, y = leaf(t, 2, 3, 4), leaf(t, 2, 3, 2), leaf(t, 2, 2, 4)
+        out = t.baddbmm(b, x, y, beta=0.5, alpha=2) + t.cdist(x, x, p=3).sum()
+        out.sum().backward()
+        node = out.grad_fn.next_functions[0][0]
+        cdist = out.grad_fn.next_functions[1][0].next_functions[0][0]
+        try:
+            node._saved_batch1
+            freed = None
+        except RuntimeError as exc:
+            freed = D.Err(exc)
+        return [node._saved_alpha, node._saved_beta, cdist._saved_p, freed]
+    check(case)
+
+
 # ----- Errors: torch's first sentence, word for word ----------------------------------------
 
 ERRORS = {

@@ -244,7 +244,7 @@ class FormulaNode(Node):
     def _released(self):
         """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._saved is None
+        return type(self._saved) is _Freed
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -320,7 +320,9 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            self._saved = None
+            # Only the tensors are freed: as in torch, `_saved_dim`, `_saved_alpha`, ... stay
+            # readable after backward.
+            self._saved = _Freed([_GONE if isinstance(v, _Tensor) else v for v in self._saved])
             if self._plan.saves_result:
                 self._res = None
 
@@ -328,10 +330,10 @@ class FormulaNode(Node):
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if self._released and (k is None or j == e.result_index or self._saved[k] is _GONE):
+            raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
@@ -345,6 +347,13 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+class _Freed(tuple):
+    """A node's saved values after backward freed its tensors (each replaced by _GONE)."""
+
+
+_GONE = object()
 
 
 def make_node_class(entry):
