@@ -286,6 +286,19 @@ def test_views_and_copies(name):
     check(case)
 
 
+@pytest.mark.parametrize("edit", [lambda t, x: x.split(2)[1].mul_(2),
+                                  lambda t, x: x.split([1, 3])[0].add_(1),
+                                  lambda t, x: x.chunk(2)[0].zero_(),
+                                  lambda t, x: x.tensor_split(2)[0].add_(1)])
+def test_inplace_on_split_pieces(edit):
+    def case(t):
+        a = leaf(t, 4, 3)
+        x = a * 1
+        edit(t, x)
+        return backprop(t, x, a)
+    check(case)
+
+
 def test_inplace_through_a_diagonal_view_flows_back():
     def case(t):
         a = leaf(t, 3, 3)

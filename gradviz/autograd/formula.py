@@ -322,7 +322,13 @@ class FormulaNode(Node):
         if self._entry.saves_tensors:
             # Only the tensors are freed: as in torch, `_saved_dim`, `_saved_alpha`, ... stay
             # readable after backward.
-            self._saved = _Freed([_GONE if isinstance(v, _Tensor) else v for v in self._saved])
+            saved = self._saved
+            for v in saved:
+                if not isinstance(v, _Tensor):
+                    self._saved = _Freed([_GONE if isinstance(x, _Tensor) else x for x in saved])
+                    break
+            else:
+                self._saved = _all_gone(len(saved))     # the common case, kept cheap
             if self._plan.saves_result:
                 self._res = None
 
@@ -354,6 +360,11 @@ class _Freed(tuple):
 
 
 _GONE = object()
+_ALL_GONE = [_Freed((_GONE,) * n) for n in range(8)]
+
+
+def _all_gone(n):
+    return _ALL_GONE[n] if n < 8 else _Freed((_GONE,) * n)
 
 
 def make_node_class(entry):
