@@ -398,9 +398,30 @@ def test_error_matches_torch(name):
     check(ERRORS[name])
 
 
+REPEATS = {
+    "counts": lambda t, x: x.repeat_interleave(t.tensor([1, 2, 0, 1])),
+    "one_count": lambda t, x: x.repeat_interleave(t.tensor(2)),
+    "one_count_dim": lambda t, x: x.repeat_interleave(t.tensor([2]), dim=1),
+    "counts_dim": lambda t, x: t.repeat_interleave(x, t.tensor([1, 3]), dim=0),
+    "indices": lambda t, x: t.repeat_interleave(t.tensor([1, 2, 0])),
+    "wrong_length": lambda t, x: x.repeat_interleave(t.tensor([1, 2, 3])),
+    "2d_counts": lambda t, x: x.repeat_interleave(t.tensor([[1]])),
+    "float_counts": lambda t, x: x.repeat_interleave(t.tensor([1.0, 2.0]), dim=0),
+    "negative_counts": lambda t, x: x.repeat_interleave(t.tensor([-1, 2]), dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPEATS))
+def test_repeat_interleave_tensor_counts(name):
+    if not hasattr(gradviz, "index_select"):
+        pytest.skip("index_select is not in the core yet")
+    check(lambda t: (lambda x: backprop(t, REPEATS[name](t, x), x))(leaf(t, 2, 2)))
+
+
 def test_unimplemented_arguments_raise():
-    with pytest.raises(NotImplementedError, match=r"repeat_interleave\(repeats=\.\.\.\)"):
-        gradviz.ones(3).repeat_interleave(gradviz.tensor([1, 2, 0]))
+    if not hasattr(gradviz, "index_select"):
+        with pytest.raises(NotImplementedError, match=r"repeat_interleave\(repeats=\.\.\.\)"):
+            gradviz.ones(3).repeat_interleave(gradviz.tensor([1, 2, 0]))
     with pytest.raises(NotImplementedError, match=r"--backend torch"):
         gradviz.tensordot(gradviz.ones(2), gradviz.ones(2), 1, out=gradviz.ones(()))
     with pytest.raises(NotImplementedError, match=r"einsum\(operand, sublist"):

@@ -13,10 +13,11 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .. import _registry
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
-from ._common import _as_tensor, _broadcast_error, _needs
+from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
 from .pointwise import clone
 from .views import (_getitem_view, _view_op, cat, expand, flatten, make_view, narrow, permute,
@@ -232,9 +233,12 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     """Each element repeated `repeats` times along dim (the flattened tensor when dim is
     None): `torch.arange(3).repeat_interleave(2)`. An int count is composed as torch composes
     it: unsqueeze, expand, clone, flatten."""
+    if repeats is None:
+        # torch.repeat_interleave(counts): each index repeated counts[i] times.
+        counts = _counts(self)
+        return _make(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
     if isinstance(repeats, Tensor):
-        # torch records IndexSelectBackward0 for tensor counts (even a single one).
-        raise _unsupported("repeat_interleave", "repeats")
+        return _repeat_by_tensor(self, repeats, dim, output_size)
     if not isinstance(repeats, int):
         raise TypeError(f"repeat_interleave(): argument 'repeats' must be int or Tensor, not "
                         f"{type(repeats).__name__}")
@@ -254,6 +258,38 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     shape.insert(d + 1, repeats)
     y = clone(expand(unsqueeze(x, d + 1), *shape))
     return flatten(y, d, d + 1)
+
+
+def _counts(repeats):
+    r = repeats._data
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.dtype.kind not in "iu":
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{_TORCH_SCALAR[r.dtype.name]}'")
+    if np.any(r < 0):
+        raise RuntimeError("repeats can not be negative")
+    return r.reshape(-1)
+
+
+def _repeat_by_tensor(self, repeats, dim, output_size):
+    """Counts given as a tensor: torch selects the repeated indices (IndexSelectBackward0)."""
+    index_select = getattr(_registry.ops, "index_select", None)
+    if index_select is None:
+        raise _unsupported("repeat_interleave", "repeats")
+    x = flatten(self) if dim is None else self
+    d = 0 if dim is None else _wrap_dim(dim, max(x.dim(), 1))
+    counts = _counts(repeats)
+    size = x.shape[d] if x.dim() else 1
+    if counts.size == 1:
+        counts = np.full(size, counts[0], dtype=counts.dtype)
+    elif counts.size != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {size}")
+    if output_size is not None and output_size != int(counts.sum()):
+        raise RuntimeError("allocated size does not match required size")
+    index = _make(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    return index_select(x, d, index)
 
 
 # ----- Splits ------------------------------------------------------------------------------
