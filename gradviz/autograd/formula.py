@@ -149,7 +149,7 @@ class Plan:
     """
 
     __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args")
+                 "n_args", "numbers")
 
     def __init__(self, entry, mask):
         if entry.n_inputs is not None and mask >> entry.n_inputs:
@@ -166,6 +166,14 @@ class Plan:
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
                            for i, (f, idx) in enumerate(entry.formulas)
                            if entry.variadic or mask >> i & 1)
+        self.numbers = None         # set by the first node released (number_slots)
+
+    def number_slots(self, entry, saved):
+        """Positions in a node's saved values that hold numbers, sizes or flags (readable after
+        backward, as in torch), judged from the first node released. Wrapped numbers are
+        tensors in torch: freed like them."""
+        return tuple(k for k, j in enumerate(self.keep)
+                     if not isinstance(saved[k], _Tensor) and entry.args[j] not in entry.wrapped)
 
 
 DERIVATIVES = {}
@@ -235,7 +243,7 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc", "_kept")
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
@@ -244,7 +252,7 @@ class FormulaNode(Node):
     def _released(self):
         """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return type(self._saved) is _Freed
+        return self._saved is None
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -320,51 +328,55 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            # Only the tensors are freed: as in torch, `_saved_dim`, `_saved_alpha`, ... stay
-            # readable after backward.
-            saved = self._saved
-            for v in saved:
-                if not isinstance(v, _Tensor):
-                    self._saved = _Freed([_GONE if isinstance(x, _Tensor) else x for x in saved])
-                    break
-            else:
-                self._saved = _all_gone(len(saved))     # the common case, kept cheap
+            # Saved tensors are freed; saved numbers, sizes and flags stay readable, as in
+            # torch (in _kept, tensors replaced by a marker).
+            plan = self._plan
+            numbers = plan.numbers
+            if numbers is None:
+                numbers = plan.numbers = plan.number_slots(self._entry, self._saved)
+            if numbers:
+                self._kept = self._numbers_only(numbers)
+            self._saved = None
             if self._plan.saves_result:
                 self._res = None
 
+    def _numbers_only(self, numbers):
+        """The saved values with each tensor replaced by a marker, for reading after release
+        (a slot that held a number for this row may hold a tensor on another call)."""
+        saved = self._saved
+        out = [_FREED_SLOT] * len(saved)
+        for k in numbers:
+            v = saved[k]
+            if not isinstance(v, _Tensor):
+                out[k] = v
+        return out
 
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
-        if self._released and (k is None or j == e.result_index or self._saved[k] is _GONE):
-            raise RuntimeError(_FREED)
+        if self._released:
+            kept = getattr(self, "_kept", None)
+            if (kept is None or k is None or j == e.result_index or kept[k] is _FREED_SLOT
+                    or name in e.wrapped):
+                raise RuntimeError(_FREED)
+            return self._wrapped(name, kept[k])
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
-
-
-class _Freed(tuple):
-    """A node's saved values after backward freed its tensors (each replaced by _GONE)."""
-
-
-_GONE = object()
-_ALL_GONE = [_Freed((_GONE,) * n) for n in range(8)]
-
-
-def _all_gone(n):
-    return _ALL_GONE[n] if n < 8 else _Freed((_GONE,) * n)
 
 
 def make_node_class(entry):
@@ -487,6 +499,7 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
+_FREED_SLOT = object()      # where a released node's saved tensor was
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor
