@@ -219,6 +219,20 @@ OPS = {
                                                           .inverse(), a))(leaf(t, 2, 3, 3)),
     "det_method_batch": lambda t: (lambda a: backprop(t, (a + t.eye(3, dtype=t.float64)).det(),
                                                       a))(leaf(t, 2, 3, 3)),
+    "roll_0d": lambda t: (lambda x: backprop(t, x.roll(1), x))(leaf(t)),
+    "chunk_empty": lambda t: (lambda x: backprop(t, x.chunk(2), x))(leaf(t, 0, 3)),
+    "split_empty": lambda t: (lambda x: backprop(t, x.split(2), x))(leaf(t, 0, 3)),
+    "flip_empty": lambda t: (lambda x: backprop(t, x.flip(0), x))(leaf(t, 0, 3)),
+    "H_mH": lambda t: (lambda x: backprop(t, [x.H, x.mH, x.mT], x))(leaf(t, 2, 3)),
+    "broadcast_shapes_ranks": lambda t: list(t.broadcast_shapes((2, 1), (4, 1, 3), ())),
+    "kron_int_float": lambda t: t.kron(t.tensor([1, 2]), t.tensor([0.5, 1.5])),
+    "cross_broadcast_batch": lambda t: (lambda x, y: backprop(t, t.linalg.cross(x, y), x, y))(
+        leaf(t, 2, 1, 3), leaf(t, 1, 4, 3)),
+    "addmv_0d_input": lambda t: (lambda b, m, v: backprop(t, t.addmv(b, m, v), b, m, v))(
+        leaf(t), leaf(t, 2, 3), leaf(t, 3)),
+    "einsum_spaces": lambda t: (lambda x, y: backprop(
+        t, t.einsum(" i j , j k -> i k ", x, y), x, y))(leaf(t, 2, 2), leaf(t, 2, 2)),
+    "inv_det_empty": lambda t: [t.linalg.inv(t.ones(0, 0)), t.linalg.det(t.ones(0, 0))],
     "saved_inverse": lambda t: (lambda a: [t.linalg.inv(a).grad_fn._saved_inverse])(
         leaf(t, 2, 2) + 3 * t.eye(2, dtype=t.float64)),
 }
@@ -390,6 +404,29 @@ ERRORS = {
     "einsum_twice_in_output": lambda t: t.einsum("ij->ii", t.ones(2, 3)),
     "einsum_bad_subscript": lambda t: t.einsum("i1->i", t.ones(2, 3)),
     "einsum_repeated_sizes": lambda t: t.einsum("ii->i", t.ones(2, 3)),
+    "cross_dtypes": lambda t: t.linalg.cross(t.tensor([1, 0, 0]), t.tensor([0.0, 1.0, 0.0])),
+    "baddbmm_dtypes": lambda t: t.baddbmm(t.ones(2, 2, 2), t.ones(2, 2, 2, dtype=t.float64),
+                                          t.ones(2, 2, 2)),
+    "addmv_dtypes": lambda t: t.addmv(t.ones(2), t.ones(2, 2, dtype=t.float64), t.ones(2)),
+    "addbmm_batch_dtypes": lambda t: t.addbmm(t.ones(2, 2), t.ones(2, 2, 2, dtype=t.float64),
+                                              t.ones(2, 2, 2)),
+    "addbmm_input_dtype": lambda t: t.addbmm(t.ones(2, 2, dtype=t.float64), t.ones(2, 2, 2),
+                                             t.ones(2, 2, 2)),
+    "tensordot_dtypes": lambda t: t.tensordot(t.ones(2, 2, dtype=t.float64), t.ones(2, 2)),
+    "einsum_dtypes": lambda t: t.einsum("ij,jk->ik", t.ones(2, 2, dtype=t.float64),
+                                        t.ones(2, 2)),
+    "cdist_dtypes": lambda t: t.cdist(t.ones(2, 2, dtype=t.float64), t.ones(2, 2)),
+    "cdist_int": lambda t: t.cdist(t.ones(2, 2, dtype=t.int64), t.ones(2, 2, dtype=t.int64)),
+    "trace_bool": lambda t: t.trace(t.eye(2, dtype=t.bool)),
+    "roll_0d_dim": lambda t: t.tensor(3.0).roll(1, 0),
+    "repeat_negative": lambda t: t.ones(2).repeat(-1),
+    "H_3d": lambda t: t.ones(2, 2, 2).H,
+    "mH_1d": lambda t: t.ones(3).mH,
+    "diff_prepend_rank": lambda t: t.ones(2, 3).diff(prepend=t.ones(3)),
+    "hstack_of_a_tensor": lambda t: t.hstack(t.ones(2, 2)),
+    "vstack_empty": lambda t: t.vstack([]),
+    "broadcast_shapes_bad": lambda t: t.broadcast_shapes((2, 3), (4, 1, 2)),
+    "swapaxes_1d": lambda t: t.ones(2).swapaxes(0, 1),
 }
 
 

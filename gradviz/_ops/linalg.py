@@ -226,15 +226,6 @@ def outer(self, vec2):
 
 # ----- Linear algebra, continued -------------------------------------------------------------
 
-def _same_dtype(name, *tensors):
-    first = tensors[0]._data.dtype
-    for t in tensors[1:]:
-        if t._data.dtype != first:
-            raise RuntimeError(f"{name}: expected all tensors to have the same dtype, but got "
-                               f"{_TORCH_SCALAR[first.name]} and "
-                               f"{_TORCH_SCALAR[t._data.dtype.name]}")
-
-
 def _scaled_sum(entry, input, prod, others, beta, alpha):
     """beta * input + alpha * prod, with torch's rule that beta = 0 ignores input (nan and
     inf included), recorded as `entry`."""
@@ -282,7 +273,10 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch2.shape[0] != b or batch2.shape[1] != m:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {m}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
-    _same_dtype("baddbmm", input, batch1, batch2)
+    dts = [x._data.dtype for x in (input, batch1, batch2)]
+    if len(set(dts)) > 1:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_C_TYPE[dts[0].name]}, "
+                           f"batch1: {_C_TYPE[dts[1].name]}, batch2: {_C_TYPE[dts[2].name]}")
     _check_broadcast(input, (b, n, batch2.shape[2]), "baddbmm")
     prod = np.matmul(batch1._data, batch2._data)
     return _scaled_sum(D["baddbmm"], input, prod, (batch1, batch2), beta, alpha)
@@ -303,7 +297,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
                            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
-    _same_dtype("addbmm", input, batch1, batch2)
+    a, b1, b2 = (_TORCH_SCALAR[x._data.dtype.name] for x in (input, batch1, batch2))
+    if b1 != b2:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {b1} and {b2}")
+    if a != b1:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {a} and {b2}")
     _check_broadcast(input, (batch1.shape[1], batch2.shape[2]), "addbmm")
     prod = np.matmul(batch1._data, batch2._data).sum(0)
     return _scaled_sum(D["addbmm"], input, prod, (batch1, batch2), beta, alpha)
@@ -321,7 +319,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
             1, mat.shape[0])):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.dim() else 1}), "
                            f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
-    _same_dtype("addmv", input, mat, vec)
+    names = [_TORCH_SCALAR[x._data.dtype.name] for x in (input, mat, vec)]
+    if len(set(names)) > 1:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, "
+                           f"{names[1]}, and {names[2]}")
     prod = np.matmul(mat._data, vec._data)
     return _scaled_sum(D["addmv"], input, prod, (mat, vec), beta, alpha)
 
@@ -357,8 +358,10 @@ def _linalg_cross(input, other, dim):
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
-    rt = np.result_type(a, b)
-    out = _make(np.asarray(np.cross(a, b, axis=d), dtype=rt))
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[a.dtype.name]} but found "
+                           f"{_TORCH_SCALAR[b.dtype.name]}")
+    out = _make(np.asarray(np.cross(a, b, axis=d), dtype=a.dtype))
     if _needs(input, other):
         record(D["linalg_cross"], out, (input, other), (d, other, input))
     return out
@@ -409,6 +412,9 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
                            f"{_TORCH_SCALAR[x1._data.dtype.name]}")
     if x2._data.dtype.kind != "f":
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
+                           f"{_TORCH_SCALAR[x2._data.dtype.name]}")
+    if x1._data.dtype != x2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x1._data.dtype.name]} but found "
                            f"{_TORCH_SCALAR[x2._data.dtype.name]}")
     p = float(p)
     if p < 0:
@@ -568,6 +574,8 @@ def tensordot(a, b, dims=2, out=None):
         db = [db] if isinstance(db, int) else list(db)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     da = [_wrap_dim(d, a.dim()) for d in da]
     db = [_wrap_dim(d, b.dim()) for d in db]
     t1, t2 = a, b

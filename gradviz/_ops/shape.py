@@ -131,6 +131,8 @@ def trace(self):
     a = self._data
     if a.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     r = np.trace(a)
     if a.dtype.kind in "biu":
         r = np.int64(r)
@@ -185,12 +187,14 @@ def roll(self, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
     a = self._data
-    wrapped = tuple(_wrap_dim(d, max(a.ndim, 1)) for d in dims)
+    if dims and not a.ndim:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    wrapped = tuple(_wrap_dim(d, a.ndim) for d in dims)
     if dims:
-        r = np.roll(a, shifts, axis=wrapped) if a.ndim else a.copy()
+        r = np.roll(a, shifts, axis=wrapped)
     else:
-        r = np.roll(a, shifts[0])
-    out = _make(np.ascontiguousarray(r))
+        r = np.roll(a, shifts[0]) if a.ndim else a.copy()
+    out = _make(np.ascontiguousarray(r) if a.ndim else r)
     if _needs(self):
         record(D["roll"], out, (self,), (wrapped, shifts))
     return out
@@ -207,11 +211,12 @@ def repeat(self, *repeats):
     if len(repeats) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
-    if any(r < 0 for r in repeats):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}: "
-                           f"{list(repeats)}")
     a = self._data
     padded = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
+    target = [r * s for r, s in zip(repeats, padded.shape)]
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(target)}: "
+                           f"{target}")
     out = _make(np.tile(padded, repeats))
     if _needs(self):
         record(D["repeat"], out, (self,), (repeats, self.shape))
@@ -342,7 +347,10 @@ def chunk(self, chunks, dim=0):
     if self.dim() == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     size = self.shape[_wrap_dim(dim, self.dim())]
-    return split(self, -(-size // chunks) if size else 0, dim)
+    if size == 0:
+        # torch: `chunks` empty pieces (split_with_sizes).
+        return split(self, [0] * chunks, dim)
+    return split(self, -(-size // chunks), dim)
 
 
 @export()
@@ -417,6 +425,25 @@ def adjoint(self):
     return transpose(self, -2, -1)
 
 
+def _H(self):
+    if self.dim() != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor.")
+    return transpose(self, 0, 1)
+
+
+def _mH(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
+                           f"{self.dim()}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+# The conjugate transposes; real tensors, so plain transposes (views).
+method("H")(property(_H))
+method("mH")(property(_mH))
+
+
 @export()
 def unflatten(self, dim, sizes):
     """dim split into `sizes`, as a view (ViewBackward0): `torch.zeros(6).unflatten(0, (2, 3))`.
@@ -469,12 +496,19 @@ def broadcast_tensors(*tensors):
 def broadcast_shapes(*shapes):
     """The broadcast of the shapes: `torch.broadcast_shapes((3,), (2, 1))`."""
     from .._dtype import Size
-    try:
-        return Size(np.broadcast_shapes(*[_int_tuple(s) if not isinstance(s, int) else (s,)
-                                          for s in shapes]))
-    except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: "
-                           f"{shapes}") from None
+    shapes = [(s,) if isinstance(s, int) else _int_tuple(s) for s in shapes]
+    result = [1] * max((len(s) for s in shapes), default=0)
+    for idx, shape in enumerate(shapes):
+        for i in range(-1, -len(shape) - 1, -1):
+            s, r = shape[i], result[i]
+            if s == 1 or s == r:
+                continue
+            if r != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s} at {i}! "
+                                   f"Mismatching argument at index {idx} had {tuple(shape)}; "
+                                   f"but expected shape should be broadcastable to {result}")
+            result[i] = s
+    return Size(result)
 
 
 _MESHGRID_WARNED = []
@@ -522,7 +556,7 @@ def meshgrid(*tensors, indexing=None):
 
 def _stack_args(tensors, name):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not "
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
     return [_as_tensor(t) for t in tensors]
 
@@ -614,6 +648,9 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
             if extra is None:
                 continue
             extra = _as_tensor(extra, like=self)
+            if extra is not x and extra.dim() not in (0, x.dim()):
+                raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                                   "input")
             if extra is not x and extra.dim() == 0:
                 shape = list(x.shape)
                 shape[d] = 1
