@@ -219,6 +219,12 @@ OPS = {
                                                           .inverse(), a))(leaf(t, 2, 3, 3)),
     "det_method_batch": lambda t: (lambda a: backprop(t, (a + t.eye(3, dtype=t.float64)).det(),
                                                       a))(leaf(t, 2, 3, 3)),
+    "keyword_forms": lambda t: (lambda x: backprop(
+        t, [*x.split(split_size=2), *t.split(x, split_size_or_sections=[1, 3]),
+            x.swapdims(dim0=0, dim1=1), t.swapaxes(x, axis0=1, axis1=0),
+            x.movedim(source=0, destination=1), x.tile(dims=(2,)), x.repeat(repeats=(2, 1)),
+            x.roll(shifts=1, dims=0)], x))(leaf(t, 4, 3)),
+    "cdist_bad_mode": lambda t: t.cdist(t.ones(2, 2), t.ones(2, 2), compute_mode="foo"),
     "roll_0d": lambda t: (lambda x: backprop(t, x.roll(1), x))(leaf(t)),
     "chunk_empty": lambda t: (lambda x: backprop(t, x.chunk(2), x))(leaf(t, 0, 3)),
     "split_empty": lambda t: (lambda x: backprop(t, x.split(2), x))(leaf(t, 0, 3)),

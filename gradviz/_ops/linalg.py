@@ -260,11 +260,12 @@ def _check_broadcast(input, shape, name):
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), per batch (BaddbmmBackward0):
     `torch.baddbmm(torch.zeros(2, 1, 1), torch.ones(2, 1, 3), torch.ones(2, 3, 1))`."""
-    for t in (batch1, batch2):
-        if t.dim() < 3:
+    for batch in (batch1, batch2):
+        n = max(batch.dim(), 1)
+        if batch.dim() < 3:
             # torch reads the third size before checking the rank.
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[-{max(t.dim(), 1)}, {max(t.dim(), 1) - 1}], but got 2)")
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{n}, "
+                             f"{n - 1}], but got 2)")
     if batch1.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.dim() != 3:

@@ -204,9 +204,14 @@ def roll(self, shifts, dims=None):
 
 @method("repeat")
 @records("repeat")
-def repeat(self, *repeats):
+def repeat(self, *repeats, **kwargs):
     """The tensor tiled `repeats` times along each dim (RepeatBackward0):
     `torch.arange(2).repeat(2)`."""
+    if kwargs:
+        if set(kwargs) != {"repeats"} or repeats:
+            raise TypeError(f"repeat() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        repeats = (kwargs["repeats"],)
     repeats = _int_tuple(repeats)
     if len(repeats) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -224,9 +229,13 @@ def repeat(self, *repeats):
 
 
 @export()
-def tile(self, *dims):
+def tile(self, *dims, **kwargs):
     """repeat, with dims padded by leading ones (torch composes it so): `torch.arange(2).tile(2)`.
     """
+    if kwargs:
+        if set(kwargs) != {"dims"} or dims:
+            raise TypeError(f"tile() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        dims = (kwargs["dims"],)
     dims = _int_tuple(dims)
     if len(dims) < self.dim():
         dims = (1,) * (self.dim() - len(dims)) + dims
@@ -313,9 +322,16 @@ def _pieces(self, sizes, d, entry, args):
 
 @export()
 @records("split", "split_with_sizes")
-def split(self, split_size_or_sections, dim=0):
+def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
     """Views of consecutive pieces along dim, of one size (SplitBackward0) or of the sizes
-    listed (SplitWithSizesBackward0): `torch.arange(5).split(2)`."""
+    listed (SplitWithSizesBackward0): `torch.arange(5).split(2)`. (Tensor.split names its
+    first argument split_size, torch.split split_size_or_sections.)"""
+    if split_size is not None:
+        if split_size_or_sections is not None:
+            raise TypeError("split() got multiple values for argument 'split_size'")
+        split_size_or_sections = split_size
+    if split_size_or_sections is None:
+        raise TypeError("split() missing 1 required positional argument: 'split_size'")
     if self.dim() == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, self.dim())
@@ -326,7 +342,8 @@ def split(self, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got split_sizes="
                                f"[{', '.join(map(str, sizes))}]")
-        return _pieces(self, sizes, d, D["split_with_sizes"], (d, self.shape, sizes, self._data.dtype))
+        return _pieces(self, sizes, d, D["split_with_sizes"],
+                       (d, self.shape, sizes, self._data.dtype))
     n = int(split_size_or_sections)
     if n < 0 or (n == 0 and size != 0):
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
@@ -411,11 +428,17 @@ def movedim(self, source, destination):
     return permute(self, *order)
 
 
-@export("swapaxes", "swapdims")
+@export()
 def swapaxes(self, axis0, axis1):
     """transpose under NumPy's name (a view, TransposeBackward0): `torch.zeros(2, 3).swapaxes(0,
     1).shape`."""
     return transpose(self, axis0, axis1)
+
+
+@export()
+def swapdims(self, dim0, dim1):
+    """transpose under another name (a view, TransposeBackward0)."""
+    return transpose(self, dim0, dim1)
 
 
 @export()
@@ -556,8 +579,8 @@ def meshgrid(*tensors, indexing=None):
 
 def _stack_args(tensors, name):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
     return [_as_tensor(t) for t in tensors]
 
 
