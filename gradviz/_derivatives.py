@@ -506,7 +506,7 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 #  swapaxes, unflatten, broadcast_to, meshgrid, the stacks, diff and repeat_interleave are
 #  composed from other ops, as torch's graph shows them.)
 
-from ._dmath import cat_grads, diagonal, flip, roll, tril, triu  # noqa: E402
+from ._dmath import cat_grads, diagonal, flip, roll, rot90, tril, triu  # noqa: E402
 
 
 def diagonal_key(sizes, offset, dim1, dim2):
@@ -573,6 +573,9 @@ defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tens
 defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
          "RollBackward0", ("dims", "shifts"), saves_tensors=False,
          self=lambda grad, dims, shifts: roll(grad, tuple(-s for s in shifts), dims))
+defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"),
+         saves_tensors=False,
+         self=lambda grad, dims, k: rot90(grad, -k, dims))
 defderiv("repeat(Tensor self, SymInt[] repeats)",
          "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
          self=repeat_grad)

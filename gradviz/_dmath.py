@@ -262,6 +262,10 @@ def roll(x, shifts, dims):
     return np.roll(x, shifts, axis=dims if dims else None)
 
 
+def rot90(x, k, dims):
+    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+
+
 def diagonal(x, offset, d1, d2):
     """The diagonal of x (a copy on arrays; the view op on Tensors)."""
     if _t(x):

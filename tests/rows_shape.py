@@ -33,6 +33,7 @@ EXAMPLES = {
     "trace": (lambda x: x.trace(), (M34,), {}),
     "flip": (lambda x: x.flip(0, 1), (M23,), {}),
     "roll": (lambda x: x.roll((1, -2), (0, 1)), (M34,), {}),
+    "rot90": (lambda x: torch.rot90(x, -1, [1, 0]), (M23,), {}),
     "repeat": (lambda x: x.repeat(2, 1, 2), (M23,), {}),
     "split": (_split_second, (M23,), {}),
     "split_with_sizes": (_split_sizes_first, (M23,), {}),

@@ -225,6 +225,14 @@ OPS = {
             x.movedim(source=0, destination=1), x.tile(dims=(2,)), x.repeat(repeats=(2, 1)),
             x.roll(shifts=1, dims=0)], x))(leaf(t, 4, 3)),
     "cdist_bad_mode": lambda t: t.cdist(t.ones(2, 2), t.ones(2, 2), compute_mode="foo"),
+    "tril_inplace": lambda t: (lambda x: backprop(t, (x * 1).tril_(1), x))(leaf(t, 3, 4)),
+    "triu_inplace_view": lambda t: (lambda x: (lambda y: [y[1:].triu_(), *backprop(t, y, x)])(
+        x * 1))(leaf(t, 3, 4)),
+    "rot90": lambda t: (lambda x: backprop(t, [t.rot90(x, k, [0, 2]) for k in (0, 1, 2, 3, 5)],
+                                           x))(leaf(t, 2, 3, 4)),
+    "rot90_method": lambda t: (lambda x: backprop(t, x.rot90(), x))(leaf(t, 2, 3)),
+    "diag_embed": lambda t: (lambda x: backprop(t, t.diag_embed(x, 1, 0, 2), x))(leaf(t, 2, 3)),
+    "diag_embed_default": lambda t: (lambda x: backprop(t, x.diag_embed(-1), x))(leaf(t, 2, 3)),
     "roll_0d": lambda t: (lambda x: backprop(t, x.roll(1), x))(leaf(t)),
     "chunk_empty": lambda t: (lambda x: backprop(t, x.chunk(2), x))(leaf(t, 0, 3)),
     "split_empty": lambda t: (lambda x: backprop(t, x.split(2), x))(leaf(t, 0, 3)),
@@ -433,6 +441,12 @@ ERRORS = {
     "vstack_empty": lambda t: t.vstack([]),
     "broadcast_shapes_bad": lambda t: t.broadcast_shapes((2, 3), (4, 1, 2)),
     "swapaxes_1d": lambda t: t.ones(2).swapaxes(0, 1),
+    "rot90_one_dim": lambda t: t.rot90(t.ones(2, 2), 1, [0]),
+    "rot90_same_dims": lambda t: t.rot90(t.ones(2, 2), 1, [0, 0]),
+    "rot90_1d": lambda t: t.rot90(t.ones(3), 1),
+    "rot90_dim_range": lambda t: t.rot90(t.ones(2, 2), 1, [0, 2]),
+    "tril_inplace_leaf": lambda t: leaf(t, 2, 2).tril_(),
+    "diag_embed_same_dims": lambda t: t.diag_embed(t.ones(2), 0, 0, 0),
 }
 
 

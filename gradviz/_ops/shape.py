@@ -19,6 +19,7 @@ from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
+from .inplace import _check_inplace, _commit, _write
 from .pointwise import clone
 from .views import (_getitem_view, _view_op, cat, expand, flatten, make_view, narrow, permute,
                     reshape, transpose, unsqueeze, view)
@@ -93,6 +94,51 @@ def _diagonal_dims(self, dim1, dim2):
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return d1, d2
+
+
+def _triangle_(self, diagonal, name, fn):
+    _check_inplace(self)
+    if self._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    _write(self, fn(self._data, diagonal))
+    _commit(self, D[name], (self,), (diagonal,), name + "_")
+    return self
+
+
+@method("tril_")
+@records("tril")
+def tril_(self, diagonal=0):
+    """tril in place (TrilBackward0 on the edited tensor)."""
+    return _triangle_(self, diagonal, "tril", np.tril)
+
+
+@method("triu_")
+@records("triu")
+def triu_(self, diagonal=0):
+    """triu in place (TriuBackward0 on the edited tensor)."""
+    return _triangle_(self, diagonal, "triu", np.triu)
+
+
+@export()
+@records("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose (dim1, dim2) diagonals hold self's last dim (DiagEmbedBackward0):
+    `torch.diag_embed(torch.ones(2, 3)).shape`."""
+    a = self._data
+    n = a.ndim + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    size = (a.shape[-1] if a.ndim else 1) + abs(offset)
+    shape = list(a.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, size)
+    out = np.zeros(shape, dtype=a.dtype)
+    _diagonal_view(out, offset, d1, d2)[...] = a
+    out = _make(out)
+    if _needs(self):
+        record(D["diag_embed"], out, (self,), (offset, dim1, dim2))
+    return out
 
 
 @export()
@@ -197,6 +243,27 @@ def roll(self, shifts, dims=None):
     out = _make(np.ascontiguousarray(r) if a.ndim else r)
     if _needs(self):
         record(D["roll"], out, (self,), (wrapped, shifts))
+    return out
+
+
+@export()
+@records("rot90")
+def rot90(self, k=1, dims=(0, 1)):
+    """A copy rotated by k quarter turns from dims[0] towards dims[1] (Rot90Backward0):
+    `torch.rot90(torch.eye(2))`."""
+    dims = _int_tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    n = self.dim()
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = _wrap_dim(dims[0], n), _wrap_dim(dims[1], n)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    out = _make(np.ascontiguousarray(np.rot90(self._data, k, axes=(d0, d1))))
+    if _needs(self):
+        record(D["rot90"], out, (self,), (dims, k))
     return out
 
 
