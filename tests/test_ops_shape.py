@@ -546,3 +546,23 @@ def test_broadcast_tensors_and_kron_any_shape(a, b):
             outs = [D.Err(exc)]
         return backprop(t, [o for o in outs if not isinstance(o, D.Err)] + [t.kron(x, y)], x, y)
     check(case)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_einsum_any_two_operand_equation(data):
+    """Random two-operand equations over labels a-d (sizes 1-3, so broadcast dims of size 1
+    occur), any output order: torch's composition, values and gradients."""
+    sizes = {c: data.draw(st.integers(1, 3)) for c in "abcd"}
+    left = data.draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=3, unique=True))
+    right = data.draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=3, unique=True))
+    used = sorted(set(left) | set(right))
+    out = data.draw(st.permutations(used).flatmap(
+        lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
+    equation = f"{''.join(left)},{''.join(right)}->{''.join(out)}"
+
+    def case(t):
+        x = leaf(t, *[sizes[c] for c in left])
+        y = leaf(t, *[sizes[c] for c in right])
+        return backprop(t, t.einsum(equation, x, y), x, y)
+    check(case)
