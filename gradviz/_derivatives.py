@@ -626,6 +626,25 @@ def cdist_grad_x2(grad, x1, x2, p, result):
     return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
 
 
+def euclidean_ratio(grad, result):
+    """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where0(value(result) == 0, grad / result)
+
+
+def euclidean_grad_x1(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward for x1, through matrix products (so that float32
+    rounding follows torch's): x1 * sum_j ratio_ij - ratio @ x2."""
+    ratio = euclidean_ratio(grad, result)
+    return x1 * sum_dims(ratio, -1, keepdim=True) - matmul(ratio, x2)
+
+
+def euclidean_grad_x2(grad, x1, x2, result):
+    ratio = euclidean_ratio(grad, result)
+    s = sum_dims(ratio, -2)
+    return x2 * unsqueeze_dims(s, (np.ndim(value(s)),), 0) - matmul(transpose(ratio), x1)
+
+
 def inv_grad(grad, result):
     """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
     inv_t = transpose(result)
@@ -681,10 +700,9 @@ defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
 defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
          x1=cdist_grad,
          x2=cdist_grad_x2)
-defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2", "p"),
-         internal=("p",),
-         x1=cdist_grad,
-         x2=cdist_grad_x2)
+defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
+         x1=euclidean_grad_x1,
+         x2=euclidean_grad_x2)
 defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse",
          A=inv_grad)
 defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),

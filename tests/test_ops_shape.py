@@ -211,6 +211,12 @@ OPS = {
         leaf(t, 3, 2), leaf(t, 2, 2)),
     "cdist_many_rows": lambda t: (lambda x, y: backprop(t, t.cdist(x, y), x, y))(
         leaf(t, 30, 3), leaf(t, 4, 3)),
+    # float32 over many rows: torch's matrix-product formula; the gradient of a plain sum
+    # (weighted sums cancel enough for BLAS summation order to show in float32).
+    "cdist_many_rows_float32": lambda t: (lambda x, y: (lambda d: [d, d.sum().backward(), x, y])(
+        t.cdist(x, y)))(leaf(t, 27, 3, dtype=t.float32), leaf(t, 26, 3, dtype=t.float32)),
+    "cdist_batch_broadcast": lambda t: (lambda x, y: backprop(t, t.cdist(x, y), x, y))(
+        leaf(t, 2, 3, 2), leaf(t, 4, 2)),
     "cdist_no_mm": lambda t: (lambda x, y: backprop(
         t, t.cdist(x, y, compute_mode="donot_use_mm_for_euclid_dist"), x, y))(
         leaf(t, 30, 3), leaf(t, 4, 3)),

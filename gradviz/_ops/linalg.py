@@ -436,7 +436,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         d2 = np.matmul(a_, np.swapaxes(b_, -1, -2))
         dist = _make(np.sqrt(np.maximum(d2, 0)).astype(a.dtype, copy=False))
         if _needs(x1, x2):
-            record(D["euclidean_dist"], dist, (x1, x2), (x1, x2, 2.0))
+            record(D["euclidean_dist"], dist, (x1, x2), (x1, x2))
         return reshape(dist, *dist.shape)
     diff = a[..., :, None, :] - b[..., None, :, :]
     if p == 0:
