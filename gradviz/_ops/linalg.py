@@ -274,8 +274,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch2.shape[0] != b or batch2.shape[1] != m:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {m}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
-    dts = [x._data.dtype for x in (input, batch1, batch2)]
-    if len(set(dts)) > 1:
+    dts = (input._data.dtype, batch1._data.dtype, batch2._data.dtype)
+    if not dts[0] == dts[1] == dts[2]:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_C_TYPE[dts[0].name]}, "
                            f"batch1: {_C_TYPE[dts[1].name]}, batch2: {_C_TYPE[dts[2].name]}")
     _check_broadcast(input, (b, n, batch2.shape[2]), "baddbmm")
@@ -298,10 +298,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
                            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
-    a, b1, b2 = (_TORCH_SCALAR[x._data.dtype.name] for x in (input, batch1, batch2))
-    if b1 != b2:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {b1} and {b2}")
-    if a != b1:
+    if not input._data.dtype == batch1._data.dtype == batch2._data.dtype:
+        a, b1, b2 = (_TORCH_SCALAR[x._data.dtype.name] for x in (input, batch1, batch2))
+        if b1 != b2:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {b1} and {b2}")
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {a} and {b2}")
     _check_broadcast(input, (batch1.shape[1], batch2.shape[2]), "addbmm")
     prod = np.matmul(batch1._data, batch2._data).sum(0)
@@ -320,8 +320,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
             1, mat.shape[0])):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.dim() else 1}), "
                            f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
-    names = [_TORCH_SCALAR[x._data.dtype.name] for x in (input, mat, vec)]
-    if len(set(names)) > 1:
+    if not input._data.dtype == mat._data.dtype == vec._data.dtype:
+        names = [_TORCH_SCALAR[x._data.dtype.name] for x in (input, mat, vec)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, "
                            f"{names[1]}, and {names[2]}")
     prod = np.matmul(mat._data, vec._data)
