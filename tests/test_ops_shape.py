@@ -333,6 +333,24 @@ def test_inplace_on_split_pieces(edit):
     check(case)
 
 
+@pytest.mark.parametrize("view", [lambda t, y: y.diagonal(1), lambda t, y: y.movedim(0, 1),
+                                  lambda t, y: y.swapaxes(0, 1),
+                                  lambda t, y: y.unflatten(1, (2, 2)),
+                                  lambda t, y: y.diagonal().unsqueeze(0),
+                                  lambda t, y: y.t().diagonal(-1)])
+def test_inplace_through_views_rewrites_the_base(view):
+    def case(t):
+        a = leaf(t, 3, 4)
+        y = a * 1
+        v = view(t, y)
+        try:
+            v.mul_(2)
+        except RuntimeError as exc:
+            return D.Err(exc)
+        return [v._version, *backprop(t, y, a)]
+    check(case)
+
+
 def test_inplace_through_a_diagonal_view_flows_back():
     def case(t):
         a = leaf(t, 3, 3)
