@@ -207,6 +207,10 @@ OPS = {
         leaf(t, 3, 2), leaf(t, 2, 2)),
     "cdist_p3_batch": lambda t: (lambda x, y: backprop(t, t.cdist(x, y, p=3), x, y))(
         leaf(t, 2, 3, 2), leaf(t, 2, 4, 2)),
+    "cdist_p0": lambda t: (lambda x, y: backprop(t, t.cdist(x, y, p=0), x, y))(
+        leaf(t, 3, 2), leaf(t, 2, 2)),
+    "cdist_p_half": lambda t: (lambda x, y: backprop(t, t.cdist(x, y, p=0.5), x, y))(
+        leaf(t, 3, 2), leaf(t, 2, 2) + 0.1),
     "cdist_inf": lambda t: (lambda x, y: backprop(t, t.cdist(x, y, p=float("inf")), x, y))(
         leaf(t, 3, 2), leaf(t, 2, 2)),
     "cdist_many_rows": lambda t: (lambda x, y: backprop(t, t.cdist(x, y), x, y))(
@@ -416,6 +420,8 @@ ERRORS = {
     "diff_negative_n": lambda t: t.ones(3).diff(n=-1),
     "repeat_interleave_negative": lambda t: t.ones(3).repeat_interleave(-1),
     "tensordot_mismatch": lambda t: t.tensordot(t.ones(3, 4), t.ones(3, 4), dims=([0], [1])),
+    "tensordot_too_many_dims": lambda t: t.tensordot(t.ones(3, 4), t.ones(4), dims=2),
+    "tensordot_negative_dims": lambda t: t.tensordot(t.ones(3, 4), t.ones(4), dims=-1),
     "tensordot_list_lengths": lambda t: t.tensordot(t.ones(3, 4), t.ones(3, 4),
                                                     dims=([0], [0, 1])),
     "baddbmm_batch2": lambda t: t.baddbmm(t.ones(2, 3, 3), t.ones(2, 3, 4), t.ones(2, 5, 3)),
