@@ -652,8 +652,9 @@ def inv_grad(grad, result):
 
 
 def det_grad(grad, A, result):
-    """d det(A) / dA = det(A) inv(A)^T, through the adjugate from the SVD when A is singular
-    (there inv(A) does not exist, but the derivative does)."""
+    """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
+    is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
+    derivative there is the adjugate's transpose."""
     g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
     if isinstance(A, Tensor):
         r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
@@ -661,17 +662,17 @@ def det_grad(grad, A, result):
     a = value(A)
     d = value(result)
     try:
-        # As torch: det * inv^T through an LU solve whenever the factorization succeeds
-        # (a numerically singular matrix then gives det = 0 and a zero gradient, as torch's).
-        return g * (d[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2))
+        inv = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        pass
-    u, s, vh = np.linalg.svd(a)
-    n = s.shape[-1]
-    others = np.where(np.eye(n, dtype=bool), 1, s[..., None, :]).prod(-1)
-    sgn = np.linalg.det(u) * np.linalg.det(vh)
-    cof = sgn[..., None, None] * np.matmul(u * others[..., None, :], vh)
-    return g * cof
+        flat = a.reshape((-1,) + a.shape[-2:])
+        inv = np.zeros_like(flat)
+        for k, m in enumerate(flat):
+            try:
+                inv[k] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                pass        # singular: det is 0, and so is the gradient
+        inv = inv.reshape(a.shape)
+    return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
 
 
 defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",

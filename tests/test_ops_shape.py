@@ -257,6 +257,9 @@ OPS = {
     "einsum_spaces": lambda t: (lambda x, y: backprop(
         t, t.einsum(" i j , j k -> i k ", x, y), x, y))(leaf(t, 2, 2), leaf(t, 2, 2)),
     "inv_det_empty": lambda t: [t.linalg.inv(t.ones(0, 0)), t.linalg.det(t.ones(0, 0))],
+    "det_exactly_singular": lambda t: (lambda a: backprop(t, t.det(a), a))(
+        t.tensor([[[1.0, 2, 3], [2, 4, 6], [0, 1, 1]], [[2.0, 0, 0], [0, 3, 0], [0, 0, 0]],
+                  [[2.0, 1, 0], [0, 3, 0], [1, 0, 1]]], dtype=t.float64, requires_grad=True)),
     "saved_inverse": lambda t: (lambda a: [t.linalg.inv(a).grad_fn._saved_inverse])(
         leaf(t, 2, 2) + 3 * t.eye(2, dtype=t.float64)),
 }
