@@ -579,16 +579,24 @@ defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"
 defderiv("repeat(Tensor self, SymInt[] repeats)",
          "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
          self=repeat_grad)
+def split_backward(grads, self_sym_sizes, split_size, dim):
+    """The backward of split: the pieces' sizes follow from the input's size and split_size."""
+    size = self_sym_sizes[dim]
+    sizes = [min(split_size, size - s) for s in range(0, size, split_size)] if split_size \
+        else [0]
+    return cat_grads(grads, sizes or [0], self_sym_sizes, dim)
+
+
 defderiv("split(Tensor self, SymInt split_size, int dim)",
-         "SplitBackward0", ("dim", "self_sym_sizes", "split_size", "sizes", "dtype"),
-         internal=("sizes", "dtype"), n_out=None, variadic=True, saves_tensors=False,
-         self=lambda grads, mask, dim, self_sym_sizes, sizes, dtype:
-             [cat_grads(grads, sizes, self_sym_sizes, dim, dtype)])
+         "SplitBackward0", ("dim", "self_sym_sizes", "split_size"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_size:
+             [split_backward(grads, self_sym_sizes, split_size, dim)])
 defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
-         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes", "dtype"),
-         internal=("dtype",), n_out=None, variadic=True, saves_tensors=False,
-         self=lambda grads, mask, dim, self_sym_sizes, split_sizes, dtype:
-             [cat_grads(grads, split_sizes, self_sym_sizes, dim, dtype)])
+         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_sizes:
+             [cat_grads(grads, split_sizes, self_sym_sizes, dim)])
 
 
 # ----- Linear algebra, continued -----------------------------------------------------------

@@ -279,9 +279,10 @@ def cross(a, b, dim):
     return np.cross(a, b, axis=dim)
 
 
-def cat_grads(grads, sizes, shape, dim, dtype):
-    """The backward of split: the pieces' gradients concatenated along dim, zeros for pieces
-    that got none."""
+def cat_grads(grads, sizes, shape, dim):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros (of the
+    gradients' dtype) for pieces that got none."""
+    dtype = next(np.result_type(value(g)) for g in grads if g is not None)
     parts = []
     for g, s in zip(grads, sizes):
         if g is None:

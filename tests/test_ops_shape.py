@@ -568,7 +568,7 @@ def test_diagonal_and_triangles_any_shape(shape, data):
     check(case)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(a=shapes, b=shapes)
 def test_broadcast_tensors_and_kron_any_shape(a, b):
     def case(t):
@@ -581,7 +581,7 @@ def test_broadcast_tensors_and_kron_any_shape(a, b):
     check(case)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_einsum_any_two_operand_equation(data):
     """Random two-operand equations over labels a-d (sizes 1-3, so broadcast dims of size 1

@@ -409,8 +409,7 @@ def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got split_sizes="
                                f"[{', '.join(map(str, sizes))}]")
-        return _pieces(self, sizes, d, D["split_with_sizes"],
-                       (d, self.shape, sizes, self._data.dtype))
+        return _pieces(self, sizes, d, D["split_with_sizes"], (d, self.shape, sizes))
     n = int(split_size_or_sections)
     if n < 0 or (n == 0 and size != 0):
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
@@ -419,7 +418,7 @@ def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
         sizes = (0,)
     else:
         sizes = tuple(min(n, size - s) for s in range(0, size, n)) or (0,)
-    return _pieces(self, sizes, d, D["split"], (d, self.shape, n, sizes, self._data.dtype))
+    return _pieces(self, sizes, d, D["split"], (d, self.shape, n))
 
 
 @export()
