@@ -23,7 +23,14 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
                               rsub, sub, sub as subtract)
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
                               logical_not, lt, ne)
-from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
+from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
+                          inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                         broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
+                         diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
+                         movedim as moveaxis, repeat_interleave, roll, rot90, split, swapaxes,
+                         swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
+                         vstack as row_stack)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)

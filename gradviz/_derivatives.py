@@ -1048,11 +1048,220 @@ defderiv("masked_select(Tensor self, Tensor mask)",
 
 
 # ----- Shape -------------------------------------------------------------------------------
-# (tril, triu, diag, diagonal, flip, roll, repeat, repeat_interleave, split, movedim, ...)
+# (diag, diagonal, trace, tril/triu, flip, roll, repeat/tile and split/chunk have rows; movedim,
+#  swapaxes, unflatten, broadcast_to, meshgrid, the stacks, diff and repeat_interleave are
+#  composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cat_grads, diagonal, flip, roll, rot90, tril, triu  # noqa: E402
+
+
+def diagonal_key(sizes, offset, dim1, dim2):
+    """Index arrays (broadcasting to the diagonal's shape) of the diagonal's elements in a
+    tensor of `sizes`."""
+    n = len(sizes)
+    start1, start2 = max(-offset, 0), max(offset, 0)
+    length = max(min(sizes[dim1] - start1, sizes[dim2] - start2), 0)
+    others = [d for d in range(n) if d not in (dim1, dim2)]
+    m = len(others) + 1
+    key = [None] * n
+    for j, d in enumerate(others):
+        shape = [1] * m
+        shape[j] = sizes[d]
+        key[d] = np.arange(sizes[d]).reshape(shape)
+    diag = np.arange(length).reshape([1] * (m - 1) + [length])
+    key[dim1] = diag + start1
+    key[dim2] = diag + start2
+    return tuple(key)
+
+
+def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
+    """torch's diagonal_backward: zeros with grad written on the diagonal."""
+    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+
+
+def trace_grad(grad, self_sym_sizes):
+    n = min(self_sym_sizes)
+    eye = np.arange(n)
+    return put(expand(grad, (n,)), self_sym_sizes, (eye, eye))
+
+
+def repeat_grad(grad, self_sym_sizes, repeats):
+    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
+    summed over the r axes."""
+    lead = len(repeats) - len(self_sym_sizes)
+    sizes = (1,) * lead + tuple(self_sym_sizes)
+    pairs = []
+    for r, s in zip(repeats, sizes):
+        pairs += [r, s]
+    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
+    return reshape(g, tuple(self_sym_sizes))
+
+
+defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: tril(grad, diagonal))
+defderiv("triu(Tensor self, int diagonal)", "TriuBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: triu(grad, diagonal))
+defderiv("diagonal(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0", ("self_sym_sizes", "offset", "dim1", "dim2"), saves_tensors=False,
+         self=diagonal_grad)
+# torch.diag of a matrix is a copy of its diagonal (diagonal_copy), not a view.
+defderiv("diagonal_copy(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0_copy", ("self_sym_sizes", "offset", "dim1", "dim2"),
+         saves_tensors=False,
+         self=diagonal_grad)
+defderiv("diag_embed(Tensor self, int offset, int dim1, int dim2)",
+         "DiagEmbedBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+defderiv("trace(Tensor self)", "TraceBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=trace_grad)
+defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tensors=False,
+         self=lambda grad, dims: flip(grad, dims))
+defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
+         "RollBackward0", ("dims", "shifts"), saves_tensors=False,
+         self=lambda grad, dims, shifts: roll(grad, tuple(-s for s in shifts), dims))
+defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"),
+         saves_tensors=False,
+         self=lambda grad, dims, k: rot90(grad, -k, dims))
+defderiv("repeat(Tensor self, SymInt[] repeats)",
+         "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
+         self=repeat_grad)
+def split_backward(grads, self_sym_sizes, split_size, dim):
+    """The backward of split: the pieces' sizes follow from the input's size and split_size."""
+    size = self_sym_sizes[dim]
+    sizes = [min(split_size, size - s) for s in range(0, size, split_size)] if split_size \
+        else [0]
+    return cat_grads(grads, sizes or [0], self_sym_sizes, dim)
+
+
+defderiv("split(Tensor self, SymInt split_size, int dim)",
+         "SplitBackward0", ("dim", "self_sym_sizes", "split_size"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_size:
+             [split_backward(grads, self_sym_sizes, split_size, dim)])
+defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
+         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_sizes:
+             [cat_grads(grads, split_sizes, self_sym_sizes, dim)])
 
 
 # ----- Linear algebra, continued -----------------------------------------------------------
-# (trace, tensordot, baddbmm, addmv, kron, cross, cdist, inverse, det, ...)
+# (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cross, inverse  # noqa: E402
+
+
+def cdist_grad(grad, x1, x2, p, result):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
+    the same with the roles swapped (cdist_grad_x2)."""
+    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
+    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
+    d = unsqueeze_dims(result, (nr,), 0)
+    g = unsqueeze_dims(grad, (nr,), 0)
+    if p == 0:
+        return zeros_like(x1)
+    if p == 1:
+        w = g * sign(diff)
+    elif p == np.inf:
+        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
+    else:
+        zero = value(d) == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = where0(zero, g * diff / d)
+            else:
+                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
+    return sum_dims(w, -2)
+
+
+def cdist_grad_x2(grad, x1, x2, p, result):
+    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+
+
+def euclidean_ratio(grad, result):
+    """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where0(value(result) == 0, grad / result)
+
+
+def euclidean_grad_x1(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward for x1, through matrix products (so that float32
+    rounding follows torch's): x1 * sum_j ratio_ij - ratio @ x2."""
+    ratio = euclidean_ratio(grad, result)
+    return x1 * sum_dims(ratio, -1, keepdim=True) - matmul(ratio, x2)
+
+
+def euclidean_grad_x2(grad, x1, x2, result):
+    ratio = euclidean_ratio(grad, result)
+    s = sum_dims(ratio, -2)
+    return x2 * unsqueeze_dims(s, (np.ndim(value(s)),), 0) - matmul(transpose(ratio), x1)
+
+
+def inv_grad(grad, result):
+    """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
+    inv_t = transpose(result)
+    return -matmul(inv_t, matmul(grad, inv_t))
+
+
+def det_grad(grad, A, result):
+    """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
+    is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
+    derivative there is the adjugate's transpose."""
+    g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
+    if isinstance(A, Tensor):
+        r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
+        return g * r * transpose(inverse(A))
+    a = value(A)
+    d = value(result)
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        inv = np.zeros_like(flat)
+        for k, m in enumerate(flat):
+            try:
+                inv[k] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                pass        # singular: det is 0, and so is the gradient
+        inv = inv.reshape(a.shape)
+    return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
+
+
+defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "BaddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "AddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta, Scalar alpha)",
+         "AddmvBackward0", ("alpha", "beta", "mat", "vec"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         mat=lambda grad, vec, alpha: maybe_multiply(outer(grad, vec), alpha),
+         vec=lambda grad, mat, alpha: maybe_multiply(matmul(transpose(mat), grad), alpha))
+defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
+         "LinalgCrossBackward0", ("dim", "other", "self"),
+         input=lambda grad, other, dim: cross(other, grad, dim),
+         other=lambda grad, self, dim: cross(grad, self, dim))
+defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
+         x1=cdist_grad,
+         x2=cdist_grad_x2)
+defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
+         x1=euclidean_grad_x1,
+         x2=euclidean_grad_x2)
+defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse",
+         A=inv_grad)
+defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
+         A=det_grad)
 
 
 # ----- Neural-network ops ------------------------------------------------------------------

@@ -439,3 +439,62 @@ def fill_where(x, cond, v):
     if _t(x):
         return ops.masked_fill(x, _make(np.asarray(cond)), v)
     return np.where(cond, np.asarray(v, dtype=x.dtype), x)
+
+
+# ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
+
+def tril(x, k):
+    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+
+
+def triu(x, k):
+    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+
+
+def flip(x, dims):
+    if _t(x):
+        return ops.flip(x, dims)
+    return np.flip(x, dims) if np.ndim(x) else x
+
+
+def roll(x, shifts, dims):
+    if _t(x):
+        return ops.roll(x, shifts, dims)
+    return np.roll(x, shifts, axis=dims if dims else None)
+
+
+def rot90(x, k, dims):
+    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+
+
+def diagonal(x, offset, d1, d2):
+    """The diagonal of x (a copy on arrays; the view op on Tensors)."""
+    if _t(x):
+        return ops.diagonal(x, offset, d1, d2)
+    return np.diagonal(x, offset, d1, d2)
+
+
+def cross(a, b, dim):
+    if _t(a) or _t(b):
+        return ops._linalg_cross(_tensor(a), _tensor(b), dim)
+    return np.cross(a, b, axis=dim)
+
+
+def cat_grads(grads, sizes, shape, dim):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros (of the
+    gradients' dtype) for pieces that got none."""
+    dtype = next(np.result_type(value(g)) for g in grads if g is not None)
+    parts = []
+    for g, s in zip(grads, sizes):
+        if g is None:
+            part = list(shape)
+            part[dim] = s
+            g = np.zeros(part, dtype=dtype)
+        parts.append(g)
+    if any(_t(g) for g in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def inverse(x):
+    return ops.inverse(x) if _t(x) else np.linalg.inv(x)

@@ -18,12 +18,19 @@ from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_r
 
 # ----- In-place ----------------------------------------------------------------------------
 
+# Ops returning several views at once, by node class: torch's name for them in its error.
+_MULTI_VIEW = {D["unbind"].cls: "Unbind", D["split"].cls: "Split",
+               D["split_with_sizes"].cls: "SplitWithSizes"}
+
+
 def _check_inplace(self):
     if _state.enabled:
         msg = None
-        if self._fn is not None and type(self._fn) is D["unbind"].cls:
-            # torch refuses first to edit one of several views returned together (unbind).
-            msg = (f"Output {self._nr} of Unbind is a view and is being modified inplace. This "
+        multi = _MULTI_VIEW.get(type(self._fn)) if self._fn is not None else None
+        if multi is not None:
+            # torch refuses first to edit one of several views returned together (unbind,
+            # split).
+            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. This "
                    "view is the output of a function that returns multiple views. Such "
                    "functions do not allow the output views to be modified inplace. You should "
                    "replace the inplace operation by an out-of-place one.")

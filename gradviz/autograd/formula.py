@@ -64,7 +64,7 @@ class Derivative:
     """
 
     def __init__(self, signature, node, args, formulas, nondiff=(), n_out=1, variadic=False,
-                 name=None, wrapped=(), internal=()):
+                 name=None, wrapped=(), internal=(), result_name="result"):
         op, params = parse_signature(signature)
         self.op = op
         self.signature = signature
@@ -93,6 +93,7 @@ class Derivative:
             if key not in self.args:
                 raise RowError(f"{op} ({node}): internal value {key!r} is not a saved name")
         self.internal = frozenset(internal)
+        self.result_name = result_name      # torch's name for the saved output
         self.n_out = n_out
         # Variadic rows (cat, stack) take any number of inputs through one formula.
         self.n_inputs = None if self.variadic and n_out == 1 else len(self.inputs)
@@ -179,7 +180,7 @@ DERIVATIVES = {}
 
 
 def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), nondiff=(), internal=(), **formulas):
+             wrapped=(), nondiff=(), internal=(), result_name="result", **formulas):
     """Add a row for the op `signature` ("op(Tensor self, Scalar other)"); `formulas` maps
     each differentiable Tensor parameter to its formula, `nondiff` lists the others.
 
@@ -189,10 +190,11 @@ def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=Tr
     differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
     Python number saved there reads back as a 0-d tensor (torch's wrapped number); `internal`
     names saved values torch does not have (gradviz's own bookkeeping): they get no
-    `_saved_<name>` attribute.
+    `_saved_<name>` attribute; `result_name` is torch's name for the saved output when it is
+    not `result` (LinalgInvExBackward0's `_saved_inverse`).
     """
     d = Derivative(signature, node, args, formulas, nondiff, n_out, variadic, name, wrapped,
-                   internal)
+                   internal, result_name)
     if d.op in DERIVATIVES:
         raise RowError(f"duplicate derivative for {d.op}")
     DERIVATIVES[d.op] = d
@@ -387,6 +389,8 @@ def make_node_class(entry):
         names.append("result")
     for name in names:
         ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+    if entry.result_name != "result" and "result" in names:
+        ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
 
 
