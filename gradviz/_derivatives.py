@@ -30,11 +30,16 @@ import numpy as np
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
-                     zeros_like, maybe_multiply, floor_div, outer, pow_)
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
+                     xlogy, trunc_div)
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -489,8 +494,79 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
          input=nll_grad)
 
 # ----- Pointwise and special functions -----------------------------------------------------
-# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
-#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+# (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
+
+defderiv("tan(Tensor self)", "TanBackward0",
+         self=lambda grad, result: grad * (1 + result * result))
+defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
+         self=lambda grad, self: grad / (self * self + 1))
+defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(1 - self * self))
+defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
+         self=lambda grad, self: grad * -rsqrt(1 - self * self))
+defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
+         self=lambda grad, self: grad * cosh(self))
+defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
+         self=lambda grad, self: grad * sinh(self))
+defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-(self * self)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
+         self=lambda grad, self: grad / (self + 1))
+defderiv("expm1(Tensor self)", "Expm1Backward0",
+         self=lambda grad, result: grad * (result + 1))
+defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN2))
+defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN10))
+defderiv("exp2(Tensor self)", "Exp2Backward0",
+         self=lambda grad, result: scale(grad * result, _LN2))
+defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
+         self=lambda grad, result: scale(grad * (result * result * result), -0.5))
+defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad * other / (self * self + other * other),
+         other=lambda grad, self, other: grad * -self / (self * self + other * other))
+defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
+         self=lambda grad, self, result: grad * self / result,
+         other=lambda grad, other, result: grad * other / result)
+defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad / (1 + exp(other - self)),
+         other=lambda grad, self, other: grad / (1 + exp(self - other)))
+# xlogy's gradient w.r.t. self is log(other), but 0 where self == 0 (torch writes it as
+# xlogy(self != 0, other)): x * log(y) is defined as 0 there, even for y == 0.
+defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad * xlogy(value(self) != 0, other),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
+         self=lambda grad, self, other: grad * xlogy(value(self) != 0, other))
+defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * trunc_div(self, other))
+defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
+         saves_tensors=False,
+         input=lambda grad, weight: scale(grad, 1 - weight),
+         end=lambda grad, weight: scale(grad, weight))
+defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
+         "LerpBackward1", ("self", "end", "weight"),
+         input=lambda grad, weight: grad * (1 - weight),
+         end=lambda grad, weight: grad * weight,
+         weight=lambda grad, self, end: grad * (end - self))
+defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcmulBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcdivBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor2=lambda grad, tensor1, tensor2, value:
+             -grad * scale(tensor1, value) / (tensor2 * tensor2))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------

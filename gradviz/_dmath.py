@@ -238,3 +238,37 @@ def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
     return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Pointwise and special functions -----------------------------------------------------
+
+def rsqrt(x):
+    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+
+
+def sinh(x):
+    return x.sinh() if _t(x) else np.sinh(x)
+
+
+def cosh(x):
+    return x.cosh() if _t(x) else np.cosh(x)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
+    (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
+    if _t(x) or _t(y):
+        return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    zero = np.asarray(x) == 0
+    if np.any(zero):
+        r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)
+    return r
+
+
+def trunc_div(a, b):
+    """a / b rounded toward zero, on values (a constant in fmod's formula)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.trunc(np.true_divide(value(a), value(b)))
+    return _make(q) if _t(a) or _t(b) else q

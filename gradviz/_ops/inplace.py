@@ -224,16 +224,6 @@ def neg_(self):
     return _inplace_unary(self, D["neg"], np.negative, "neg_")
 
 
-@method("clamp_", "clip_")
-@records("clamp")
-def clamp_(self, min=None, max=None):
-    _check_inplace(self)
-    orig = self.detach().clone() if _needs(self) else self
-    _write(self, np.clip(self._data, min, max))
-    _commit(self, D["clamp"], (self,), (orig, min, max), "clamp_")
-    return self
-
-
 @method("zero_")
 @records("zero_")
 def zero_(self):

@@ -126,6 +126,15 @@ def square(self):
 @records("clamp", "clamp_tensor")
 def clamp(self, min=None, max=None):
     """Clamp into [min, max]: ClampBackward1 for scalar bounds, ClampBackward0 for tensors."""
+    out, entry, inputs, args = _clamp(self, min, max)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
+
+
+def _clamp(self, min, max):
+    """clamp's values, row, tensor inputs and saved args (shared with clamp_)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     a = self._data
@@ -138,18 +147,13 @@ def clamp(self, min=None, max=None):
         if hi is not None:
             r = np.minimum(r, hi)
         rt = _dtype.result_type([a] + [b for b in (lo, hi) if b is not None])
-        out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
+        out = np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r)
         mt = min if isinstance(min, Tensor) else None
         xt = max if isinstance(max, Tensor) else None
-        if _needs(self, mt, xt):
-            record(D["clamp_tensor"], out, (self, mt, xt), (self, min, max))
-        return out
+        return out, D["clamp_tensor"], (self, mt, xt), (self, min, max)
     rt = _dtype.result_type([a] + [b for b in (min, max) if b is not None])
     a = a if a.dtype == rt else a.astype(rt)
-    out = _make(np.clip(a, min, max).astype(rt, copy=False))
-    if _needs(self):
-        record(D["clamp"], out, (self,), (self, min, max))
-    return out
+    return np.clip(a, min, max).astype(rt, copy=False), D["clamp"], (self,), (self, min, max)
 
 
 @export()
@@ -255,9 +259,16 @@ def trunc(self):
 @export()
 @records("round", "round_decimals")
 def round(self, decimals=0):
-    if decimals == 0:
-        return _zero_grad_unary(D["round"], np.round, self)
-    out = _make(np.round(self._data, decimals))
+    out, entry, inputs, args = _round(self, decimals)
+    out = _make(out)
     if _state.enabled and self._rg:
-        record(D["round_decimals"], out, (self,), (decimals,))
+        record(entry, out, inputs, args)
     return out
+
+
+def _round(self, decimals):
+    """round's values, row, inputs and saved args (shared with round_): half to even, as
+    torch; with decimals, RoundBackward1."""
+    if decimals == 0:
+        return np.round(self._data), D["round"], (self,), ()
+    return np.round(self._data, decimals), D["round_decimals"], (self,), (decimals,)
