@@ -31,7 +31,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
-                     xlogy, trunc_div)
+                     xlogy, trunc_div, plus)
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -165,6 +165,38 @@ def clamp_grad(grad, self, min, max):
     return mask(keep, grad)
 
 
+def clamp_min_grad(grad, self, min, max):
+    """min gets the gradient where it clamps, unless it is above max (max wins), as torch."""
+    lo = value(min)
+    keep = lo > value(self)
+    if max is not None:
+        keep = keep & (lo < value(max))
+    return mask(keep, grad)
+
+
+def clamp_max_grad(grad, self, min, max):
+    """max gets the gradient where it clamps, and wherever min > max (the result is max)."""
+    hi = value(max)
+    keep = hi < value(self)
+    if min is not None:
+        keep = keep | (value(min) > hi)
+    return mask(keep, grad)
+
+
+def atan2_recip(self, other):
+    """1 / (self^2 + other^2), and 0 where both are 0: atan2's gradient there is 0 in torch,
+    not 0 * inf = nan."""
+    denom = self * self + other * other
+    with np.errstate(divide="ignore"):
+        return where0(value(denom) == 0, 1 / denom)
+
+
+def xlogy_self_grad(grad, self, other):
+    """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
+    x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
+    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
+
+
 def nll_grad(grad, self, target, reduction, ignore_index):
     x = value(self)
     t = value(target).astype(np.int64)
@@ -245,6 +277,9 @@ defderiv("mul_scalar(Tensor self, Scalar other)",
 defderiv("sub_scalar(Tensor self, Scalar other)",
          "SubBackward1", saves_tensors=False,
          self=lambda grad: grad)
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
 defderiv("abs(Tensor self)",
          "AbsBackward0", ("self",),
          self=lambda grad, self: grad * sign(self))
@@ -287,8 +322,8 @@ defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
 defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
-         min=lambda grad, self, min: mask(value(self) < value(min), grad),
-         max=lambda grad, self, max: mask(value(self) > value(max), grad))
+         min=clamp_min_grad,
+         max=clamp_max_grad)
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, True),
@@ -497,23 +532,23 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 # (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
 
 defderiv("tan(Tensor self)", "TanBackward0",
-         self=lambda grad, result: grad * (1 + result * result))
+         self=lambda grad, result: grad * plus(pow_(result, 2), 1))
 defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
-         self=lambda grad, self: grad / (self * self + 1))
+         self=lambda grad, self: grad / plus(self * self, 1))
 defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
-         self=lambda grad, self: grad * rsqrt(1 - self * self))
+         self=lambda grad, self: grad * rsqrt(plus(-self * self, 1)))
 defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
-         self=lambda grad, self: grad * -rsqrt(1 - self * self))
+         self=lambda grad, self: grad * -rsqrt(plus(-self * self, 1)))
 defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
          self=lambda grad, self: grad * cosh(self))
 defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
          self=lambda grad, self: grad * sinh(self))
 defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
-         self=lambda grad, self: scale(exp(-(self * self)), _TWO_OVER_SQRT_PI) * grad)
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
-         self=lambda grad, self: grad / (self + 1))
+         self=lambda grad, self: grad / plus(self, 1))
 defderiv("expm1(Tensor self)", "Expm1Backward0",
-         self=lambda grad, result: grad * (result + 1))
+         self=lambda grad, result: grad * plus(result, 1))
 defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
          self=lambda grad, self: grad / scale(self, _LN2))
 defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
@@ -521,27 +556,25 @@ defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
 defderiv("exp2(Tensor self)", "Exp2Backward0",
          self=lambda grad, result: scale(grad * result, _LN2))
 defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
-         self=lambda grad, result: scale(grad * (result * result * result), -0.5))
+         self=lambda grad, result: scale(grad, -0.5) * pow_(result, 3))
 defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
          self=lambda grad: grad)
 defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
-         self=lambda grad, self, other: grad * other / (self * self + other * other),
-         other=lambda grad, self, other: grad * -self / (self * self + other * other))
+         self=lambda grad, self, other: grad * other * atan2_recip(self, other),
+         other=lambda grad, self, other: grad * -self * atan2_recip(self, other))
 defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
          self=lambda grad, self, result: grad * self / result,
          other=lambda grad, other, result: grad * other / result)
 defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
-         self=lambda grad, self, other: grad / (1 + exp(other - self)),
-         other=lambda grad, self, other: grad / (1 + exp(self - other)))
-# xlogy's gradient w.r.t. self is log(other), but 0 where self == 0 (torch writes it as
-# xlogy(self != 0, other)): x * log(y) is defined as 0 there, even for y == 0.
+         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
+         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
 defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
-         self=lambda grad, self, other: grad * xlogy(value(self) != 0, other),
+         self=xlogy_self_grad,
          other=lambda grad, self, other: grad * self / other)
 defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
          other=lambda grad, self, other: grad * self / other)
 defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
-         self=lambda grad, self, other: grad * xlogy(value(self) != 0, other))
+         self=xlogy_self_grad)
 defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
          self=lambda grad: grad)
 defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),

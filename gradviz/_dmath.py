@@ -120,6 +120,13 @@ def shift(x, s):
     return x + s
 
 
+def plus(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    if _t(x):
+        return ops.add_scalar(x, s)
+    return x + s
+
+
 def where0(cond, x):
     """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
     unlike mask(), a nan or inf in x under cond does not leak through as nan."""

@@ -14,7 +14,13 @@ P3 = [0.3, 1.2, 2.1]            # positive
 U3 = [0.3, -0.6, 0.45]          # inside (-1, 1)
 M23 = [[0.3, -1.2, 2.1], [1.1, 0.4, -0.6]]
 
+def _tan_double_backward(x):
+    (g,) = torch.autograd.grad(x.tan().sum(), x, create_graph=True)
+    return g
+
+
 EXAMPLES = {
+    "add_scalar": (_tan_double_backward, (U3,), {}),
     "tan": (lambda x: x.tan(), (U3,), {}),
     "atan": (lambda x: torch.arctan(x), (A3,), {}),
     "asin": (lambda x: x.arcsin(), (U3,), {}),

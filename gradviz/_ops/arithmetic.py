@@ -145,6 +145,15 @@ def sub_scalar(self, other):
     return out
 
 
+@records("add_scalar")
+def add_scalar(self, other):
+    """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
+    out = _make(self._data + other)
+    if _state.enabled and self._rg:
+        record(D["add_scalar"], out, (self,), ())
+    return out
+
+
 @export("div", "true_divide")
 @export("divide", tensor=False)
 @method("__truediv__")

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand
@@ -133,12 +133,16 @@ def clamp(self, min=None, max=None):
     return out
 
 
-def _clamp(self, min, max):
+def _clamp(self, min, max, op="clamp"):
     """clamp's values, row, tensor inputs and saved args (shared with clamp_)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     a = self._data
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if not isinstance(min, (Tensor, type(None))) or not isinstance(max, (Tensor, type(None))):
+            # torch has no overload for one tensor bound and one number bound
+            given = tuple(b for b in (min, max) if b is not None)
+            raise invalid_arguments(op, given if op.endswith("_") else (self,) + given)
         lo = None if min is None else _operand(min)[0]
         hi = None if max is None else _operand(max)[0]
         r = a
@@ -206,6 +210,8 @@ def where(condition, input, other):
 @export()
 @records("clone")
 def clone(self, memory_format=None):
+    if memory_format is not None:
+        raise _not_implemented("clone", "memory_format")
     out = _make(np.array(self._data, copy=True))
     if _needs(self):
         record(D["clone"], out, (self,), ())
@@ -214,28 +220,89 @@ def clone(self, memory_format=None):
 
 @method("contiguous")
 def contiguous(self, memory_format=None):
+    if memory_format is not None:
+        raise _not_implemented("Tensor.contiguous", "memory_format")
     if self.is_contiguous():
         return self
     return clone(self)
 
 
+def invalid_arguments(op, args, kwargs=None, method=False):
+    """torch's TypeError for arguments that match none of an op's overloads (its first line)."""
+    names = [type(a).__name__ for a in args]
+    names += [f"{k}={type(v).__name__}" for k, v in (kwargs or {}).items()]
+    tail = ", " if method and kwargs else ""
+    return TypeError(f"{op}() received an invalid combination of arguments - got "
+                     f"({', '.join(names)}{tail}), but expected one of:")
+
+
+# torch's C++ names of dtypes, for some of its dtype errors.
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _not_implemented(op, arg):
+    return NotImplementedError(f"gradviz: {op}({arg}=...) is not implemented by gradviz's core; "
+                               f"run with --backend torch to use PyTorch")
+
+
+_PYTHON_TYPES = {float: _dtype.float64, int: _dtype.int64, bool: _dtype.bool_}
+_TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format")
+
+
 @method("to")
 @records("to_copy")
 def to(self, *args, **kwargs):
-    """Change dtype (ToCopyBackward0); devices other than the CPU are not available."""
-    dt = kwargs.get("dtype")
+    """Change dtype (ToCopyBackward0); copy=True copies even to the same dtype. The only device
+    is the CPU. non_blocking changes nothing on the CPU, in torch as here: a CPU copy is
+    synchronous."""
+    dt = dev = None
+    flags = []
     for a in args:
         if isinstance(a, _dtype.dtype):
             dt = a
         elif isinstance(a, Tensor):
             dt = a.dtype
+        elif a is float or a is int or a is bool:
+            dt = _PYTHON_TYPES[a]           # torch reads Python's types as dtypes
+        elif isinstance(a, bool):
+            flags.append(a)         # non_blocking, then copy
+        elif isinstance(a, (str, device)):
+            dev = a
+        elif isinstance(a, int):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        else:
+            raise _to_type_error(args, kwargs)
+    if kwargs:
+        if any(k not in _TO_KEYWORDS for k in kwargs):
+            raise _to_type_error(args, kwargs)
+        dt = kwargs.get("dtype", dt)
+        if dt is float or dt is int or dt is bool:
+            dt = _PYTHON_TYPES[dt]
+        dev = kwargs.get("device", dev)
+        if kwargs.get("memory_format") is not None:
+            raise _not_implemented("Tensor.to", "memory_format")
+    if dev is not None and str(dev).split(":")[0] != "cpu":
+        raise NotImplementedError(f"gradviz: Tensor.to(device='{dev}') is not implemented by "
+                                  f"gradviz's core (it computes on the CPU only); run with "
+                                  f"--backend torch to use PyTorch")
+    copy = flags[1] if len(flags) > 1 else kwargs.get("copy", False)
     if dt is None or dt.np == self._data.dtype:
-        return self
+        if not copy:
+            return self
+        dt = self.dtype
     out = _make(np.asarray(self._data).astype(dt.np))
     if _needs(self) and dt.is_floating_point:
         record(D["to_copy"], out, (self,), ())
     return out
 
+
+def _to_type_error(args, kwargs):
+    got = ", ".join([type(a).__name__ for a in args] +
+                    [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}, ), but "
+                     f"expected one of:")
 
 
 @export()
@@ -258,7 +325,8 @@ def trunc(self):
 
 @export()
 @records("round", "round_decimals")
-def round(self, decimals=0):
+def round(self, *, decimals=None):
+    """Round half to even; with decimals (even 0), torch's round.decimals (RoundBackward1)."""
     out, entry, inputs, args = _round(self, decimals)
     out = _make(out)
     if _state.enabled and self._rg:
@@ -267,8 +335,7 @@ def round(self, decimals=0):
 
 
 def _round(self, decimals):
-    """round's values, row, inputs and saved args (shared with round_): half to even, as
-    torch; with decimals, RoundBackward1."""
-    if decimals == 0:
+    """round's values, row, inputs and saved args (shared with round_)."""
+    if decimals is None:
         return np.round(self._data), D["round"], (self,), ()
     return np.round(self._data, decimals), D["round_decimals"], (self,), (decimals,)

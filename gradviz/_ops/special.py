@@ -13,7 +13,7 @@ from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
 from .inplace import _check_inplace, _commit, _inplace_unary, _write
-from .pointwise import _clamp, _round, _unary
+from .pointwise import _C_NAMES, _clamp, _round, _unary, invalid_arguments
 
 
 def _not_implemented_for(kernel, dt):
@@ -225,8 +225,8 @@ def _finish(out, entry, inputs, args):
     return out
 
 
-def _atan2(self, other, position):
-    a, b = _float_pair("atan2", self, other, position)
+def _atan2(self, other, op, position):
+    a, b = _float_pair(op, self, other, position)
     try:
         out = np.arctan2(a, b)
     except ValueError as exc:
@@ -234,20 +234,30 @@ def _atan2(self, other, position):
     return out, D["atan2"], (self, other), (self, other)
 
 
-@export("atan2", "arctan2", tensor=False)
+@export("atan2", tensor=False)
 @records("atan2")
 def atan2(self, other):
     """atan(self / other) in the quadrant of (other, self) (Atan2Backward0)."""
-    return _finish(*_atan2(self, other, 2))
+    return _finish(*_atan2(self, other, "atan2", 2))
 
 
-@method("atan2", "arctan2")
+@export("arctan2", tensor=False)
+def arctan2(self, other):
+    return _finish(*_atan2(self, other, "arctan2", 2))
+
+
+@method("atan2")
 def _atan2_method(self, other):
-    return _finish(*_atan2(self, other, 1))
+    return _finish(*_atan2(self, other, "atan2", 1))
 
 
-def _hypot(self, other, position):
-    a, b = _float_pair("hypot", self, other, position, "hypot_cpu")
+@method("arctan2")
+def _arctan2_method(self, other):
+    return _finish(*_atan2(self, other, "arctan2", 1))
+
+
+def _hypot(self, other, position, op="hypot"):
+    a, b = _float_pair(op, self, other, position, "hypot_cpu")
     try:
         out = np.hypot(a, b)
     except ValueError as exc:
@@ -292,8 +302,7 @@ def _logaddexp_method(self, other):
 def _xlogy(self, other):
     st, ot = isinstance(self, Tensor), isinstance(other, Tensor)
     if not st and not ot:
-        raise TypeError(f"xlogy() received an invalid combination of arguments - got "
-                        f"({type(self).__name__}, {type(other).__name__}), but expected one of:")
+        raise invalid_arguments("xlogy", (self, other))
     a, _ = _operand(self)
     b, _ = _operand(other)
     rt = _dtype.result_type((a, b))
@@ -321,8 +330,7 @@ def xlogy(self, other):
 
 def _fmod(self, other):
     if not isinstance(self, Tensor):
-        raise TypeError(f"fmod() received an invalid combination of arguments - got "
-                        f"({type(self).__name__}, {type(other).__name__}), but expected one of:")
+        raise invalid_arguments("fmod", (self, other))
     b, ot = _operand(other)
     a, b = _coerce(self._data, b)
     kind = np.result_type(a, b).kind if ot is not None else a.dtype.kind
@@ -350,17 +358,11 @@ def fmod(self, other):
 
 # ----- lerp, addcmul, addcdiv --------------------------------------------------------------
 
-# torch's C++ names of dtypes, for lerp's dtype errors.
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}
-
-
-def _lerp(input, end, weight):
-    if not isinstance(input, Tensor):
-        raise _not_a_tensor("lerp", "input", 1, input)
-    if not isinstance(end, Tensor):
-        raise _not_a_tensor("lerp", "end", 2, end)
+def _lerp(input, end, weight, op="lerp"):
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor) or not isinstance(
+            weight, (Tensor, int, float)):
+        given = (end, weight) if op == "lerp_" else (input, end, weight)
+        raise invalid_arguments(op, given)
     a, e = input._data, end._data
     dt = a.dtype
     if e.dtype != dt:
@@ -368,8 +370,6 @@ def _lerp(input, end, weight):
                            f"{_C_NAMES[e.dtype.name]}")
     wt = weight if isinstance(weight, Tensor) else None
     if wt is None:
-        if not isinstance(weight, (int, float)):
-            raise _not_a_tensor("lerp", "weight", 3, weight)
         if dt.kind != "f":
             raise _not_implemented_for("lerp_kernel_scalar", dt)
         w = weight
@@ -554,18 +554,24 @@ def frac_(self):
     return _inplace_unary(self, _E_FRAC, _np_frac, "frac_")
 
 
-@method("atan2_", "arctan2_")
+@method("atan2_")
 @records("atan2")
 def atan2_(self, other):
     _check_inplace(self)
-    return _inplace(self, "atan2_", _atan2(self, other, 1))
+    return _inplace(self, "atan2_", _atan2(self, other, "atan2_", 1))
+
+
+@method("arctan2_")
+def arctan2_(self, other):
+    _check_inplace(self)
+    return _inplace(self, "arctan2_", _atan2(self, other, "arctan2_", 1))
 
 
 @method("hypot_")
 @records("hypot")
 def hypot_(self, other):
     _check_inplace(self)
-    return _inplace(self, "hypot_", _hypot(self, other, 1))
+    return _inplace(self, "hypot_", _hypot(self, other, 1, "hypot_"))
 
 
 @method("xlogy_")
@@ -585,7 +591,7 @@ def fmod_(self, other):
 @method("lerp_")
 def lerp_(self, end, weight):
     _check_inplace(self)
-    return _inplace(self, "lerp_", _lerp(self, end, weight))
+    return _inplace(self, "lerp_", _lerp(self, end, weight, "lerp_"))
 
 
 @method("addcmul_")
@@ -605,11 +611,16 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 def clamp_(self, min=None, max=None):
     """In-place clamp: ClampBackward1 for number bounds, ClampBackward0 for tensor bounds."""
     _check_inplace(self)
-    return _inplace(self, "clamp_", _clamp(self, min, max))
+    computed = _clamp(self, min, max, "clamp_")
+    dt = self._data.dtype
+    if dt.kind in "iub" and (type(min) is float or type(max) is float):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_C_NAMES[dt.name]}")
+    return _inplace(self, "clamp_", computed)
 
 
 @method("round_")
 @records("round", "round_decimals")
-def round_(self, decimals=0):
+def round_(self, *, decimals=None):
     _check_inplace(self)
     return _inplace(self, "round_", _round(self, decimals))

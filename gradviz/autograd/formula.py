@@ -242,7 +242,7 @@ class FormulaNode(Node):
     def _released(self):
         """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._saved is None
+        return type(self._saved) is _Freed
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -318,18 +318,20 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            self._saved = None
+            self._saved = _Freed(self._saved)
             if self._plan.saves_result:
                 self._res = None
 
-
-    def _saved_value(self, name):
-        """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
+    def _saved_lookup(self, name):
+        """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
+        backward, saved tensors are freed but numbers stay readable, as in torch."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
+        released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if released and (k is None or j == e.result_index or self._saved[k] is None or
+                         name in e.wrapped):
+            raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
@@ -345,6 +347,17 @@ class FormulaNode(Node):
         return v
 
 
+class _Freed(tuple):
+    """A node's saved values after backward: None for each freed tensor (or array), the
+    numbers kept."""
+
+    __slots__ = ()
+
+    def __new__(cls, saved):
+        return super().__new__(cls, (None if isinstance(v, (_Tensor, np.ndarray)) else v
+                                     for v in saved))
+
+
 def make_node_class(entry):
     """A Node subclass named after torch's grad_fn (e.g. MulBackward0) for one row, with a
     `_saved_<name>` attribute for each value torch saves (`_saved_result` when a formula uses
@@ -354,7 +367,10 @@ def make_node_class(entry):
     if any(entry.result_index in idx for _, idx in entry.formulas):
         names.append("result")
     for name in names:
-        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+        if hasattr(FormulaNode, "_saved_" + name):
+            raise RowError(f"{entry.node}: saved name {name!r} clashes with FormulaNode."
+                           f"_saved_{name}")
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
     return type(entry.node, (FormulaNode,), ns)
 
 
