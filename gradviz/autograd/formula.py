@@ -318,7 +318,13 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            self._saved = _Freed(self._saved)
+            saved = self._saved
+            for v in saved:
+                if not isinstance(v, _Tensor):
+                    self._saved = _Freed(_keep_numbers(saved))
+                    break
+            else:
+                self._saved = _ALL_FREED         # the common case: only tensors were saved
             if self._plan.saves_result:
                 self._res = None
 
@@ -329,8 +335,8 @@ class FormulaNode(Node):
         released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
-        if released and (k is None or j == e.result_index or self._saved[k] is None or
-                         name in e.wrapped):
+        if released and (k is None or j == e.result_index or k >= len(self._saved) or
+                         self._saved[k] is None or name in e.wrapped):
             raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
@@ -349,13 +355,16 @@ class FormulaNode(Node):
 
 class _Freed(tuple):
     """A node's saved values after backward: None for each freed tensor (or array), the
-    numbers kept."""
+    numbers kept (empty when there were only tensors)."""
 
     __slots__ = ()
 
-    def __new__(cls, saved):
-        return super().__new__(cls, (None if isinstance(v, (_Tensor, np.ndarray)) else v
-                                     for v in saved))
+
+_ALL_FREED = _Freed()
+
+
+def _keep_numbers(saved):
+    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
 
 
 def make_node_class(entry):
