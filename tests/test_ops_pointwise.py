@@ -22,8 +22,7 @@ except ImportError:
     from test_torch_diff import compare
 
 import gradviz
-
-torch = pytest.importorskip("torch")
+from gradviz.autograd import formula
 
 
 def observe(t):
@@ -47,6 +46,7 @@ def run(fn, backend):
 
 
 def check(fn):
+    torch = pytest.importorskip("torch")
     problems = compare(run(fn, torch), run(fn, gradviz))
     assert not problems, "\n".join(problems)
 
@@ -268,6 +268,26 @@ def test_saved_numbers_stay_readable_after_backward():
     check(case)
 
 
+def test_numbers_saved_on_nodes_stay_readable_after_backward_and_tensors_do_not():
+    x = gradviz.tensor([0.5, 1.5], requires_grad=True)
+    y = gradviz.addcmul(x, x * 2, x * 3, value=0.25)
+    z = x.xlogy(3)
+    (y.sum() + z.sum()).backward()
+    assert y.grad_fn._saved_value == 0.25 and z.grad_fn._saved_other == 3
+    for read in (lambda: y.grad_fn._saved_tensor1, lambda: z.grad_fn._saved_self):
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+            read()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        y.sum().backward()
+
+
+def test_a_saved_name_that_would_hide_a_node_method_is_a_row_error(monkeypatch):
+    monkeypatch.setattr(formula, "DERIVATIVES", dict(formula.DERIVATIVES))
+    with pytest.raises(formula.RowError, match="saved name 'lookup' clashes"):
+        formula.defderiv("clash_demo(Tensor self)", "ClashDemoBackward0", ("lookup",),
+                         self=lambda grad, lookup: grad)
+
+
 def test_saved_tensors_are_freed_after_backward():
     def case(t):
         x = _x(t)
@@ -407,6 +427,35 @@ def test_clamp_in_place(case_name):
 def test_clamp_in_place_on_integers_with_float_bounds():
     check(lambda t: t.tensor([1, 5]).clamp_(0.5, 2.5))
     check(lambda t: t.tensor([1, 5]).clamp_(t.tensor([2, 2]), 3))
+
+
+def test_clamp_values():
+    check(lambda t: [t.clamp(t.tensor([0.5, float("nan"), -3.0, 7.0]), 1.0, -1.0),
+                     t.clamp(t.tensor([0.5, float("nan"), -3.0, 7.0]), -1.0, 1.0),
+                     t.clamp(t.tensor([1, 5, -2]), 0, 3), t.clamp(t.tensor([1, 5, -2]), 0.5),
+                     t.clamp(t.tensor(2.5), max=1), t.clamp(t.ones(0, 2), 0, 1)])
+    check(lambda t: t.clamp(_x(t), t.tensor([0.0, 0.0, 0.0]), 1.0))
+
+
+def test_clamp_tensor_bounds_gradients_when_min_exceeds_max():
+    def case(t):
+        x = t.tensor([0.5, 2.0, -1.0, 1.0, 0.0], requires_grad=True)
+        lo = t.tensor([1.0, 1.0, 1.0, 1.0, 0.0], requires_grad=True)
+        hi = t.tensor([0.0, 0.0, 0.0, 1.0, 1.0], requires_grad=True)
+        return _backward(t, t.clamp(x, lo, hi), x, lo, hi)
+    check(case)
+
+
+@pytest.mark.parametrize("exponent", ["tensor", "broadcast", "bad_shape", "leaf_exponent"])
+def test_pow_in_place_with_a_tensor_exponent(exponent):
+    def case(t):
+        x = _x(t, (0.5, 1.5, 2.5))
+        e = {"tensor": _x(t, (2.0, -1.0, 0.5)), "broadcast": t.tensor(3.0),
+             "bad_shape": t.ones(2), "leaf_exponent": _x(t, (2.0, 1.0, 0.5), rg=False)}[exponent]
+        y = x * 1
+        y.pow_(e)
+        return _backward(t, y, x, e)
+    check(case)
 
 
 @pytest.mark.parametrize("decimals", [0, 1, -1])
