@@ -204,16 +204,22 @@ class Linear(Module):
         from .. import _creation
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype))
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-        init.uniform_(self.weight, -bound, bound)
-        self.weight._vc = None
+        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype,
+                                                device=device))
         if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
-            init.uniform_(self.bias, -bound, bound)
-            self.bias._vc = None
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
         else:
             self.bias = None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
+        then U[-1/sqrt(fan_in), 1/sqrt(fan_in)] for the bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
