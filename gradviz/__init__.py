@@ -29,9 +29,11 @@ from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_m
                              square, tanh, trunc, where)
 from ._ops.random import bernoulli, multinomial, normal
 from ._ops.reductions import (argmax, argmin, log_softmax, max, mean, min, prod, softmax, sum)
-from ._ops.special import (acos, acos as arccos, addcdiv, addcmul, arctan2, asin, asin as arcsin,
-                           atan, atan as arctan, atan2, cosh, erf, exp2, expm1, fmod, frac, hypot,
-                           lerp, log10, log1p, log2, logaddexp, rsqrt, sinh, tan, xlogy)
+from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
+                           arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
+                           atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
+                           expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
+                           logaddexp2, rsqrt, sinh, tan, xlogy)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -545,6 +545,14 @@ defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
          self=lambda grad, self: grad * sinh(self))
 defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
          self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("erfc(Tensor self)", "ErfcBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), -_TWO_OVER_SQRT_PI) * grad)
+defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(pow_(self, 2), 1)))
+defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
+defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
+         self=lambda grad, self: grad / (1 - pow_(self, 2)))
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
          self=lambda grad, self: grad / plus(self, 1))
 defderiv("expm1(Tensor self)", "Expm1Backward0",
@@ -568,6 +576,9 @@ defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other")
 defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
          self=lambda grad, self, other: grad / plus(exp(other - self), 1),
          other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
 defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
          self=xlogy_self_grad,
          other=lambda grad, self, other: grad * self / other)

@@ -60,9 +60,10 @@ def _x(t, data=(0.3, -0.6, 0.45), dtype=None, rg=True):
     return t.tensor(list(data), dtype=dtype or t.float32, requires_grad=rg)
 
 
-UNARY = ["tan", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "sinh", "cosh", "erf",
-         "log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "frac"]
-BINARY = ["atan2", "arctan2", "hypot", "logaddexp", "xlogy", "fmod"]
+UNARY = ["tan", "atan", "arctan", "asin", "arcsin", "acos", "arccos", "sinh", "cosh", "asinh",
+         "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "erf", "erfc", "log1p", "expm1",
+         "log2", "log10", "exp2", "rsqrt", "frac"]
+BINARY = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "fmod"]
 
 
 # ----- Unary functions: dtypes, method forms, in-place forms -------------------------------
@@ -133,8 +134,8 @@ def test_second_derivatives_like_torch():
     def case(t):
         x = _x(t, dtype=t.float64)
         out = []
-        for name in ("tan", "atan", "asin", "acos", "sinh", "cosh", "erf", "log1p", "expm1",
-                     "log2", "log10", "exp2", "rsqrt"):
+        for name in ("tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "erf", "erfc",
+                     "log1p", "expm1", "log2", "log10", "exp2", "rsqrt"):
             (g,) = t.autograd.grad(getattr(x, name)().sum(), x, create_graph=True)
             (gg,) = t.autograd.grad(g.sum(), x)
             # Values only for gg: torch accumulates the two uses of x in place (_version 1).
@@ -152,6 +153,21 @@ def test_erf_is_within_two_ulp_of_the_exact_value():
     want = np.array([math.erf(v) for v in xs])
     ulp = np.abs(got - want) / np.spacing(np.abs(want))
     assert ulp.max() <= 2, (xs[ulp.argmax()], got[ulp.argmax()], want[ulp.argmax()])
+
+
+def test_erfc_is_within_four_ulp_of_the_exact_value():
+    xs = np.concatenate([np.linspace(-7, 27, 34001), np.geomspace(1e-300, 27, 2001),
+                         -np.geomspace(1e-300, 7, 2001), [0.25, 0.84375, 1.25, 1 / 0.35, 6.0]])
+    got = gradviz.erfc(gradviz.tensor(xs, dtype=gradviz.float64)).numpy()
+    want = np.array([math.erfc(v) for v in xs])
+    normal = want > 1e-300          # below, both are subnormal and lose bits
+    ulp = np.abs(got - want)[normal] / np.spacing(want[normal])
+    assert ulp.max() <= 4, (xs[normal][ulp.argmax()], got[normal][ulp.argmax()])
+    assert np.all(np.abs(got - want)[~normal] < 1e-305)
+    special = gradviz.tensor([float("inf"), -float("inf"), float("nan"), 30.0, -30.0],
+                             dtype=gradviz.float64)
+    got = gradviz.erfc(special).numpy()
+    assert got[[0, 1, 3, 4]].tolist() == [0.0, 2.0, 0.0, 2.0] and math.isnan(got[2])
 
 
 def test_erf_special_values():
@@ -507,6 +523,7 @@ SHAPED = {
     "atan2": (lambda t, a, b, c: t.atan2(a, b), (-2, 2)),
     "hypot": (lambda t, a, b, c: t.hypot(a, b), (-2, 2)),
     "logaddexp": (lambda t, a, b, c: t.logaddexp(a, b), (-3, 3)),
+    "logaddexp2": (lambda t, a, b, c: t.logaddexp2(a, b), (-3, 3)),
     "xlogy": (lambda t, a, b, c: t.xlogy(a, b.abs() + 0.5), (-2, 2)),
     "fmod": (lambda t, a, b, c: t.fmod(a, b.abs() + 0.5), (-2, 2)),
     "lerp": (lambda t, a, b, c: t.lerp(a, b, c), (-2, 2)),

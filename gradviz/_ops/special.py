@@ -1,6 +1,7 @@
 """Pointwise and special functions: tan, the inverse and hyperbolic trigonometric functions,
-erf, log1p, expm1, log2, log10, exp2, rsqrt, frac; the binary atan2, hypot, logaddexp, xlogy,
-fmod; lerp, addcmul, addcdiv; and the in-place forms of these and of clamp and round.
+erf, erfc, log1p, expm1, log2, log10, exp2, rsqrt, frac; the binary atan2, hypot, logaddexp,
+logaddexp2, xlogy, fmod; lerp, addcmul, addcdiv; and the in-place forms of these and of clamp
+and round.
 """
 
 import numpy as np
@@ -66,10 +67,31 @@ def _poly(z, coefs):
     return r
 
 
+def _erfc_tail(ax):
+    """erfc(x) for x in [1.25, 28): exp(-x^2 - 0.5625 + R(1/x^2) / S(1/x^2)) / x."""
+    s = 1 / (ax * ax)
+    low = ax < 1 / 0.35
+    r_s = np.where(low, _poly(s, _RA) / _poly(s, _SA), _poly(s, _RB) / _poly(s, _SB))
+    # exp(-x^2) as exp(-z^2) exp((z - x)(z + x)), z being x with its low 32 bits cleared, so
+    # that z^2 is exact.
+    z = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    return np.exp(-z * z - 0.5625) * np.exp((z - ax) * (z + ax) + r_s) / ax
+
+
+def _float64_flat(a):
+    x = np.asarray(a, dtype=np.float64)
+    return x.shape, x.reshape(-1)
+
+
+def _back(out, shape, a):
+    """out reshaped, in a's float dtype (float64 for other inputs)."""
+    return out.reshape(shape).astype(a.dtype if a.dtype.kind == "f" else np.float64,
+                                     copy=False)
+
+
 def _np_erf(a):
     """erf of an array, computed in float64 and returned in a's float dtype."""
-    x = np.asarray(a, dtype=np.float64)
-    shape, x = x.shape, x.reshape(-1)
+    shape, x = _float64_flat(a)
     ax = np.abs(x)
     out = np.copysign(np.ones_like(x), x)           # |x| >= 6: erf is +-1 in float64
     out[np.isnan(x)] = np.nan
@@ -82,19 +104,35 @@ def _np_erf(a):
     if mid.any():
         s = ax[mid] - 1
         out[mid] = np.copysign(_ERX + _poly(s, _PA) / _poly(s, _QA), x[mid])
-    far = (ax >= 1.25) & (ax < 6)                   # erfc(x) = exp(-x^2 - 0.5625 + R/S) / x
+    far = (ax >= 1.25) & (ax < 6)
     if far.any():
-        xa = ax[far]
-        s = 1 / (xa * xa)
-        low = xa < 1 / 0.35
-        r_s = np.where(low, _poly(s, _RA) / _poly(s, _SA), _poly(s, _RB) / _poly(s, _SB))
-        # exp(-x^2) as exp(-z^2) exp((z - x)(z + x)), z being x with its low 32 bits cleared,
-        # so that z^2 is exact.
-        z = (xa.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-        erfc = np.exp(-z * z - 0.5625) * np.exp((z - xa) * (z + xa) + r_s) / xa
-        out[far] = np.copysign(1 - erfc, x[far])
-    return out.reshape(shape).astype(a.dtype if a.dtype.kind == "f" else np.float64,
-                                     copy=False)
+        out[far] = np.copysign(1 - _erfc_tail(ax[far]), x[far])
+    return _back(out, shape, a)
+
+
+def _np_erfc(a):
+    """erfc = 1 - erf of an array, without the cancellation of computing 1 - erf(x)."""
+    shape, x = _float64_flat(a)
+    ax = np.abs(x)
+    out = np.where(x > 0, 0.0, 2.0)                 # |x| >= 28
+    out[np.isnan(x)] = np.nan
+    near = ax < 0.84375
+    if near.any():
+        xs = x[near]
+        z = xs * xs
+        r = xs * (_poly(z, _PP) / _poly(z, _QQ))
+        # above 1/4, 0.5 - ((x - 0.5) + x R) keeps the bits that 1 - (x + x R) would lose
+        out[near] = np.where(xs < 0.25, 1 - (xs + r), 0.5 - (r + (xs - 0.5)))
+    mid = (ax >= 0.84375) & (ax < 1.25)
+    if mid.any():
+        s = ax[mid] - 1
+        pq = _poly(s, _PA) / _poly(s, _QA)
+        out[mid] = np.where(x[mid] > 0, (1 - _ERX) - pq, 1 + (_ERX + pq))
+    far = (ax >= 1.25) & (ax < 28)
+    if far.any():
+        tail = _erfc_tail(ax[far])
+        out[far] = np.where(x[far] > 0, tail, 2 - tail)
+    return _back(out, shape, a)
 
 
 # ----- Unary functions ---------------------------------------------------------------------
@@ -153,6 +191,30 @@ def cosh(self):
 @records("erf")
 def erf(self):
     return _unary(_E_ERF, _np_erf, self)
+
+
+@export()
+@records("erfc")
+def erfc(self):
+    return _unary(D["erfc"], _np_erfc, self)
+
+
+@export("asinh", "arcsinh")
+@records("asinh")
+def asinh(self):
+    return _unary(D["asinh"], np.arcsinh, self, quiet=True)
+
+
+@export("acosh", "arccosh")
+@records("acosh")
+def acosh(self):
+    return _unary(D["acosh"], np.arccosh, self)
+
+
+@export("atanh", "arctanh")
+@records("atanh")
+def atanh(self):
+    return _unary(D["atanh"], np.arctanh, self)
 
 
 @export()
@@ -297,6 +359,28 @@ def logaddexp(self, other):
 @method("logaddexp")
 def _logaddexp_method(self, other):
     return _finish(*_logaddexp(self, other, 1))
+
+
+def _logaddexp2(self, other, position):
+    a, b = _float_pair("logaddexp2", self, other, position, "logaddexp2_cpu")
+    try:
+        with np.errstate(invalid="ignore"):
+            out = np.logaddexp2(a, b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    return out, D["logaddexp2"], (self, other), (self, other)
+
+
+@export("logaddexp2", tensor=False)
+@records("logaddexp2")
+def logaddexp2(self, other):
+    """log2(2 ** self + 2 ** other), without overflow (Logaddexp2Backward0)."""
+    return _finish(*_logaddexp2(self, other, 2))
+
+
+@method("logaddexp2")
+def _logaddexp2_method(self, other):
+    return _finish(*_logaddexp2(self, other, 1))
 
 
 def _xlogy(self, other):
@@ -508,6 +592,42 @@ def cosh_(self):
 @records("erf")
 def erf_(self):
     return _inplace_unary(self, _E_ERF, _np_erf, "erf_", saves_self=True)
+
+
+@method("erfc_")
+@records("erfc")
+def erfc_(self):
+    return _inplace_unary(self, D["erfc"], _np_erfc, "erfc_", saves_self=True)
+
+
+def _no_inplace_derivative(self, op):
+    """torch has no derivative for some in-place forms (asinh_, acosh_, atanh_): they fail
+    when self requires grad."""
+    _check_inplace(self)
+    if _needs(self):
+        raise NotImplementedError(f"the derivative for 'inplace version of {op}' is not "
+                                  f"implemented.")
+
+
+@method("asinh_", "arcsinh_")
+@records("asinh")
+def asinh_(self):
+    _no_inplace_derivative(self, "asinh")
+    return _inplace_unary(self, D["asinh"], np.arcsinh, "asinh_", saves_self=True)
+
+
+@method("acosh_", "arccosh_")
+@records("acosh")
+def acosh_(self):
+    _no_inplace_derivative(self, "acosh")
+    return _inplace_unary(self, D["acosh"], np.arccosh, "acosh_", saves_self=True)
+
+
+@method("atanh_", "arctanh_")
+@records("atanh")
+def atanh_(self):
+    _no_inplace_derivative(self, "atanh")
+    return _inplace_unary(self, D["atanh"], np.arctanh, "atanh_", saves_self=True)
 
 
 @method("log1p_")
