@@ -4,6 +4,8 @@ logaddexp2, xlogy, fmod; lerp, addcmul, addcdiv; and the in-place forms of these
 and round.
 """
 
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -60,22 +62,34 @@ _SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.5367295860
 
 
 def _poly(z, coefs):
-    """coefs[0] + coefs[1] z + coefs[2] z^2 + ... (Horner; a loop over coefficients only)."""
-    r = np.full_like(z, coefs[-1])
-    for c in coefs[-2::-1]:
-        r = r * z + c
+    """coefs[0] + coefs[1] z + coefs[2] z^2 + ... (Horner, in place: a loop over the
+    coefficients, never over elements)."""
+    r = z * coefs[-1]
+    for c in coefs[-2:0:-1]:
+        r += c
+        r *= z
+    r += coefs[0]
     return r
 
 
 def _erfc_tail(ax):
     """erfc(x) for x in [1.25, 28): exp(-x^2 - 0.5625 + R(1/x^2) / S(1/x^2)) / x."""
     s = 1 / (ax * ax)
+    r_s = np.empty_like(ax)
     low = ax < 1 / 0.35
-    r_s = np.where(low, _poly(s, _RA) / _poly(s, _SA), _poly(s, _RB) / _poly(s, _SB))
+    if low.all():
+        r_s = _poly(s, _RA) / _poly(s, _SA)
+    else:
+        sl, sh = s[low], s[~low]
+        r_s[low] = _poly(sl, _RA) / _poly(sl, _SA)
+        r_s[~low] = _poly(sh, _RB) / _poly(sh, _SB)
     # exp(-x^2) as exp(-z^2) exp((z - x)(z + x)), z being x with its low 32 bits cleared, so
     # that z^2 is exact.
     z = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-    return np.exp(-z * z - 0.5625) * np.exp((z - ax) * (z + ax) + r_s) / ax
+    e = np.exp(-z * z - 0.5625)
+    e *= np.exp((z - ax) * (z + ax) + r_s)
+    e /= ax
+    return e
 
 
 def _float64_flat(a):
@@ -91,11 +105,17 @@ def _back(out, shape, a):
 
 def _np_erf(a):
     """erf of an array, computed in float64 and returned in a's float dtype."""
+    if a.ndim == 0:
+        return _back(np.array(math.erf(a)), (), a)     # one number: the C library's erf
     shape, x = _float64_flat(a)
     ax = np.abs(x)
+    near = ax < 0.84375                             # erf(x) = x + x R(x^2)
+    if near.all():
+        z = x * x
+        out = x + x * (_poly(z, _PP) / _poly(z, _QQ))
+        return _back(out, shape, a)
     out = np.copysign(np.ones_like(x), x)           # |x| >= 6: erf is +-1 in float64
     out[np.isnan(x)] = np.nan
-    near = ax < 0.84375                             # erf(x) = x + x R(x^2)
     if near.any():
         xs = x[near]
         z = xs * xs
@@ -112,6 +132,8 @@ def _np_erf(a):
 
 def _np_erfc(a):
     """erfc = 1 - erf of an array, without the cancellation of computing 1 - erf(x)."""
+    if a.ndim == 0:
+        return _back(np.array(math.erfc(a)), (), a)
     shape, x = _float64_flat(a)
     ax = np.abs(x)
     out = np.where(x > 0, 0.0, 2.0)                 # |x| >= 28
