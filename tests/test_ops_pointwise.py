@@ -5,6 +5,7 @@ every error. Each case is a function of the backend module, run on both; the obs
 (values, dtypes, grads, graph shapes, versions, error types and first sentences) must agree.
 """
 
+import doctest
 import math
 import warnings
 
@@ -153,6 +154,12 @@ def test_erf_is_within_two_ulp_of_the_exact_value():
     want = np.array([math.erf(v) for v in xs])
     ulp = np.abs(got - want) / np.spacing(np.abs(want))
     assert ulp.max() <= 2, (xs[ulp.argmax()], got[ulp.argmax()], want[ulp.argmax()])
+
+
+def test_the_docstring_examples_run():
+    from gradviz._ops import special
+    result = doctest.testmod(special)
+    assert result.attempted >= 9 and result.failed == 0
 
 
 def test_erfc_is_within_four_ulp_of_the_exact_value():

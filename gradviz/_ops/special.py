@@ -212,6 +212,12 @@ def cosh(self):
 @export()
 @records("erf")
 def erf(self):
+    """The error function.
+
+    >>> import gradviz as torch
+    >>> torch.erf(torch.tensor([0.0, 0.5, 1.0]))
+    tensor([0.0000, 0.5205, 0.8427])
+    """
     return _unary(_E_ERF, _np_erf, self)
 
 
@@ -321,7 +327,12 @@ def _atan2(self, other, op, position):
 @export("atan2", tensor=False)
 @records("atan2")
 def atan2(self, other):
-    """atan(self / other) in the quadrant of (other, self) (Atan2Backward0)."""
+    """atan(self / other) in the quadrant of the point (other, self) (Atan2Backward0).
+
+    >>> import gradviz as torch
+    >>> torch.atan2(torch.tensor([1.0, -1.0]), torch.tensor([-1.0, -1.0]))
+    tensor([ 2.3562, -2.3562])
+    """
     return _finish(*_atan2(self, other, "atan2", 2))
 
 
@@ -352,7 +363,12 @@ def _hypot(self, other, position, op="hypot"):
 @export("hypot", tensor=False)
 @records("hypot")
 def hypot(self, other):
-    """sqrt(self ** 2 + other ** 2), without overflow (HypotBackward0)."""
+    """sqrt(self ** 2 + other ** 2), without overflow (HypotBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.hypot(torch.tensor([3.0]), torch.tensor([4.0]))
+    tensor([5.])
+    """
     return _finish(*_hypot(self, other, 2))
 
 
@@ -374,7 +390,12 @@ def _logaddexp(self, other, position):
 @export("logaddexp", tensor=False)
 @records("logaddexp")
 def logaddexp(self, other):
-    """log(exp(self) + exp(other)), without overflow (LogaddexpBackward0)."""
+    """log(exp(self) + exp(other)), without overflow (LogaddexpBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.logaddexp(torch.tensor([1000.0]), torch.tensor([1000.0]))
+    tensor([1000.6932])
+    """
     return _finish(*_logaddexp(self, other, 2))
 
 
@@ -430,7 +451,13 @@ def _xlogy(self, other):
 @export()
 @records("xlogy", "xlogy_scalar_self", "xlogy_scalar_other")
 def xlogy(self, other):
-    """self * log(other), and 0 where self == 0 (unless other is nan)."""
+    """self * log(other), and 0 where self == 0 (unless other is nan): XlogyBackward0, or
+    XlogyBackward1 / XlogyBackward2 when self / other is a Python number.
+
+    >>> import gradviz as torch
+    >>> torch.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
+    """
     return _finish(*_xlogy(self, other))
 
 
@@ -458,7 +485,12 @@ def _fmod(self, other):
 @records("fmod_scalar", "fmod")
 def fmod(self, other):
     """The remainder of self / other with the sign of self (C's fmod): FmodBackward0 for a
-    Python number other, FmodBackward1 for a tensor."""
+    Python number other, FmodBackward1 for a tensor.
+
+    >>> import gradviz as torch
+    >>> torch.fmod(torch.tensor([-5.0, 5.0]), 3)
+    tensor([-2.,  2.])
+    """
     return _finish(*_fmod(self, other))
 
 
@@ -505,7 +537,12 @@ def _lerp(input, end, weight, op="lerp"):
 @records("lerp", "lerp_tensor")
 def lerp(input, end, weight):
     """input + weight * (end - input): LerpBackward0 for a number weight, LerpBackward1 for a
-    tensor weight."""
+    tensor weight.
+
+    >>> import gradviz as torch
+    >>> torch.lerp(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 6.0]), 0.25)
+    tensor([1.5000, 3.0000])
+    """
     return _finish(*_lerp(input, end, weight))
 
 
@@ -549,14 +586,25 @@ _ADDCDIV_INTEGER = (
 @export()
 @records("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 * tensor2 (AddcmulBackward0)."""
+    """input + value * tensor1 * tensor2 (AddcmulBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.addcmul(torch.ones(2), torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]),
+    ...               value=0.5)
+    tensor([2.5000, 5.0000])
+    """
     return _finish(*_addc("addcmul", input, tensor1, tensor2, value, False))
 
 
 @export()
 @records("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 / tensor2 (AddcdivBackward0)."""
+    """input + value * tensor1 / tensor2 (AddcdivBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.addcdiv(torch.ones(2), torch.tensor([1.0, 2.0]), torch.tensor([4.0, 4.0]), value=2)
+    tensor([1.5000, 2.0000])
+    """
     return _finish(*_addc("addcdiv", input, tensor1, tensor2, value, True))
 
 
