@@ -324,6 +324,16 @@ defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          self=clamp_grad,
          min=clamp_min_grad,
          max=clamp_max_grad)
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
+defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
+         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= max, grad))
+defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
+         max=lambda grad, self, max: mask(value(self) > value(max), grad))
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, True),

@@ -21,6 +21,10 @@ def _tan_double_backward(x):
 
 EXAMPLES = {
     "add_scalar": (_tan_double_backward, (U3,), {}),
+    "clamp_min": (lambda x: torch.clamp_min(x, 0.5), (A3,), {}),
+    "clamp_min_tensor": (lambda x, lo: x.clamp_min(lo), (A3, B3), {}),
+    "clamp_max": (lambda x: x.clamp_max(0.5), (A3,), {}),
+    "clamp_max_tensor": (lambda x, hi: torch.clamp_max(x, hi), (A3, B3), {}),
     "tan": (lambda x: x.tan(), (U3,), {}),
     "atan": (lambda x: torch.arctan(x), (A3,), {}),
     "asin": (lambda x: x.arcsin(), (U3,), {}),

@@ -447,6 +447,35 @@ def test_clamp_in_place(case_name):
     check(case)
 
 
+BOUND = {
+    "number": lambda t: 0.4,
+    "int_number": lambda t: 0,
+    "tensor": lambda t: t.tensor([0.0, -1.0, 0.5], requires_grad=True),
+    "zero_d_tensor": lambda t: t.tensor(0.4, dtype=t.float64, requires_grad=True),
+    "broadcast": lambda t: t.tensor([[0.0], [0.5]], requires_grad=True),
+    "bad_shape": lambda t: t.ones(2),
+}
+
+
+@pytest.mark.parametrize("op", ["clamp_min", "clamp_max"])
+@pytest.mark.parametrize("bound", sorted(BOUND))
+@pytest.mark.parametrize("form", ["function", "method", "in_place"])
+def test_clamp_min_and_clamp_max(op, bound, form):
+    def case(t):
+        x = _x(t)
+        b = BOUND[bound](t)
+        if form == "function":
+            out = getattr(t, op)(x, b)
+        elif form == "method":
+            out = getattr(x, op)(b)
+        else:
+            out = x * 1
+            getattr(out, op + "_")(b)
+        return _backward(t, out, x, *([b] if isinstance(b, t.Tensor) else []))
+    check(case)
+    check(lambda t: getattr(t, op)(t.tensor([1, 5, -2]), BOUND[bound](t)))
+
+
 def test_clamp_in_place_on_integers_with_float_bounds():
     check(lambda t: t.tensor([1, 5]).clamp_(0.5, 2.5))
     check(lambda t: t.tensor([1, 5]).clamp_(t.tensor([2, 2]), 3))

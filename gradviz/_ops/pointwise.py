@@ -167,13 +167,42 @@ def _clamp(self, min, max, op="clamp"):
 
 
 @export()
+@records("clamp_min", "clamp_min_tensor")
 def clamp_min(self, min):
-    return clamp(self, min=min)
+    """max(self, min): ClampMinBackward0 for a number, ClampMinBackward1 for a tensor."""
+    out, entry, inputs, args = _clamp_bound(self, min, True)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
 
 
 @export()
+@records("clamp_max", "clamp_max_tensor")
 def clamp_max(self, max):
-    return clamp(self, max=max)
+    """min(self, max): ClampMaxBackward0 for a number, ClampMaxBackward1 for a tensor."""
+    out, entry, inputs, args = _clamp_bound(self, max, False)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
+
+
+def _clamp_bound(self, bound, lower):
+    """clamp_min's (lower) or clamp_max's values, row, inputs and saved args."""
+    a = self._data
+    b, bt = _operand(bound)
+    rt = _dtype.result_type((a, b))
+    a = a if a.dtype == rt else a.astype(rt)
+    b = np.asarray(b, dtype=rt) if bt is not None else rt.type(b)
+    try:
+        out = np.maximum(a, b) if lower else np.minimum(a, b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    name = "clamp_min" if lower else "clamp_max"
+    if bt is None:
+        return out, D[name], (self,), (self, bound)
+    return out, D[name + "_tensor"], (self, bt), (self, bt)
 
 
 @export()

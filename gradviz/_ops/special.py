@@ -16,7 +16,8 @@ from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
 from .inplace import _check_inplace, _commit, _inplace_unary, _write
-from .pointwise import _C_NAMES, _clamp, _round, _unary, invalid_arguments
+from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _round, _unary,
+                        invalid_arguments)
 
 
 def _not_implemented_for(kernel, dt):
@@ -807,6 +808,20 @@ def clamp_(self, min=None, max=None):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_C_NAMES[dt.name]}")
     return _inplace(self, "clamp_", computed)
+
+
+@method("clamp_min_")
+@records("clamp_min", "clamp_min_tensor")
+def clamp_min_(self, min):
+    _check_inplace(self)
+    return _inplace(self, "clamp_min_", _clamp_bound(self, min, True))
+
+
+@method("clamp_max_")
+@records("clamp_max", "clamp_max_tensor")
+def clamp_max_(self, max):
+    _check_inplace(self)
+    return _inplace(self, "clamp_max_", _clamp_bound(self, max, False))
 
 
 @method("round_")
