@@ -545,6 +545,36 @@ def test_unimplemented_arguments_raise_and_name_the_backend():
         assert str(info.value).endswith("run with --backend torch to use PyTorch")
 
 
+# ----- The existing pointwise ops: dtypes and operands torch refuses ------------------------
+
+EXISTING = {
+    "relu_bool": lambda t: t.relu(t.tensor([True, False])),
+    "abs_bool": lambda t: t.abs(t.tensor([True, False])),
+    "floor_bool": lambda t: t.floor(t.tensor([True, False])),
+    "ceil_bool": lambda t: t.ceil(t.tensor([True, False])),
+    "trunc_bool": lambda t: t.trunc(t.tensor([True, False])),
+    "round_bool": lambda t: t.round(t.tensor([True, False])),
+    "round_int_decimals": lambda t: t.round(t.tensor([15, 25]), decimals=-1),
+    "round_int": lambda t: t.round(t.tensor([15, 25])),
+    "sign_bool": lambda t: t.sign(t.tensor([True, False])),
+    "sign_special": lambda t: t.sign(t.tensor([0.0, -0.0, float("inf"), float("nan"), -2.0])),
+    "sign_zero_d_nan": lambda t: t.sign(t.tensor(float("nan"))),
+    "maximum_number": lambda t: t.maximum(_x(t), 2.0),
+    "maximum_number_first": lambda t: t.maximum(2.0, _x(t)),
+    "maximum_method_number": lambda t: _x(t).maximum(2.0),
+    "minimum_number": lambda t: t.minimum(_x(t), 2),
+    "minimum_method": lambda t: _x(t).minimum(t.tensor([0.0, 0.0, 1.0])),
+    "where_long_condition": lambda t: t.where(t.tensor([1, 0]), t.ones(2), 2.5),
+    "where_byte_condition": lambda t: t.where(t.tensor([1, 0], dtype=t.uint8), t.ones(2), 2.5),
+    "div_bad_rounding_mode": lambda t: t.div(t.tensor([5, -5]), 2, rounding_mode="x"),
+}
+
+
+@pytest.mark.parametrize("case_name", sorted(EXISTING))
+def test_existing_pointwise_ops_like_torch(case_name):
+    check(EXISTING[case_name])
+
+
 # ----- Shapes and broadcasting, against torch ----------------------------------------------
 
 SETTINGS = settings(max_examples=20, deadline=None,

@@ -2,6 +2,8 @@
 maximum/minimum, where, clone, to, and the piecewise-constant ones.
 """
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype
@@ -10,7 +12,8 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand
+from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
+                      _operand)
 from .arithmetic import _binary, pow
 
 
@@ -92,6 +95,8 @@ def _np_relu(a):
 @export()
 @records("relu")
 def relu(self):
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     return _unary(_E_RELU, _np_relu, self, floating=False, quiet=True)
 
 
@@ -99,7 +104,23 @@ def relu(self):
 @method("__abs__")
 @records("abs")
 def abs(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("abs_cpu")
     return _unary(D["abs"], np.abs, self, floating=False, quiet=True)
+
+
+def _no_bool_kernel(kernel):
+    return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _np_sign(a):
+    # torch's sign is 0 at nan (NumPy's is nan) and keeps a bool tensor as it is.
+    if a.dtype.kind == "b":
+        return a.copy()
+    r = np.sign(a)
+    if a.dtype.kind == "f":
+        r = np.where(r != r, r.dtype.type(0), r)
+    return r
 
 
 def _zero_grad_unary(entry, ufunc, self, args=()):
@@ -114,7 +135,7 @@ def _zero_grad_unary(entry, ufunc, self, args=()):
 @export()
 @records("sign")
 def sign(self):
-    return _zero_grad_unary(D["sign"], np.sign, self)
+    return _zero_grad_unary(D["sign"], _np_sign, self)
 
 
 @export()
@@ -205,16 +226,54 @@ def _clamp_bound(self, bound, lower):
     return out, D[name + "_tensor"], (self, bt), (self, bt)
 
 
-@export()
+@export("maximum", tensor=False)
 @records("maximum")
 def maximum(self, other):
-    return _binary(D["maximum"], np.maximum, self, other, lambda st, ot, s, o: (st, ot))
+    _tensor_pair("maximum", self, other, 2)
+    return _binary(D["maximum"], np.maximum, self, other, _both)
 
 
-@export()
+@method("maximum")
+def _maximum_method(self, other):
+    _tensor_pair("maximum", self, other, 1)
+    return _binary(D["maximum"], np.maximum, self, other, _both)
+
+
+@export("minimum", tensor=False)
 @records("minimum")
 def minimum(self, other):
-    return _binary(D["minimum"], np.minimum, self, other, lambda st, ot, s, o: (st, ot))
+    _tensor_pair("minimum", self, other, 2)
+    return _binary(D["minimum"], np.minimum, self, other, _both)
+
+
+@method("minimum")
+def _minimum_method(self, other):
+    _tensor_pair("minimum", self, other, 1)
+    return _binary(D["minimum"], np.minimum, self, other, _both)
+
+
+def _both(st, ot, s, o):
+    return (st, ot)
+
+
+def _tensor_pair(op, self, other, position):
+    """torch's TypeError for a binary op whose operands must both be tensors."""
+    for name, pos, x in (("input", 1, self), ("other", position, other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(x).__name__}")
+
+
+_UINT8_WARNED = []
+
+
+def _warn_uint8_condition():
+    """torch warns once per process (TORCH_WARN_ONCE) about a uint8 condition."""
+    if not _UINT8_WARNED:
+        _UINT8_WARNED.append(True)
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=3)
 
 
 @export("where", tensor=False)
@@ -222,6 +281,12 @@ def minimum(self, other):
 def where(condition, input, other):
     """input where condition else other (WhereBackward0)."""
     c = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if c.dtype == np.uint8:
+        _warn_uint8_condition()
+        c = c.astype(np.bool_)
+    elif c.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_TORCH_SCALAR.get(c.dtype.name, c.dtype.name)}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # Two Python numbers: torch's result dtype for them (int64, or the default float).
         rt = _dtype.result_type((input, other))
@@ -343,18 +408,24 @@ def _to_type_error(args, kwargs):
 @export()
 @records("floor")
 def floor(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("floor_vml_cpu")
     return _zero_grad_unary(D["floor"], np.floor, self)
 
 
 @export()
 @records("ceil")
 def ceil(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("ceil_vml_cpu")
     return _zero_grad_unary(D["ceil"], np.ceil, self)
 
 
 @export()
 @records("trunc")
 def trunc(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("trunc_vml_cpu")
     return _zero_grad_unary(D["trunc"], np.trunc, self)
 
 
@@ -371,6 +442,12 @@ def round(self, *, decimals=None):
 
 def _round(self, decimals):
     """round's values, row, inputs and saved args (shared with round_)."""
+    kind = self._data.dtype.kind
+    if kind == "b":
+        raise _no_bool_kernel("round_vml_cpu" if decimals is None else "round_cpu")
+    if decimals is not None and kind in "iu":
+        raise NotImplementedError(f'"round_cpu" not implemented for '
+                                  f"'{_TORCH_SCALAR[self._data.dtype.name]}'")
     if decimals is None:
         return np.round(self._data), D["round"], (self,), ()
     return np.round(self._data, decimals), D["round_decimals"], (self,), (decimals,)
