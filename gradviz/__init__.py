@@ -48,6 +48,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -84,6 +85,8 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]
+
+_missing.install_tensor_stubs(Tensor)
 
 
 def __getattr__(name):
