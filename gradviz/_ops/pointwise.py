@@ -229,26 +229,30 @@ def _clamp_bound(self, bound, lower):
 @export("maximum", tensor=False)
 @records("maximum")
 def maximum(self, other):
-    _tensor_pair("maximum", self, other, 2)
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("maximum", self, other, 2)
     return _binary(D["maximum"], np.maximum, self, other, _both)
 
 
 @method("maximum")
 def _maximum_method(self, other):
-    _tensor_pair("maximum", self, other, 1)
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("maximum", self, other, 1)
     return _binary(D["maximum"], np.maximum, self, other, _both)
 
 
 @export("minimum", tensor=False)
 @records("minimum")
 def minimum(self, other):
-    _tensor_pair("minimum", self, other, 2)
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("minimum", self, other, 2)
     return _binary(D["minimum"], np.minimum, self, other, _both)
 
 
 @method("minimum")
 def _minimum_method(self, other):
-    _tensor_pair("minimum", self, other, 1)
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("minimum", self, other, 1)
     return _binary(D["minimum"], np.minimum, self, other, _both)
 
 
@@ -256,12 +260,12 @@ def _both(st, ot, s, o):
     return (st, ot)
 
 
-def _tensor_pair(op, self, other, position):
+def _not_a_tensor(op, self, other, position):
     """torch's TypeError for a binary op whose operands must both be tensors."""
-    for name, pos, x in (("input", 1, self), ("other", position, other)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
-                            f"{type(x).__name__}")
+    name, pos, x = ("input", 1, self) if not isinstance(self, Tensor) else \
+        ("other", position, other)
+    return TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                     f"{type(x).__name__}")
 
 
 _UINT8_WARNED = []
