@@ -377,10 +377,10 @@ def to(self, *args, **kwargs):
         elif isinstance(a, int):
             raise RuntimeError("Cannot access accelerator device when none is available.")
         else:
-            raise _to_type_error(args, kwargs)
+            raise invalid_arguments("to", args, kwargs, method=True)
     if kwargs:
         if any(k not in _TO_KEYWORDS for k in kwargs):
-            raise _to_type_error(args, kwargs)
+            raise invalid_arguments("to", args, kwargs, method=True)
         dt = kwargs.get("dtype", dt)
         if dt is float or dt is int or dt is bool:
             dt = _PYTHON_TYPES[dt]
@@ -401,12 +401,6 @@ def to(self, *args, **kwargs):
         record(D["to_copy"], out, (self,), ())
     return out
 
-
-def _to_type_error(args, kwargs):
-    got = ", ".join([type(a).__name__ for a in args] +
-                    [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-    return TypeError(f"to() received an invalid combination of arguments - got ({got}, ), but "
-                     f"expected one of:")
 
 
 @export()
