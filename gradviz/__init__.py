@@ -44,6 +44,11 @@ from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzer
 from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
                            masked_select, nonzero, scatter, scatter_add, take_along_dim)
 from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
+from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
+                           arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
+                           atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
+                           expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
+                           logaddexp2, rsqrt, sinh, tan, xlogy)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -32,12 +32,17 @@ from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_der
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
-                     zeros_like, maybe_multiply, floor_div, outer, pow_)
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
+                     xlogy, trunc_div, plus)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -174,6 +179,38 @@ def clamp_grad(grad, self, min, max):
     if max is not None:
         keep &= x <= value(max)
     return mask(keep, grad)
+
+
+def clamp_min_grad(grad, self, min, max):
+    """min gets the gradient where it clamps, unless it is above max (max wins), as torch."""
+    lo = value(min)
+    keep = lo > value(self)
+    if max is not None:
+        keep = keep & (lo < value(max))
+    return mask(keep, grad)
+
+
+def clamp_max_grad(grad, self, min, max):
+    """max gets the gradient where it clamps, and wherever min > max (the result is max)."""
+    hi = value(max)
+    keep = hi < value(self)
+    if min is not None:
+        keep = keep | (value(min) > hi)
+    return mask(keep, grad)
+
+
+def atan2_recip(self, other):
+    """1 / (self^2 + other^2), and 0 where both are 0: atan2's gradient there is 0 in torch,
+    not 0 * inf = nan."""
+    denom = self * self + other * other
+    with np.errstate(divide="ignore"):
+        return where0(value(denom) == 0, 1 / denom)
+
+
+def xlogy_self_grad(grad, self, other):
+    """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
+    x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
+    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
 
 
 def mse_grad(grad, self, target, reduction):
@@ -514,6 +551,9 @@ defderiv("mul_scalar(Tensor self, Scalar other)",
 defderiv("sub_scalar(Tensor self, Scalar other)",
          "SubBackward1", saves_tensors=False,
          self=lambda grad: grad)
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
 defderiv("abs(Tensor self)",
          "AbsBackward0", ("self",),
          self=lambda grad, self: grad * sign(self))
@@ -556,7 +596,17 @@ defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
 defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
-         min=lambda grad, self, min: mask(value(self) < value(min), grad),
+         min=clamp_min_grad,
+         max=clamp_max_grad)
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
+defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
+         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= max, grad))
+defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
@@ -758,8 +808,88 @@ defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
 
 # ----- Pointwise and special functions -----------------------------------------------------
-# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
-#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+# (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
+
+defderiv("tan(Tensor self)", "TanBackward0",
+         self=lambda grad, result: grad * plus(pow_(result, 2), 1))
+defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self * self, 1))
+defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(-self * self, 1)))
+defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
+         self=lambda grad, self: grad * -rsqrt(plus(-self * self, 1)))
+defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
+         self=lambda grad, self: grad * cosh(self))
+defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
+         self=lambda grad, self: grad * sinh(self))
+defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("erfc(Tensor self)", "ErfcBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), -_TWO_OVER_SQRT_PI) * grad)
+defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(pow_(self, 2), 1)))
+defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
+defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
+         self=lambda grad, self: grad / (1 - pow_(self, 2)))
+defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self, 1))
+defderiv("expm1(Tensor self)", "Expm1Backward0",
+         self=lambda grad, result: grad * plus(result, 1))
+defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN2))
+defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN10))
+defderiv("exp2(Tensor self)", "Exp2Backward0",
+         self=lambda grad, result: scale(grad * result, _LN2))
+defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
+         self=lambda grad, result: scale(grad, -0.5) * pow_(result, 3))
+defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad * other * atan2_recip(self, other),
+         other=lambda grad, self, other: grad * -self * atan2_recip(self, other))
+defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
+         self=lambda grad, self, result: grad * self / result,
+         other=lambda grad, other, result: grad * other / result)
+defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
+         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
+         self=xlogy_self_grad,
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
+         self=xlogy_self_grad)
+defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * trunc_div(self, other))
+defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
+         saves_tensors=False,
+         input=lambda grad, weight: scale(grad, 1 - weight),
+         end=lambda grad, weight: scale(grad, weight))
+defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
+         "LerpBackward1", ("self", "end", "weight"),
+         input=lambda grad, weight: grad * (1 - weight),
+         end=lambda grad, weight: grad * weight,
+         weight=lambda grad, self, end: grad * (end - self))
+defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcmulBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcdivBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor2=lambda grad, tensor1, tensor2, value:
+             -grad * scale(tensor1, value) / (tensor2 * tensor2))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------
@@ -1400,13 +1530,8 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
          ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
          nondiff=("indices",),
          weight=embedding_grad)
-# torch.clamp_min with a number (normalize clamps its norm with it): its own node in torch.
-defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
-         self=lambda grad, self, min: mask(value(self) >= min, grad))
-# The Scalar overloads torch's C++ composite losses record (cross_entropy's probability
-# targets: `target * (1 - ls) + ls / C`, `sum / (numel / C)`).
-defderiv("add_scalar(Tensor self, Scalar other)", "AddBackward1", saves_tensors=False,
-         self=lambda grad: grad)
+# The Scalar overload torch's C++ cross_entropy records for probability targets
+# (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
 defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
          saves_tensors=False,
          self=lambda grad, other: grad / other)

@@ -122,6 +122,13 @@ def shift(x, s):
     return x + s
 
 
+def plus(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    if _t(x):
+        return ops.add_scalar(x, s)
+    return x + s
+
+
 def where0(cond, x):
     """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
     unlike mask(), a nan or inf in x under cond does not leak through as nan."""
@@ -244,13 +251,11 @@ def floor_div(a, b):
 
 # ----- Activations, losses and normalization (gradviz.nn.functional) -------------------------
 
-_np_erf = np.frompyfunc(math.erf, 1, 1)
-
-
 def np_erf(a):
-    """erf of a float array, in its dtype (NumPy has no erf; math.erf is correctly rounded to
-    the double, as the C library's erf torch calls)."""
-    return np.asarray(_np_erf(a), dtype=a.dtype)
+    """erf of a float array, in its dtype: torch.erf's vectorised fdlibm kernel (imported at
+    call time, since gradviz._ops imports this module)."""
+    from ._ops.special import _np_erf
+    return _np_erf(a)
 
 
 def tanh(x):
@@ -498,3 +503,37 @@ def cat_grads(grads, sizes, shape, dim):
 
 def inverse(x):
     return ops.inverse(x) if _t(x) else np.linalg.inv(x)
+
+
+# ----- Pointwise and special functions -----------------------------------------------------
+
+def rsqrt(x):
+    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+
+
+def sinh(x):
+    return x.sinh() if _t(x) else np.sinh(x)
+
+
+def cosh(x):
+    return x.cosh() if _t(x) else np.cosh(x)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
+    (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
+    if _t(x) or _t(y):
+        return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    zero = np.asarray(x) == 0
+    if np.any(zero):
+        r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)
+    return r
+
+
+def trunc_div(a, b):
+    """a / b rounded toward zero, on values (a constant in fmod's formula)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.trunc(np.true_divide(value(a), value(b)))
+    return _make(q) if _t(a) or _t(b) else q

@@ -14,7 +14,7 @@ from .. import _registry
 from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
-               pointwise, random, reductions, scatter, sorting, views)
+               pointwise, random, reductions, scatter, sorting, special, views)
 from . import activation, dropout, embedding, normalization  # noqa: F401
 from . import shape  # noqa: F401
 

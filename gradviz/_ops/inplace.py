@@ -168,11 +168,20 @@ def div_(self, other):
 
 
 @method("pow_")
-@records("pow")
+@records("pow", "pow_tensor")
 def pow_(self, exponent):
     _check_inplace(self)
     if isinstance(exponent, Tensor):
-        raise NotImplementedError("gradviz: pow_ with a tensor exponent is not supported")
+        # PowBackward1, saving self as it was before the edit.
+        orig = self.detach().clone() if _needs(self, exponent) else self
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                new = np.power(self._data, exponent._data)
+            except ValueError as exc:
+                raise _broadcast_error(self._data, exponent._data, exc) from None
+        _write(self, new)
+        _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
+        return self
     orig = self.detach().clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
         _write(self, np.power(self._data, exponent))
@@ -229,16 +238,6 @@ def relu_(self):
 @records("neg")
 def neg_(self):
     return _inplace_unary(self, D["neg"], np.negative, "neg_")
-
-
-@method("clamp_", "clip_")
-@records("clamp")
-def clamp_(self, min=None, max=None):
-    _check_inplace(self)
-    orig = self.detach().clone() if _needs(self) else self
-    _write(self, np.clip(self._data, min, max))
-    _commit(self, D["clamp"], (self,), (orig, min, max), "clamp_")
-    return self
 
 
 @method("zero_")

@@ -216,17 +216,7 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     return out
 
 
-# ----- Scalar overloads recorded by torch's composite losses -----------------------------------
-
-@records("add_scalar")
-def add_scalar(self, other):
-    """self + a Python number as torch's C++ add(Tensor, Scalar) (AddBackward1): recorded by
-    cross_entropy with probability targets and label smoothing."""
-    out = _make(self._data + other)
-    if _state.enabled and self._rg:
-        record(D["add_scalar"], out, (self,), ())
-    return out
-
+# ----- The Scalar overload recorded by cross_entropy's probability targets -----------------
 
 @records("div_scalar")
 def div_scalar(self, other):

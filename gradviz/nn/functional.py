@@ -9,7 +9,7 @@ from .._ops import (activation, dropout as _dropout, embedding as _embedding, li
                     normalization, pointwise, reductions, views)
 from .._ops.inplace import relu_
 from .._registry import ops
-from .._tensor import _make
+from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
