@@ -1,0 +1,86 @@
+"""The float arithmetic of torch's optimizer updates, on NumPy arrays.
+
+Each helper computes what one of torch's in-place CPU kernels computes, with the same
+roundings, so that an optimizer step written with them gives torch's numbers: a Python number
+is first rounded to the tensor's dtype (torch turns a scalar argument into the tensor's type),
+and the kernels that torch vectorises as a fused multiply-add (`add_(other, alpha=)`,
+`addcmul_`, `lerp_`) round once, not twice. The optimizers call these in the order of torch's
+single-tensor (for-loop) implementation, which is the one torch runs for CPU tensors.
+
+>>> import numpy as np
+>>> from gradviz.optim._functional import lerp
+>>> lerp(np.float32([0.0, 1.0]), np.float32([1.0, 1.0]), 0.1)
+array([0.1, 1. ], dtype=float32)
+"""
+
+import numpy as np
+
+from .._ops.inplace import bump_version
+
+__all__ = ["fma", "lerp", "add", "addcmul", "addcdiv", "sqrt", "write"]
+
+_f32 = np.dtype(np.float32)
+_f64 = np.float64
+
+
+def fma(a, b, c):
+    """a * b + c with one rounding, as torch's vectorised kernels compute it.
+
+    In float32 the product of two float32 numbers is exact in float64, so computing in float64
+    and rounding once to float32 gives the fused result (up to a double rounding that is rare
+    enough never to have been seen in the tests). Other dtypes round twice.
+    """
+    if np.result_type(a, b, c) == _f32:
+        return (np.asarray(a, _f64) * b + c).astype(_f32)
+    return a * b + c
+
+
+def _s(value, like):
+    """A Python number as torch's kernel sees it: in the tensor's dtype."""
+    return like.dtype.type(value)
+
+
+def lerp(start, end, weight):
+    """torch's `start.lerp_(end, weight)` for a number weight (its two-sided formula)."""
+    w = _s(weight, start)
+    diff = end - start
+    if abs(w) < 0.5:
+        return fma(w, diff, start)
+    return fma(w - start.dtype.type(1), diff, end)
+
+
+def add(a, b, alpha):
+    """torch's `a.add(b, alpha=alpha)`: b * alpha + a, fused."""
+    if alpha == 1:
+        return a + b
+    return fma(b, _s(alpha, a), a)
+
+
+def addcmul(a, t1, t2, value):
+    """torch's `a.addcmul(t1, t2, value=value)`: (value * t1) * t2 + a, fused."""
+    return fma(_s(value, a) * t1, t2, a)
+
+
+def addcdiv(a, t1, t2, value):
+    """torch's `a.addcdiv(t1, t2, value=value)`: a + (value * t1) / t2 (not fused)."""
+    return a + (_s(value, a) * t1) / t2
+
+
+def sqrt(a):
+    """The square root, correctly rounded.
+
+    torch's CPU build takes float32 square roots of more than one element from MKL's vector
+    library, which is not correctly rounded: about one result in six is 1 ulp away from this
+    one. That is the only difference between gradviz's Adam/AdamW/RMSprop/Adagrad updates and
+    torch's (the tests check the rest bit for bit by giving both the same square root).
+    """
+    return np.sqrt(a)
+
+
+def write(t, values, op, bumps=1):
+    """Store values into tensor t's storage, counted as `bumps` in-place edits (torch's
+    `_version` goes up once per in-place call)."""
+    a = t._array()
+    a[...] = values
+    for _ in range(bumps):
+        bump_version(t, op)
