@@ -43,6 +43,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import backends, cuda, utils
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -77,5 +78,5 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "backends", "cuda", "utils",
 ]

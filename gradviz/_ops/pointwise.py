@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand
@@ -218,20 +218,58 @@ def contiguous(self, memory_format=None):
 @method("to")
 @records("to_copy")
 def to(self, *args, **kwargs):
-    """Change dtype (ToCopyBackward0); devices other than the CPU are not available."""
-    dt = kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, _dtype.dtype):
-            dt = a
-        elif isinstance(a, Tensor):
-            dt = a.dtype
-    if dt is None or dt.np == self._data.dtype:
+    """Change dtype (ToCopyBackward0). The CPU is the only device: another one is refused with
+    torch's error on a CPU-only build, never ignored."""
+    dt, copy = _to_args(args, kwargs)
+    if dt is None:
+        dt = self.dtype
+    if not copy and dt.np == self._data.dtype:
         return self
-    out = _make(np.asarray(self._data).astype(dt.np))
+    out = _make(np.array(self._data, dtype=dt.np, copy=True))
     if _needs(self) and dt.is_floating_point:
         record(D["to_copy"], out, (self,), ())
     return out
 
+
+def _to_args(args, kwargs):
+    """(dtype or None, copy) from torch's three forms of Tensor.to: (device, dtype, ...),
+    (dtype, ...) and (tensor, ...), each followed by non_blocking and copy."""
+    from .._creation import _check_device
+    kw = dict(kwargs)
+    dt, dev = kw.pop("dtype", None), kw.pop("device", None)
+    kw.pop("non_blocking", None)
+    copy = kw.pop("copy", False)
+    if kw.pop("memory_format", None) is not None:
+        raise NotImplementedError("gradviz: Tensor.to(memory_format=...) is not implemented by "
+                                  "gradviz's core; run with --backend torch to use PyTorch")
+    if kw:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kw))}'")
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dt = other.dtype
+    elif rest and isinstance(rest[0], _dtype.dtype):
+        dt = rest.pop(0)
+    elif rest and (isinstance(rest[0], str) or hasattr(rest[0], "type")):
+        dev = rest.pop(0)
+        if rest and isinstance(rest[0], _dtype.dtype):
+            dt = rest.pop(0)
+    if rest:                                   # non_blocking
+        rest.pop(0)
+    if rest:
+        copy = rest.pop(0)
+    if rest:
+        raise TypeError("to() received an invalid combination of arguments")
+    _check_device(dev)
+    if dev is not None and device(dev).index is not None:
+        copy = True                            # torch copies for an indexed "cpu:0"
+    return dt, copy
+
+
+@method("cuda")
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """No CUDA in gradviz's core: torch's error on a CPU-only build."""
+    raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 @export()
