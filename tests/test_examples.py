@@ -79,6 +79,12 @@ CHECKS = {
     "training_loop_mlp.py": ([], 0, {}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
+    "polynomial_custom_function.py": ([], 0, {
+        ("b", "data"): -2.2085, ("d", "data"): 0.2555, ("a", "grad"): None, ("b", "version"): 2000,
+        ("loss", "data"): 8.9436, ("loss", "grad_fn"): "SumBackward0"}),
+    "adam_scheduler_training.py": ([], 0, {
+        ("model.0.weight", "version"): 121, ("state['step']", "data"): 120.0,
+        ("state['exp_avg_sq']", "version"): 240, ("loss", "grad_fn"): "MseLossBackward0"}),
 }
 
 
@@ -163,3 +169,30 @@ def test_gradcheck_passes_on_examples(name):
     assert result.exit_code == 0, report
     assert report["passed"] and all(lf["checked"] for r in report["roots"]
                                     for lf in r["leaves"])
+
+
+# Examples whose printed output is PyTorch's, digit for digit: each runs on torch 2.13 (the
+# gradviz modules mapped to torch's) and on gradviz, and the two outputs must be equal.
+SAME_OUTPUT_AS_TORCH = ["polynomial_custom_function.py", "adam_scheduler_training.py"]
+
+_ON_TORCH = """
+import runpy, sys, torch, torch.utils.data
+for name in ("", ".nn", ".nn.functional", ".optim", ".optim.lr_scheduler", ".autograd",
+             ".utils", ".utils.data"):
+    sys.modules["gradviz" + name] = sys.modules["torch" + name]
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("name", SAME_OUTPUT_AS_TORCH)
+def test_example_prints_what_torch_prints(name):
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+    path = os.path.join(EXAMPLES, name)
+    on_torch = subprocess.run([sys.executable, "-c", _ON_TORCH, path], capture_output=True,
+                              text=True, check=True).stdout
+    _, report = run_json(path)
+    assert report["error"] is None
+    assert report["stdout"] == on_torch
+    assert on_torch.strip()

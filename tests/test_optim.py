@@ -87,6 +87,27 @@ def test_float64_parameters_stay_float64():
     np.testing.assert_allclose(gw.detach().numpy(), tw.detach().numpy(), rtol=1e-14)
 
 
+def _versions(mod):
+    mod.manual_seed(0)
+    lin = mod.nn.Linear(1, 4)
+    out = [lin.weight._version]
+    for name, kw in [("Adam", {"lr": 0.1}), ("AdamW", {"amsgrad": True}),
+                     ("SGD", {"lr": 0.1, "momentum": 0.9}),
+                     ("RMSprop", {"momentum": 0.9, "centered": True}), ("Adagrad", {})]:
+        opt = getattr(mod.optim, name)(lin.parameters(), **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            lin(mod.ones(2, 1)).sum().backward()
+            opt.step()
+        out.append((name, lin.weight._version, lin.bias._version,
+                    {k: v._version for k, v in opt.state[lin.weight].items()}))
+    return out
+
+
+def test_versions_of_parameters_and_state_tensors_are_torchs():
+    assert _versions(gradviz) == _versions(torch)
+
+
 def check_state_dicts(ref, got):
     assert ref["param_groups"] == got["param_groups"]
     assert list(ref["state"]) == list(got["state"])
