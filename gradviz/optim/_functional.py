@@ -17,13 +17,17 @@ import numpy as np
 
 from .._ops.inplace import bump_version
 
-__all__ = ["fma", "lerp", "add", "addcmul", "addcdiv", "sqrt", "write"]
+__all__ = ["fma", "lerp", "add", "addcmul", "addcdiv", "sqrt", "bump"]
 
 _f32 = np.dtype(np.float32)
 _f64 = np.float64
 
+# Each helper returns its result; given `out` (which may be one of its inputs, as for torch's
+# in-place forms) it writes the result there instead of allocating: the optimizers update their
+# state and the parameters in place, with as few full-size temporaries as the roundings allow.
 
-def fma(a, b, c):
+
+def fma(a, b, c, out=None):
     """a * b + c with one rounding, as torch's vectorised kernels compute it.
 
     In float32 the product of two float32 numbers is exact in float64, so computing in float64
@@ -31,8 +35,13 @@ def fma(a, b, c):
     enough never to have been seen in the tests). Other dtypes round twice.
     """
     if np.result_type(a, b, c) == _f32:
-        return (np.asarray(a, _f64) * b + c).astype(_f32)
-    return a * b + c
+        t = np.multiply(a, b, dtype=_f64)
+        t = np.add(t, c, out=t if type(t) is np.ndarray else None)
+        if out is None:
+            return t.astype(_f32)
+        np.copyto(out, t, casting="same_kind")
+        return out
+    return np.add(a * b, c, out=out)
 
 
 def _s(value, like):
@@ -40,30 +49,32 @@ def _s(value, like):
     return like.dtype.type(value)
 
 
-def lerp(start, end, weight):
+def lerp(start, end, weight, out=None):
     """torch's `start.lerp_(end, weight)` for a number weight (its two-sided formula)."""
     w = _s(weight, start)
     diff = end - start
     if abs(w) < 0.5:
-        return fma(w, diff, start)
-    return fma(w - start.dtype.type(1), diff, end)
+        return fma(w, diff, start, out)
+    return fma(w - start.dtype.type(1), diff, end, out)
 
 
-def add(a, b, alpha):
+def add(a, b, alpha, out=None):
     """torch's `a.add(b, alpha=alpha)`: b * alpha + a, fused."""
     if alpha == 1:
-        return a + b
-    return fma(b, _s(alpha, a), a)
+        return np.add(a, b, out=out)
+    return fma(b, _s(alpha, a), a, out)
 
 
-def addcmul(a, t1, t2, value):
+def addcmul(a, t1, t2, value, out=None):
     """torch's `a.addcmul(t1, t2, value=value)`: (value * t1) * t2 + a, fused."""
-    return fma(_s(value, a) * t1, t2, a)
+    return fma(_s(value, a) * t1, t2, a, out)
 
 
-def addcdiv(a, t1, t2, value):
+def addcdiv(a, t1, t2, value, out=None):
     """torch's `a.addcdiv(t1, t2, value=value)`: a + (value * t1) / t2 (not fused)."""
-    return a + (_s(value, a) * t1) / t2
+    q = _s(value, a) * t1
+    q = np.divide(q, t2, out=q if type(q) is np.ndarray and q.shape == np.shape(t2) else None)
+    return np.add(a, q, out=out)
 
 
 def sqrt(a):
@@ -77,10 +88,8 @@ def sqrt(a):
     return np.sqrt(a)
 
 
-def write(t, values, op, bumps=1):
-    """Store values into tensor t's storage, counted as `bumps` in-place edits (torch's
-    `_version` goes up once per in-place call)."""
-    a = t._array()
-    a[...] = values
-    for _ in range(bumps):
+def bump(t, op, times=1):
+    """Count `times` in-place edits of tensor t (torch's `_version` goes up once per in-place
+    call)."""
+    for _ in range(times):
         bump_version(t, op)

@@ -77,8 +77,11 @@ class Adagrad(Optimizer):
                     grad = F.add(grad, param, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = state["sum"]
-                s = F.addcmul(acc._array(), grad, grad, 1)
-                F.write(acc, s, "addcmul_")
-                std = F.sqrt(s) + s.dtype.type(eps)
-                F.write(p, F.addcdiv(param, grad, std, -clr), "addcdiv_")
+                s = acc._array()
+                F.addcmul(s, grad, grad, 1, out=s)
+                F.bump(acc, "addcmul_")
+                std = F.sqrt(s)
+                std += s.dtype.type(eps)
+                F.addcdiv(param, grad, std, -clr, out=param)
+                F.bump(p, "addcdiv_")
         return loss

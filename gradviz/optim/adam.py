@@ -84,26 +84,32 @@ class Adam(Optimizer):
                 param = p._array()
                 if wd != 0:
                     if decoupled:
-                        F.write(p, param * param.dtype.type(1 - lr * wd), "mul_")
+                        param *= param.dtype.type(1 - lr * wd)
+                        F.bump(p, "mul_")
                     else:
                         grad = F.add(grad, param, wd)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                m = F.lerp(exp_avg._array(), grad, 1 - beta1)
-                F.write(exp_avg, m, "lerp_")
+                m = exp_avg._array()
+                F.lerp(m, grad, 1 - beta1, out=m)
+                F.bump(exp_avg, "lerp_")
                 v = exp_avg_sq._array()
-                v = F.addcmul(v * v.dtype.type(beta2), grad, grad, 1 - beta2)
-                F.write(exp_avg_sq, v, "addcmul_", bumps=2)
+                v *= v.dtype.type(beta2)
+                F.addcmul(v, grad, grad, 1 - beta2, out=v)
+                F.bump(exp_avg_sq, "addcmul_", 2)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2 ** 0.5
                 if amsgrad:
                     vmax = state["max_exp_avg_sq"]
-                    F.write(vmax, np.maximum(vmax._array(), v), "maximum")
-                    v = vmax._array()
+                    v = np.maximum(vmax._array(), v, out=vmax._array())
+                    F.bump(vmax, "maximum")
                 dt = v.dtype.type
-                denom = F.sqrt(v) / dt(bias_correction2_sqrt) + dt(eps)
-                F.write(p, F.addcdiv(param, m, denom, -step_size), "addcdiv_")
+                denom = F.sqrt(v)
+                denom /= dt(bias_correction2_sqrt)
+                denom += dt(eps)
+                F.addcdiv(param, m, denom, -step_size, out=param)
+                F.bump(p, "addcdiv_")
         return loss
 
 

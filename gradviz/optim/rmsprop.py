@@ -81,22 +81,27 @@ class RMSprop(Optimizer):
                     grad = F.add(grad, param, wd)
                 sq = state["square_avg"]
                 s = sq._array()
-                s = F.addcmul(s * s.dtype.type(alpha), grad, grad, 1 - alpha)
-                F.write(sq, s, "addcmul_", bumps=2)
+                s *= s.dtype.type(alpha)
+                F.addcmul(s, grad, grad, 1 - alpha, out=s)
+                F.bump(sq, "addcmul_", 2)
                 if centered:
                     ga = state["grad_avg"]
-                    g = F.lerp(ga._array(), grad, 1 - alpha)
-                    F.write(ga, g, "lerp_")
+                    g = ga._array()
+                    F.lerp(g, grad, 1 - alpha, out=g)
+                    F.bump(ga, "lerp_")
                     avg = F.sqrt(F.addcmul(s, g, g, -1))
                 else:
                     avg = F.sqrt(s)
-                avg = avg + avg.dtype.type(eps)
+                avg += avg.dtype.type(eps)
                 if momentum > 0:
                     buf = state["momentum_buffer"]
                     b = buf._array()
-                    b = F.addcdiv(b * b.dtype.type(momentum), grad, avg, 1)
-                    F.write(buf, b, "addcdiv_", bumps=2)
-                    F.write(p, F.add(param, b, -lr), "add_")
+                    b *= b.dtype.type(momentum)
+                    F.addcdiv(b, grad, avg, 1, out=b)
+                    F.bump(buf, "addcdiv_", 2)
+                    F.add(param, b, -lr, out=param)
+                    F.bump(p, "add_")
                 else:
-                    F.write(p, F.addcdiv(param, grad, avg, -lr), "addcdiv_")
+                    F.addcdiv(param, grad, avg, -lr, out=param)
+                    F.bump(p, "addcdiv_")
         return loss

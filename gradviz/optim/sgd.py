@@ -74,8 +74,10 @@ class SGD(Optimizer):
                         buf = state["momentum_buffer"] = _make(np.array(grad, copy=True))
                     else:
                         b = buf._array()
-                        F.write(buf, F.add(b * b.dtype.type(momentum), grad, 1 - dampening),
-                                "add_", bumps=2)
+                        b *= b.dtype.type(momentum)
+                        F.add(b, grad, 1 - dampening, out=b)
+                        F.bump(buf, "add_", 2)
                     grad = F.add(grad, buf._array(), momentum) if nesterov else buf._array()
-                F.write(p, F.add(param, grad, -lr), "add_")
+                F.add(param, grad, -lr, out=param)
+                F.bump(p, "add_")
         return loss
