@@ -44,6 +44,7 @@ from . import nn
 from . import optim
 from . import return_types
 from . import backends, cuda, utils
+from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -80,3 +81,14 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "backends", "cuda", "utils",
 ]
+
+_missing.install_tensor_stubs(Tensor)
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether PyTorch has it (run with --backend torch)
+    # or whether it is a typo, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+    from ._missing import missing
+    raise missing("torch", name, globals())

@@ -195,10 +195,20 @@ def test_pin_memory_warns_as_torch_without_an_accelerator():
     assert got == ref and got[1]
 
 
+def test_iterable_datasets_are_refused():
+    class Stream(gradviz.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+    with pytest.raises(NotImplementedError, match=r"DataLoader\(an iterable-style dataset\) is "
+                                                  r"not implemented"):
+        gradviz.utils.data.DataLoader(Stream())
+
+
 def test_workers_are_refused():
     with pytest.raises(NotImplementedError) as err:
         gradviz.utils.data.DataLoader(_dataset(gradviz), num_workers=2)
-    assert str(err.value) == ("gradviz: torch.utils.data.DataLoader(num_workers=...) is not "
+    assert str(err.value) == ("gradviz: torch.utils.data.DataLoader(num_workers=2) is not "
                               "implemented by gradviz's core; run with --backend torch to use "
                               "PyTorch")
 

@@ -20,3 +20,12 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+
+
+def __getattr__(name):
+    # An optimizer PyTorch has and gradviz lacks (torch.optim.NAdam, ...) says so, with the
+    # --backend torch hint, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz.optim' has no attribute '{name}'")
+    from .._missing import missing
+    raise missing("optim", name, globals())

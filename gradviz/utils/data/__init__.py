@@ -10,9 +10,10 @@ seed.
 """
 
 from .dataloader import DataLoader, default_collate, default_convert
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
+                      random_split)
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["Dataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "default_convert"]

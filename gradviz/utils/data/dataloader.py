@@ -16,6 +16,7 @@ from ..._creation import as_tensor, empty, tensor
 from ..._dtype import float64, int64
 from ..._ops.views import stack
 from ..._tensor import Tensor
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
@@ -96,8 +97,8 @@ def default_convert(data):
     return data
 
 
-def _refuse(arg):
-    raise NotImplementedError(f"gradviz: torch.utils.data.DataLoader({arg}=...) is not "
+def _refuse(what):
+    raise NotImplementedError(f"gradviz: torch.utils.data.DataLoader({what}) is not "
                               "implemented by gradviz's core; run with --backend torch to use "
                               "PyTorch")
 
@@ -123,7 +124,7 @@ class DataLoader:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
         if num_workers > 0:
-            _refuse("num_workers")
+            _refuse(f"num_workers={num_workers!r}")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if prefetch_factor is not None:
@@ -135,8 +136,8 @@ class DataLoader:
         if multiprocessing_context is not None:
             raise ValueError("multiprocessing_context can only be used with multi-process "
                              "loading (num_workers > 0), but got num_workers=0")
-        if not hasattr(dataset, "__getitem__"):
-            _refuse("dataset as an iterable-style dataset")
+        if isinstance(dataset, IterableDataset) or not hasattr(dataset, "__getitem__"):
+            _refuse("an iterable-style dataset")
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")

@@ -8,7 +8,8 @@ import warnings
 from ..._creation import randperm
 from ..._random import default_generator
 
-__all__ = ["Dataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
+           "random_split"]
 
 
 class Dataset:
@@ -19,6 +20,14 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """An iterable-style dataset (subclasses define __iter__). gradviz's DataLoader does not
+    load them: it refuses one rather than index it as if it were map-style."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
 
 class TensorDataset(Dataset):
