@@ -50,6 +50,9 @@ class device:
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, (type.index if index is None else index)
+        elif isinstance(type, int) and not isinstance(type, bool):
+            # torch.device(0) names the first accelerator; a CPU-only build has none
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         name = str(type)
         kind, colon, idx = name.partition(":")
         if kind not in _DEVICE_TYPES:

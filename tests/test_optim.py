@@ -411,3 +411,70 @@ def test_scheduler_state_dict_round_trip():
         return sched2.get_last_lr(), sched2.last_epoch, opt2.param_groups[0]["lr"]
     ref, got = both(run)
     assert got == ref
+
+
+# ----- shapes, custom optimizers, names gradviz lacks ----------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+SHAPES = st.sampled_from([(), (0,), (1,), (7,), (3, 0), (2, 3), (17, 5), (2, 1, 33)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=SHAPES, config=st.sampled_from(CONFIGS), seed=st.integers(0, 2 ** 16))
+def test_any_shape_updates_as_torch(shape, config, seed):
+    name, kw = config
+    rng = np.random.default_rng(seed)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    grads = rng.standard_normal((4,) + shape).astype(np.float32)
+    out = []
+    for mod in (torch, gradviz):
+        p = mod.nn.Parameter(mod.tensor(p0))
+        opt = getattr(mod.optim, name)([p], **kw)
+        for g in grads:
+            p.grad = mod.tensor(g)
+            opt.step()
+        out.append((p.detach().numpy().copy(), p._version, tuple(p.shape)))
+    (ref, ref_version, ref_shape), (got, got_version, got_shape) = out
+    assert (got_version, got_shape) == (ref_version, ref_shape)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+class PlainGD:
+    """A user-written optimizer, as tutorials write one."""
+
+    @staticmethod
+    def make(mod):
+        class GD(mod.optim.Optimizer):
+            def __init__(self, params, lr=0.1):
+                super().__init__(params, {"lr": lr})
+
+            @mod.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        state["calls"] = state.get("calls", 0) + 1
+                        p.add_(p.grad, alpha=-group["lr"])
+        return GD
+
+
+def test_a_user_written_optimizer_works_as_on_torch():
+    def run(mod):
+        w = mod.nn.Parameter(mod.tensor([1.0, -2.0]))
+        opt = PlainGD.make(mod)([w], lr=0.25)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        return w.tolist(), w._version, opt.state_dict(), repr(opt)
+    ref, got = both(run)
+    assert got == ref
+
+
+def test_optimizers_gradviz_lacks_say_so():
+    with pytest.raises(AttributeError) as err:
+        gradviz.optim.NAdam    # noqa: B018
+    assert str(err.value).startswith("gradviz's core does not implement torch.optim.NAdam "
+                                     "(PyTorch 2.13")
+    assert "run with --backend torch" in str(err.value)

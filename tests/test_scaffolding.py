@@ -42,6 +42,8 @@ QUERIES = {
     "device_eq": lambda m: (m.device("cpu") == m.device("cpu"), m.ones(1).device == "cpu",
                             m.ones(1).device == m.device("cpu"), m.device("cpu:0") ==
                             m.device("cpu"), hash(m.device("cpu")) == hash(m.device("cpu"))),
+    "device_int": lambda m: (repr(m.device(0)), str(m.device(1))),
+    "create_on_int_device": lambda m: m.zeros(2, device=0),
     "device_bad": lambda m: m.device("gpu"),
     "device_bad_index": lambda m: m.device("cuda:x"),
     "device_negative": lambda m: m.device("cpu", -1),
