@@ -14,6 +14,6 @@ from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDat
                       random_split)
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler",
-           "SequentialSampler", "RandomSampler", "BatchSampler", "DataLoader",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
+           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "default_convert"]
