@@ -30,11 +30,16 @@ import numpy as np
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
-                     zeros_like, maybe_multiply, floor_div, outer, pow_)
-from ._tensor import Tensor
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
+                     xlogy, trunc_div, plus)
+from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -88,28 +93,41 @@ def pow_scalar_grad_exponent(grad, self, exponent, result):
 
 
 def prod_grad(grad, self, result, dim=None, keepdim=False):
-    """d prod / d x_i = product of the others; exact even when some x are zero."""
+    """d prod / d x_i = the product of the others; exact even when some x are zero (then
+    computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is None:
-        if not np.any(x == 0):
-            return grad * result / self
-        flat = x.reshape(-1)
-        others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)],
-                          dtype=x.dtype).reshape(x.shape)
-        return grad * others
-    g = grad if keepdim else unsqueeze_dims(grad, (dim,), x.ndim)
-    r = result if keepdim else unsqueeze_dims(result, (dim,), x.ndim)
+    if dim is not None and not keepdim:
+        grad = unsqueeze_dims(grad, (dim,), x.ndim)
+        result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return g * r / self
-    moved = np.moveaxis(x, dim, -1)
-    n = moved.shape[-1]
-    others = np.stack([np.prod(np.delete(moved, i, axis=-1), axis=-1) for i in range(n)], -1)
-    return g * np.moveaxis(others, -1, dim)
+        return grad * result / self
+    if x.ndim == 0:
+        return grad
+    if dim is None:
+        return grad * reshape(prod_of_others(reshape(self, (-1,)), 0), x.shape)
+    return grad * prod_of_others(self, dim)
+
+
+def prod_of_others(self, dim):
+    """For each x_i along dim, the product of the other x_j."""
+    if isinstance(self, Tensor):
+        n = self.shape[dim]
+        xt = self.transpose(dim, -1)
+        rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), np.eye(n, dtype=bool),
+                          1.0)
+        return rows.prod(-1).transpose(dim, -1)
+    xm = np.moveaxis(self, dim, -1)
+    ones = np.ones(xm.shape[:-1] + (1,), dtype=xm.dtype)
+    before = np.cumprod(np.concatenate([ones, xm[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(xm, -1)[..., :-1]], -1), -1), -1)
+    return np.moveaxis(before * after, -1, dim)
 
 
 def evenly_distribute(grad, self, result):
-    """Whole-tensor max/min: the gradient is shared evenly among the tied extreme values."""
-    hit = value(self) == value(result)
+    """Whole-tensor max/min/median: the gradient is shared evenly among the tied extreme
+    values (among the NaNs when the result is NaN, as torch's evenly_distribute_backward)."""
+    r = value(result)
+    hit = np.isnan(value(self)) if np.isnan(r) else value(self) == r
     return mask(hit, grad / int(hit.sum()))
 
 
@@ -158,6 +176,38 @@ def clamp_grad(grad, self, min, max):
     if max is not None:
         keep &= x <= value(max)
     return mask(keep, grad)
+
+
+def clamp_min_grad(grad, self, min, max):
+    """min gets the gradient where it clamps, unless it is above max (max wins), as torch."""
+    lo = value(min)
+    keep = lo > value(self)
+    if max is not None:
+        keep = keep & (lo < value(max))
+    return mask(keep, grad)
+
+
+def clamp_max_grad(grad, self, min, max):
+    """max gets the gradient where it clamps, and wherever min > max (the result is max)."""
+    hi = value(max)
+    keep = hi < value(self)
+    if min is not None:
+        keep = keep | (value(min) > hi)
+    return mask(keep, grad)
+
+
+def atan2_recip(self, other):
+    """1 / (self^2 + other^2), and 0 where both are 0: atan2's gradient there is 0 in torch,
+    not 0 * inf = nan."""
+    denom = self * self + other * other
+    with np.errstate(divide="ignore"):
+        return where0(value(denom) == 0, 1 / denom)
+
+
+def xlogy_self_grad(grad, self, other):
+    """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
+    x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
+    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
 
 
 def nll_grad(grad, self, target, reduction, ignore_index):
@@ -240,6 +290,9 @@ defderiv("mul_scalar(Tensor self, Scalar other)",
 defderiv("sub_scalar(Tensor self, Scalar other)",
          "SubBackward1", saves_tensors=False,
          self=lambda grad: grad)
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
 defderiv("abs(Tensor self)",
          "AbsBackward0", ("self",),
          self=lambda grad, self: grad * sign(self))
@@ -282,7 +335,17 @@ defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
 defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
-         min=lambda grad, self, min: mask(value(self) < value(min), grad),
+         min=clamp_min_grad,
+         max=clamp_max_grad)
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
+defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
+         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= max, grad))
+defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
@@ -489,24 +552,590 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
          input=nll_grad)
 
 # ----- Pointwise and special functions -----------------------------------------------------
-# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
-#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+# (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
+
+defderiv("tan(Tensor self)", "TanBackward0",
+         self=lambda grad, result: grad * plus(pow_(result, 2), 1))
+defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self * self, 1))
+defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(-self * self, 1)))
+defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
+         self=lambda grad, self: grad * -rsqrt(plus(-self * self, 1)))
+defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
+         self=lambda grad, self: grad * cosh(self))
+defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
+         self=lambda grad, self: grad * sinh(self))
+defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("erfc(Tensor self)", "ErfcBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), -_TWO_OVER_SQRT_PI) * grad)
+defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(pow_(self, 2), 1)))
+defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
+defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
+         self=lambda grad, self: grad / (1 - pow_(self, 2)))
+defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self, 1))
+defderiv("expm1(Tensor self)", "Expm1Backward0",
+         self=lambda grad, result: grad * plus(result, 1))
+defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN2))
+defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN10))
+defderiv("exp2(Tensor self)", "Exp2Backward0",
+         self=lambda grad, result: scale(grad * result, _LN2))
+defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
+         self=lambda grad, result: scale(grad, -0.5) * pow_(result, 3))
+defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad * other * atan2_recip(self, other),
+         other=lambda grad, self, other: grad * -self * atan2_recip(self, other))
+defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
+         self=lambda grad, self, result: grad * self / result,
+         other=lambda grad, other, result: grad * other / result)
+defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
+         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
+         self=xlogy_self_grad,
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
+         self=xlogy_self_grad)
+defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * trunc_div(self, other))
+defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
+         saves_tensors=False,
+         input=lambda grad, weight: scale(grad, 1 - weight),
+         end=lambda grad, weight: scale(grad, weight))
+defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
+         "LerpBackward1", ("self", "end", "weight"),
+         input=lambda grad, weight: grad * (1 - weight),
+         end=lambda grad, weight: grad * weight,
+         weight=lambda grad, self, end: grad * (end - self))
+defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcmulBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcdivBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor2=lambda grad, tensor1, tensor2, value:
+             -grad * scale(tensor1, value) / (tensor2 * tensor2))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------
 # (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
 
+from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
+                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
+                     zero_at)
+
+
+def restore_dims(x, dim, keepdim, ndim):
+    """A reduced gradient (or result) with the reduced dims back as size 1, so that it
+    broadcasts against the input. `dim` is None (every dim), an int or a tuple of ints."""
+    if keepdim or ndim == 0:
+        return x
+    dims = range(ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return unsqueeze_dims(x, dims, ndim)
+
+
+def reduced_count(shape, dim):
+    dims = range(len(shape)) if dim is None else dim
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def var_grad(grad, self, dim, correction, keepdim):
+    """torch's var_backward: 2 / (N - correction) * grad * (self - self.mean(dim))."""
+    shape = np.shape(value(self))
+    n = reduced_count(shape, dim)
+    c = 1 if correction is None else correction
+    dims = tuple(range(len(shape))) if dim is None else dim
+    centered = self - sum_dims(self, dims, keepdim=True) / n if shape else self - self
+    factor = 2.0 / (n - c) if n != c else float("inf")
+    return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
+
+
+def std_grad(grad, self, dim, correction, keepdim, result):
+    """torch's std_backward: var_backward(grad / (2 * result)), 0 where the result is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = where0(value(result) == 0, grad / (2 * result))
+    return var_grad(g, self, dim, correction, keepdim)
+
+
+def mean_grad(grad, self, dim, keepdim):
+    shape = np.shape(value(self))
+    g = restore_dims(grad, dim, keepdim, len(shape))
+    return expand(g / reduced_count(shape, dim), shape)
+
+
+def var_mean_grad(grads, self, dim, correction, keepdim, result0=None):
+    """var_mean and std_mean: the (std or var) part plus the mean part, either may be None."""
+    g_spread, g_mean = grads
+    out = None
+    if g_spread is not None:
+        if result0 is None:
+            out = var_grad(g_spread, self, dim, correction, keepdim)
+        else:
+            out = std_grad(g_spread, self, dim, correction, keepdim, result0)
+    if g_mean is not None:
+        m = mean_grad(g_mean, self, dim, keepdim)
+        out = m if out is None else out + m
+    return out
+
+
+def norm_grad(grad, self, ord, dim, keepdim, result):
+    """torch's linalg_vector_norm_backward, ord by ord (0 where the norm is 0)."""
+    n = np.ndim(value(self))
+    g = restore_dims(grad, dim, keepdim, n)
+    r = restore_dims(result, dim, keepdim, n)
+    rv = value(r)
+    if ord == 0:
+        return None         # torch: an undefined gradient (the input's grad stays None)
+    if ord == 1:
+        return sign(self) * g
+    if ord == 2:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self * where0(rv == 0, g / r)
+    if np.isinf(ord):
+        # The derivative of amax(abs(self)): shared evenly among the ties (and the nans).
+        a = np.abs(value(self))
+        hit = (a == rv) | np.isnan(a)
+        dims = tuple(range(n)) if dim is None else dim
+        count = np.sum(hit, axis=dims, keepdims=True).astype(rv.dtype)
+        return sign(self) * mask(hit, g / count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if ord < 1:
+            scaled = sign(self) * where0(value(self) == 0, pow_(abs_(self), ord - 1))
+            return scaled * g * pow_(r, 1 - ord)
+        if ord < 2:
+            scaled = sign(self) * pow_(abs_(self), ord - 1)
+        else:
+            scaled = self * pow_(abs_(self), ord - 2)
+        return scaled * where0(rv == 0, g / pow_(r, ord - 1))
+
+
+def cumprod_grad(grad, self, dim, result):
+    """torch's cumprod_backward, in O(n): reverse_cumsum(grad * result) / self before the first
+    zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
+    x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
+    x = value(self)
+    if x.ndim == 0:
+        return grad
+    is_zero = x == 0
+    if not is_zero.any():
+        return reverse_cumsum(grad * result, dim) / self
+    n = x.shape[dim]
+    if isinstance(self, Tensor):
+        return cumprod_grad_pairs(grad, self, dim, n)
+    pos = np.arange(n).reshape([-1 if k == dim else 1 for k in range(x.ndim)])
+    has_zero = is_zero.any(axis=dim, keepdims=True)
+    first = np.where(has_zero, np.argmax(is_zero, axis=dim, keepdims=True), n)
+    before, at = pos < first, pos == first
+    # Before the first zero self is non-zero; ones elsewhere keep the division finite.
+    g_before = mask(before, reverse_cumsum(grad * result, dim) / fill_where(self, ~before, 1.0))
+    partial = cumprod(fill_where(self, at, 1.0), dim)
+    g_at = mask(at, sum_dims(mask(~before, grad * partial), (dim,), keepdim=True))
+    return g_before + g_at
+
+
+def cumprod_grad_pairs(grad, self, dim, n):
+    """The same, differentiable once more (create_graph=True): d result_k / d x_i as the
+    product of x_j for j <= k, j != i, for every pair (i, k) at once (n x n per slice). Past
+    the first zero the gradient is 0 but its derivative w.r.t. that zero is not."""
+    eye = np.eye(n, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=value(self).dtype))     # [i, k]: k >= i
+    xt = self.transpose(dim, -1)
+    rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), eye, 1.0)
+    partial = cumprod(rows, -1) * _make(upper)
+    out = sum_dims(partial * grad.transpose(dim, -1).unsqueeze(-2), (-1,))
+    return out.transpose(dim, -1)
+
+
+def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
+    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
+    gradient goes back to the position its value was taken from."""
+    if not self_sym_sizes:
+        return grad
+    g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
+    idx = restore_dims(value(indices), dim, keepdim, len(self_sym_sizes))
+    return scatter_to(self_sym_sizes, dim, idx, g)
+
+
+def amax_grad(grad, self, dim, keepdim, result):
+    """amax/amin: the gradient is shared evenly among the tied extreme values."""
+    n = np.ndim(value(self))
+    r = value(restore_dims(result, dim, keepdim, n))
+    hit = value(self) == r
+    dims = tuple(range(n)) if not dim else dim
+    count = np.sum(hit, axis=dims, keepdims=True).astype(r.dtype)
+    return mask(hit, restore_dims(grad, dim, keepdim, n) / count)
+
+
+defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarBackward0", ("self", "dim", "correction", "keepdim"),
+         self=var_grad)
+defderiv("std(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdBackward0", ("self", "dim", "correction", "keepdim"),
+         self=std_grad)
+defderiv("var_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarMeanBackward0", ("self", "dim", "correction", "keepdim"), n_out=2,
+         self=lambda grads, self, dim, correction, keepdim:
+             var_mean_grad(grads, self, dim, correction, keepdim))
+defderiv("std_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdMeanBackward0", ("self", "dim", "correction", "keepdim", "result0"), n_out=2,
+         self=var_mean_grad)
+defderiv("linalg_vector_norm(Tensor self, Scalar ord, int[1]? dim, bool keepdim)",
+         "LinalgVectorNormBackward0", ("self", "ord", "dim", "keepdim"),
+         self=norm_grad)
+defderiv("cumsum(Tensor self, int dim)", "CumsumBackward0", ("dim",), saves_tensors=False,
+         self=lambda grad, dim: reverse_cumsum(grad, dim) if np.ndim(value(grad)) else grad)
+defderiv("cumprod(Tensor self, int dim)", "CumprodBackward0", ("self", "dim"),
+         self=cumprod_grad)
+defderiv("logsumexp(Tensor self, int[1] dim, bool keepdim)",
+         "LogsumexpBackward0", ("self", "dim", "keepdim"),
+         self=lambda grad, self, dim, keepdim, result:
+             restore_dims(grad, dim, keepdim, np.ndim(value(self)))
+             * exp(self - restore_dims(result, dim, keepdim, np.ndim(value(self)))))
+defderiv("amax(Tensor self, int[1] dim, bool keepdim)",
+         "AmaxBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("amin(Tensor self, int[1] dim, bool keepdim)",
+         "AminBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("sort(Tensor self, int dim, bool descending)",
+         "SortBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("sort_stable(Tensor self, *, bool? stable, int dim, bool descending)",
+         "SortBackward1", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("topk(Tensor self, SymInt k, int dim, bool largest, bool sorted)",
+         "TopkBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("median(Tensor self)", "MedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("median_dim(Tensor self, int dim, bool keepdim)",
+         "MedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
+defderiv("nanmedian(Tensor self)", "NanmedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("nanmedian_dim(Tensor self, int dim, bool keepdim)",
+         "NanmedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
 
 # ----- Gather, scatter and masks -----------------------------------------------------------
 # (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
 
+def masked_select_grad(grad, self, mask):
+    """zeros of the broadcast shape with grad written where mask holds, in order."""
+    self_shape = np.shape(value(self))
+    shape = np.broadcast_shapes(self_shape, np.shape(value(mask)))
+    return sum_to(put(grad, shape, (np.broadcast_to(value(mask), shape),)), self_shape)
+
+
+def scatter_src_grad(grad, dim, index, src_sym_sizes, node):
+    """grad.gather(dim, index). When src is larger than index, torch 2.13's backward returns
+    this index-shaped gradient and its engine refuses it: gradviz raises the same error."""
+    idx_shape = np.shape(value(index))
+    if tuple(idx_shape) != tuple(src_sym_sizes):
+        raise RuntimeError(f"Function {node} returned an invalid gradient at index 1 - got "
+                           f"[{', '.join(map(str, idx_shape))}] but expected shape compatible "
+                           f"with [{', '.join(map(str, src_sym_sizes))}]")
+    return gather(grad, dim, index)
+
+
+def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
+    """torch: grad.index_select(dim, index), expanded to source (a 0-d source took one
+    slice), times alpha."""
+    g = index_select(grad, dim, index)
+    if source_dim == 0:
+        g = reshape(g, ())
+    return maybe_multiply(g, alpha)
+
+
+defderiv("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad)",
+         "GatherBackward0", ("dim", "index", "self", "sparse_grad"), nondiff=("index",),
+         self=lambda grad, dim, index, self, sparse_grad:
+             scatter_add_to(np.shape(value(self)), dim, index, grad))
+defderiv("scatter(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index),
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterBackward0"))
+defderiv("scatter_value(Tensor self, int dim, Tensor index, Scalar value)",
+         "ScatterBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index))
+defderiv("scatter_add(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterAddBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad: grad,
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterAddBackward0"))
+defderiv("index_select(Tensor self, int dim, Tensor index)",
+         "IndexSelectBackward0", ("dim", "index", "self_sym_sizes"), nondiff=("index",),
+         self=lambda grad, dim, index, self_sym_sizes:
+             index_add_to(self_sym_sizes, dim, index, grad))
+defderiv("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha)",
+         "IndexAddBackward0", ("alpha", "dim", "index", "source", "source_dim"),
+         nondiff=("index",),
+         self=lambda grad: grad,
+         source=index_add_source_grad)
+defderiv("index_fill(Tensor self, int dim, Tensor index, Scalar value)",
+         "IndexFillBackward0", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index))
+defderiv("index_fill_tensor(Tensor self, int dim, Tensor index, Tensor value)",
+         "IndexFillBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index),
+         value=lambda grad, dim, index: sum_dims(index_select(grad, dim, index), None))
+defderiv("masked_fill(Tensor self, Tensor mask, Scalar value)",
+         "MaskedFillBackward0", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad))
+defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
+         "MaskedFillBackward1", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad),
+         value=lambda grad, mask: sum_dims(where0(~value(mask), grad), None))
+defderiv("masked_select(Tensor self, Tensor mask)",
+         "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
+         self=masked_select_grad)
+
 
 # ----- Shape -------------------------------------------------------------------------------
-# (tril, triu, diag, diagonal, flip, roll, repeat, repeat_interleave, split, movedim, ...)
+# (diag, diagonal, trace, tril/triu, flip, roll, repeat/tile and split/chunk have rows; movedim,
+#  swapaxes, unflatten, broadcast_to, meshgrid, the stacks, diff and repeat_interleave are
+#  composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cat_grads, diagonal, flip, roll, rot90, tril, triu  # noqa: E402
+
+
+def diagonal_key(sizes, offset, dim1, dim2):
+    """Index arrays (broadcasting to the diagonal's shape) of the diagonal's elements in a
+    tensor of `sizes`."""
+    n = len(sizes)
+    start1, start2 = max(-offset, 0), max(offset, 0)
+    length = max(min(sizes[dim1] - start1, sizes[dim2] - start2), 0)
+    others = [d for d in range(n) if d not in (dim1, dim2)]
+    m = len(others) + 1
+    key = [None] * n
+    for j, d in enumerate(others):
+        shape = [1] * m
+        shape[j] = sizes[d]
+        key[d] = np.arange(sizes[d]).reshape(shape)
+    diag = np.arange(length).reshape([1] * (m - 1) + [length])
+    key[dim1] = diag + start1
+    key[dim2] = diag + start2
+    return tuple(key)
+
+
+def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
+    """torch's diagonal_backward: zeros with grad written on the diagonal."""
+    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+
+
+def trace_grad(grad, self_sym_sizes):
+    n = min(self_sym_sizes)
+    eye = np.arange(n)
+    return put(expand(grad, (n,)), self_sym_sizes, (eye, eye))
+
+
+def repeat_grad(grad, self_sym_sizes, repeats):
+    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
+    summed over the r axes."""
+    lead = len(repeats) - len(self_sym_sizes)
+    sizes = (1,) * lead + tuple(self_sym_sizes)
+    pairs = []
+    for r, s in zip(repeats, sizes):
+        pairs += [r, s]
+    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
+    return reshape(g, tuple(self_sym_sizes))
+
+
+defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: tril(grad, diagonal))
+defderiv("triu(Tensor self, int diagonal)", "TriuBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: triu(grad, diagonal))
+defderiv("diagonal(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0", ("self_sym_sizes", "offset", "dim1", "dim2"), saves_tensors=False,
+         self=diagonal_grad)
+# torch.diag of a matrix is a copy of its diagonal (diagonal_copy), not a view.
+defderiv("diagonal_copy(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0_copy", ("self_sym_sizes", "offset", "dim1", "dim2"),
+         saves_tensors=False,
+         self=diagonal_grad)
+defderiv("diag_embed(Tensor self, int offset, int dim1, int dim2)",
+         "DiagEmbedBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+defderiv("trace(Tensor self)", "TraceBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=trace_grad)
+defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tensors=False,
+         self=lambda grad, dims: flip(grad, dims))
+defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
+         "RollBackward0", ("dims", "shifts"), saves_tensors=False,
+         self=lambda grad, dims, shifts: roll(grad, tuple(-s for s in shifts), dims))
+defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"),
+         saves_tensors=False,
+         self=lambda grad, dims, k: rot90(grad, -k, dims))
+defderiv("repeat(Tensor self, SymInt[] repeats)",
+         "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
+         self=repeat_grad)
+def split_backward(grads, self_sym_sizes, split_size, dim):
+    """The backward of split: the pieces' sizes follow from the input's size and split_size."""
+    size = self_sym_sizes[dim]
+    sizes = [min(split_size, size - s) for s in range(0, size, split_size)] if split_size \
+        else [0]
+    return cat_grads(grads, sizes or [0], self_sym_sizes, dim)
+
+
+defderiv("split(Tensor self, SymInt split_size, int dim)",
+         "SplitBackward0", ("dim", "self_sym_sizes", "split_size"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_size:
+             [split_backward(grads, self_sym_sizes, split_size, dim)])
+defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
+         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_sizes:
+             [cat_grads(grads, split_sizes, self_sym_sizes, dim)])
 
 
 # ----- Linear algebra, continued -----------------------------------------------------------
-# (trace, tensordot, baddbmm, addmv, kron, cross, cdist, inverse, det, ...)
+# (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cross, inverse  # noqa: E402
+
+
+def cdist_grad(grad, x1, x2, p, result):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
+    the same with the roles swapped (cdist_grad_x2)."""
+    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
+    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
+    d = unsqueeze_dims(result, (nr,), 0)
+    g = unsqueeze_dims(grad, (nr,), 0)
+    if p == 0:
+        return zeros_like(x1)
+    if p == 1:
+        w = g * sign(diff)
+    elif p == np.inf:
+        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
+    else:
+        zero = value(d) == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = where0(zero, g * diff / d)
+            else:
+                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
+    return sum_dims(w, -2)
+
+
+def cdist_grad_x2(grad, x1, x2, p, result):
+    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+
+
+def euclidean_ratio(grad, result):
+    """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where0(value(result) == 0, grad / result)
+
+
+def euclidean_grad_x1(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward for x1, through matrix products (so that float32
+    rounding follows torch's): x1 * sum_j ratio_ij - ratio @ x2."""
+    ratio = euclidean_ratio(grad, result)
+    return x1 * sum_dims(ratio, -1, keepdim=True) - matmul(ratio, x2)
+
+
+def euclidean_grad_x2(grad, x1, x2, result):
+    ratio = euclidean_ratio(grad, result)
+    s = sum_dims(ratio, -2)
+    return x2 * unsqueeze_dims(s, (np.ndim(value(s)),), 0) - matmul(transpose(ratio), x1)
+
+
+def inv_grad(grad, result):
+    """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
+    inv_t = transpose(result)
+    return -matmul(inv_t, matmul(grad, inv_t))
+
+
+def det_grad(grad, A, result):
+    """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
+    is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
+    derivative there is the adjugate's transpose."""
+    g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
+    if isinstance(A, Tensor):
+        r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
+        return g * r * transpose(inverse(A))
+    a = value(A)
+    d = value(result)
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        inv = np.zeros_like(flat)
+        for k, m in enumerate(flat):
+            try:
+                inv[k] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                pass        # singular: det is 0, and so is the gradient
+        inv = inv.reshape(a.shape)
+    return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
+
+
+defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "BaddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "AddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta, Scalar alpha)",
+         "AddmvBackward0", ("alpha", "beta", "mat", "vec"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         mat=lambda grad, vec, alpha: maybe_multiply(outer(grad, vec), alpha),
+         vec=lambda grad, mat, alpha: maybe_multiply(matmul(transpose(mat), grad), alpha))
+defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
+         "LinalgCrossBackward0", ("dim", "other", "self"),
+         input=lambda grad, other, dim: cross(other, grad, dim),
+         other=lambda grad, self, dim: cross(grad, self, dim))
+defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
+         x1=cdist_grad,
+         x2=cdist_grad_x2)
+defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
+         x1=euclidean_grad_x1,
+         x2=euclidean_grad_x2)
+defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse",
+         A=inv_grad)
+defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
+         A=det_grad)
 
 
 # ----- Neural-network ops ------------------------------------------------------------------

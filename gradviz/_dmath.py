@@ -120,6 +120,13 @@ def shift(x, s):
     return x + s
 
 
+def plus(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    if _t(x):
+        return ops.add_scalar(x, s)
+    return x + s
+
+
 def where0(cond, x):
     """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
     unlike mask(), a nan or inf in x under cond does not leak through as nan."""
@@ -237,4 +244,199 @@ def is_transposed(a):
 def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
+    return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Reductions, scans, gather and scatter ---------------------------------------------
+
+def along(index, dim):
+    """The NumPy key addressing, for each element of `index`, position index[...] along dim
+    and its own position along the other dims (torch's gather/scatter addressing)."""
+    key = list(np.indices(np.shape(index), sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def gather(x, dim, index):
+    """x.gather(dim, index)."""
+    idx = value(index)
+    if _t(x):
+        return ops.gather(x, dim, _tensor(idx))
+    return x[along(idx, dim)]
+
+
+def scatter_to(shape, dim, index, src):
+    """zeros(shape).scatter(dim, index, src): the backward of sort, topk and median."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    out[along(idx, dim)] = src
+    return out
+
+
+def scatter_add_to(shape, dim, index, src):
+    """zeros(shape).scatter_add(dim, index, src): the backward of gather."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, along(idx, dim), src)
+    return out
+
+
+def zero_at(grad, dim, index):
+    """grad.scatter(dim, index, 0): the gradient of what scatter overwrote is 0."""
+    idx = value(index)
+    if _t(grad):
+        return ops.scatter(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[along(idx, dim)] = 0
+    return out
+
+
+def index_select(x, dim, index):
+    idx = np.reshape(value(index), -1)
+    if _t(x):
+        return ops.index_select(x, dim, _tensor(idx))
+    return np.take(x, idx, axis=dim)
+
+
+def index_add_to(shape, dim, index, src):
+    """zeros(shape).index_add(dim, index, src): the backward of index_select."""
+    idx = np.reshape(value(index), -1)
+    if _t(src):
+        return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, (slice(None),) * dim + (idx,), src)
+    return out
+
+
+def index_zero(grad, dim, index):
+    """grad.index_fill(dim, index, 0)."""
+    idx = np.reshape(value(index), -1)
+    if _t(grad):
+        return ops.index_fill(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[(slice(None),) * dim + (idx,)] = 0
+    return out
+
+
+def cumsum(x, dim):
+    return ops.cumsum(x, dim) if _t(x) else np.cumsum(x, axis=dim)
+
+
+def reverse_cumsum(x, dim):
+    """Sums from each position to the end along dim (the backward of cumsum). On Tensors it is
+    written total - cumsum + x, so that it stays differentiable without a flip op."""
+    if _t(x):
+        return sum_dims(x, (dim,), keepdim=True) - ops.cumsum(x, dim) + x
+    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+
+
+def abs_(x):
+    return x.abs() if _t(x) else np.abs(x)
+
+
+def cumprod(x, dim):
+    return ops.cumprod(x, dim) if _t(x) else np.cumprod(x, axis=dim)
+
+
+def fill_where(x, cond, v):
+    """x with the number v where the constant boolean cond holds (masked_fill)."""
+    if _t(x):
+        return ops.masked_fill(x, _make(np.asarray(cond)), v)
+    return np.where(cond, np.asarray(v, dtype=x.dtype), x)
+
+
+# ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
+
+def tril(x, k):
+    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+
+
+def triu(x, k):
+    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+
+
+def flip(x, dims):
+    if _t(x):
+        return ops.flip(x, dims)
+    return np.flip(x, dims) if np.ndim(x) else x
+
+
+def roll(x, shifts, dims):
+    if _t(x):
+        return ops.roll(x, shifts, dims)
+    return np.roll(x, shifts, axis=dims if dims else None)
+
+
+def rot90(x, k, dims):
+    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+
+
+def diagonal(x, offset, d1, d2):
+    """The diagonal of x (a copy on arrays; the view op on Tensors)."""
+    if _t(x):
+        return ops.diagonal(x, offset, d1, d2)
+    return np.diagonal(x, offset, d1, d2)
+
+
+def cross(a, b, dim):
+    if _t(a) or _t(b):
+        return ops._linalg_cross(_tensor(a), _tensor(b), dim)
+    return np.cross(a, b, axis=dim)
+
+
+def cat_grads(grads, sizes, shape, dim):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros (of the
+    gradients' dtype) for pieces that got none."""
+    dtype = next(np.result_type(value(g)) for g in grads if g is not None)
+    parts = []
+    for g, s in zip(grads, sizes):
+        if g is None:
+            part = list(shape)
+            part[dim] = s
+            g = np.zeros(part, dtype=dtype)
+        parts.append(g)
+    if any(_t(g) for g in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def inverse(x):
+    return ops.inverse(x) if _t(x) else np.linalg.inv(x)
+
+
+# ----- Pointwise and special functions -----------------------------------------------------
+
+def rsqrt(x):
+    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+
+
+def sinh(x):
+    return x.sinh() if _t(x) else np.sinh(x)
+
+
+def cosh(x):
+    return x.cosh() if _t(x) else np.cosh(x)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
+    (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
+    if _t(x) or _t(y):
+        return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    zero = np.asarray(x) == 0
+    if np.any(zero):
+        r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)
+    return r
+
+
+def trunc_div(a, b):
+    """a / b rounded toward zero, on values (a constant in fmod's formula)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.trunc(np.true_divide(value(a), value(b)))
     return _make(q) if _t(a) or _t(b) else q

@@ -14,7 +14,8 @@ from .. import _registry
 from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
-               pointwise, random, reductions, views)
+               pointwise, random, reductions, scatter, sorting, special, views)
+from . import shape  # noqa: F401
 
 _registry.install_methods(Tensor)
 check_bindings(_registry.BINDINGS)

@@ -64,7 +64,7 @@ class Derivative:
     """
 
     def __init__(self, signature, node, args, formulas, nondiff=(), n_out=1, variadic=False,
-                 name=None, wrapped=(), internal=()):
+                 name=None, wrapped=(), internal=(), result_name="result"):
         op, params = parse_signature(signature)
         self.op = op
         self.signature = signature
@@ -93,6 +93,7 @@ class Derivative:
             if key not in self.args:
                 raise RowError(f"{op} ({node}): internal value {key!r} is not a saved name")
         self.internal = frozenset(internal)
+        self.result_name = result_name      # torch's name for the saved output
         self.n_out = n_out
         # Variadic rows (cat, stack) take any number of inputs through one formula.
         self.n_inputs = None if self.variadic and n_out == 1 else len(self.inputs)
@@ -171,7 +172,7 @@ DERIVATIVES = {}
 
 
 def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), nondiff=(), internal=(), **formulas):
+             wrapped=(), nondiff=(), internal=(), result_name="result", **formulas):
     """Add a row for the op `signature` ("op(Tensor self, Scalar other)"); `formulas` maps
     each differentiable Tensor parameter to its formula, `nondiff` lists the others.
 
@@ -181,10 +182,11 @@ def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=Tr
     differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
     Python number saved there reads back as a 0-d tensor (torch's wrapped number); `internal`
     names saved values torch does not have (gradviz's own bookkeeping): they get no
-    `_saved_<name>` attribute.
+    `_saved_<name>` attribute; `result_name` is torch's name for the saved output when it is
+    not `result` (LinalgInvExBackward0's `_saved_inverse`).
     """
     d = Derivative(signature, node, args, formulas, nondiff, n_out, variadic, name, wrapped,
-                   internal)
+                   internal, result_name)
     if d.op in DERIVATIVES:
         raise RowError(f"duplicate derivative for {d.op}")
     DERIVATIVES[d.op] = d
@@ -242,7 +244,7 @@ class FormulaNode(Node):
     def _released(self):
         """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._saved is None
+        return type(self._saved) is _Freed
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -318,31 +320,55 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            self._saved = None
+            saved = self._saved
+            for v in saved:
+                if not isinstance(v, _Tensor):
+                    self._saved = _Freed(_keep_numbers(saved))
+                    break
+            else:
+                self._saved = _ALL_FREED         # the common case: only tensors were saved
             if self._plan.saves_result:
                 self._res = None
 
-
-    def _saved_value(self, name):
-        """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
+    def _saved_lookup(self, name):
+        """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
+        backward, saved tensors are freed but numbers stay readable, as in torch."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
+        released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if released and (k is None or j == e.result_index or k >= len(self._saved) or
+                         self._saved[k] is None or name in e.wrapped):
+            raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+class _Freed(tuple):
+    """A node's saved values after backward: None for each freed tensor (or array), the
+    numbers kept (empty when there were only tensors)."""
+
+    __slots__ = ()
+
+
+_ALL_FREED = _Freed()
+
+
+def _keep_numbers(saved):
+    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
 
 
 def make_node_class(entry):
@@ -354,7 +380,12 @@ def make_node_class(entry):
     if any(entry.result_index in idx for _, idx in entry.formulas):
         names.append("result")
     for name in names:
-        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+        if hasattr(FormulaNode, "_saved_" + name):
+            raise RowError(f"{entry.node}: saved name {name!r} clashes with FormulaNode."
+                           f"_saved_{name}")
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
+    if entry.result_name != "result" and "result" in names:
+        ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
 
 
