@@ -85,6 +85,11 @@ CHECKS = {
     "adam_scheduler_training.py": ([], 0, {
         ("model.0.weight", "version"): 49, ("state['step']", "data"): 48.0,
         ("state['exp_avg_sq']", "version"): 96, ("loss", "grad_fn"): "MseLossBackward0"}),
+    "makemore_mlp.py": ([], 0, {
+        ("loss", "data"): 1.6331, ("loss", "grad_fn"): "NllLossBackward0",
+        ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
+        ("bnmean_running", "grad_fn"): None, ("bnmean_running", "requires_grad"): False,
+        ("Xtr", "shape"): [399, 3]}),
 }
 
 
