@@ -224,6 +224,31 @@ def makemore_checksum(torch: Any, state: dict) -> dict:
     return out
 
 
+# ----- MLP training step with Adam -----
+#
+# The same MLP step, updated by torch.optim.Adam (lr 1e-3, torch's defaults) instead of the
+# hand-written SGD: measures the optimizer's per-step cost (4 parameters, 407k elements: the
+# float32 update as torch's single-tensor Adam computes it) on top of the core.
+
+
+def mlp_adam_setup(torch: Any, batch: int) -> dict:
+    state = mlp_setup(torch, batch)
+    state["opt"] = torch.optim.Adam(state["params"], lr=1e-3)
+    return state
+
+
+def mlp_adam_run(torch: Any, state: dict) -> None:
+    w1, b1, w2, b2 = state["params"]
+    opt = state["opt"]
+    opt.zero_grad()
+    h = torch.tanh(state["x"] @ w1.t() + b1)
+    out = h @ w2.t() + b2
+    loss = ((out - state["target"]) ** 2).mean()
+    loss.backward()
+    opt.step()
+    state["loss"] = loss
+
+
 # ----- 1024x1024 matmul -----
 #
 # Inputs are uniform in [0, 1), so the output's sum and every gradient entry are positive sums
@@ -370,6 +395,10 @@ WORKLOADS: dict[str, Workload] = {
             "tanh 200 with batch_norm, cross_entropy, fwd+bwd+SGD",
             makemore_setup, makemore_run, makemore_checksum, "ms",
             full=Plan(32, rounds=3, repeat=200), quick=Plan(32, rounds=1, repeat=50)),
+        Workload(
+            "mlp_adam_step", "the MLP step updated by optim.Adam instead of SGD",
+            mlp_adam_setup, mlp_adam_run, mlp_checksum, "ms",
+            full=Plan(256, rounds=3, repeat=20), quick=Plan(256, rounds=1, repeat=8)),
         Workload(
             "matmul_1024", "(a @ b).sum().backward(), a and b 1024x1024",
             matmul_setup, matmul_run, matmul_checksum, "ms",

@@ -64,6 +64,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import backends, cuda, utils
 from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
@@ -99,8 +100,8 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg",
-    "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "backends", "cuda",
+    "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 
 _missing.install_tensor_stubs(Tensor)

@@ -5,6 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, _make
 from . import functional as F
 from . import init
@@ -166,6 +167,39 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+    def to(self, *args, **kwargs):
+        """Cast floating-point parameters and buffers to a dtype; the CPU is the only device
+        (another one is refused with torch's error on a CPU-only build)."""
+        from .._ops.pointwise import _to_args
+        dt, _ = _to_args(args, kwargs)
+        if dt is None:
+            return self
+        if not dt.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dt}")
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None and p.is_floating_point():
+                    p.data = p.data.to(dt)     # the same Parameter object, as torch's default
+                    if p.grad is not None:
+                        p.grad.data = p.grad.data.to(dt)
+            for name, b in m._buffers.items():
+                if b is not None and b.is_floating_point():
+                    m._buffers[name] = b.to(dt)
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def double(self):
+        return self.to(_dtype.float64)
+
+    def float(self):
+        return self.to(_dtype.float32)
 
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
