@@ -1,12 +1,18 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
-cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
+cross_entropy, nll_loss, conv1d, conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, pad,
+scaled_dot_product_attention — with torch's grad_fn names (linear is AddmmBackward0)."""
 
 from .._ops import linalg, losses, pointwise, reductions, views
+from .._ops.attention import scaled_dot_product_attention
+from .._ops.convolution import conv1d, conv2d
+from .._ops.padding import pad
+from .._ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .._ops.inplace import relu_
 from .._tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss"]
+           "cross_entropy", "nll_loss", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "pad", "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):
@@ -34,7 +40,9 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias: AddmmBackward0 for 2-D input with a bias, as in torch.
+    """input @ weight.T + bias, composed as torch composes it: AddmmBackward0 for 2-D input
+    with a bias, ViewBackward0 over AddmmBackward0 for contiguous input of more dims (the
+    leading dims folded into the rows), matmul then add otherwise.
 
     >>> import gradviz as torch
     >>> x, w = torch.ones(2, 3), torch.ones(4, 3, requires_grad=True)
@@ -42,11 +50,16 @@ def linear(input, weight, bias=None):
     <AddmmBackward0 ...>
     """
     wt = views.t(weight)
-    if input.dim() == 2 and bias is not None:
-        return linalg.addmm(bias, input, wt)
-    if input.dim() == 1 and bias is not None:
-        return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
-                          weight.shape[0])
+    if bias is not None:
+        if input.dim() == 2:
+            return linalg.addmm(bias, input, wt)
+        if input.dim() == 1:
+            return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
+                              weight.shape[0])
+        if input.dim() >= 3 and input.is_contiguous():
+            lead = tuple(input.shape[:-1])
+            folded = views.view(input, -1, input.shape[-1])
+            return views.view(linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
     out = linalg.matmul(input, wt)
     return out if bias is None else out + bias
 

@@ -1,0 +1,116 @@
+"""Attention: scaled_dot_product_attention as torch 2.13 records it on CPU for 4-D inputs
+without dropout and with a mask that needs no gradient: one
+ScaledDotProductFlashAttentionForCpuBackward0 node saving the output and the row
+log-sum-exp. The other cases (3-D inputs, dropout, a mask that requires grad) take torch's
+composed math path, which gradviz does not record yet: they raise.
+"""
+
+import math
+
+import numpy as np
+
+from .._derivatives import DERIVATIVES as D
+from .._registry import records
+from .._tensor import Tensor, _make
+from ..autograd.formula import record
+from ._common import _TORCH_SCALAR, _needs
+
+_NOT_YET = ("gradviz: torch.nn.functional.scaled_dot_product_attention({}) is not implemented "
+            "by gradviz's core; run with --backend torch to use PyTorch")
+
+
+def _softmax_rows(s):
+    """softmax over the last dim and its log-sum-exp; a row masked out entirely gives zeros
+    (torch's safe softmax) and a log-sum-exp of -inf."""
+    m = np.max(s, axis=-1, keepdims=True)
+    finite = np.isfinite(m)
+    m = np.where(finite, m, 0)
+    e = np.exp(s - m)
+    total = np.sum(e, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(finite, e / total, 0)
+        lse = np.where(finite, np.log(total) + m, -np.inf)[..., 0]
+    return p.astype(s.dtype, copy=False), lse.astype(s.dtype, copy=False)
+
+
+@records("scaled_dot_product_flash_attention_for_cpu")
+def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, scale=None):
+    q, k, v = query._data, key._data, value._data
+    sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    mask = None
+    if attn_mask is not None:
+        m = attn_mask._data
+        if m.dtype == np.bool_:
+            # torch turns a boolean mask into an additive one (0 / -inf) of the query's dtype.
+            m = np.where(m, 0, -np.inf).astype(q.dtype)
+        elif m.dtype != q.dtype:
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                               f"dtype, but got attn_mask.dtype: {_TORCH_SCALAR[m.dtype.name]} "
+                               f"and  query.dtype: {_TORCH_SCALAR[q.dtype.name]} instead.")
+        mask = _make(m)
+        s = s + m
+    if is_causal:
+        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+    p, lse = _softmax_rows(s)
+    out = _make(np.matmul(p, v))
+    if _needs(query, key, value):
+        record(D["scaled_dot_product_flash_attention_for_cpu"], out, (query, key, value),
+               (query, key, value, out.detach(), _make(lse), float(dropout_p), is_causal, mask,
+                scale))
+    return out
+
+
+@records("scaled_dot_product_flash_attention_for_cpu_backward")
+def flash_attention_backward(grad_out, query, key, value, result):
+    """A gradient of the attention kernel under create_graph=True: torch records it without a
+    derivative (a NotImplemented node that fails if differentiated)."""
+    out = _make(result)
+    if _needs(grad_out, query, key, value):
+        record(D["scaled_dot_product_flash_attention_for_cpu_backward"], out,
+               (grad_out, query, key, value))
+    return out
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query @ key^T * scale + attn_mask) @ value, as torch 2.13 computes it on CPU.
+
+    >>> import gradviz as torch
+    >>> q = torch.ones(1, 1, 2, 4, requires_grad=True)
+    >>> torch.nn.functional.scaled_dot_product_attention(q, q, q).grad_fn
+    <ScaledDotProductFlashAttentionForCpuBackward0 ...>
+    """
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"scaled_dot_product_attention(): argument '{name}' (position "
+                            f"{('query', 'key', 'value').index(name) + 1}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    dt = (query._data.dtype, key._data.dtype, value._data.dtype)
+    if len(set(dt)) != 1:
+        n = [_TORCH_SCALAR[d.name].lower() for d in dt]
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {n[0]} key.dtype: {n[1]} and value.dtype: {n[2]} "
+                           f"instead.")
+    if enable_gqa:
+        raise NotImplementedError(_NOT_YET.format("enable_gqa=True"))
+    if dropout_p:
+        raise NotImplementedError(_NOT_YET.format("dropout_p=...") + " (gradviz's core does "
+                                  "not draw dropout masks from torch's generator)")
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        raise NotImplementedError(_NOT_YET.format("on inputs that are not 4-D"))
+    if attn_mask is not None and attn_mask._rg:
+        raise NotImplementedError(_NOT_YET.format("attn_mask that requires grad"))
+    # torch's conditions for its CPU kernel; otherwise it composes the attention from ops.
+    q, k, v = query.shape, key.shape, value.shape
+    if not (q[-1] == k[-1] == v[-1] and q[:2] == k[:2] == v[:2] and q[-2] and k[-2]
+            and all(t._array().strides[-1] == t._array().itemsize or t.shape[-1] == 1
+                    for t in (query, key, value))):
+        raise NotImplementedError(_NOT_YET.format(
+            "with unequal head sizes, batch sizes or head counts, an empty sequence or a "
+            "non-contiguous last dim"))
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value shapes do not "
+                           f"match: {list(query.shape)}, {list(key.shape)}, "
+                           f"{list(value.shape)}")
+    return _flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale)
