@@ -38,7 +38,11 @@ def constant_(tensor, val):
 
 
 def _fan_in(tensor):
-    return tensor.shape[1] if tensor.dim() > 1 else tensor.shape[0]
+    # torch's _calculate_fan_in_and_fan_out: a conv weight's fan counts its receptive field.
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive if tensor.dim() > 1 else tensor.shape[0]
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
