@@ -522,18 +522,24 @@ def _conv_geometry(weight_shape, stride, padding, dilation):
     return tuple(t * nd if len(t) == 1 else t for t in (stride, padding, dilation))
 
 
-def conv_input_grad(grad, weight, stride, padding, dilation, groups, input_sizes):
+# The conv and pooling formulas name every saved value, so that each stays readable on the
+# node (torch saves them all, whichever inputs need a gradient).
+
+def conv_input_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                    transposed, output_padding, groups, input_sizes):
     st, pd, dl = _conv_geometry(np.shape(value(weight)), stride, padding, dilation)
     return conv_grad_input(grad, input_sizes, weight, st, pd, dl, groups)
 
 
-def conv_weight_grad(grad, input, weight, stride, padding, dilation, groups):
+def conv_weight_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                     transposed, output_padding, groups):
     shape = np.shape(value(weight))
     st, pd, dl = _conv_geometry(shape, stride, padding, dilation)
     return conv_grad_weight(grad, input, shape, st, pd, dl, groups)
 
 
-def conv_bias_grad(grad):
+def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                   transposed, output_padding, groups):
     nd = np.ndim(value(grad))
     return sum_dims(grad, (0,) + tuple(range(2, nd)))
 
@@ -550,21 +556,19 @@ def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, drop
         s = s + value_of(attn_mask)
     if is_causal:
         s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
-    lse = value_of(logsumexp)[..., None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        p = np.exp(s - np.where(np.isfinite(lse), lse, 0))
-    p = np.where(np.isfinite(lse), p, 0).astype(q.dtype, copy=False)
+    # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
+    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
     dp = np.matmul(g, np.swapaxes(v, -2, -1))
     ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
     ds *= q.dtype.type(sc)
     dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
-    grads = [r if mask >> i & 1 else None for i, r in enumerate((dq, dk, dv))]
     if isinstance(grad, Tensor):
-        return [None if r is None else ops.flash_attention_backward(grad, query, key, value, r)
-                for r in grads]
-    return grads
+        grads = list(ops.flash_attention_backward(grad, query, key, value, (dq, dk, dv)))
+    else:
+        grads = [dq, dk, dv]
+    return [r if mask >> i & 1 else None for i, r in enumerate(grads)]
 
 
 def value_of(x):
@@ -590,36 +594,33 @@ defderiv("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride
          "MaxPool2DWithIndicesBackward0",
          ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
           "self_sizes"), internal=("self_sizes",),
-         self=lambda grad, self_sizes, result1: max_pool_grad(grad, self_sizes, result1))
+         self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+             self_sizes: max_pool_grad(grad, self_sizes, result1))
 defderiv("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
          "bool ceil_mode, bool count_include_pad, int? divisor_override)",
          "AvgPool2DBackward0",
          ("self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-          "divisor_override", "geometry"), internal=("geometry",), saves_tensors=False,
-         self=lambda grad, geometry: avg_pool_grad(grad, geometry))
+          "divisor_override", "geometry"), internal=("geometry",),
+         self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+             divisor_override, geometry: avg_pool_grad(grad, geometry))
 defderiv("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size)",
          "AdaptiveAvgPool2DBackward0", ("self", "bins"), internal=("bins",),
-         saves_tensors=False,
-         self=lambda grad, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
+         self=lambda grad, self, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
 defderiv("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value)",
          "ConstantPadNdBackward0", ("pad",), saves_tensors=False,
          self=lambda grad, pad: constant_pad(grad, [-p for p in pad]))
 defderiv("reflection_pad1d(Tensor self, SymInt[2] padding)",
          "ReflectionPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         saves_tensors=False,
-         self=lambda grad, maps: gather_pad_grad(grad, maps))
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
 defderiv("reflection_pad2d(Tensor self, SymInt[4] padding)",
          "ReflectionPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         saves_tensors=False,
-         self=lambda grad, maps: gather_pad_grad(grad, maps))
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
 defderiv("replication_pad1d(Tensor self, SymInt[2] padding)",
          "ReplicationPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         saves_tensors=False,
-         self=lambda grad, maps: gather_pad_grad(grad, maps))
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
 defderiv("replication_pad2d(Tensor self, SymInt[4] padding)",
          "ReplicationPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         saves_tensors=False,
-         self=lambda grad, maps: gather_pad_grad(grad, maps))
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
 # The CPU attention kernel torch 2.13 picks for 4-D float inputs without dropout and with a
 # mask that needs no gradient. Its one formula gives all three gradients (variadic), and is not
 # itself differentiable (torch records a NotImplemented node for create_graph=True).
@@ -632,6 +633,7 @@ defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, T
 defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
          "Tensor key, Tensor value)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         n_out=None,
          grad_out=no_derivative_flash_backward, query=no_derivative_flash_backward,
          key=no_derivative_flash_backward, value=no_derivative_flash_backward)
 

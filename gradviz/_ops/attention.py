@@ -12,7 +12,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._registry import records
 from .._tensor import Tensor, _make
-from ..autograd.formula import record
+from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
 
 _NOT_YET = ("gradviz: torch.nn.functional.scaled_dot_product_attention({}) is not implemented "
@@ -21,7 +21,7 @@ _NOT_YET = ("gradviz: torch.nn.functional.scaled_dot_product_attention({}) is no
 
 def _softmax_rows(s):
     """softmax over the last dim and its log-sum-exp; a row masked out entirely gives zeros
-    (torch's safe softmax) and a log-sum-exp of -inf."""
+    (torch's safe softmax) and a log-sum-exp of 0."""
     m = np.max(s, axis=-1, keepdims=True)
     finite = np.isfinite(m)
     m = np.where(finite, m, 0)
@@ -29,7 +29,8 @@ def _softmax_rows(s):
     total = np.sum(e, axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(finite, e / total, 0)
-        lse = np.where(finite, np.log(total) + m, -np.inf)[..., 0]
+        # torch's kernel reports 0 for a fully masked row
+        lse = np.where(finite, np.log(total) + m, 0)[..., 0]
     return p.astype(s.dtype, copy=False), lse.astype(s.dtype, copy=False)
 
 
@@ -62,14 +63,15 @@ def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, sc
 
 
 @records("scaled_dot_product_flash_attention_for_cpu_backward")
-def flash_attention_backward(grad_out, query, key, value, result):
-    """A gradient of the attention kernel under create_graph=True: torch records it without a
-    derivative (a NotImplemented node that fails if differentiated)."""
-    out = _make(result)
+def flash_attention_backward(grad_out, query, key, value, results):
+    """The gradients of the attention kernel under create_graph=True: torch records them as
+    the outputs of one node without a derivative (NotImplemented, failing if differentiated).
+    (torch's node also has an edge to the forward's output; gradviz's has the four inputs.)"""
+    outs = [_make(r) for r in results]
     if _needs(grad_out, query, key, value):
-        record(D["scaled_dot_product_flash_attention_for_cpu_backward"], out,
-               (grad_out, query, key, value))
-    return out
+        record_outputs(D["scaled_dot_product_flash_attention_for_cpu_backward"], outs,
+                       (grad_out, query, key, value))
+    return outs
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,

@@ -10,13 +10,14 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import Tensor, _make
-from .._windows import conv, out_size
+from .._windows import conv
 from ..autograd.formula import record
 from ._common import _TORCH_SCALAR, _needs
 from .views import squeeze, unsqueeze
 
 _C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
 _E_CONV = D["convolution"]
+_WARNED = []
 
 
 def _tuple(value, nd, name):
@@ -49,8 +50,8 @@ def _check(input, weight, bias, nd, groups):
                            f"input{list(x.shape)} to have {w.shape[1] * groups} channels, but got "
                            f"{x.shape[1]} channels instead")
     if x.dtype != w.dtype:
-        raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[w.dtype.name]} but found "
-                           f"{_TORCH_SCALAR[x.dtype.name]}")
+        raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x.dtype.name]} but found "
+                           f"{_TORCH_SCALAR[w.dtype.name]}")
     if bias is not None:
         b = bias._data
         if b.dtype != x.dtype:
@@ -140,8 +141,11 @@ def _same_padding(input, weight, dilation, nd):
     pad = [t // 2 for t in total]
     extra = [t % 2 for t in total]
     if any(extra):
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created")
+        if not _WARNED:
+            # torch warns once per process (TORCH_WARN_ONCE).
+            _WARNED.append(True)
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
+                          "may require a zero-padded copy of the input be created")
         flat = []
         for e in reversed(extra):
             flat += [0, e]
@@ -171,6 +175,3 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """
     return _conv_nd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
-
-def conv_out_size(n, k, s, p, d):
-    return out_size(n, k, s, p, d)

@@ -27,6 +27,11 @@ def _pair(value, name):
 
 
 def _geometry(name, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if self.dim() < 3 and name == "avg_pool2d":
+        # torch's avg_pool2d reads input.size(-3) first
+        n = self.dim()
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
+                         f"{max(n, 1) - 1}], but got -3)")
     if self.dim() not in (3, 4) or self.numel() == 0:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k = _pair(kernel_size, "kernel_size")

@@ -323,7 +323,7 @@ class FormulaNode(Node):
                 self._res = None
 
 
-    def _saved_value(self, name):
+    def _saved_lookup(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
         if self._released:
@@ -354,7 +354,7 @@ def make_node_class(entry):
     if any(entry.result_index in idx for _, idx in entry.formulas):
         names.append("result")
     for name in names:
-        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
     return type(entry.node, (FormulaNode,), ns)
 
 

@@ -7,7 +7,7 @@ from .._ops.attention import scaled_dot_product_attention
 from .._ops.convolution import conv1d, conv2d
 from .._ops.padding import pad
 from .._ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
-from .._ops.inplace import relu_
+from .._ops.inplace import add_, relu_
 from .._tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
@@ -41,8 +41,8 @@ def log_softmax(input, dim=None, dtype=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, composed as torch composes it: AddmmBackward0 for 2-D input
-    with a bias, ViewBackward0 over AddmmBackward0 for contiguous input of more dims (the
-    leading dims folded into the rows), matmul then add otherwise.
+    with a bias, ViewBackward0 over AddmmBackward0 for other contiguous input (the leading
+    dims folded into the rows), matmul then an in-place add otherwise.
 
     >>> import gradviz as torch
     >>> x, w = torch.ones(2, 3), torch.ones(4, 3, requires_grad=True)
@@ -53,15 +53,15 @@ def linear(input, weight, bias=None):
     if bias is not None:
         if input.dim() == 2:
             return linalg.addmm(bias, input, wt)
-        if input.dim() == 1:
-            return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
-                              weight.shape[0])
-        if input.dim() >= 3 and input.is_contiguous():
+        if input.is_contiguous():
+            # torch's _flatten_nd_linear: fold every leading dim into the rows of one addmm
             lead = tuple(input.shape[:-1])
             folded = views.view(input, -1, input.shape[-1])
             return views.view(linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
     out = linalg.matmul(input, wt)
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    return add_(out, bias)      # torch adds the bias in place (version 1)
 
 
 def _reduce_name(size_average, reduce, reduction):
