@@ -1020,6 +1020,10 @@ def _check_device(cls, device):
                                   f"torch to use PyTorch")
 
 
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
 class _ConvNd(Module):
     _nd = 0
 
@@ -1037,14 +1041,15 @@ class _ConvNd(Module):
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            if padding not in _PADDING_STRINGS:
+                # torch formats the set itself (its order follows Python's string hashing)
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 f"{{'valid', 'same'}}")
+                                 f"{_PADDING_STRINGS}")
             if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(f"padding_mode must be one of {{'zeros', 'reflect', 'replicate', "
-                             f"'circular'}}, but got padding_mode='{padding_mode}'")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
+                             f"padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _ntuple(kernel_size, nd)
