@@ -259,6 +259,62 @@ def wide_ops(n: int) -> int:
     return n + 2
 
 
+# ----- small CNN step -----
+#
+# Two conv2d + relu + max_pool2d blocks, a linear layer and cross entropy on a batch of 32 RGB
+# 32x32 images, then an SGD update: the functional forms with explicit parameters, so that it
+# measures the core's convolution and pooling and not nn/optim.
+
+CNN_LR = 0.01
+
+
+def cnn_data(batch: int) -> dict[str, np.ndarray]:
+    rng = _rng()
+    f32 = np.float32
+
+    def uniform(fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
+        bound = 1.0 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(f32)
+
+    return {
+        "x": rng.standard_normal((batch, 3, 32, 32)).astype(f32),
+        "target": rng.integers(0, 10, batch).astype(np.int64),
+        "w1": uniform(27, (16, 3, 3, 3)), "b1": uniform(27, (16,)),
+        "w2": uniform(144, (32, 16, 3, 3)), "b2": uniform(144, (32,)),
+        "w3": uniform(2048, (10, 2048)), "b3": uniform(2048, (10,)),
+    }
+
+
+def cnn_setup(torch: Any, batch: int) -> dict:
+    data = cnn_data(batch)
+    state = {"x": torch.tensor(data["x"]), "target": torch.tensor(data["target"])}
+    state["params"] = [torch.tensor(data[k], requires_grad=True)
+                       for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+    return state
+
+
+def cnn_run(torch: Any, state: dict) -> None:
+    F = torch.nn.functional
+    w1, b1, w2, b2, w3, b3 = params = state["params"]
+    for p in params:
+        p.grad = None
+    h = F.max_pool2d(F.relu(F.conv2d(state["x"], w1, b1, padding=1)), 2)
+    h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=1)), 2)
+    loss = F.cross_entropy(F.linear(h.flatten(1), w3, b3), state["target"])
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= CNN_LR * p.grad
+    state["loss"] = loss
+
+
+def cnn_checksum(torch: Any, state: dict) -> dict:
+    out = {"loss": _scalar_entry(state["loss"])}
+    for name, p in zip(("w1", "b1", "w2", "b2", "w3", "b3"), state["params"]):
+        out[name + ".grad"] = _sum_entry(p.grad)
+    return out
+
+
 # ----- registry -----
 
 
@@ -306,6 +362,11 @@ WORKLOADS: dict[str, Workload] = {
             mlp_setup, mlp_run, mlp_checksum, "ms",
             full=Plan(256, rounds=3, repeat=20), quick=Plan(256, rounds=1, repeat=8),
             floor=True),
+        Workload(
+            "cnn_step", "CNN step: batch 32, 3x32x32, 2x (conv3x3+relu+maxpool), linear, "
+            "cross entropy, fwd+bwd+SGD",
+            cnn_setup, cnn_run, cnn_checksum, "ms",
+            full=Plan(32, rounds=3, repeat=10), quick=Plan(32, rounds=1, repeat=4)),
         Workload(
             "matmul_1024", "(a @ b).sum().backward(), a and b 1024x1024",
             matmul_setup, matmul_run, matmul_checksum, "ms",

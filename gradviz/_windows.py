@@ -117,39 +117,50 @@ def col2im(cols, spatial, kernel, stride, dilation, out):
 
 # ----- Convolution as matrix products over the windows ---------------------------------------
 
+def _order(nd):
+    """(N, C, *out, *kernel) -> (C, *kernel, N, *out): the windows as one matrix per group,
+    rows (channel, kernel offset), columns (image, output position)."""
+    return (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+
+
 def _cols(x, kernel, stride, padding, dilation, groups):
-    """The windows of x as (N, G, Cg*K, L) matrices, with the output's spatial shape."""
+    """The windows of x as (G, Cg*K, N*L) matrices, with the output's spatial shape."""
     shape = tuple(np.shape(x._data if _t(x) else x))
     nd = len(kernel)
-    spatial = shape[2:]
     out = tuple(out_size(n, k, s, p, d) for n, k, s, p, d
-                in zip(spatial, kernel, stride, padding, dilation))
+                in zip(shape[2:], kernel, stride, padding, dilation))
     w = windows(pad_value(x, [(p, p) for p in padding]), kernel, stride, dilation, out)
-    # (N, C, *out, *k) -> (N, C, *k, *out) -> (N, G, Cg*K, L)
-    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
     n, c = shape[0], shape[1]
-    cols = reshape(permute(w, order), (n, groups, (c // groups) * int(np.prod(kernel)),
-                                       int(np.prod(out))))
+    cols = reshape(permute(w, _order(nd)), (groups, (c // groups) * int(np.prod(kernel)),
+                                            n * int(np.prod(out))))
     return cols, out
 
 
+def _grad_matrix(grad, groups):
+    """The output gradient (N, O, *out) as (G, Og, N*L) matrices."""
+    shape = tuple(np.shape(grad._data if _t(grad) else grad))
+    n, o = shape[0], shape[1]
+    g = reshape(grad, (n, groups, o // groups, int(np.prod(shape[2:]))))
+    return reshape(permute(g, (1, 2, 0, 3)), (groups, o // groups, -1))
+
+
 def conv(x, weight, stride, padding, dilation, groups):
-    """The convolution of x (N, C, *spatial) with weight (O, C/groups, *kernel), no bias."""
+    """The convolution of x (N, C, *spatial) with weight (O, C/groups, *kernel), no bias:
+    one matrix product per group over all images at once."""
     o = weight.shape[0]
-    kernel = tuple(weight.shape[2:])
-    cols, out = _cols(x, kernel, stride, padding, dilation, groups)
-    w = reshape(weight, (1, groups, o // groups, -1))
-    r = matmul(w, cols)                         # (N, G, Og, L)
-    return reshape(r, (r.shape[0], o) + out)
+    n = x.shape[0]
+    nd = len(weight.shape) - 2
+    cols, out = _cols(x, tuple(weight.shape[2:]), stride, padding, dilation, groups)
+    r = matmul(reshape(weight, (groups, o // groups, -1)), cols)     # (G, Og, N*L)
+    r = permute(reshape(r, (groups, o // groups, n) + out),
+                (2, 0, 1) + tuple(range(3, 3 + nd)))
+    return reshape(r, (n, o) + out)
 
 
 def conv_grad_weight(grad, input, weight_shape, stride, padding, dilation, groups):
-    """d conv / d weight: the output gradient times the input's windows, summed over N."""
-    kernel = tuple(weight_shape[2:])
-    cols, out = _cols(input, kernel, stride, padding, dilation, groups)
-    n, o = grad.shape[0], grad.shape[1]
-    g = reshape(grad, (n, groups, o // groups, int(np.prod(out))))
-    gw = sum_dims(matmul(g, _swap(cols)), 0)         # (G, Og, Cg*K)
+    """d conv / d weight: the output gradient times the input's windows."""
+    cols, _ = _cols(input, tuple(weight_shape[2:]), stride, padding, dilation, groups)
+    gw = matmul(_grad_matrix(grad, groups), _swap(cols))            # (G, Og, Cg*K)
     return reshape(gw, tuple(weight_shape))
 
 
@@ -161,12 +172,10 @@ def conv_grad_input(grad, input_shape, weight, stride, padding, dilation, groups
     kernel = tuple(weight.shape[2:])
     n, c = input_shape[0], input_shape[1]
     out = tuple(grad.shape[2:])
-    g = reshape(grad, (n, groups, o // groups, int(np.prod(out))))
-    w = reshape(weight, (1, groups, o // groups, -1))
-    dcols = matmul(_swap(w), g)                     # (N, G, Cg*K, L)
-    dcols = reshape(dcols, (n, c) + kernel + out)
-    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    dcols = permute(dcols, order)                   # (N, C, *out, *k)
+    w = reshape(weight, (groups, o // groups, -1))
+    dcols = matmul(_swap(w), _grad_matrix(grad, groups))            # (G, Cg*K, N*L)
+    dcols = reshape(dcols, (c,) + kernel + (n,) + out)
+    dcols = permute(dcols, tuple(int(i) for i in np.argsort(_order(nd))))  # (N, C, *out, *k)
     spatial = tuple(input_shape[2:])
     padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
     full = col2im(dcols, padded, kernel, stride, dilation, out)

@@ -238,6 +238,16 @@ def test_max_pool2d_ties_and_saved_values():
     check(case)
 
 
+def test_max_pool2d_nan_wins_and_last_nan_is_chosen():
+    def case(t):
+        nan = float("nan")
+        x = t.tensor([[[nan, 1.0, 2.0, nan], [0.5, nan, 3.0, 1.0], [1.0, 2.0, nan, 0.0],
+                       [4.0, 4.0, 0.0, -1.0]]], requires_grad=True)
+        out, idx = t.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return backward(t, out, x) + [D.val(idx)]
+    check(case)
+
+
 AVGPOOL = [
     dict(kernel_size=2),
     dict(kernel_size=3, stride=2, padding=1),

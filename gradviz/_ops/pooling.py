@@ -8,7 +8,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._registry import records
 from .._tensor import _make
-from .._windows import out_size, pads, window_index, windows
+from .._windows import out_size, pads, windows
 from ..autograd.formula import record
 from ._common import _needs
 from .reductions import mean
@@ -60,6 +60,38 @@ def _padded(a, amounts, value):
     return np.pad(a, [(0, 0)] * (a.ndim - 2) + list(amounts), constant_values=value)
 
 
+def _max_and_arg(views):
+    """The elementwise maximum of the views (one per kernel offset, never a loop over output
+    positions) and the first view holding it (torch keeps the earlier of equal values)."""
+    values = np.array(views[0])
+    for v in views[1:]:
+        np.maximum(values, v, out=values)
+    found = views[0] == values
+    arg = np.zeros(values.shape, dtype=np.int64)
+    hit = np.empty(values.shape, dtype=bool)
+    for j in range(1, len(views)):
+        np.equal(views[j], values, out=hit)
+        hit &= ~found
+        found |= hit
+        arg += hit * j
+    return values, arg
+
+
+def _max_and_arg_nan(views):
+    """The same when the input holds nan: torch's `val > maxval || isnan(val)`, so a nan
+    wins and the last nan of a window is the one chosen."""
+    values = np.array(views[0])
+    arg = np.zeros(values.shape, dtype=np.int64)
+    upd = np.empty(values.shape, dtype=bool)
+    for j in range(1, len(views)):
+        v = views[j]
+        np.greater(v, values, out=upd)
+        upd |= np.isnan(v)
+        np.copyto(values, v, where=upd)
+        np.copyto(arg, j, where=upd)
+    return values, arg
+
+
 @records("max_pool2d_with_indices")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
@@ -68,15 +100,15 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
                                                   padding, dilation, ceil_mode)
     a = self._array()
     w = windows(_padded(a, amounts, -np.inf), k, s, d, out)
-    flat = w.reshape(w.shape[:-2] + (-1,))
-    arg = flat.argmax(axis=-1)
-    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    # torch propagates nan: a window holding nan gives nan (argmax already picks it).
-    index = window_index(spatial, k, s, d, out, offset=p).reshape(out + (-1,))
-    indices = np.take_along_axis(np.broadcast_to(index, arg.shape + index.shape[-1:]),
-                                 arg[..., None], axis=-1)[..., 0]
-    res = _make(np.ascontiguousarray(values))
-    idx = _make(np.ascontiguousarray(indices))
+    views = [w[..., j // k[1], j % k[1]] for j in range(k[0] * k[1])]
+    values, arg = (_max_and_arg_nan if np.isnan(a).any() else _max_and_arg)(views)
+    # The flat index in the (unpadded) input plane of each window's winner.
+    width = spatial[1]
+    base = ((np.arange(out[0]) * s[0] - p[0])[:, None] * width
+            + (np.arange(out[1]) * s[1] - p[1])[None, :])
+    indices = arg // k[1] * (d[0] * width) + arg % k[1] * d[1] + base
+    res = _make(values)
+    idx = _make(indices)
     if _needs(self):
         record(D["max_pool2d_with_indices"], res, (self,),
                (self, _saved(kernel_size), _saved(stride), _saved(padding), _saved(dilation),
