@@ -630,6 +630,9 @@ defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, T
          ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
           "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
          query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+# torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
+defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
+         self=softmax_grad)
 defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
          "Tensor key, Tensor value)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,

@@ -67,6 +67,9 @@ EXAMPLES = {
                                                             mode="replicate"),
                           (P2,), {}),
     "scaled_dot_product_flash_attention_for_cpu": (_attention, (Q, K, V), {"second": False}),
+    # 3-D inputs take torch's math path, composed from ops around _safe_softmax
+    "safe_softmax": (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q[0], k[0], v[0], is_causal=True), (Q, K, V), {}),
 }
 
 NO_DERIVATIVE = {

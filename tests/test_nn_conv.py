@@ -415,13 +415,40 @@ def test_attention_errors():
 
 
 @pytest.mark.parametrize("kw", [dict(dropout_p=0.5), dict(enable_gqa=True)], ids=str)
-def test_attention_paths_gradviz_does_not_record_raise(kw):
+def test_attention_arguments_gradviz_does_not_implement_raise(kw):
     q = gradviz.ones(2, 4, 5, 8, requires_grad=True)
     with pytest.raises(NotImplementedError, match="run with --backend torch to use PyTorch"):
         gradviz.nn.functional.scaled_dot_product_attention(q, q, q, **kw)
-    q3 = gradviz.ones(4, 5, 8, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="not 4-D"):
-        gradviz.nn.functional.scaled_dot_product_attention(q3, q3, q3)
+
+
+MATH_PATH = [
+    dict(dims=3),
+    dict(dims=3, is_causal=True),
+    dict(dims=3, mask="bool", scale=0.4),
+    dict(dims=4, mask="grad"),
+    dict(dims=4, value_dim=3),
+    dict(dims=4, mask="grad", is_causal=True),
+    dict(dims=2),
+]
+
+
+@pytest.mark.parametrize("kw", MATH_PATH, ids=str)
+def test_attention_math_path(kw):
+    """Where torch 2.13 does not use its CPU kernel it composes the attention from ops."""
+    def case(t):
+        lead = (2, 3)[4 - kw["dims"]:] if kw["dims"] > 2 else ()
+        q = leaf(t, 9, *lead, 5, 4)
+        k = leaf(t, 10, *lead, 6, 4)
+        v = leaf(t, 11, *lead, 6, kw.get("value_dim", 4))
+        opts = {key: val for key, val in kw.items() if key in ("is_causal", "scale")}
+        m = None
+        if kw.get("mask") == "bool":
+            opts["attn_mask"] = t.tensor(np.arange(30).reshape(5, 6) % 4 != 1)
+        elif kw.get("mask") == "grad":
+            m = opts["attn_mask"] = leaf(t, 12, 5, 6)
+        out = t.nn.functional.scaled_dot_product_attention(q, k, v, **opts)
+        return backward(t, out, q, k, v, m)
+    check(case)
 
 
 # ----- linear on any leading dims --------------------------------------------------------------

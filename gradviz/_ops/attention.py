@@ -1,8 +1,9 @@
-"""Attention: scaled_dot_product_attention as torch 2.13 records it on CPU for 4-D inputs
-without dropout and with a mask that needs no gradient: one
+"""Attention: scaled_dot_product_attention as torch 2.13 records it on CPU. For 4-D inputs
+with equal head sizes and a mask that needs no gradient, one
 ScaledDotProductFlashAttentionForCpuBackward0 node saving the output and the row
-log-sum-exp. The other cases (3-D inputs, dropout, a mask that requires grad) take torch's
-composed math path, which gradviz does not record yet: they raise.
+log-sum-exp; otherwise (3-D inputs, a mask that requires grad, ...) torch's math path,
+composed from ops: both factors scaled by sqrt(scale), matmul, the mask added in place,
+_safe_softmax (SafeSoftmaxBackward0), matmul. Dropout is not drawn (it raises).
 """
 
 import math
@@ -14,6 +15,10 @@ from .._registry import records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
+from .arithmetic import mul_scalar
+from .inplace import add_
+from .linalg import matmul
+from .views import transpose
 
 _NOT_YET = ("gradviz: torch.nn.functional.scaled_dot_product_attention({}) is not implemented "
             "by gradviz's core; run with --backend torch to use PyTorch")
@@ -74,6 +79,46 @@ def flash_attention_backward(grad_out, query, key, value, results):
     return outs
 
 
+@records("safe_softmax")
+def _safe_softmax(self, dim):
+    """softmax over dim, with zeros for a row that is -inf throughout (SafeSoftmaxBackward0)."""
+    a = self._data
+    m = np.max(a, axis=dim, keepdims=True)
+    finite = np.isfinite(m)
+    e = np.exp(a - np.where(finite, m, 0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(finite, e / np.sum(e, axis=dim, keepdims=True), 0).astype(a.dtype)
+    out = _make(r)
+    if _needs(self):
+        record(D["safe_softmax"], out, (self,), (dim,))
+    return out
+
+
+def _additive_mask(mask, dtype):
+    """torch's convert_boolean_attn_mask: True keeps (0), False masks (-inf)."""
+    if mask._data.dtype == np.bool_:
+        return _make(np.where(mask._data, 0, -np.inf).astype(dtype))
+    return mask
+
+
+def _math_attention(query, key, value, attn_mask, is_causal, scale):
+    """torch's _scaled_dot_product_attention_math, op by op."""
+    e = query.shape[-1]
+    factor = math.sqrt(scale if scale is not None else 1.0 / math.sqrt(e))
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        n, s = query.shape[-2], key.shape[-2]
+        attn_mask = _make(np.tri(n, s, dtype=bool))
+    if attn_mask is not None:
+        attn_mask = _additive_mask(attn_mask, query._data.dtype)
+    attn = matmul(mul_scalar(query, factor), mul_scalar(transpose(key, -2, -1), factor))
+    if attn_mask is not None:
+        attn = add_(attn, attn_mask)
+    return matmul(_safe_softmax(attn, -1), value)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(query @ key^T * scale + attn_mask) @ value, as torch 2.13 computes it on CPU.
@@ -99,20 +144,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p:
         raise NotImplementedError(_NOT_YET.format("dropout_p=...") + " (gradviz's core does "
                                   "not draw dropout masks from torch's generator)")
-    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
-        raise NotImplementedError(_NOT_YET.format("on inputs that are not 4-D"))
-    if attn_mask is not None and attn_mask._rg:
-        raise NotImplementedError(_NOT_YET.format("attn_mask that requires grad"))
+    if attn_mask is not None and attn_mask._data.dtype not in (np.bool_, query._data.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: "
+                           f"{_TORCH_SCALAR[attn_mask._data.dtype.name]} and  query.dtype: "
+                           f"{_TORCH_SCALAR[query._data.dtype.name]} instead.")
     # torch's conditions for its CPU kernel; otherwise it composes the attention from ops.
     q, k, v = query.shape, key.shape, value.shape
-    if not (q[-1] == k[-1] == v[-1] and q[:2] == k[:2] == v[:2] and q[-2] and k[-2]
-            and all(t._array().strides[-1] == t._array().itemsize or t.shape[-1] == 1
-                    for t in (query, key, value))):
-        raise NotImplementedError(_NOT_YET.format(
-            "with unequal head sizes, batch sizes or head counts, an empty sequence or a "
-            "non-contiguous last dim"))
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise RuntimeError("scaled_dot_product_attention: query, key and value shapes do not "
-                           f"match: {list(query.shape)}, {list(key.shape)}, "
-                           f"{list(value.shape)}")
+    flash = (query.dim() == key.dim() == value.dim() == 4
+             and q[-1] == k[-1] == v[-1] and q[:2] == k[:2] == v[:2] and q[-2] and k[-2]
+             and (attn_mask is None or not attn_mask._rg)
+             and all(t._array().strides[-1] == t._array().itemsize or t.shape[-1] == 1
+                     for t in (query, key, value)))
+    if not flash:
+        return _math_attention(query, key, value, attn_mask, is_causal, scale)
     return _flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale)
