@@ -29,13 +29,15 @@ from ._ops.padding import (constant_pad_nd)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
+from ._ops.random import bernoulli, multinomial, normal
 from ._ops.reductions import (argmax, argmin, log_softmax, max, mean, min, prod, softmax, sum)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                        initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like,
-                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros,
-                        zeros_like)
+                        get_rng_state, initial_seed, is_tensor, linspace, manual_seed, numel,
+                        ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from ._random import Generator, default_generator
 from . import autograd
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
@@ -43,13 +45,13 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
 half = float16
 long = int64
 int = int32  # noqa: A001  (torch.int)
-Generator = None
 
 
 def is_floating_point(input):
@@ -66,7 +68,8 @@ __all__ = [
     "set_default_dtype", "set_printoptions", "get_printoptions", "tensor", "as_tensor",
     "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
-    "eye", "manual_seed", "seed", "initial_seed", "is_tensor", "numel", "abs", "add", "addmm",
+    "eye", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",
+    "set_rng_state", "Generator", "default_generator", "normal", "bernoulli", "multinomial", "is_tensor", "numel", "abs", "add", "addmm",
     "allclose", "argmax", "argmin", "bmm", "cat", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
     "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp",
     "flatten", "floor", "floor_divide", "isfinite", "isinf", "isnan", "log", "log_softmax",
@@ -79,3 +82,14 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]
+
+_missing.install_tensor_stubs(Tensor)
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether PyTorch has it (run with --backend torch)
+    # or whether it is a typo, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+    from ._missing import missing
+    raise missing("torch", name, globals())

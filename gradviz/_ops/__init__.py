@@ -14,7 +14,7 @@ from .. import _registry
 from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
-               pointwise, reductions, views)
+               pointwise, random, reductions, views)
 from . import attention, convolution, padding, pooling  # noqa: F401
 
 _registry.install_methods(Tensor)

@@ -656,16 +656,22 @@ class Linear(Module):
         from .. import _creation
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype))
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-        init.uniform_(self.weight, -bound, bound)
-        self.weight._vc = None
+        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype,
+                                                device=device))
         if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
-            init.uniform_(self.bias, -bound, bound)
-            self.bias._vc = None
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
         else:
             self.bias = None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
+        then U[-1/sqrt(fan_in), 1/sqrt(fan_in)] for the bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -1013,13 +1019,6 @@ def _ntuple(value, n):
     return (value,) * n
 
 
-def _check_device(cls, device):
-    if device is not None and str(device) != "cpu":
-        raise NotImplementedError(f"gradviz: torch.nn.{cls}(device={str(device)!r}) is not "
-                                  f"implemented by gradviz's core (CPU only); run with --backend "
-                                  f"torch to use PyTorch")
-
-
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -1031,8 +1030,6 @@ class _ConvNd(Module):
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         from .. import _creation
-        name = type(self).__name__
-        _check_device(name, device)
         nd = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -1072,24 +1069,22 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
                                                      for _ in range(2)]
         self.weight = Parameter(_creation.empty(out_channels, in_channels // groups,
-                                                *self.kernel_size, dtype=dtype))
+                                                *self.kernel_size, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_creation.empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # torch's: kaiming_uniform_(a=sqrt(5)) for the weight, U(-1/sqrt(fan_in), ..) for the
-        # bias, fan_in counting the kernel's receptive field.
+        """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
+        then U[-1/sqrt(fan_in), 1/sqrt(fan_in)] for the bias, fan_in counting the kernel."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        self.weight._vc = None
         if self.bias is not None:
-            fan_in = self.weight.shape[1] * int(np.prod(self.kernel_size))
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
             if fan_in != 0:
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
-            self.bias._vc = None
 
     def _conv_forward(self, input, weight, bias):
         conv = F.conv1d if self._nd == 1 else F.conv2d
