@@ -477,3 +477,17 @@ def test_linear_on_non_contiguous_3d_input_is_matmul_then_add():
         b = leaf(t, 15, 4)
         return backward(t, t.nn.functional.linear(x.transpose(0, 1), w, b), x, w, b)
     check(case)
+
+
+def test_saved_values_that_are_not_tensors_stay_readable_after_backward():
+    def case(t):
+        x = leaf(t, 1, 1, 2, 5, 5)
+        w = leaf(t, 2, 3, 2, 3, 3)
+        y = t.nn.functional.conv2d(x, w, stride=2, padding=1)
+        p = t.nn.functional.max_pool2d(x, 2)
+        (y.sum() + p.sum()).backward()
+        return [y.grad_fn._saved_stride, y.grad_fn._saved_padding, y.grad_fn._saved_groups,
+                y.grad_fn._saved_transposed, p.grad_fn._saved_kernel_size,
+                p.grad_fn._saved_ceil_mode, D.outcome(lambda: y.grad_fn._saved_input),
+                D.outcome(lambda: p.grad_fn._saved_result1)]
+    check(case)

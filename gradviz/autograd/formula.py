@@ -111,6 +111,8 @@ class Derivative:
         self._needed = {}
         self._plans = {}
         self.saves_tensors = False
+        # Saves values that are not the op's Tensor inputs (dims, sizes, flags) next to tensors.
+        self.mixed_saves = any(a not in self.tensor_params for a in self.args)
         self.cls = make_node_class(self)
 
     def plan(self, mask):
@@ -237,6 +239,8 @@ class FormulaNode(Node):
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
+    # After backward, for rows saving tensors and other values: the other values (see _release).
+    _kept = None
 
     @property
     def _released(self):
@@ -317,7 +321,12 @@ class FormulaNode(Node):
         return out
 
     def _release(self):
-        if self._entry.saves_tensors:
+        e = self._entry
+        if e.saves_tensors:
+            if e.mixed_saves and self._saved is not None:
+                # Only saved tensors are freed: numbers, tuples and strings stay readable as
+                # `_saved_<name>` after backward, as in torch.
+                self._kept = tuple(_GONE if isinstance(v, _Tensor) else v for v in self._saved)
             self._saved = None
             if self._plan.saves_result:
                 self._res = None
@@ -326,17 +335,22 @@ class FormulaNode(Node):
     def _saved_lookup(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if self._released:
+            kept = self._kept
+            if kept is None or k is None or j == e.result_index or kept[k] is _GONE:
+                raise RuntimeError(_FREED)
+            saved = kept
+        else:
+            saved = self._saved
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[k]
+        v = saved[k]
         if name in e.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
@@ -463,6 +477,7 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
+_GONE = object()     # a saved tensor freed by backward, in FormulaNode._kept
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor
