@@ -315,6 +315,63 @@ def cnn_checksum(torch: Any, state: dict) -> dict:
     return out
 
 
+# ----- attention block step -----
+#
+# One multi-head self-attention block (qkv projection, scaled_dot_product_attention over 4
+# heads, output projection, residual) on a batch of 8 sequences of 64 tokens of width 128,
+# MSE against a target, then an SGD update. (Layer norm joins it once the core has it.)
+
+ATTN_LR = 0.01
+
+
+def attention_data(batch: int) -> dict[str, np.ndarray]:
+    rng = _rng()
+    f32 = np.float32
+    bound = 1.0 / np.sqrt(128)
+    return {
+        "x": rng.standard_normal((batch, 64, 128)).astype(f32),
+        "target": rng.standard_normal((batch, 64, 128)).astype(f32),
+        "w_qkv": rng.uniform(-bound, bound, (384, 128)).astype(f32),
+        "b_qkv": rng.uniform(-bound, bound, (384,)).astype(f32),
+        "w_out": rng.uniform(-bound, bound, (128, 128)).astype(f32),
+        "b_out": rng.uniform(-bound, bound, (128,)).astype(f32),
+    }
+
+
+def attention_setup(torch: Any, batch: int) -> dict:
+    data = attention_data(batch)
+    state = {"x": torch.tensor(data["x"]), "target": torch.tensor(data["target"])}
+    state["params"] = [torch.tensor(data[k], requires_grad=True)
+                       for k in ("w_qkv", "b_qkv", "w_out", "b_out")]
+    return state
+
+
+def attention_run(torch: Any, state: dict) -> None:
+    F = torch.nn.functional
+    w_qkv, b_qkv, w_out, b_out = params = state["params"]
+    for p in params:
+        p.grad = None
+    x = state["x"]
+    b, n, d = x.shape
+    qkv = F.linear(x, w_qkv, b_qkv).view(b, n, 3, 4, d // 4).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    h = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    y = x + F.linear(h.transpose(1, 2).reshape(b, n, d), w_out, b_out)
+    loss = ((y - state["target"]) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= ATTN_LR * p.grad
+    state["loss"] = loss
+
+
+def attention_checksum(torch: Any, state: dict) -> dict:
+    out = {"loss": _scalar_entry(state["loss"])}
+    for name, p in zip(("w_qkv", "b_qkv", "w_out", "b_out"), state["params"]):
+        out[name + ".grad"] = _sum_entry(p.grad)
+    return out
+
+
 # ----- registry -----
 
 
@@ -367,6 +424,11 @@ WORKLOADS: dict[str, Workload] = {
             "cross entropy, fwd+bwd+SGD",
             cnn_setup, cnn_run, cnn_checksum, "ms",
             full=Plan(32, rounds=3, repeat=10), quick=Plan(32, rounds=1, repeat=4)),
+        Workload(
+            "attention_step", "attention block step: batch 8, 64 tokens, width 128, 4 heads, "
+            "causal sdpa, fwd+bwd+SGD",
+            attention_setup, attention_run, attention_checksum, "ms",
+            full=Plan(8, rounds=3, repeat=10), quick=Plan(8, rounds=1, repeat=4)),
         Workload(
             "matmul_1024", "(a @ b).sum().backward(), a and b 1024x1024",
             matmul_setup, matmul_run, matmul_checksum, "ms",
