@@ -446,3 +446,10 @@ def test_cnn_state_dict_keys_and_repr():
         return [repr(net), list(net.state_dict()),
                 [list(v.shape) for v in net.state_dict().values()]]
     check(case)
+
+
+def test_parameter_str_and_repr():
+    def case(t):
+        p = t.nn.Parameter(t.tensor([1.0, 2.0]))
+        return [str(p), repr(p), f"{p}"]
+    check(case)

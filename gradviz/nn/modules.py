@@ -2,6 +2,7 @@
 
 import math
 import operator
+import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -11,7 +12,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.graph import RemovableHandle
+from ..autograd.graph import _PKG_DIR, RemovableHandle
 from . import functional as F
 from . import init
 
@@ -45,6 +46,8 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
+
+    __str__ = __repr__      # print(param) shows it too, as in torch
 
 
 def _typename(obj):
@@ -180,7 +183,7 @@ class _BackwardHook:
                                   "respect to module outputs since no inputs require gradients. "
                                   "See https://docs.pytorch.org/docs/main/generated/torch.nn."
                                   "Module.html#torch.nn.Module.register_full_backward_hook for "
-                                  "more details.", stacklevel=5)
+                                  "more details.", stacklevel=_user_stacklevel())
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
@@ -201,6 +204,17 @@ class _BackwardHook:
         res, self.output_tensors_index = self._apply_on_tensors(fn, args)
         self.n_outputs = len(args)
         return res if is_tuple else res[0]
+
+
+def _user_stacklevel():
+    """The stacklevel of warnings.warn that names the user's frame (the first one outside
+    gradviz) as the warning's origin, as torch's does (the line that called backward)."""
+    f = sys._getframe(1)
+    level = 1
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+        level += 1
+    return level
 
 
 def _handle(hooks, hook, prepend):
