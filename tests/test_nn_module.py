@@ -453,3 +453,24 @@ def test_parameter_str_and_repr():
         p = t.nn.Parameter(t.tensor([1.0, 2.0]))
         return [str(p), repr(p), f"{p}"]
     check(case)
+
+
+@pytest.mark.parametrize("name", ["cnn_random_data.py", "module_hooks.py"])
+def test_examples_print_what_torch_prints(name, capsys, monkeypatch):
+    """The CNN and module-hook examples print the same text on gradviz and on torch 2.13."""
+    import os
+    import runpy
+    import sys
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", name)
+    outputs = []
+    for backend in (torch, gradviz):
+        with monkeypatch.context() as m:
+            for mod in ("", ".nn", ".optim", ".autograd", ".nn.functional"):
+                m.setitem(sys.modules, "gradviz" + mod,
+                          sys.modules[backend.__name__ + mod] if mod else backend)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                runpy.run_path(path, run_name="__main__")
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("\n") >= 4
