@@ -1053,7 +1053,7 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
             if padding not in _PADDING_STRINGS:
-                # torch formats the set itself (its order follows Python's string hashing)
+                # torch formats the set itself (its order varies from run to run)
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  f"{_PADDING_STRINGS}")
             if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
