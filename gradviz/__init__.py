@@ -23,6 +23,7 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
                               rsub, sub, sub as subtract)
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isfinite, isinf, isnan, le, logical_not,
                               lt, ne)
+from ._ops.bilinear import (bilinear)
 from ._ops.convolution import (conv1d, conv2d, convolution)
 from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
 from ._ops.padding import (constant_pad_nd)

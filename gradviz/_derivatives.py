@@ -630,6 +630,35 @@ defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, T
          ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
           "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
          query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+def trilinear_mid(grad, i2):
+    """sum_o grad[n, o] i2[o, i, j], as (N, I, J): shared by the gradients of i1 and i3."""
+    o, i, j = np.shape(value(i2))
+    return reshape(matmul(grad, reshape(i2, (o, i * j))), (-1, i, j))
+
+
+def trilinear_i1_grad(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    return reshape(matmul(mid, unsqueeze_dims(i3, (2,), 3)), np.shape(value(mid))[:2])
+
+
+def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
+    n, i = np.shape(value(i1))
+    j = np.shape(value(i3))[1]
+    pairs = reshape(unsqueeze_dims(i1, (2,), 3) * unsqueeze_dims(i3, (1,), 3), (n, i * j))
+    return reshape(matmul(transpose(grad), pairs), np.shape(value(i2)))
+
+
+def trilinear_i3_grad(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    n, j = np.shape(value(mid))[0], np.shape(value(mid))[2]
+    return reshape(matmul(unsqueeze_dims(i1, (1,), 3), mid), (n, j))
+
+
+# bilinear's product (torch's _trilinear with bilinear's expand and sum dims)
+defderiv("trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, "
+         "int[] expand3, int[] sumdim)",
+         "TrilinearBackward0", ("i1", "i2", "i3", "expand1", "expand2", "expand3", "sumdim"),
+         i1=trilinear_i1_grad, i2=trilinear_i2_grad, i3=trilinear_i3_grad)
 # torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
 defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
          self=softmax_grad)

@@ -67,6 +67,8 @@ EXAMPLES = {
                                                             mode="replicate"),
                           (P2,), {}),
     "scaled_dot_product_flash_attention_for_cpu": (_attention, (Q, K, V), {"second": False}),
+    "trilinear": (lambda a, b, w, c: torch.nn.functional.bilinear(a, b, w, c),
+                  (_data(2, 3, 2), _data(2, 3, 3), _data(4, 2, 3), _data(4)), {}),
     # 3-D inputs take torch's math path, composed from ops around _safe_softmax
     "safe_softmax": (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
         q[0], k[0], v[0], is_causal=True), (Q, K, V), {}),

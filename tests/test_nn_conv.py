@@ -491,3 +491,44 @@ def test_saved_values_that_are_not_tensors_stay_readable_after_backward():
                 p.grad_fn._saved_ceil_mode, D.outcome(lambda: y.grad_fn._saved_input),
                 D.outcome(lambda: p.grad_fn._saved_result1)]
     check(case)
+
+
+# ----- bilinear ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lead,bias", [((2, 5), True), ((5,), False), ((), True)], ids=str)
+def test_bilinear(lead, bias):
+    def case(t):
+        x1 = leaf(t, 16, *lead, 3)
+        x2 = leaf(t, 17, *lead, 4)
+        w = leaf(t, 18, 6, 3, 4)
+        b = leaf(t, 19, 6) if bias else None
+        return backward(t, t.nn.functional.bilinear(x1, x2, w, b), x1, x2, w, b)
+    check(case)
+
+
+def test_bilinear_module_initialisation_and_repr():
+    def case(t):
+        t.manual_seed(3)
+        m = t.nn.Bilinear(3, 4, 6)
+        x1, x2 = leaf(t, 16, 2, 3), leaf(t, 17, 2, 4)
+        return [repr(m), D.val(m.weight), D.val(m.bias), D.val(m(x1, x2))]
+    check(case)
+
+
+BILINEAR_ERRORS = [
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2[0], w, b),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2[:, :2], w, b),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2, w[0], b),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2, w[:, :2], b),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2, w[:, :, :2], b),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2, w, b[:2]),
+    lambda t, x1, x2, w, b: t.nn.functional.bilinear(x1, x2, w, b.double()),
+]
+
+
+@pytest.mark.parametrize("k", range(len(BILINEAR_ERRORS)))
+def test_bilinear_errors(k):
+    def case(t):
+        return BILINEAR_ERRORS[k](t, t.ones(2, 5, 3), t.ones(2, 5, 4), t.ones(6, 3, 4),
+                                  t.ones(6))
+    assert isinstance(check(case), D.Err)

@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
                pointwise, random, reductions, views)
-from . import attention, convolution, padding, pooling  # noqa: F401
+from . import attention, bilinear, convolution, padding, pooling  # noqa: F401
 
 _registry.install_methods(Tensor)
 check_bindings(_registry.BINDINGS)

@@ -4,15 +4,16 @@ scaled_dot_product_attention — with torch's grad_fn names (linear is AddmmBack
 
 from .._ops import linalg, losses, pointwise, reductions, views
 from .._ops.attention import scaled_dot_product_attention
+from .._ops.bilinear import bilinear
 from .._ops.convolution import conv1d, conv2d
 from .._ops.padding import pad
 from .._ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .._ops.inplace import add_, relu_
 from .._tensor import Tensor
 
-__all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "pad", "scaled_dot_product_attention"]
+__all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "bilinear",
+           "mse_loss", "cross_entropy", "nll_loss", "conv1d", "conv2d", "max_pool2d",
+           "avg_pool2d", "adaptive_avg_pool2d", "pad", "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):

@@ -19,7 +19,7 @@ from . import init
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ModuleDict",
            "ParameterList", "ReLU", "Tanh", "Sigmoid", "Softmax", "Identity", "MSELoss",
            "CrossEntropyLoss", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "Flatten", "Unflatten"]
+           "Flatten", "Unflatten", "Bilinear"]
 
 
 class Parameter(Tensor):
@@ -1242,3 +1242,40 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b (F.bilinear), with torch's initialisation.
+
+    >>> import gradviz as torch
+    >>> torch.nn.Bilinear(3, 4, 6)
+    Bilinear(in1_features=3, in2_features=4, out_features=6, bias=True)
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        from .. import _creation
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty(out_features, in1_features, in2_features,
+                                                dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
