@@ -486,3 +486,22 @@ def test_examples_print_what_torch_prints(name, capsys, monkeypatch):
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1]
     assert outputs[0].count("\n") >= 4
+
+
+def test_to_double_float_and_cpu_keep_the_parameters():
+    def case(t):
+        m = _model(t)
+        params = list(m.parameters())
+        m.body[0](x_in(t)).sum().backward()
+        out = [m.to("cpu") is m, m.cpu() is m]
+        m.double()
+        out += [[str(p.dtype) for p in m.parameters()], [str(b.dtype) for b in m.buffers()],
+                all(a is b for a, b in zip(params, m.parameters())),
+                str(m.body[0].weight.grad.dtype), [p.is_leaf for p in m.parameters()]]
+        m.to(t.float32)
+        out += [[str(p.dtype) for p in m.parameters()],
+                D.outcome(lambda: m.to(t.int64))]
+        m.to(dtype=t.float64)
+        out += [[str(v.dtype) for v in m.state_dict().values()]]
+        return out
+    check(case)

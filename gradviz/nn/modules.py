@@ -576,6 +576,62 @@ class Module:
                     g.requires_grad_(False)
                 g.zero_()
 
+    # ----- conversion ----------------------------------------------------------------------
+
+    def _apply(self, fn):
+        """fn on every parameter (in place: the Parameter objects stay the same), its grad,
+        and every buffer, in this module and its descendants; returns self."""
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new
+                g = p.grad
+                if g is not None:
+                    new_g = fn(g)
+                    if new_g is not g:
+                        p.grad = new_g
+        for key, b in self._buffers.items():
+            if b is not None:
+                self._buffers[key] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Convert the floating-point parameters and buffers to a dtype (in place); the CPU
+        is the only device."""
+        from .._dtype import dtype as _dtype_cls
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype_cls):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        def convert(t):
+            moved = t.to(*[a for a in args if not isinstance(a, (_dtype_cls, Tensor))],
+                         **{k: v for k, v in kwargs.items() if k != "dtype"})
+            if dtype is not None and moved.is_floating_point():
+                moved = moved.to(dtype)
+            return moved
+
+        return self._apply(convert)
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
     # ----- state_dict ----------------------------------------------------------------------
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
