@@ -14,7 +14,7 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 
 import difflib
 
-from ._torch_api import FUNCTIONAL, NN, OPTIM, TENSOR, TORCH, VERSION
+from ._torch_api import FUNCTIONAL, LINALG, NN, OPTIM, TENSOR, TORCH, VERSION
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -22,12 +22,13 @@ _OWNERS = {
     "nn": (NN, "module 'torch.nn'", "torch.nn."),
     "functional": (FUNCTIONAL, "module 'torch.nn.functional'", "torch.nn.functional."),
     "optim": (OPTIM, "module 'torch.optim'", "torch.optim."),
+    "linalg": (LINALG, "module 'torch.linalg'", "torch.linalg."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional" or "optim"); `have` lists the names gradviz does define there."""
+    "functional", "optim" or "linalg"); `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:
         msg = f"{subject} has no attribute '{name}'"

@@ -111,8 +111,6 @@ class Derivative:
         self._needed = {}
         self._plans = {}
         self.saves_tensors = False
-        # Saves values that are not the op's Tensor inputs (dims, sizes, flags) next to tensors.
-        self.mixed_saves = any(a not in self.tensor_params for a in self.args)
         self.cls = make_node_class(self)
 
     def plan(self, mask):
@@ -150,7 +148,7 @@ class Plan:
     """
 
     __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args")
+                 "n_args", "numbers")
 
     def __init__(self, entry, mask):
         if entry.n_inputs is not None and mask >> entry.n_inputs:
@@ -167,6 +165,15 @@ class Plan:
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
                            for i, (f, idx) in enumerate(entry.formulas)
                            if entry.variadic or mask >> i & 1)
+        self.numbers = None         # set by the first node released (number_slots)
+
+    def number_slots(self, entry, saved):
+        """Positions in a node's saved values that hold numbers, sizes or flags (readable after
+        backward, as in torch), judged from the first node released. Wrapped numbers, and
+        arrays (where's condition), are tensors in torch: freed like them."""
+        return tuple(k for k, j in enumerate(self.keep)
+                     if not isinstance(saved[k], (_Tensor, np.ndarray))
+                     and entry.args[j] not in entry.wrapped)
 
 
 DERIVATIVES = {}
@@ -235,12 +242,10 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc", "_kept")
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
-    # After backward, for rows saving tensors and other values: the other values (see _release).
-    _kept = None
 
     @property
     def _released(self):
@@ -321,16 +326,29 @@ class FormulaNode(Node):
         return out
 
     def _release(self):
-        e = self._entry
-        if e.saves_tensors:
-            if e.mixed_saves and self._saved is not None:
-                # Only saved tensors are freed: numbers, tuples and strings stay readable as
-                # `_saved_<name>` after backward, as in torch.
-                self._kept = tuple(_GONE if isinstance(v, _Tensor) else v for v in self._saved)
+        if self._entry.saves_tensors:
+            # Saved tensors are freed; saved numbers, sizes and flags stay readable, as in
+            # torch (in _kept, tensors replaced by a marker).
+            plan = self._plan
+            numbers = plan.numbers
+            if numbers is None:
+                numbers = plan.numbers = plan.number_slots(self._entry, self._saved)
+            if numbers:
+                self._kept = self._numbers_only(numbers)
             self._saved = None
             if self._plan.saves_result:
                 self._res = None
 
+    def _numbers_only(self, numbers):
+        """The saved values with each tensor replaced by a marker, for reading after release
+        (a slot that held a number for this row may hold a tensor on another call)."""
+        saved = self._saved
+        out = [_FREED_SLOT] * len(saved)
+        for k in numbers:
+            v = saved[k]
+            if not isinstance(v, _Tensor):
+                out[k] = v
+        return out
 
     def _saved_lookup(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
@@ -338,20 +356,21 @@ class FormulaNode(Node):
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
         if self._released:
-            kept = self._kept
-            if kept is None or k is None or j == e.result_index or kept[k] is _GONE:
+            kept = getattr(self, "_kept", None)
+            if (kept is None or k is None or j == e.result_index or kept[k] is _FREED_SLOT
+                    or name in e.wrapped):
                 raise RuntimeError(_FREED)
-            saved = kept
-        else:
-            saved = self._saved
+            return self._wrapped(name, kept[k])
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
@@ -477,7 +496,7 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
-_GONE = object()     # a saved tensor freed by backward, in FormulaNode._kept
+_FREED_SLOT = object()      # where a released node's saved tensor was
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor
