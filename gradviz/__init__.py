@@ -23,8 +23,11 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
                               rsub, sub, sub as subtract)
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
                               logical_not, lt, ne)
+from ._ops.bilinear import (bilinear)
+from ._ops.convolution import (conv1d, conv2d, convolution)
 from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
                           inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+from ._ops.padding import (constant_pad_nd)
 from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
                          broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
                          diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,

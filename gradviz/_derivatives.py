@@ -36,6 +36,8 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      xlogy, trunc_div, plus)
 from ._registry import ops
 from ._tensor import Tensor, _make
+from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
+                       gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
@@ -1535,6 +1537,160 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
 defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
          saves_tensors=False,
          self=lambda grad, other: grad / other)
+
+# convolution, pooling, attention
+
+def _conv_geometry(weight_shape, stride, padding, dilation):
+    nd = len(weight_shape) - 2
+    return tuple(t * nd if len(t) == 1 else t for t in (stride, padding, dilation))
+
+
+# The conv and pooling formulas name every saved value, so that each stays readable on the
+# node (torch saves them all, whichever inputs need a gradient).
+
+def conv_input_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                    transposed, output_padding, groups, input_sizes):
+    st, pd, dl = _conv_geometry(np.shape(value(weight)), stride, padding, dilation)
+    return conv_grad_input(grad, input_sizes, weight, st, pd, dl, groups)
+
+
+def conv_weight_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                     transposed, output_padding, groups):
+    shape = np.shape(value(weight))
+    st, pd, dl = _conv_geometry(shape, stride, padding, dilation)
+    return conv_grad_weight(grad, input, shape, st, pd, dl, groups)
+
+
+def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                   transposed, output_padding, groups):
+    nd = np.ndim(value(grad))
+    return sum_dims(grad, (0,) + tuple(range(2, nd)))
+
+
+def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, dropout_p,
+                          is_causal, attn_mask, scale):
+    """The gradients of softmax(q k^T * scale + mask) v w.r.t. q, k and v, from the saved
+    output and row log-sum-exp (the attention weights are recomputed, as torch's kernel
+    does). Under create_graph=True they are recorded as NotImplemented nodes, as in torch."""
+    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, output))
+    sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    if attn_mask is not None:
+        s = s + value_of(attn_mask)
+    if is_causal:
+        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+    # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
+    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
+    dv = np.matmul(np.swapaxes(p, -2, -1), g)
+    dp = np.matmul(g, np.swapaxes(v, -2, -1))
+    ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
+    ds *= q.dtype.type(sc)
+    dq = np.matmul(ds, k)
+    dk = np.matmul(np.swapaxes(ds, -2, -1), q)
+    if isinstance(grad, Tensor):
+        grads = list(ops.flash_attention_backward(grad, query, key, value, (dq, dk, dv)))
+    else:
+        grads = [dq, dk, dv]
+    return [r if mask >> i & 1 else None for i, r in enumerate(grads)]
+
+
+def value_of(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def no_derivative_flash_backward(grad):
+    raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+                       " is not implemented")
+
+
+defderiv("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
+         "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
+         "SymInt groups)",
+         "ConvolutionBackward0",
+         ("input", "weight", "bias_sym_sizes_opt", "stride", "padding", "dilation", "transposed",
+          "output_padding", "groups", "input_sizes"), internal=("input_sizes",),
+         input=conv_input_grad,
+         weight=conv_weight_grad,
+         bias=conv_bias_grad)
+defderiv("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride, "
+         "int[2] padding, int[2] dilation, bool ceil_mode)",
+         "MaxPool2DWithIndicesBackward0",
+         ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
+          "self_sizes"), internal=("self_sizes",),
+         self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+             self_sizes: max_pool_grad(grad, self_sizes, result1))
+defderiv("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
+         "bool ceil_mode, bool count_include_pad, int? divisor_override)",
+         "AvgPool2DBackward0",
+         ("self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+          "divisor_override", "geometry"), internal=("geometry",),
+         self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+             divisor_override, geometry: avg_pool_grad(grad, geometry))
+defderiv("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size)",
+         "AdaptiveAvgPool2DBackward0", ("self", "bins"), internal=("bins",),
+         self=lambda grad, self, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
+defderiv("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value)",
+         "ConstantPadNdBackward0", ("pad",), saves_tensors=False,
+         self=lambda grad, pad: constant_pad(grad, [-p for p in pad]))
+defderiv("reflection_pad1d(Tensor self, SymInt[2] padding)",
+         "ReflectionPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("reflection_pad2d(Tensor self, SymInt[4] padding)",
+         "ReflectionPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("replication_pad1d(Tensor self, SymInt[2] padding)",
+         "ReplicationPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("replication_pad2d(Tensor self, SymInt[4] padding)",
+         "ReplicationPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+# The CPU attention kernel torch 2.13 picks for 4-D float inputs without dropout and with a
+# mask that needs no gradient. Its one formula gives all three gradients (variadic), and is not
+# itself differentiable (torch records a NotImplemented node for create_graph=True).
+defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
+         "float dropout_p, bool is_causal, *, Tensor? attn_mask, float? scale)",
+         "ScaledDotProductFlashAttentionForCpuBackward0",
+         ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
+          "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
+         query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+def trilinear_mid(grad, i2):
+    """sum_o grad[n, o] i2[o, i, j], as (N, I, J): shared by the gradients of i1 and i3."""
+    o, i, j = np.shape(value(i2))
+    return reshape(matmul(grad, reshape(i2, (o, i * j))), (-1, i, j))
+
+
+def trilinear_i1_grad(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    return reshape(matmul(mid, unsqueeze_dims(i3, (2,), 3)), np.shape(value(mid))[:2])
+
+
+def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
+    n, i = np.shape(value(i1))
+    j = np.shape(value(i3))[1]
+    pairs = reshape(unsqueeze_dims(i1, (2,), 3) * unsqueeze_dims(i3, (1,), 3), (n, i * j))
+    return reshape(matmul(transpose(grad), pairs), np.shape(value(i2)))
+
+
+def trilinear_i3_grad(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    n, j = np.shape(value(mid))[0], np.shape(value(mid))[2]
+    return reshape(matmul(unsqueeze_dims(i1, (1,), 3), mid), (n, j))
+
+
+# bilinear's product (torch's _trilinear with bilinear's expand and sum dims)
+defderiv("trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, "
+         "int[] expand3, int[] sumdim)",
+         "TrilinearBackward0", ("i1", "i2", "i3", "expand1", "expand2", "expand3", "sumdim"),
+         i1=trilinear_i1_grad, i2=trilinear_i2_grad, i3=trilinear_i3_grad)
+# torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
+defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
+         self=softmax_grad)
+defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
+         "Tensor key, Tensor value)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         n_out=None,
+         grad_out=no_derivative_flash_backward, query=no_derivative_flash_backward,
+         key=no_derivative_flash_backward, value=no_derivative_flash_backward)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

@@ -77,6 +77,13 @@ CHECKS = {
         ("y", "data"): 64.0, ("dy_dx", "data"): 48.0, ("dy_dx", "grad_fn"): "MulBackward0",
         ("d2y_dx2", "data"): 24.0, ("d2y_dx2", "grad_fn"): None}),
     "training_loop_mlp.py": ([], 0, {}),
+    "cnn_random_data.py": ([], 0, {
+        ("loss", "data"): 0.4742, ("loss", "grad_fn"): "NllLossBackward0",
+        ("logits", "grad_fn"): "AddmmBackward0", ("model.0.weight", "shape"): [4, 1, 3, 3],
+        ("model.0.bias", "grad"): [-0.04087, -0.01446, -0.03744, -0.09785]}),
+    "module_hooks.py": ([], 0, {
+        ("out", "grad_fn"): "BackwardHookFunctionBackward", ("net.2.bias", "grad"): [5.0, 5.0],
+        ("x", "shape"): [5, 3]}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
     "polynomial_custom_function.py": ([], 0, {

@@ -187,12 +187,14 @@ class _Builder:
                 return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
                          "saved_version": None, "version": None, "value": None, "freed": True}
                         for n in _saved_names(node)]
+        # Backward frees saved tensors only: numbers, sizes and flags stay readable.
+        kept = getattr(getattr(node, "_fn", node), "_kept", None) is not None
         out = []
         for e in entries or ():
             if not e.is_tensor:
                 out.append({"name": e.label, "tensor": None, "shape": None, "dtype": None,
                             "saved_version": None, "version": None,
-                            "value": _plain_value(e.value), "freed": freed})
+                            "value": _plain_value(e.value), "freed": freed and not kept})
                 continue
             d = np.asarray(e.data)
             out.append({"name": e.label,
