@@ -39,6 +39,7 @@ from ._random import Generator, default_generator
 from . import autograd
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
+from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import nn
 from . import optim
@@ -77,6 +78,7 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
+    "is_inference", "is_inference_mode_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
 ]
 

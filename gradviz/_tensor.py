@@ -30,6 +30,40 @@ class _Version:
         self.v = v
 
 
+class _InferenceVersion:
+    """The version counter of an inference tensor (made in inference mode): torch tracks no
+    version for it, so reading one (to save the tensor for backward) raises torch's error."""
+
+    __slots__ = ()
+
+    @property
+    def v(self):
+        if _state.inference:
+            return 0
+        raise RuntimeError(_INFERENCE_SAVED)
+
+    @v.setter
+    def v(self, value):
+        pass                # in-place edits inside inference mode: nothing to count
+
+
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def check_inference_inplace(t):
+    """torch's refusal of an in-place edit of an inference tensor outside inference mode."""
+    if type(t._vc) is _InferenceVersion and not _state.inference:
+        raise RuntimeError(_INFERENCE_INPLACE)
+
+
 class device:
     """The only device gradviz has: the CPU."""
 
@@ -258,7 +292,13 @@ class Tensor:
     @property
     def _version(self):
         vc = self._vc
+        if type(vc) is _InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if vc is None else vc.v
+
+    def is_inference(self):
+        """True for a tensor made inside `torch.inference_mode()` (or a view of one)."""
+        return type(self._vc) is _InferenceVersion
 
     @property
     def _base(self):
@@ -288,7 +328,10 @@ class Tensor:
     def data(self):
         # Shares storage but not the version counter: edits through .data are invisible to
         # autograd, exactly as in torch.
-        return _make(self._array())
+        t = _make(self._array())
+        if type(self._vc) is _InferenceVersion:
+            t._vc = _new(_InferenceVersion)
+        return t
 
     @data.setter
     def data(self, value):
@@ -381,6 +424,9 @@ def _set_requires_grad(t, flag, dtype_message):
     """Set a leaf's requires_grad flag, refusing non-float dtypes with torch's message."""
     if flag and t._data.dtype.kind != "f":
         raise RuntimeError(dtype_message)
+    if flag and type(t._vc) is _InferenceVersion and not _state.inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
     if flag and not t._rg and _state.trace is not None:
         _state.trace.leaf(t)
     t._rg = bool(flag)
@@ -391,7 +437,7 @@ def _init(t, data):
     t._rg = False
     t._fn = None
     t._nr = 0
-    t._vc = None
+    t._vc = _new(_InferenceVersion) if _state.inference else None
 
 
 _new = object.__new__
@@ -405,6 +451,8 @@ def _make(data, cls=Tensor):
     t._fn = None
     t._nr = 0
     t._vc = None
+    if _state.inference:
+        t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
     if _state.trace is not None:
         _state.trace.created(t)
     return t

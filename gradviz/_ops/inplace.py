@@ -6,7 +6,7 @@ import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
-from .._tensor import Tensor
+from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state
@@ -19,6 +19,8 @@ from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_r
 # ----- In-place ----------------------------------------------------------------------------
 
 def _check_inplace(self):
+    if type(self._vc) is _InferenceVersion:
+        check_inference_inplace(self)
     if _state.enabled:
         msg = None
         if self._fn is not None and type(self._fn) is D["unbind"].cls:

@@ -237,19 +237,20 @@ class FormulaNode(Node):
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
+    _freed = False          # True once backward freed the saved tensors (set in __dict__)
 
     @property
     def _released(self):
-        """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
+        """Backward freed the saved tensors. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._saved is None
+        return self._freed
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
         return self._entry.display
 
     def _apply(self, grads, create_graph):
-        if self._released:
+        if self._freed:
             raise RuntimeError(_FREED)
         plan = self._plan
         vals = self._unpack(plan, create_graph)
@@ -317,21 +318,25 @@ class FormulaNode(Node):
         return out
 
     def _release(self):
+        # Only saved tensors are freed, as in torch: a saved dim, alpha or size stays
+        # readable through `_saved_<name>` after backward.
         if self._entry.saves_tensors:
-            self._saved = None
+            self._saved = tuple(_GONE if _holds_tensor(v) else v for v in self._saved)
+            self._freed = True
             if self._plan.saves_result:
                 self._res = None
-
 
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
+        if self._freed and (j == e.result_index or self._saved[k] is _GONE
+                            or name in e.wrapped):
+            # torch frees saved tensors (wrapped numbers included), nothing else.
+            raise RuntimeError(_FREED)
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
@@ -343,6 +348,15 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+_GONE = object()        # stands for a saved tensor freed by backward
+
+
+def _holds_tensor(v):
+    if isinstance(v, (tuple, list)):
+        return any(isinstance(x, _Tensor) for x in v)
+    return isinstance(v, _Tensor)
 
 
 def make_node_class(entry):
