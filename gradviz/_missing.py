@@ -14,7 +14,8 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 
 import difflib
 
-from ._torch_api import FUNCTIONAL, NN, OPTIM, TENSOR, TORCH, VERSION
+from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, NN, OPTIM,
+                         TENSOR, TORCH, VERSION)
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -22,12 +23,16 @@ _OWNERS = {
     "nn": (NN, "module 'torch.nn'", "torch.nn."),
     "functional": (FUNCTIONAL, "module 'torch.nn.functional'", "torch.nn.functional."),
     "optim": (OPTIM, "module 'torch.optim'", "torch.optim."),
+    "autograd": (AUTOGRAD, "module 'torch.autograd'", "torch.autograd."),
+    "autograd.functional": (AUTOGRAD_FUNCTIONAL, "module 'torch.autograd.functional'",
+                            "torch.autograd.functional."),
+    "autograd.graph": (AUTOGRAD_GRAPH, "module 'torch.autograd.graph'", "torch.autograd.graph."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional" or "optim"); `have` lists the names gradviz does define there."""
+    "functional", "optim", "autograd", "autograd.functional" or "autograd.graph"); `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:
         msg = f"{subject} has no attribute '{name}'"

@@ -122,6 +122,7 @@ class Tensor:
     _acc = None
     _retains = False
     _hooks = None
+    _post_hooks = None      # post-accumulate-grad hooks of a leaf
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.
@@ -397,6 +398,26 @@ class Tensor:
                 self._hooks = {}
             return RemovableHandle(self._hooks, hook)
         return self._fn._add_tensor_prehook(self._nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after backward has accumulated into this leaf's .grad.
+
+        >>> import gradviz as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> h = x.register_post_accumulate_grad_hook(lambda t: print(t.grad))
+        >>> (x * 3).sum().backward()
+        tensor([3., 3.])
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from .autograd.graph import RemovableHandle
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return RemovableHandle(self._post_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (see autograd.backward)."""

@@ -7,6 +7,7 @@ Python's recursion limit.
 """
 
 import heapq
+import itertools
 import warnings
 
 import numpy as np
@@ -285,6 +286,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
 
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    _tasks.append((next(_task_ids), deps, only))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     try:
@@ -293,7 +295,26 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                   capture)
     finally:
         _state.enabled = prev_mode
+        _tasks.pop()
     return found
+
+
+# The backward passes running (a hook may start another), innermost last: (id, dependency
+# counts, the nodes worth running or None), for register_multi_grad_hook.
+_tasks = []
+_task_ids = itertools.count()
+
+
+def current_task():
+    """(id, will_execute) of the innermost running backward pass; torch's
+    _current_graph_task_id and _will_engine_execute_node."""
+    if not _tasks:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    tid, deps, only = _tasks[-1]
+
+    def will_execute(node):
+        return node in deps and (only is None or node in only)
+    return tid, will_execute
 
 
 def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only, capture):
