@@ -30,7 +30,9 @@ import numpy as np
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
-                     zeros_like, maybe_multiply, floor_div, outer, pow_)
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, tanh_backward,
+                     sigmoid_backward, threshold_backward, softmax_backward_data,
+                     log_softmax_backward_data)
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -136,11 +138,17 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
 
 
 def softmax_grad(grad, result, dim):
-    return result * (grad - sum_dims(grad * result, dim, keepdim=True))
+    return softmax_backward_data(grad, result, dim)
 
 
 def log_softmax_grad(grad, result, dim):
-    return grad - exp(result) * sum_dims(grad, dim, keepdim=True)
+    return log_softmax_backward_data(grad, result, dim)
+
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d(output) of _softmax_backward_data, torch's softmax_double_backward."""
+    return (grad_output * grad - sum_dims(output * grad_output, dim, keepdim=True) * grad
+            - grad_output * sum_dims(output * grad, dim, keepdim=True))
 
 
 def maximum_grad(grad, self, other, pick_self):
@@ -270,12 +278,12 @@ defderiv("sin(Tensor self)", "SinBackward0", ("self",),
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
          self=lambda grad, self: grad * -sin(self))
 defderiv("tanh(Tensor self)", "TanhBackward0",
-         self=lambda grad, result: grad * (1 - result * result))
+         self=lambda grad, result: tanh_backward(grad, result))
 defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
-         self=lambda grad, result: grad * result * (1 - result))
+         self=lambda grad, result: sigmoid_backward(grad, result))
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
 defderiv("relu(Tensor self)", "ReluBackward0",
-         self=lambda grad, result: mask(value(result) > 0, grad))
+         self=lambda grad, result: threshold_backward(grad, result, 0))
 defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
          "ClampBackward1", ("self", "min", "max"),
          self=clamp_grad)
@@ -514,4 +522,32 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------
-# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)
+# The backward functions torch records as ops under create_graph=True, so that the graph of a
+# gradient shows TanhBackwardBackward0, ... Their first edge is the incoming gradient's.
+
+defderiv("tanh_backward(Tensor grad_output, Tensor output)",
+         "TanhBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: tanh_backward(grad, output),
+         output=lambda grad, grad_output, output: -2 * output * grad * grad_output)
+defderiv("sigmoid_backward(Tensor grad_output, Tensor output)",
+         "SigmoidBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: sigmoid_backward(grad, output),
+         output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
+# torch's relu backward is threshold_backward(grad, result, 0): `self` is relu's result, and
+# its gradient is zero (the mask is piecewise constant).
+defderiv("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold)",
+         "ThresholdBackwardBackward0", ("self", "threshold"),
+         grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+         self=lambda grad: zeros_like(grad))
+defderiv("_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "SoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         grad_output=lambda grad, dim, output: softmax_backward_data(grad, output, dim),
+         output=lambda grad, dim, grad_output, output: softmax_double_backward(
+             grad, grad_output, dim, output))
+defderiv("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "LogSoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         # not log_softmax_backward_data again: this linear map is not its own adjoint.
+         grad_output=lambda grad, dim, output: grad - sum_dims(grad * exp(output), dim,
+                                                               keepdim=True),
+         output=lambda grad, dim, grad_output, output: -grad * exp(output) * sum_dims(
+             grad_output, dim, keepdim=True))

@@ -238,3 +238,49 @@ def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
     return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Backward functions that record their own node under create_graph ----------------------
+
+def _both(a, b):
+    """a and b as Tensors when either is one (create_graph), else None."""
+    if _t(a) or _t(b):
+        return (a if _t(a) else _make(np.asarray(a))), (b if _t(b) else _make(np.asarray(b)))
+    return None
+
+
+def tanh_backward(grad, output):
+    """grad * (1 - output**2); TanhBackwardBackward0 on Tensors."""
+    tt = _both(grad, output)
+    return grad * (1 - output * output) if tt is None else ops.tanh_backward(*tt)
+
+
+def sigmoid_backward(grad, output):
+    """grad * output * (1 - output); SigmoidBackwardBackward0 on Tensors."""
+    tt = _both(grad, output)
+    return grad * output * (1 - output) if tt is None else ops.sigmoid_backward(*tt)
+
+
+def threshold_backward(grad, self, threshold):
+    """grad where self > threshold, else 0; ThresholdBackwardBackward0 on Tensors."""
+    tt = _both(grad, self)
+    if tt is None:
+        return grad * (self > threshold).astype(np.result_type(grad), copy=False)
+    return ops.threshold_backward(tt[0], tt[1], threshold)
+
+
+def softmax_backward_data(grad, output, dim):
+    """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
+    tt = _both(grad, output)
+    if tt is None:
+        return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
+    return ops.softmax_backward_data(tt[0], tt[1], dim)
+
+
+def log_softmax_backward_data(grad, output, dim):
+    """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
+    tt = _both(grad, output)
+    if tt is None:
+        return grad - np.exp(output) * np.sum(grad, axis=dim, keepdims=True)
+    return ops.log_softmax_backward_data(tt[0], tt[1], dim)
+

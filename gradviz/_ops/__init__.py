@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
                pointwise, random, reductions, views)
+from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 
 _registry.install_methods(Tensor)
 check_bindings(_registry.BINDINGS)
