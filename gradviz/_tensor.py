@@ -212,11 +212,6 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
-    def __getattr__(self, name):
-        # Only reached for names the class lacks: say whether PyTorch's Tensor has it.
-        from ._missing import missing
-        raise missing("Tensor", name, dir(type(self)))
-
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
