@@ -363,3 +363,80 @@ def test_saved_values_after_backward_match_torch(name):
 def test_autograd_namespaces_name_what_the_core_lacks(owner, name):
     with pytest.raises(AttributeError, match="run with --backend torch"):
         getattr(owner(), name)
+
+
+# ----- saved_tensors_hooks ----------------------------------------------------------------------
+
+def _saved_hooks_log(m, f, *vals):
+    log = []
+
+    def pack(t):
+        log.append(("pack", round(float(t.detach().reshape(-1)[0]), 5), t.requires_grad))
+        return ("packed", t)
+
+    def unpack(p):
+        log.append(("unpack", round(float(p[1].detach().reshape(-1)[0]), 5)))
+        return p[1]
+    xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in vals]
+    with m.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = f(m, *xs)
+    log.append("backward")
+    y.sum().backward()
+    return log, [x.grad for x in xs]
+
+
+SAVED_HOOKS = {
+    "mul": (lambda m, a, b: a * b, [1.0], [2.0]),
+    "div": (lambda m, a, b: a / b, [1.0], [2.0]),
+    "pow": (lambda m, a, b: a ** b, [3.0], [2.0]),
+    "mm": (lambda m, a, b: a @ b, [[1.0]], [[2.0]]),
+    "addmm": (lambda m, c, a, b: m.addmm(c, a, b), [3.0], [[1.0]], [[2.0]]),
+    "exp_result": (lambda m, a: a.exp(), [1.0]),
+    "chain": (lambda m, a: (a.softmax(0) * a).tanh() * 2.5, [3.0]),
+    "maximum": (lambda m, a, b: m.maximum(a, b), [1.0], [2.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_HOOKS))
+def test_saved_tensors_hooks_order_matches_torch(name):
+    f, *vals = SAVED_HOOKS[name]
+    assert same(lambda m: _saved_hooks_log(m, f, *vals))[0] == "ok"
+
+
+def test_saved_tensors_hooks_nest_and_check_what_unpack_returns():
+    def case(m):
+        log = []
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        outer = m.autograd.graph.saved_tensors_hooks(lambda t: log.append("outer") or t,
+                                                     lambda p: p)
+        with outer:
+            with m.autograd.graph.saved_tensors_hooks(lambda t: log.append("inner") or t,
+                                                      lambda p: 5):
+                y = x * x
+            x.sin()
+        try:
+            y.sum().backward()
+        except TypeError as exc:
+            log.append(str(exc))
+        return log
+    same(case)
+
+
+def test_saved_values_read_through_unpack_and_disabling_matches_torch():
+    def case(m):
+        calls = []
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t * 1,
+                                                  lambda p: calls.append(1) or p * 2):
+            y = x.exp()
+        first = y.grad_fn._saved_result
+        with m.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            try:
+                with m.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+                    pass
+            except RuntimeError as exc:
+                err = str(exc)
+        with m.autograd.graph.save_on_cpu():
+            z = x * x
+        return first, len(calls), err, z.grad_fn._saved_self
+    same(case)

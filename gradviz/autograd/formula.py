@@ -238,6 +238,7 @@ class FormulaNode(Node):
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
     _freed = False          # True once backward freed the saved tensors (set in __dict__)
+    _packed = False         # saved tensors went through saved_tensors_hooks (set in __dict__)
 
     @property
     def _released(self):
@@ -281,6 +282,8 @@ class FormulaNode(Node):
         """Saved values for the formulas (arrays for a plain backward, Tensors with
         create_graph), after checking that no saved tensor was modified in place."""
         vers = self._vers
+        if self._packed:
+            return self._unpack_hooked(plan, create_graph)
         vals = []
         for k, v in enumerate(self._saved):
             if isinstance(v, _Tensor):
@@ -303,6 +306,32 @@ class FormulaNode(Node):
                 vals.append(t)
             else:
                 vals.append(self._res)
+        return vals
+
+    def _unpack_hooked(self, plan, create_graph):
+        """_unpack for a node whose saved tensors were packed by saved_tensors_hooks: each is
+        unpacked (in torch's order: by saved name, the result last), then version-checked."""
+        vers = self._vers
+        e = self._entry
+        vals = list(self._saved)
+        n = len(vals)
+        for name, k in _pack_order(e, plan, vals):
+            packed = self._res if k == n else vals[k]
+            t = packed.get()
+            vc = packed.vc
+            want = 0 if vers is None else vers[-1 if k == n else k]
+            if vc is not None and vc.v != want:
+                who = (self, 0) if k == n else (packed.fn, packed.nr)
+                raise modified_error(t._data, who, vc.v, want)
+            if k == n:
+                if create_graph:
+                    t = _make_tensor(t._data)
+                    t._rg, t._fn = True, self
+                    vals.append(t)
+                else:
+                    vals.append(t._data)
+            else:
+                vals[k] = t if create_graph else t._data
         return vals
 
     def _saved_items(self):
@@ -337,6 +366,15 @@ class FormulaNode(Node):
                             or name in e.wrapped):
             # torch frees saved tensors (wrapped numbers included), nothing else.
             raise RuntimeError(_FREED)
+        if self._packed:
+            v = self._res if j == e.result_index else self._saved[k]
+            if type(v) is _Packed:
+                if j != e.result_index:
+                    return v.get()
+                # torch: the unpacked output gets its history back (this node).
+                t = _make(v.get()._data)
+                t._rg, t._fn = True, self
+                return t
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
@@ -356,7 +394,51 @@ _GONE = object()        # stands for a saved tensor freed by backward
 def _holds_tensor(v):
     if isinstance(v, (tuple, list)):
         return any(isinstance(x, _Tensor) for x in v)
-    return isinstance(v, _Tensor)
+    return isinstance(v, (_Tensor, _Packed))
+
+
+class _Packed:
+    """A saved tensor as saved_tensors_hooks' pack returned it, with the unpack hook to call
+    and what the version check needs (the original's version counter and history)."""
+
+    __slots__ = ("packed", "unpack", "vc", "fn", "nr")
+
+    def __init__(self, packed, unpack, t):
+        self.packed, self.unpack = packed, unpack
+        self.vc, self.fn, self.nr = t._vc, t._fn, t._nr
+
+    def get(self):
+        t = self.unpack(self.packed)
+        if not isinstance(t, _Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        return t
+
+
+def _pack_order(entry, plan, saved):
+    """(name, position) of the saved tensors in torch's pack and unpack order: by saved
+    name, then the result (position len(saved))."""
+    order = sorted((entry.args[j], k) for k, j in enumerate(plan.keep)
+                   if isinstance(saved[k], (_Tensor, _Packed)))
+    if plan.saves_result:
+        order.append(("result", len(saved)))
+    return order
+
+
+def _pack_node(node, out, hooks):
+    """Run saved_tensors_hooks' pack on each tensor the node saves (the result included)."""
+    pack, unpack = hooks
+    saved = list(node._saved)
+    n = len(saved)
+    for _, k in _pack_order(node._entry, node._plan, saved):
+        if k == n:
+            t = _make_tensor(out._data)
+            t._rg, t._fn, t._nr, t._vc = True, node, 0, out._vc
+            node._res = _Packed(pack(t), unpack, t)
+        else:
+            saved[k] = _Packed(pack(saved[k]), unpack, saved[k])
+    node._saved = tuple(saved)
+    node._packed = True
 
 
 def make_node_class(entry):
@@ -456,6 +538,8 @@ def record(entry, out, inputs, args=()):
     out._rg = True
     out._fn = node
     out._nr = 0
+    if _state.saved_hooks is not None:
+        _pack_node(node, out, _state.saved_hooks)
     if _state.anomaly:
         node._stack = user_stack()
     trace = _state.trace

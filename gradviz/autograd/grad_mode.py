@@ -10,11 +10,14 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 
 
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "trace")
+    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "trace", "saved_hooks",
+                 "saved_hooks_disabled")
 
     def __init__(self):
         self.enabled = True
         self.inference = False     # inside inference_mode(): new tensors are inference tensors
+        self.saved_hooks = None    # (pack, unpack) of the innermost saved_tensors_hooks
+        self.saved_hooks_disabled = None    # disable_saved_tensors_hooks' error message
         self.anomaly = False       # record a forward stack per node, check backward outputs
         self.anomaly_nan = True
         # The inspector's tracer (gradviz.inspect.tracer.Tracer) or None: told of every node

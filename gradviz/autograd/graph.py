@@ -153,6 +153,64 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     return _MultiHandle(handles)
 
 
+class saved_tensors_hooks:
+    """Inside, every tensor a node saves for backward goes through pack(tensor), and backward
+    (or reading `_saved_<name>`) gets it back through unpack(packed), as in torch: inputs in
+    the order of their saved names, then the result; the innermost hooks win.
+
+    >>> import gradviz as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: print("pack") or t,
+    ...                                               lambda p: print("unpack") or p):
+    ...     y = x.exp()
+    pack
+    >>> y.sum().backward()
+    unpack
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _state.saved_hooks_disabled is not None:
+            raise RuntimeError(_state.saved_hooks_disabled)
+        self._prev = _state.saved_hooks
+        _state.saved_hooks = (self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _state.saved_hooks = self._prev
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU: for gradviz, where every tensor is, they are kept
+    as they are."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        if pin_memory:
+            raise NotImplementedError("gradviz: torch.autograd.graph.save_on_cpu(pin_memory=True) "
+                                      "is not implemented by gradviz's core; run with --backend "
+                                      "torch to use PyTorch")
+        super().__init__(lambda t: t, lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _state.saved_hooks_disabled
+        _state.saved_hooks_disabled = self.error_message
+
+    def __exit__(self, *exc):
+        _state.saved_hooks_disabled = self._prev
+        return False
+
+
 class Node:
     """A function of the backward graph (a tensor's grad_fn).
 
