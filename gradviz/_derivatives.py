@@ -32,7 +32,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, tanh_backward,
                      sigmoid_backward, threshold_backward, softmax_backward_data,
-                     log_softmax_backward_data)
+                     log_softmax_backward_data, select_backward, slice_backward, add_scalar)
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -420,11 +420,13 @@ defderiv("expand(Tensor self, SymInt[] size)",
 defderiv("select(Tensor self, int dim, SymInt index)",
          "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
          internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, index, key: select_backward(
+             grad, self_sym_sizes, dim, index, key))
 defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
          "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
          saves_tensors=False, internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, start, end, step, key: slice_backward(
+             grad, self_sym_sizes, dim, start, end, step, key))
 defderiv("index(Tensor self, Tensor?[] indices)",
          "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
          nondiff=("indices",),
@@ -524,15 +526,22 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 # ----- Higher-order nodes ------------------------------------------------------------------
 # The backward functions torch records as ops under create_graph=True, so that the graph of a
 # gradient shows TanhBackwardBackward0, ... Their first edge is the incoming gradient's.
+# Their own formulas are composed as torch's C++ formulas are: `-2 * output` there is
+# mul(Tensor, Scalar) (MulBackward1), `+ 1` is add(Tensor, Scalar) (AddBackward1).
+
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
 
 defderiv("tanh_backward(Tensor grad_output, Tensor output)",
          "TanhBackwardBackward0", ("grad_output", "output"),
          grad_output=lambda grad, output: tanh_backward(grad, output),
-         output=lambda grad, grad_output, output: -2 * output * grad * grad_output)
+         output=lambda grad, grad_output, output: grad * (scale(output, -2) * grad_output))
 defderiv("sigmoid_backward(Tensor grad_output, Tensor output)",
          "SigmoidBackwardBackward0", ("grad_output", "output"),
          grad_output=lambda grad, output: sigmoid_backward(grad, output),
-         output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
+         output=lambda grad, grad_output, output: grad * grad_output * add_scalar(
+             scale(output, -2), 1))
 # torch's relu backward is threshold_backward(grad, result, 0): `self` is relu's result, and
 # its gradient is zero (the mask is piecewise constant).
 defderiv("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold)",
@@ -549,5 +558,14 @@ defderiv("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim)
          # not log_softmax_backward_data again: this linear map is not its own adjoint.
          grad_output=lambda grad, dim, output: grad - sum_dims(grad * exp(output), dim,
                                                                keepdim=True),
-         output=lambda grad, dim, grad_output, output: -grad * exp(output) * sum_dims(
-             grad_output, dim, keepdim=True))
+         output=lambda grad, dim, grad_output, output: -sum_dims(
+             grad_output, dim, keepdim=True) * exp(output) * grad)
+defderiv("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index)",
+         "SelectBackwardBackward0", ("dim", "index", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))
+defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+         "SymInt end, SymInt step)",
+         "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))

@@ -284,3 +284,21 @@ def log_softmax_backward_data(grad, output, dim):
         return grad - np.exp(output) * np.sum(grad, axis=dim, keepdims=True)
     return ops.log_softmax_backward_data(tt[0], tt[1], dim)
 
+
+def select_backward(grad, input_sizes, dim, index, key):
+    """zeros(input_sizes) with grad at [key]; SelectBackwardBackward0 on Tensors."""
+    if _t(grad):
+        return ops.select_backward(grad, input_sizes, dim, index, key)
+    return put(grad, input_sizes, key)
+
+
+def slice_backward(grad, input_sizes, dim, start, end, step, key):
+    """zeros(input_sizes) with grad at [key]; SliceBackwardBackward0 on Tensors."""
+    if _t(grad):
+        return ops.slice_backward(grad, input_sizes, dim, start, end, step, key)
+    return put(grad, input_sizes, key)
+
+
+def add_scalar(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    return ops.add_scalar(x, s) if _t(x) else x + s

@@ -1,7 +1,7 @@
 """Backward functions that are themselves ops: the nodes of a double-backward graph.
 
-Under create_graph=True, torch computes the gradient of tanh, sigmoid, relu, softmax and
-log_softmax with one op each (tanh_backward, ...), which records its own node
+Under create_graph=True, torch computes the gradient of tanh, sigmoid, relu, softmax,
+log_softmax, select and slice with one op each (tanh_backward, ...), which records its own node
 (TanhBackwardBackward0, ...). The derivative formulas call these through gradviz._dmath when
 they run on Tensors; on a plain backward the formulas use NumPy directly. None of them is a
 public torch name.
@@ -14,6 +14,15 @@ from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
 from ._common import _needs
+
+
+@records("add_scalar")
+def add_scalar(self, other):
+    """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
+    out = _make(self._data + other)
+    if _needs(self):
+        record(D["add_scalar"], out, (self,), ())
+    return out
 
 
 @records("tanh_backward")
@@ -60,4 +69,26 @@ def log_softmax_backward_data(grad_output, output, dim):
     if _needs(grad_output, output):
         record(D["_log_softmax_backward_data"], out, (grad_output, output),
                (dim, grad_output, output))
+    return out
+
+
+def _put(g, input_sizes, key):
+    out = np.zeros(tuple(input_sizes), dtype=np.result_type(g))
+    out[key] = g
+    return out
+
+
+@records("select_backward")
+def select_backward(grad_output, input_sizes, dim, index, key):
+    out = _make(_put(grad_output._data, input_sizes, key))
+    if _needs(grad_output):
+        record(D["select_backward"], out, (grad_output,), (dim, index, key))
+    return out
+
+
+@records("slice_backward")
+def slice_backward(grad_output, input_sizes, dim, start, end, step, key):
+    out = _make(_put(grad_output._data, input_sizes, key))
+    if _needs(grad_output):
+        record(D["slice_backward"], out, (grad_output,), (dim, start, end, step, key))
     return out
