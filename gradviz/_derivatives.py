@@ -32,7 +32,8 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, tanh_backward,
                      sigmoid_backward, threshold_backward, softmax_backward_data,
-                     log_softmax_backward_data, select_backward, slice_backward, add_scalar)
+                     log_softmax_backward_data, select_backward, slice_backward, add_scalar,
+                     mse_loss_backward)
 from ._tensor import Tensor
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -490,8 +491,11 @@ defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
 
 defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          "MseLossBackward0", ("self", "target", "reduction"),
-         input=mse_grad,
-         target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
+         input=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target,
+                                                                       reduction),
+         # torch's formula for target swaps the arguments: 2 (target - self) grad.
+         target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self,
+                                                                        reduction))
 defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
          "SymInt ignore_index)",
          "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
@@ -569,3 +573,31 @@ defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymI
          "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
          internal=("key",),
          grad_output=lambda grad, key: take(grad, key))
+
+
+def mse_double_grad_output(grad, self, target, reduction):
+    """d/d(grad_output) of mse_loss_backward: the reduction of 2 (self - target) grad."""
+    r = mse_loss_backward(grad, self, target, "none")
+    if reduction == "none":
+        return r
+    total = r.sum()
+    return total / np.size(value(r)) if reduction == "mean" else total
+
+
+def mse_double_grad_input(grad, grad_output, self, target, reduction):
+    """d/d(self) of mse_loss_backward: 2 grad grad_output, over the element count for mean."""
+    g = scale(grad * grad_output, 2)
+    if reduction == "mean":
+        g = g / int(np.prod(np.broadcast_shapes(np.shape(value(self)),
+                                                np.shape(value(target)))))
+    return g
+
+
+defderiv("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction)",
+         "MseLossBackwardBackward0", ("grad_output", "self", "target", "reduction"),
+         grad_output=lambda grad, self, target, reduction: mse_double_grad_output(
+             grad, self, target, reduction),
+         self=mse_double_grad_input,
+         target=lambda grad, grad_output, self, target, reduction: -mse_double_grad_input(
+             grad, grad_output, self, target, reduction))
+

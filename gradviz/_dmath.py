@@ -302,3 +302,14 @@ def slice_backward(grad, input_sizes, dim, start, end, step, key):
 def add_scalar(x, s):
     """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
     return ops.add_scalar(x, s) if _t(x) else x + s
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    """2 (self - target) grad, over the element count for "mean"; MseLossBackwardBackward0
+    on Tensors."""
+    if _t(grad) or _t(self) or _t(target):
+        return ops.mse_loss_backward(*[x if _t(x) else _make(np.asarray(x))
+                                       for x in (grad, self, target)], reduction)
+    d = self - target
+    g = 2 * d * grad
+    return g / np.size(d) if reduction == "mean" else g

@@ -25,6 +25,13 @@ def _second_sigmoid(x, g):
     return hx
 
 
+def _mse_grads(x, y):
+    """Both gradients of mse_loss, each a MseLossBackwardBackward0 node."""
+    loss = torch.nn.functional.mse_loss(x, y)
+    gx, gy = torch.autograd.grad(loss, (x, y), create_graph=True)
+    return torch.stack([gx, gy])
+
+
 EXAMPLES = {
     "tanh_backward": (_grad_of(lambda x: x.tanh()), (A3, B3), {}),
     "sigmoid_backward": (_grad_of(lambda x: x.sigmoid()), (A3, B3), {}),
@@ -32,6 +39,7 @@ EXAMPLES = {
     "_softmax_backward_data": (_grad_of(lambda x: x.softmax(1)), (M23, N23), {}),
     "_log_softmax_backward_data": (_grad_of(lambda x: x.log_softmax(0)), (M23, N23), {}),
     "add_scalar": (_second_sigmoid, (A3, B3), {}),
+    "mse_loss_backward": (_mse_grads, (A3, B3), {}),
     "select_backward": (_grad_of(lambda x: x[1]), (M23, A3), {}),
     "slice_backward": (_grad_of(lambda x: x[:, 1:]), (M23, [[0.5, 0.2], [-0.7, 0.9]]), {}),
 }

@@ -440,3 +440,60 @@ def test_saved_values_read_through_unpack_and_disabling_matches_torch():
             z = x * x
         return first, len(calls), err, z.grad_fn._saved_self
     same(case)
+
+
+def test_saved_tensors_hooks_see_custom_function_saves_as_torch():
+    def case(m):
+        log = []
+
+        class F(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.save_for_backward(x, y)
+                return x * y
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append("backward")
+                x, y = ctx.saved_tensors
+                return g * y, g * x
+        x = m.tensor([1.0], requires_grad=True)
+        y = m.tensor([2.0], requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append(("pack", t.item())) or t,
+                lambda p: log.append(("unpack", p.item())) or p):
+            z = F.apply(x, y)
+        z.backward()
+        return log, x.grad, y.grad
+    assert same(case)[0] == "ok"
+
+
+# ----- higher-order nodes beyond the row examples ------------------------------------------------
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_double_backward_matches_torch(reduction):
+    def case(m):
+        x = m.tensor([[0.3, -1.2, 2.0], [0.1, 0.4, -0.6]], dtype=m.float64, requires_grad=True)
+        y = m.tensor([1.4, 0.7, -0.9], dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.mse_loss(x, y.expand(2, 3), reduction=reduction)
+        g = m.ones_like(loss).requires_grad_()
+        gx, gy = m.autograd.grad(loss, (x, y), g, create_graph=True)
+        names = [type(gx.grad_fn).__name__, type(gy.grad_fn).__name__]
+        second = m.autograd.grad((gx * gx).sum() + (gy ** 3).sum(), (x, y, g))
+        return names, gx, gy, second
+    assert same(case)[0] == "ok"
+
+
+@pytest.mark.parametrize("make", [lambda x: x.tanh(), lambda x: x.sigmoid(),
+                                  lambda x: x.relu(), lambda x: x.softmax(-1),
+                                  lambda x: x.log_softmax(0), lambda x: x[1],
+                                  lambda x: x[:, ::2]])
+def test_third_derivatives_match_torch(make):
+    def case(m):
+        x = m.tensor([[0.3, -1.2, 2.0], [0.1, 0.4, -0.6]], dtype=m.float64, requires_grad=True)
+        y = make(x)
+        (g1,) = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        (g2,) = m.autograd.grad((g1 * g1).sum(), x, create_graph=True)
+        (g3,) = m.autograd.grad(g2.sum(), x)
+        return g1, g2, g3
+    same(case)

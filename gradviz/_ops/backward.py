@@ -92,3 +92,16 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, key):
     if _needs(grad_output):
         record(D["slice_backward"], out, (grad_output,), (dim, start, end, step, key))
     return out
+
+
+@records("mse_loss_backward")
+def mse_loss_backward(grad_output, self, target, reduction):
+    d = self._data - target._data
+    r = 2 * d * grad_output._data
+    if reduction == "mean":
+        r = r / d.size
+    out = _make(np.asarray(r))
+    if _needs(grad_output, self, target):
+        record(D["mse_loss_backward"], out, (grad_output, self, target),
+               (grad_output, self, target, reduction))
+    return out
