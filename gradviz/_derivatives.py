@@ -279,9 +279,9 @@ defderiv("sin(Tensor self)", "SinBackward0", ("self",),
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
          self=lambda grad, self: grad * -sin(self))
 defderiv("tanh(Tensor self)", "TanhBackward0",
-         self=lambda grad, result: tanh_backward(grad, result))
+         self=tanh_backward)
 defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
-         self=lambda grad, result: sigmoid_backward(grad, result))
+         self=sigmoid_backward)
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
 defderiv("relu(Tensor self)", "ReluBackward0",
          self=lambda grad, result: threshold_backward(grad, result, 0))
