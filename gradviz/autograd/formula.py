@@ -148,7 +148,7 @@ class Plan:
     """
 
     __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args")
+                 "n_args", "only_tensors")
 
     def __init__(self, entry, mask):
         if entry.n_inputs is not None and mask >> entry.n_inputs:
@@ -159,6 +159,9 @@ class Plan:
         self.n_args = len(entry.args)
         self.all_args = self.keep == tuple(range(self.n_args))
         self.saves_result = entry.result_index in needed
+        # Every kept value is a Tensor parameter (or a number wrapped as one): backward frees
+        # them all, and the node can drop the whole tuple at once.
+        self.only_tensors = all(entry.args[j] in entry.tensor_params for j in self.keep)
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
         self.n_inputs = len(entry.formulas)
@@ -350,9 +353,13 @@ class FormulaNode(Node):
         # Only saved tensors are freed, as in torch: a saved dim, alpha or size stays
         # readable through `_saved_<name>` after backward.
         if self._entry.saves_tensors:
-            self._saved = tuple(_GONE if _holds_tensor(v) else v for v in self._saved)
+            plan = self._plan
+            if plan.only_tensors:
+                self._saved = None
+            else:
+                self._saved = tuple([_GONE if _holds_tensor(v) else v for v in self._saved])
             self._freed = True
-            if self._plan.saves_result:
+            if plan.saves_result:
                 self._res = None
 
     def _saved_value(self, name):
@@ -362,8 +369,8 @@ class FormulaNode(Node):
         k = self._plan.position.get(j)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
-        if self._freed and (j == e.result_index or self._saved[k] is _GONE
-                            or name in e.wrapped):
+        if self._freed and (j == e.result_index or self._saved is None
+                            or self._saved[k] is _GONE or name in e.wrapped):
             # torch frees saved tensors (wrapped numbers included), nothing else.
             raise RuntimeError(_FREED)
         if self._packed:
