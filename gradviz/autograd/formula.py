@@ -241,7 +241,11 @@ class FormulaNode(Node):
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
     _freed = False          # True once backward freed the saved tensors (set in __dict__)
-    _packed = False         # saved tensors went through saved_tensors_hooks (set in __dict__)
+    # saved_tensors_hooks were active: `_packs` maps a position in `_saved` (len(_saved) for
+    # the result) to what pack returned; backward reads those back through unpack. The
+    # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
+    _packed = False
+    _packs = None
 
     @property
     def _released(self):
@@ -319,7 +323,7 @@ class FormulaNode(Node):
         vals = list(self._saved)
         n = len(vals)
         for name, k in _pack_order(e, plan, vals):
-            packed = self._res if k == n else vals[k]
+            packed = self._packs[k]
             t = packed.get()
             vc = packed.vc
             want = 0 if vers is None else vers[-1 if k == n else k]
@@ -361,6 +365,8 @@ class FormulaNode(Node):
             self._freed = True
             if plan.saves_result:
                 self._res = None
+            if self._packed:
+                self._packs = None
 
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
@@ -374,8 +380,8 @@ class FormulaNode(Node):
             # torch frees saved tensors (wrapped numbers included), nothing else.
             raise RuntimeError(_FREED)
         if self._packed:
-            v = self._res if j == e.result_index else self._saved[k]
-            if type(v) is _Packed:
+            v = self._packs.get(len(self._saved) if j == e.result_index else k)
+            if v is not None:
                 if j != e.result_index:
                     return v.get()
                 # torch: the unpacked output gets its history back (this node).
@@ -401,7 +407,7 @@ _GONE = object()        # stands for a saved tensor freed by backward
 def _holds_tensor(v):
     if isinstance(v, (tuple, list)):
         return any(isinstance(x, _Tensor) for x in v)
-    return isinstance(v, (_Tensor, _Packed))
+    return isinstance(v, _Tensor)
 
 
 class _Packed:
@@ -426,7 +432,7 @@ def _pack_order(entry, plan, saved):
     """(name, position) of the saved tensors in torch's pack and unpack order: by saved
     name, then the result (position len(saved))."""
     order = sorted((entry.args[j], k) for k, j in enumerate(plan.keep)
-                   if isinstance(saved[k], (_Tensor, _Packed)))
+                   if isinstance(saved[k], _Tensor))
     if plan.saves_result:
         order.append(("result", len(saved)))
     return order
@@ -435,16 +441,17 @@ def _pack_order(entry, plan, saved):
 def _pack_node(node, out, hooks):
     """Run saved_tensors_hooks' pack on each tensor the node saves (the result included)."""
     pack, unpack = hooks
-    saved = list(node._saved)
+    saved = node._saved
     n = len(saved)
+    packs = {}
     for _, k in _pack_order(node._entry, node._plan, saved):
         if k == n:
             t = _make_tensor(out._data)
             t._rg, t._fn, t._nr, t._vc = True, node, 0, out._vc
-            node._res = _Packed(pack(t), unpack, t)
         else:
-            saved[k] = _Packed(pack(saved[k]), unpack, saved[k])
-    node._saved = tuple(saved)
+            t = saved[k]
+        packs[k] = _Packed(pack(t), unpack, t)
+    node._packs = packs
     node._packed = True
 
 
