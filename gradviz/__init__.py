@@ -21,14 +21,19 @@ from . import _ops
 from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
                               mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
                               rsub, sub, sub as subtract)
-from ._ops.comparison import (allclose, eq, equal, ge, gt, isfinite, isinf, isnan, le, logical_not,
-                              lt, ne)
+from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
+                              logical_not, lt, ne)
 from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
 from ._ops.random import bernoulli, multinomial, normal
-from ._ops.reductions import (argmax, argmin, log_softmax, max, mean, min, prod, softmax, sum)
+from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
+                               log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
+                               std_mean, sum, var, var_mean)
+from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
+                           masked_select, nonzero, scatter, scatter_add, take_along_dim)
+from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -37,6 +42,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._random import Generator, default_generator
 from . import autograd
+from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .autograd.grad_mode import is_inference, is_inference_mode_enabled
@@ -80,7 +86,7 @@ __all__ = [
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_inference", "is_inference_mode_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg",
 ]
 
 _missing.install_tensor_stubs(Tensor)

@@ -34,7 +34,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      sigmoid_backward, threshold_backward, softmax_backward_data,
                      log_softmax_backward_data, select_backward, slice_backward, add_scalar,
                      mse_loss_backward)
-from ._tensor import Tensor
+from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
@@ -91,28 +91,41 @@ def pow_scalar_grad_exponent(grad, self, exponent, result):
 
 
 def prod_grad(grad, self, result, dim=None, keepdim=False):
-    """d prod / d x_i = product of the others; exact even when some x are zero."""
+    """d prod / d x_i = the product of the others; exact even when some x are zero (then
+    computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is None:
-        if not np.any(x == 0):
-            return grad * result / self
-        flat = x.reshape(-1)
-        others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)],
-                          dtype=x.dtype).reshape(x.shape)
-        return grad * others
-    g = grad if keepdim else unsqueeze_dims(grad, (dim,), x.ndim)
-    r = result if keepdim else unsqueeze_dims(result, (dim,), x.ndim)
+    if dim is not None and not keepdim:
+        grad = unsqueeze_dims(grad, (dim,), x.ndim)
+        result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return g * r / self
-    moved = np.moveaxis(x, dim, -1)
-    n = moved.shape[-1]
-    others = np.stack([np.prod(np.delete(moved, i, axis=-1), axis=-1) for i in range(n)], -1)
-    return g * np.moveaxis(others, -1, dim)
+        return grad * result / self
+    if x.ndim == 0:
+        return grad
+    if dim is None:
+        return grad * reshape(prod_of_others(reshape(self, (-1,)), 0), x.shape)
+    return grad * prod_of_others(self, dim)
+
+
+def prod_of_others(self, dim):
+    """For each x_i along dim, the product of the other x_j."""
+    if isinstance(self, Tensor):
+        n = self.shape[dim]
+        xt = self.transpose(dim, -1)
+        rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), np.eye(n, dtype=bool),
+                          1.0)
+        return rows.prod(-1).transpose(dim, -1)
+    xm = np.moveaxis(self, dim, -1)
+    ones = np.ones(xm.shape[:-1] + (1,), dtype=xm.dtype)
+    before = np.cumprod(np.concatenate([ones, xm[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(xm, -1)[..., :-1]], -1), -1), -1)
+    return np.moveaxis(before * after, -1, dim)
 
 
 def evenly_distribute(grad, self, result):
-    """Whole-tensor max/min: the gradient is shared evenly among the tied extreme values."""
-    hit = value(self) == value(result)
+    """Whole-tensor max/min/median: the gradient is shared evenly among the tied extreme
+    values (among the NaNs when the result is NaN, as torch's evenly_distribute_backward)."""
+    r = value(result)
+    hit = np.isnan(value(self)) if np.isnan(r) else value(self) == r
     return mask(hit, grad / int(hit.sum()))
 
 
@@ -510,9 +523,286 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
 # ----- Reductions, scans and sorting -------------------------------------------------------
 # (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
 
+from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
+                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
+                     zero_at)
+
+
+def restore_dims(x, dim, keepdim, ndim):
+    """A reduced gradient (or result) with the reduced dims back as size 1, so that it
+    broadcasts against the input. `dim` is None (every dim), an int or a tuple of ints."""
+    if keepdim or ndim == 0:
+        return x
+    dims = range(ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return unsqueeze_dims(x, dims, ndim)
+
+
+def reduced_count(shape, dim):
+    dims = range(len(shape)) if dim is None else dim
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def var_grad(grad, self, dim, correction, keepdim):
+    """torch's var_backward: 2 / (N - correction) * grad * (self - self.mean(dim))."""
+    shape = np.shape(value(self))
+    n = reduced_count(shape, dim)
+    c = 1 if correction is None else correction
+    dims = tuple(range(len(shape))) if dim is None else dim
+    centered = self - sum_dims(self, dims, keepdim=True) / n if shape else self - self
+    factor = 2.0 / (n - c) if n != c else float("inf")
+    return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
+
+
+def std_grad(grad, self, dim, correction, keepdim, result):
+    """torch's std_backward: var_backward(grad / (2 * result)), 0 where the result is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = where0(value(result) == 0, grad / (2 * result))
+    return var_grad(g, self, dim, correction, keepdim)
+
+
+def mean_grad(grad, self, dim, keepdim):
+    shape = np.shape(value(self))
+    g = restore_dims(grad, dim, keepdim, len(shape))
+    return expand(g / reduced_count(shape, dim), shape)
+
+
+def var_mean_grad(grads, self, dim, correction, keepdim, result0=None):
+    """var_mean and std_mean: the (std or var) part plus the mean part, either may be None."""
+    g_spread, g_mean = grads
+    out = None
+    if g_spread is not None:
+        if result0 is None:
+            out = var_grad(g_spread, self, dim, correction, keepdim)
+        else:
+            out = std_grad(g_spread, self, dim, correction, keepdim, result0)
+    if g_mean is not None:
+        m = mean_grad(g_mean, self, dim, keepdim)
+        out = m if out is None else out + m
+    return out
+
+
+def norm_grad(grad, self, ord, dim, keepdim, result):
+    """torch's linalg_vector_norm_backward, ord by ord (0 where the norm is 0)."""
+    n = np.ndim(value(self))
+    g = restore_dims(grad, dim, keepdim, n)
+    r = restore_dims(result, dim, keepdim, n)
+    rv = value(r)
+    if ord == 0:
+        return None         # torch: an undefined gradient (the input's grad stays None)
+    if ord == 1:
+        return sign(self) * g
+    if ord == 2:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self * where0(rv == 0, g / r)
+    if np.isinf(ord):
+        # The derivative of amax(abs(self)): shared evenly among the ties (and the nans).
+        a = np.abs(value(self))
+        hit = (a == rv) | np.isnan(a)
+        dims = tuple(range(n)) if dim is None else dim
+        count = np.sum(hit, axis=dims, keepdims=True).astype(rv.dtype)
+        return sign(self) * mask(hit, g / count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if ord < 1:
+            scaled = sign(self) * where0(value(self) == 0, pow_(abs_(self), ord - 1))
+            return scaled * g * pow_(r, 1 - ord)
+        if ord < 2:
+            scaled = sign(self) * pow_(abs_(self), ord - 1)
+        else:
+            scaled = self * pow_(abs_(self), ord - 2)
+        return scaled * where0(rv == 0, g / pow_(r, ord - 1))
+
+
+def cumprod_grad(grad, self, dim, result):
+    """torch's cumprod_backward, in O(n): reverse_cumsum(grad * result) / self before the first
+    zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
+    x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
+    x = value(self)
+    if x.ndim == 0:
+        return grad
+    is_zero = x == 0
+    if not is_zero.any():
+        return reverse_cumsum(grad * result, dim) / self
+    n = x.shape[dim]
+    if isinstance(self, Tensor):
+        return cumprod_grad_pairs(grad, self, dim, n)
+    pos = np.arange(n).reshape([-1 if k == dim else 1 for k in range(x.ndim)])
+    has_zero = is_zero.any(axis=dim, keepdims=True)
+    first = np.where(has_zero, np.argmax(is_zero, axis=dim, keepdims=True), n)
+    before, at = pos < first, pos == first
+    # Before the first zero self is non-zero; ones elsewhere keep the division finite.
+    g_before = mask(before, reverse_cumsum(grad * result, dim) / fill_where(self, ~before, 1.0))
+    partial = cumprod(fill_where(self, at, 1.0), dim)
+    g_at = mask(at, sum_dims(mask(~before, grad * partial), (dim,), keepdim=True))
+    return g_before + g_at
+
+
+def cumprod_grad_pairs(grad, self, dim, n):
+    """The same, differentiable once more (create_graph=True): d result_k / d x_i as the
+    product of x_j for j <= k, j != i, for every pair (i, k) at once (n x n per slice). Past
+    the first zero the gradient is 0 but its derivative w.r.t. that zero is not."""
+    eye = np.eye(n, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=value(self).dtype))     # [i, k]: k >= i
+    xt = self.transpose(dim, -1)
+    rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), eye, 1.0)
+    partial = cumprod(rows, -1) * _make(upper)
+    out = sum_dims(partial * grad.transpose(dim, -1).unsqueeze(-2), (-1,))
+    return out.transpose(dim, -1)
+
+
+def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
+    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
+    gradient goes back to the position its value was taken from."""
+    if not self_sym_sizes:
+        return grad
+    g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
+    idx = restore_dims(value(indices), dim, keepdim, len(self_sym_sizes))
+    return scatter_to(self_sym_sizes, dim, idx, g)
+
+
+def amax_grad(grad, self, dim, keepdim, result):
+    """amax/amin: the gradient is shared evenly among the tied extreme values."""
+    n = np.ndim(value(self))
+    r = value(restore_dims(result, dim, keepdim, n))
+    hit = value(self) == r
+    dims = tuple(range(n)) if not dim else dim
+    count = np.sum(hit, axis=dims, keepdims=True).astype(r.dtype)
+    return mask(hit, restore_dims(grad, dim, keepdim, n) / count)
+
+
+defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarBackward0", ("self", "dim", "correction", "keepdim"),
+         self=var_grad)
+defderiv("std(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdBackward0", ("self", "dim", "correction", "keepdim"),
+         self=std_grad)
+defderiv("var_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarMeanBackward0", ("self", "dim", "correction", "keepdim"), n_out=2,
+         self=lambda grads, self, dim, correction, keepdim:
+             var_mean_grad(grads, self, dim, correction, keepdim))
+defderiv("std_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdMeanBackward0", ("self", "dim", "correction", "keepdim", "result0"), n_out=2,
+         self=var_mean_grad)
+defderiv("linalg_vector_norm(Tensor self, Scalar ord, int[1]? dim, bool keepdim)",
+         "LinalgVectorNormBackward0", ("self", "ord", "dim", "keepdim"),
+         self=norm_grad)
+defderiv("cumsum(Tensor self, int dim)", "CumsumBackward0", ("dim",), saves_tensors=False,
+         self=lambda grad, dim: reverse_cumsum(grad, dim) if np.ndim(value(grad)) else grad)
+defderiv("cumprod(Tensor self, int dim)", "CumprodBackward0", ("self", "dim"),
+         self=cumprod_grad)
+defderiv("logsumexp(Tensor self, int[1] dim, bool keepdim)",
+         "LogsumexpBackward0", ("self", "dim", "keepdim"),
+         self=lambda grad, self, dim, keepdim, result:
+             restore_dims(grad, dim, keepdim, np.ndim(value(self)))
+             * exp(self - restore_dims(result, dim, keepdim, np.ndim(value(self)))))
+defderiv("amax(Tensor self, int[1] dim, bool keepdim)",
+         "AmaxBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("amin(Tensor self, int[1] dim, bool keepdim)",
+         "AminBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("sort(Tensor self, int dim, bool descending)",
+         "SortBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("sort_stable(Tensor self, *, bool? stable, int dim, bool descending)",
+         "SortBackward1", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("topk(Tensor self, SymInt k, int dim, bool largest, bool sorted)",
+         "TopkBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("median(Tensor self)", "MedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("median_dim(Tensor self, int dim, bool keepdim)",
+         "MedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
+defderiv("nanmedian(Tensor self)", "NanmedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("nanmedian_dim(Tensor self, int dim, bool keepdim)",
+         "NanmedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
 
 # ----- Gather, scatter and masks -----------------------------------------------------------
 # (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
+
+def masked_select_grad(grad, self, mask):
+    """zeros of the broadcast shape with grad written where mask holds, in order."""
+    self_shape = np.shape(value(self))
+    shape = np.broadcast_shapes(self_shape, np.shape(value(mask)))
+    return sum_to(put(grad, shape, (np.broadcast_to(value(mask), shape),)), self_shape)
+
+
+def scatter_src_grad(grad, dim, index, src_sym_sizes, node):
+    """grad.gather(dim, index). When src is larger than index, torch 2.13's backward returns
+    this index-shaped gradient and its engine refuses it: gradviz raises the same error."""
+    idx_shape = np.shape(value(index))
+    if tuple(idx_shape) != tuple(src_sym_sizes):
+        raise RuntimeError(f"Function {node} returned an invalid gradient at index 1 - got "
+                           f"[{', '.join(map(str, idx_shape))}] but expected shape compatible "
+                           f"with [{', '.join(map(str, src_sym_sizes))}]")
+    return gather(grad, dim, index)
+
+
+def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
+    """torch: grad.index_select(dim, index), expanded to source (a 0-d source took one
+    slice), times alpha."""
+    g = index_select(grad, dim, index)
+    if source_dim == 0:
+        g = reshape(g, ())
+    return maybe_multiply(g, alpha)
+
+
+defderiv("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad)",
+         "GatherBackward0", ("dim", "index", "self", "sparse_grad"), nondiff=("index",),
+         self=lambda grad, dim, index, self, sparse_grad:
+             scatter_add_to(np.shape(value(self)), dim, index, grad))
+defderiv("scatter(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index),
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterBackward0"))
+defderiv("scatter_value(Tensor self, int dim, Tensor index, Scalar value)",
+         "ScatterBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index))
+defderiv("scatter_add(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterAddBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad: grad,
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterAddBackward0"))
+defderiv("index_select(Tensor self, int dim, Tensor index)",
+         "IndexSelectBackward0", ("dim", "index", "self_sym_sizes"), nondiff=("index",),
+         self=lambda grad, dim, index, self_sym_sizes:
+             index_add_to(self_sym_sizes, dim, index, grad))
+defderiv("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha)",
+         "IndexAddBackward0", ("alpha", "dim", "index", "source", "source_dim"),
+         nondiff=("index",),
+         self=lambda grad: grad,
+         source=index_add_source_grad)
+defderiv("index_fill(Tensor self, int dim, Tensor index, Scalar value)",
+         "IndexFillBackward0", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index))
+defderiv("index_fill_tensor(Tensor self, int dim, Tensor index, Tensor value)",
+         "IndexFillBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index),
+         value=lambda grad, dim, index: sum_dims(index_select(grad, dim, index), None))
+defderiv("masked_fill(Tensor self, Tensor mask, Scalar value)",
+         "MaskedFillBackward0", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad))
+defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
+         "MaskedFillBackward1", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad),
+         value=lambda grad, mask: sum_dims(where0(~value(mask), grad), None))
+defderiv("masked_select(Tensor self, Tensor mask)",
+         "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
+         self=masked_select_grad)
 
 
 # ----- Shape -------------------------------------------------------------------------------

@@ -240,6 +240,108 @@ def floor_div(a, b):
     return _make(q) if _t(a) or _t(b) else q
 
 
+# ----- Reductions, scans, gather and scatter ---------------------------------------------
+
+def along(index, dim):
+    """The NumPy key addressing, for each element of `index`, position index[...] along dim
+    and its own position along the other dims (torch's gather/scatter addressing)."""
+    key = list(np.indices(np.shape(index), sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def gather(x, dim, index):
+    """x.gather(dim, index)."""
+    idx = value(index)
+    if _t(x):
+        return ops.gather(x, dim, _tensor(idx))
+    return x[along(idx, dim)]
+
+
+def scatter_to(shape, dim, index, src):
+    """zeros(shape).scatter(dim, index, src): the backward of sort, topk and median."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    out[along(idx, dim)] = src
+    return out
+
+
+def scatter_add_to(shape, dim, index, src):
+    """zeros(shape).scatter_add(dim, index, src): the backward of gather."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, along(idx, dim), src)
+    return out
+
+
+def zero_at(grad, dim, index):
+    """grad.scatter(dim, index, 0): the gradient of what scatter overwrote is 0."""
+    idx = value(index)
+    if _t(grad):
+        return ops.scatter(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[along(idx, dim)] = 0
+    return out
+
+
+def index_select(x, dim, index):
+    idx = np.reshape(value(index), -1)
+    if _t(x):
+        return ops.index_select(x, dim, _tensor(idx))
+    return np.take(x, idx, axis=dim)
+
+
+def index_add_to(shape, dim, index, src):
+    """zeros(shape).index_add(dim, index, src): the backward of index_select."""
+    idx = np.reshape(value(index), -1)
+    if _t(src):
+        return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, (slice(None),) * dim + (idx,), src)
+    return out
+
+
+def index_zero(grad, dim, index):
+    """grad.index_fill(dim, index, 0)."""
+    idx = np.reshape(value(index), -1)
+    if _t(grad):
+        return ops.index_fill(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[(slice(None),) * dim + (idx,)] = 0
+    return out
+
+
+def cumsum(x, dim):
+    return ops.cumsum(x, dim) if _t(x) else np.cumsum(x, axis=dim)
+
+
+def reverse_cumsum(x, dim):
+    """Sums from each position to the end along dim (the backward of cumsum). On Tensors it is
+    written total - cumsum + x, so that it stays differentiable without a flip op."""
+    if _t(x):
+        return sum_dims(x, (dim,), keepdim=True) - ops.cumsum(x, dim) + x
+    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+
+
+def abs_(x):
+    return x.abs() if _t(x) else np.abs(x)
+
+
+def cumprod(x, dim):
+    return ops.cumprod(x, dim) if _t(x) else np.cumprod(x, axis=dim)
+
+
+def fill_where(x, cond, v):
+    """x with the number v where the constant boolean cond holds (masked_fill)."""
+    if _t(x):
+        return ops.masked_fill(x, _make(np.asarray(cond)), v)
+    return np.where(cond, np.asarray(v, dtype=x.dtype), x)
+
+
 # ----- Backward functions that record their own node under create_graph ----------------------
 
 def _both(a, b):

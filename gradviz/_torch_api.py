@@ -340,6 +340,15 @@ OPTIM = frozenset((
     "swa_utils", "swap_in_optimizer_params_and_state",
 ))
 
+LINALG = frozenset((
+    "LinAlgError", "cholesky", "cholesky_ex", "common_notes", "cond", "cross", "det",
+    "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex",
+    "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex",
+    "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+    "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+))
+
 AUTOGRAD = frozenset((
     "DeviceType", "Function", "Mapping", "NestedIOFunction", "ProfilerActivity",
     "ProfilerConfig", "ProfilerEvent", "ProfilerState", "SavedTensor", "Sequence", "Variable",

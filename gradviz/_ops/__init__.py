@@ -14,7 +14,7 @@ from .. import _registry
 from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
-               pointwise, random, reductions, views)
+               pointwise, random, reductions, scatter, sorting, views)
 from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 
 _registry.install_methods(Tensor)

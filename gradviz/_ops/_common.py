@@ -97,3 +97,9 @@ def _dims(dim, ndim):
 _TORCH_SCALAR = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                  "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
                  "float16": "Half"}
+
+
+def _not_implemented(op, arg):
+    """The error for an argument gradviz's core does not implement (never ignored)."""
+    return NotImplementedError(f"gradviz: torch.{op}({arg}=...) is not implemented by gradviz's "
+                               "core; run with --backend torch to use PyTorch")

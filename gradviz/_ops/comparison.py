@@ -5,7 +5,7 @@ import numpy as np
 
 from .._registry import export, method
 from .._tensor import _make
-from ._common import _broadcast_error, _coerce, _operand
+from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _operand
 
 
 # ----- Comparisons (never recorded) --------------------------------------------------------
@@ -77,3 +77,21 @@ def equal(self, other):
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.allclose(self._data, _operand(other)[0], rtol=rtol, atol=atol,
                             equal_nan=equal_nan))
+
+
+@export()
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |self - other| <= atol + rtol * |other|.
+
+    >>> import gradviz as torch
+    >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))
+    tensor([ True, False])
+    """
+    a, b = self._data, _operand(other)[0]
+    if isinstance(b, np.ndarray) and b.dtype != a.dtype:
+        raise RuntimeError(f"{_TORCH_SCALAR[a.dtype.name]} did not match "
+                           f"{_TORCH_SCALAR[b.dtype.name]}")
+    try:
+        return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None

@@ -148,7 +148,7 @@ class Plan:
     """
 
     __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args", "only_tensors")
+                 "n_args", "numbers")
 
     def __init__(self, entry, mask):
         if entry.n_inputs is not None and mask >> entry.n_inputs:
@@ -159,15 +159,20 @@ class Plan:
         self.n_args = len(entry.args)
         self.all_args = self.keep == tuple(range(self.n_args))
         self.saves_result = entry.result_index in needed
-        # Every kept value is a Tensor parameter (or a number wrapped as one): backward frees
-        # them all, and the node can drop the whole tuple at once.
-        self.only_tensors = all(entry.args[j] in entry.tensor_params for j in self.keep)
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
         self.n_inputs = len(entry.formulas)
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
                            for i, (f, idx) in enumerate(entry.formulas)
                            if entry.variadic or mask >> i & 1)
+        self.numbers = None         # set by the first node released (number_slots)
+
+    def number_slots(self, entry, saved):
+        """Positions in a node's saved values that hold numbers, sizes or flags (readable after
+        backward, as in torch), judged from the first node released. Wrapped numbers are
+        tensors in torch: freed like them."""
+        return tuple(k for k, j in enumerate(self.keep)
+                     if not isinstance(saved[k], _Tensor) and entry.args[j] not in entry.wrapped)
 
 
 DERIVATIVES = {}
@@ -236,11 +241,10 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc", "_kept")
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
-    _freed = False          # True once backward freed the saved tensors (set in __dict__)
     # saved_tensors_hooks were active: `_packs` maps a position in `_saved` (len(_saved) for
     # the result) to what pack returned; backward reads those back through unpack. The
     # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
@@ -249,16 +253,16 @@ class FormulaNode(Node):
 
     @property
     def _released(self):
-        """Backward freed the saved tensors. (`_res` and `_resvc` are set only on nodes whose
+        """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._freed
+        return self._saved is None
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
         return self._entry.display
 
     def _apply(self, grads, create_graph):
-        if self._freed:
+        if self._released:
             raise RuntimeError(_FREED)
         plan = self._plan
         vals = self._unpack(plan, create_graph)
@@ -354,31 +358,45 @@ class FormulaNode(Node):
         return out
 
     def _release(self):
-        # Only saved tensors are freed, as in torch: a saved dim, alpha or size stays
-        # readable through `_saved_<name>` after backward.
         if self._entry.saves_tensors:
+            # Saved tensors are freed; saved numbers, sizes and flags stay readable, as in
+            # torch (in _kept, tensors replaced by a marker).
             plan = self._plan
-            if plan.only_tensors:
-                self._saved = None
-            else:
-                self._saved = tuple([_GONE if _holds_tensor(v) else v for v in self._saved])
-            self._freed = True
-            if plan.saves_result:
+            numbers = plan.numbers
+            if numbers is None:
+                numbers = plan.numbers = plan.number_slots(self._entry, self._saved)
+            if numbers:
+                self._kept = self._numbers_only(numbers)
+            self._saved = None
+            if self._plan.saves_result:
                 self._res = None
             if self._packed:
                 self._packs = None
+
+    def _numbers_only(self, numbers):
+        """The saved values with each tensor replaced by a marker, for reading after release
+        (a slot that held a number for this row may hold a tensor on another call)."""
+        saved = self._saved
+        out = [_FREED_SLOT] * len(saved)
+        for k in numbers:
+            v = saved[k]
+            if not isinstance(v, _Tensor):
+                out[k] = v
+        return out
 
     def _saved_value(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
         e = self._entry
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if self._released:
+            kept = getattr(self, "_kept", None)
+            if (kept is None or k is None or j == e.result_index or kept[k] is _FREED_SLOT
+                    or name in e.wrapped):
+                raise RuntimeError(_FREED)
+            return self._wrapped(name, kept[k])
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
-        if self._freed and (j == e.result_index or self._saved is None
-                            or self._saved[k] is _GONE or name in e.wrapped):
-            # torch frees saved tensors (wrapped numbers included), nothing else.
-            raise RuntimeError(_FREED)
         if self._packed:
             v = self._packs.get(len(self._saved) if j == e.result_index else k)
             if v is not None:
@@ -392,22 +410,15 @@ class FormulaNode(Node):
             t = _make(self._res)
             t._rg, t._fn = True, self
             return t
-        v = self._saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
-
-
-_GONE = object()        # stands for a saved tensor freed by backward
-
-
-def _holds_tensor(v):
-    if isinstance(v, (tuple, list)):
-        return any(isinstance(x, _Tensor) for x in v)
-    return isinstance(v, _Tensor)
 
 
 class _Packed:
@@ -575,6 +586,7 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
+_FREED_SLOT = object()      # where a released node's saved tensor was
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor

@@ -413,17 +413,20 @@ def modified_error(data, who, now, want):
         f"inplace operation: [{type_name(np.asarray(data))}]{what} is at version {now}; "
         f"expected version {want} instead. Hint: enable anomaly detection to find the "
         "operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True).")
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def short_name(node):
-    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0."""
+    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0,
+    "MaskedFill1" for MaskedFillBackward1."""
     name = node.name()
     m = _BACKWARD_SUFFIX.search(name)
-    return name[:m.start()] if m else name
+    if not m:
+        return name
+    return name[:m.start()] + ("" if m.group(1) in ("", "0") else m.group(1))
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 
 # ----- In-place on views -------------------------------------------------------------------
