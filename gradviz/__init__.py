@@ -23,7 +23,14 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
                               rsub, sub, sub as subtract)
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
                               logical_not, lt, ne)
-from ._ops.linalg import (addmm, bmm, dot, matmul, mm, mv, outer)
+from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
+                          inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                         broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
+                         diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
+                         movedim as moveaxis, repeat_interleave, roll, rot90, split, swapaxes,
+                         swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
+                         vstack as row_stack)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
@@ -34,6 +41,11 @@ from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzer
 from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
                            masked_select, nonzero, scatter, scatter_add, take_along_dim)
 from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
+from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
+                           arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
+                           atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
+                           expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
+                           logaddexp2, rsqrt, sinh, tan, xlogy)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -30,14 +30,18 @@ import numpy as np
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
-                     zeros_like, maybe_multiply, floor_div, outer, pow_, tanh_backward,
-                     sigmoid_backward, threshold_backward, softmax_backward_data,
-                     log_softmax_backward_data, select_backward, slice_backward, add_scalar,
-                     mse_loss_backward)
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
+                     xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
+                     threshold_backward, softmax_backward_data, log_softmax_backward_data,
+                     select_backward, slice_backward, mse_loss_backward)
 from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -182,6 +186,38 @@ def clamp_grad(grad, self, min, max):
     return mask(keep, grad)
 
 
+def clamp_min_grad(grad, self, min, max):
+    """min gets the gradient where it clamps, unless it is above max (max wins), as torch."""
+    lo = value(min)
+    keep = lo > value(self)
+    if max is not None:
+        keep = keep & (lo < value(max))
+    return mask(keep, grad)
+
+
+def clamp_max_grad(grad, self, min, max):
+    """max gets the gradient where it clamps, and wherever min > max (the result is max)."""
+    hi = value(max)
+    keep = hi < value(self)
+    if min is not None:
+        keep = keep | (value(min) > hi)
+    return mask(keep, grad)
+
+
+def atan2_recip(self, other):
+    """1 / (self^2 + other^2), and 0 where both are 0: atan2's gradient there is 0 in torch,
+    not 0 * inf = nan."""
+    denom = self * self + other * other
+    with np.errstate(divide="ignore"):
+        return where0(value(denom) == 0, 1 / denom)
+
+
+def xlogy_self_grad(grad, self, other):
+    """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
+    x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
+    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
+
+
 def nll_grad(grad, self, target, reduction, ignore_index):
     x = value(self)
     t = value(target).astype(np.int64)
@@ -262,6 +298,9 @@ defderiv("mul_scalar(Tensor self, Scalar other)",
 defderiv("sub_scalar(Tensor self, Scalar other)",
          "SubBackward1", saves_tensors=False,
          self=lambda grad: grad)
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
 defderiv("abs(Tensor self)",
          "AbsBackward0", ("self",),
          self=lambda grad, self: grad * sign(self))
@@ -304,7 +343,17 @@ defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
 defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
-         min=lambda grad, self, min: mask(value(self) < value(min), grad),
+         min=clamp_min_grad,
+         max=clamp_max_grad)
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
+defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
+         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= max, grad))
+defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
@@ -516,8 +565,88 @@ defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
          input=nll_grad)
 
 # ----- Pointwise and special functions -----------------------------------------------------
-# (tan, atan, asin, acos, atan2, sinh, cosh, erf, log1p, expm1, log2, log10, exp2, rsqrt,
-#  hypot, lerp, addcmul, addcdiv, logaddexp, xlogy, fmod, frac, ...)
+# (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
+
+defderiv("tan(Tensor self)", "TanBackward0",
+         self=lambda grad, result: grad * plus(pow_(result, 2), 1))
+defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self * self, 1))
+defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(-self * self, 1)))
+defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
+         self=lambda grad, self: grad * -rsqrt(plus(-self * self, 1)))
+defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
+         self=lambda grad, self: grad * cosh(self))
+defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
+         self=lambda grad, self: grad * sinh(self))
+defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("erfc(Tensor self)", "ErfcBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), -_TWO_OVER_SQRT_PI) * grad)
+defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(pow_(self, 2), 1)))
+defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
+defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
+         self=lambda grad, self: grad / (1 - pow_(self, 2)))
+defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self, 1))
+defderiv("expm1(Tensor self)", "Expm1Backward0",
+         self=lambda grad, result: grad * plus(result, 1))
+defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN2))
+defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN10))
+defderiv("exp2(Tensor self)", "Exp2Backward0",
+         self=lambda grad, result: scale(grad * result, _LN2))
+defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
+         self=lambda grad, result: scale(grad, -0.5) * pow_(result, 3))
+defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad * other * atan2_recip(self, other),
+         other=lambda grad, self, other: grad * -self * atan2_recip(self, other))
+defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
+         self=lambda grad, self, result: grad * self / result,
+         other=lambda grad, other, result: grad * other / result)
+defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
+         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
+         self=xlogy_self_grad,
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
+         self=xlogy_self_grad)
+defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * trunc_div(self, other))
+defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
+         saves_tensors=False,
+         input=lambda grad, weight: scale(grad, 1 - weight),
+         end=lambda grad, weight: scale(grad, weight))
+defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
+         "LerpBackward1", ("self", "end", "weight"),
+         input=lambda grad, weight: grad * (1 - weight),
+         end=lambda grad, weight: grad * weight,
+         weight=lambda grad, self, end: grad * (end - self))
+defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcmulBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcdivBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor2=lambda grad, tensor1, tensor2, value:
+             -grad * scale(tensor1, value) / (tensor2 * tensor2))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------
@@ -806,11 +935,220 @@ defderiv("masked_select(Tensor self, Tensor mask)",
 
 
 # ----- Shape -------------------------------------------------------------------------------
-# (tril, triu, diag, diagonal, flip, roll, repeat, repeat_interleave, split, movedim, ...)
+# (diag, diagonal, trace, tril/triu, flip, roll, repeat/tile and split/chunk have rows; movedim,
+#  swapaxes, unflatten, broadcast_to, meshgrid, the stacks, diff and repeat_interleave are
+#  composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cat_grads, diagonal, flip, roll, rot90, tril, triu  # noqa: E402
+
+
+def diagonal_key(sizes, offset, dim1, dim2):
+    """Index arrays (broadcasting to the diagonal's shape) of the diagonal's elements in a
+    tensor of `sizes`."""
+    n = len(sizes)
+    start1, start2 = max(-offset, 0), max(offset, 0)
+    length = max(min(sizes[dim1] - start1, sizes[dim2] - start2), 0)
+    others = [d for d in range(n) if d not in (dim1, dim2)]
+    m = len(others) + 1
+    key = [None] * n
+    for j, d in enumerate(others):
+        shape = [1] * m
+        shape[j] = sizes[d]
+        key[d] = np.arange(sizes[d]).reshape(shape)
+    diag = np.arange(length).reshape([1] * (m - 1) + [length])
+    key[dim1] = diag + start1
+    key[dim2] = diag + start2
+    return tuple(key)
+
+
+def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
+    """torch's diagonal_backward: zeros with grad written on the diagonal."""
+    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+
+
+def trace_grad(grad, self_sym_sizes):
+    n = min(self_sym_sizes)
+    eye = np.arange(n)
+    return put(expand(grad, (n,)), self_sym_sizes, (eye, eye))
+
+
+def repeat_grad(grad, self_sym_sizes, repeats):
+    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
+    summed over the r axes."""
+    lead = len(repeats) - len(self_sym_sizes)
+    sizes = (1,) * lead + tuple(self_sym_sizes)
+    pairs = []
+    for r, s in zip(repeats, sizes):
+        pairs += [r, s]
+    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
+    return reshape(g, tuple(self_sym_sizes))
+
+
+defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: tril(grad, diagonal))
+defderiv("triu(Tensor self, int diagonal)", "TriuBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: triu(grad, diagonal))
+defderiv("diagonal(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0", ("self_sym_sizes", "offset", "dim1", "dim2"), saves_tensors=False,
+         self=diagonal_grad)
+# torch.diag of a matrix is a copy of its diagonal (diagonal_copy), not a view.
+defderiv("diagonal_copy(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0_copy", ("self_sym_sizes", "offset", "dim1", "dim2"),
+         saves_tensors=False,
+         self=diagonal_grad)
+defderiv("diag_embed(Tensor self, int offset, int dim1, int dim2)",
+         "DiagEmbedBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+defderiv("trace(Tensor self)", "TraceBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=trace_grad)
+defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tensors=False,
+         self=lambda grad, dims: flip(grad, dims))
+defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
+         "RollBackward0", ("dims", "shifts"), saves_tensors=False,
+         self=lambda grad, dims, shifts: roll(grad, tuple(-s for s in shifts), dims))
+defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"),
+         saves_tensors=False,
+         self=lambda grad, dims, k: rot90(grad, -k, dims))
+defderiv("repeat(Tensor self, SymInt[] repeats)",
+         "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
+         self=repeat_grad)
+def split_backward(grads, self_sym_sizes, split_size, dim):
+    """The backward of split: the pieces' sizes follow from the input's size and split_size."""
+    size = self_sym_sizes[dim]
+    sizes = [min(split_size, size - s) for s in range(0, size, split_size)] if split_size \
+        else [0]
+    return cat_grads(grads, sizes or [0], self_sym_sizes, dim)
+
+
+defderiv("split(Tensor self, SymInt split_size, int dim)",
+         "SplitBackward0", ("dim", "self_sym_sizes", "split_size"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_size:
+             [split_backward(grads, self_sym_sizes, split_size, dim)])
+defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
+         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_sizes:
+             [cat_grads(grads, split_sizes, self_sym_sizes, dim)])
 
 
 # ----- Linear algebra, continued -----------------------------------------------------------
-# (trace, tensordot, baddbmm, addmv, kron, cross, cdist, inverse, det, ...)
+# (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cross, inverse  # noqa: E402
+
+
+def cdist_grad(grad, x1, x2, p, result):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
+    the same with the roles swapped (cdist_grad_x2)."""
+    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
+    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
+    d = unsqueeze_dims(result, (nr,), 0)
+    g = unsqueeze_dims(grad, (nr,), 0)
+    if p == 0:
+        return zeros_like(x1)
+    if p == 1:
+        w = g * sign(diff)
+    elif p == np.inf:
+        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
+    else:
+        zero = value(d) == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = where0(zero, g * diff / d)
+            else:
+                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
+    return sum_dims(w, -2)
+
+
+def cdist_grad_x2(grad, x1, x2, p, result):
+    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+
+
+def euclidean_ratio(grad, result):
+    """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where0(value(result) == 0, grad / result)
+
+
+def euclidean_grad_x1(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward for x1, through matrix products (so that float32
+    rounding follows torch's): x1 * sum_j ratio_ij - ratio @ x2."""
+    ratio = euclidean_ratio(grad, result)
+    return x1 * sum_dims(ratio, -1, keepdim=True) - matmul(ratio, x2)
+
+
+def euclidean_grad_x2(grad, x1, x2, result):
+    ratio = euclidean_ratio(grad, result)
+    s = sum_dims(ratio, -2)
+    return x2 * unsqueeze_dims(s, (np.ndim(value(s)),), 0) - matmul(transpose(ratio), x1)
+
+
+def inv_grad(grad, result):
+    """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
+    inv_t = transpose(result)
+    return -matmul(inv_t, matmul(grad, inv_t))
+
+
+def det_grad(grad, A, result):
+    """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
+    is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
+    derivative there is the adjugate's transpose."""
+    g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
+    if isinstance(A, Tensor):
+        r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
+        return g * r * transpose(inverse(A))
+    a = value(A)
+    d = value(result)
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        inv = np.zeros_like(flat)
+        for k, m in enumerate(flat):
+            try:
+                inv[k] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                pass        # singular: det is 0, and so is the gradient
+        inv = inv.reshape(a.shape)
+    return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
+
+
+defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "BaddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "AddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta, Scalar alpha)",
+         "AddmvBackward0", ("alpha", "beta", "mat", "vec"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         mat=lambda grad, vec, alpha: maybe_multiply(outer(grad, vec), alpha),
+         vec=lambda grad, mat, alpha: maybe_multiply(matmul(transpose(mat), grad), alpha))
+defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
+         "LinalgCrossBackward0", ("dim", "other", "self"),
+         input=lambda grad, other, dim: cross(other, grad, dim),
+         other=lambda grad, self, dim: cross(grad, self, dim))
+defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
+         x1=cdist_grad,
+         x2=cdist_grad_x2)
+defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
+         x1=euclidean_grad_x1,
+         x2=euclidean_grad_x2)
+defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse",
+         A=inv_grad)
+defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
+         A=det_grad)
 
 
 # ----- Neural-network ops ------------------------------------------------------------------
@@ -821,11 +1159,7 @@ defderiv("masked_select(Tensor self, Tensor mask)",
 # The backward functions torch records as ops under create_graph=True, so that the graph of a
 # gradient shows TanhBackwardBackward0, ... Their first edge is the incoming gradient's.
 # Their own formulas are composed as torch's C++ formulas are: `-2 * output` there is
-# mul(Tensor, Scalar) (MulBackward1), `+ 1` is add(Tensor, Scalar) (AddBackward1).
-
-defderiv("add_scalar(Tensor self, Scalar other)",
-         "AddBackward1", saves_tensors=False,
-         self=lambda grad: grad)
+# mul(Tensor, Scalar) (MulBackward1), `+ 1` is add(Tensor, Scalar) (AddBackward1, `plus`).
 
 defderiv("tanh_backward(Tensor grad_output, Tensor output)",
          "TanhBackwardBackward0", ("grad_output", "output"),
@@ -834,7 +1168,7 @@ defderiv("tanh_backward(Tensor grad_output, Tensor output)",
 defderiv("sigmoid_backward(Tensor grad_output, Tensor output)",
          "SigmoidBackwardBackward0", ("grad_output", "output"),
          grad_output=lambda grad, output: sigmoid_backward(grad, output),
-         output=lambda grad, grad_output, output: grad * grad_output * add_scalar(
+         output=lambda grad, grad_output, output: grad * grad_output * plus(
              scale(output, -2), 1))
 # torch's relu backward is threshold_backward(grad, result, 0): `self` is relu's result, and
 # its gradient is zero (the mask is piecewise constant).

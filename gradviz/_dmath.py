@@ -120,6 +120,13 @@ def shift(x, s):
     return x + s
 
 
+def plus(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    if _t(x):
+        return ops.add_scalar(x, s)
+    return x + s
+
+
 def where0(cond, x):
     """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
     unlike mask(), a nan or inf in x under cond does not leak through as nan."""
@@ -342,6 +349,99 @@ def fill_where(x, cond, v):
     return np.where(cond, np.asarray(v, dtype=x.dtype), x)
 
 
+# ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
+
+def tril(x, k):
+    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+
+
+def triu(x, k):
+    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+
+
+def flip(x, dims):
+    if _t(x):
+        return ops.flip(x, dims)
+    return np.flip(x, dims) if np.ndim(x) else x
+
+
+def roll(x, shifts, dims):
+    if _t(x):
+        return ops.roll(x, shifts, dims)
+    return np.roll(x, shifts, axis=dims if dims else None)
+
+
+def rot90(x, k, dims):
+    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+
+
+def diagonal(x, offset, d1, d2):
+    """The diagonal of x (a copy on arrays; the view op on Tensors)."""
+    if _t(x):
+        return ops.diagonal(x, offset, d1, d2)
+    return np.diagonal(x, offset, d1, d2)
+
+
+def cross(a, b, dim):
+    if _t(a) or _t(b):
+        return ops._linalg_cross(_tensor(a), _tensor(b), dim)
+    return np.cross(a, b, axis=dim)
+
+
+def cat_grads(grads, sizes, shape, dim):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros (of the
+    gradients' dtype) for pieces that got none."""
+    dtype = next(np.result_type(value(g)) for g in grads if g is not None)
+    parts = []
+    for g, s in zip(grads, sizes):
+        if g is None:
+            part = list(shape)
+            part[dim] = s
+            g = np.zeros(part, dtype=dtype)
+        parts.append(g)
+    if any(_t(g) for g in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def inverse(x):
+    return ops.inverse(x) if _t(x) else np.linalg.inv(x)
+
+
+# ----- Pointwise and special functions -----------------------------------------------------
+
+def rsqrt(x):
+    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+
+
+def sinh(x):
+    return x.sinh() if _t(x) else np.sinh(x)
+
+
+def cosh(x):
+    return x.cosh() if _t(x) else np.cosh(x)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
+    (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
+    if _t(x) or _t(y):
+        return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    zero = np.asarray(x) == 0
+    if np.any(zero):
+        r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)
+    return r
+
+
+def trunc_div(a, b):
+    """a / b rounded toward zero, on values (a constant in fmod's formula)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.trunc(np.true_divide(value(a), value(b)))
+    return _make(q) if _t(a) or _t(b) else q
+
+
 # ----- Backward functions that record their own node under create_graph ----------------------
 
 def _both(a, b):
@@ -404,11 +504,6 @@ def slice_backward(grad, input_sizes, dim, start, end, step, key):
     if _t(grad):
         return ops.slice_backward(grad, input_sizes, dim, start, end, step, key)
     return put(grad, input_sizes, key)
-
-
-def add_scalar(x, s):
-    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
-    return ops.add_scalar(x, s) if _t(x) else x + s
 
 
 def mse_loss_backward(grad, self, target, reduction):

@@ -17,14 +17,6 @@ def _grad_of(f):
     return example
 
 
-def _second_sigmoid(x, g):
-    """sigmoid's third derivative graph: SigmoidBackwardBackward0's formula adds 1 to
-    -2 * output (AddBackward1 over MulBackward1)."""
-    (gx,) = torch.autograd.grad(x.sigmoid(), x, g, create_graph=True)
-    (hx,) = torch.autograd.grad(gx.sum(), x, create_graph=True)
-    return hx
-
-
 def _mse_grads(x, y):
     """Both gradients of mse_loss, each a MseLossBackwardBackward0 node."""
     loss = torch.nn.functional.mse_loss(x, y)
@@ -38,7 +30,6 @@ EXAMPLES = {
     "threshold_backward": (_grad_of(lambda x: x.relu() * x), (A3, B3), {}),
     "_softmax_backward_data": (_grad_of(lambda x: x.softmax(1)), (M23, N23), {}),
     "_log_softmax_backward_data": (_grad_of(lambda x: x.log_softmax(0)), (M23, N23), {}),
-    "add_scalar": (_second_sigmoid, (A3, B3), {}),
     "mse_loss_backward": (_mse_grads, (A3, B3), {}),
     "select_backward": (_grad_of(lambda x: x[1]), (M23, A3), {}),
     "slice_backward": (_grad_of(lambda x: x[:, 1:]), (M23, [[0.5, 0.2], [-0.7, 0.9]]), {}),

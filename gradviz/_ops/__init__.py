@@ -14,7 +14,8 @@ from .. import _registry
 from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
-               pointwise, random, reductions, scatter, sorting, views)
+               pointwise, random, reductions, scatter, sorting, special, views)
+from . import shape  # noqa: F401
 from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 
 _registry.install_methods(Tensor)

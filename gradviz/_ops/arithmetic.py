@@ -145,6 +145,15 @@ def sub_scalar(self, other):
     return out
 
 
+@records("add_scalar")
+def add_scalar(self, other):
+    """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
+    out = _make(self._data + other)
+    if _state.enabled and self._rg:
+        record(D["add_scalar"], out, (self,), ())
+    return out
+
+
 @export("div", "true_divide")
 @export("divide", tensor=False)
 @method("__truediv__")
@@ -172,7 +181,7 @@ def div(self, other, rounding_mode=None):
 def _div_rounded(self, ot, a, b, rounding_mode):
     """div with rounding_mode "floor" or "trunc" (DivBackward2: zero gradients, as torch)."""
     if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
     integral = a.dtype.kind in "iub" and np.result_type(b).kind in "iub"
     if integral and np.any(np.asarray(b) == 0):

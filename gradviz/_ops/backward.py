@@ -16,15 +16,6 @@ from ..autograd.formula import record
 from ._common import _needs
 
 
-@records("add_scalar")
-def add_scalar(self, other):
-    """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
-    out = _make(self._data + other)
-    if _needs(self):
-        record(D["add_scalar"], out, (self,), ())
-    return out
-
-
 @records("tanh_backward")
 def tanh_backward(grad_output, output):
     g, y = grad_output._data, output._data

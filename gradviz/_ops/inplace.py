@@ -18,14 +18,21 @@ from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_r
 
 # ----- In-place ----------------------------------------------------------------------------
 
+# Ops returning several views at once, by node class: torch's name for them in its error.
+_MULTI_VIEW = {D["unbind"].cls: "Unbind", D["split"].cls: "Split",
+               D["split_with_sizes"].cls: "SplitWithSizes"}
+
+
 def _check_inplace(self):
     if type(self._vc) is _InferenceVersion:
         check_inference_inplace(self)
     if _state.enabled:
         msg = None
-        if self._fn is not None and type(self._fn) is D["unbind"].cls:
-            # torch refuses first to edit one of several views returned together (unbind).
-            msg = (f"Output {self._nr} of Unbind is a view and is being modified inplace. This "
+        multi = _MULTI_VIEW.get(type(self._fn)) if self._fn is not None else None
+        if multi is not None:
+            # torch refuses first to edit one of several views returned together (unbind,
+            # split).
+            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. This "
                    "view is the output of a function that returns multiple views. Such "
                    "functions do not allow the output views to be modified inplace. You should "
                    "replace the inplace operation by an out-of-place one.")
@@ -163,11 +170,20 @@ def div_(self, other):
 
 
 @method("pow_")
-@records("pow")
+@records("pow", "pow_tensor")
 def pow_(self, exponent):
     _check_inplace(self)
     if isinstance(exponent, Tensor):
-        raise NotImplementedError("gradviz: pow_ with a tensor exponent is not supported")
+        # PowBackward1, saving self as it was before the edit.
+        orig = self.detach().clone() if _needs(self, exponent) else self
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                new = np.power(self._data, exponent._data)
+            except ValueError as exc:
+                raise _broadcast_error(self._data, exponent._data, exc) from None
+        _write(self, new)
+        _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
+        return self
     orig = self.detach().clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
         _write(self, np.power(self._data, exponent))
@@ -224,16 +240,6 @@ def relu_(self):
 @records("neg")
 def neg_(self):
     return _inplace_unary(self, D["neg"], np.negative, "neg_")
-
-
-@method("clamp_", "clip_")
-@records("clamp")
-def clamp_(self, min=None, max=None):
-    _check_inplace(self)
-    orig = self.detach().clone() if _needs(self) else self
-    _write(self, np.clip(self._data, min, max))
-    _commit(self, D["clamp"], (self,), (orig, min, max), "clamp_")
-    return self
 
 
 @method("zero_")

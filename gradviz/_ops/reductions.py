@@ -37,7 +37,12 @@ def sum(self, dim=None, keepdim=False, dtype=None):
                 record(D["sum"], out, (self,), (a.shape,))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
-    out = _make(np.sum(a, axis=dims, keepdims=keepdim) if a.ndim else a)
+    r = np.sum(a, axis=dims, keepdims=keepdim) if a.ndim else a
+    if not r.flags.c_contiguous:
+        # torch allocates the result contiguous; NumPy follows the input's layout, which would
+        # make a later reshape of it a view where torch's is a _reshape_alias (or the reverse).
+        r = np.ascontiguousarray(r)
+    out = _make(r)
     if _needs(self):
         record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
     return out

@@ -64,7 +64,7 @@ class Derivative:
     """
 
     def __init__(self, signature, node, args, formulas, nondiff=(), n_out=1, variadic=False,
-                 name=None, wrapped=(), internal=()):
+                 name=None, wrapped=(), internal=(), result_name="result"):
         op, params = parse_signature(signature)
         self.op = op
         self.signature = signature
@@ -93,6 +93,7 @@ class Derivative:
             if key not in self.args:
                 raise RowError(f"{op} ({node}): internal value {key!r} is not a saved name")
         self.internal = frozenset(internal)
+        self.result_name = result_name      # torch's name for the saved output
         self.n_out = n_out
         # Variadic rows (cat, stack) take any number of inputs through one formula.
         self.n_inputs = None if self.variadic and n_out == 1 else len(self.inputs)
@@ -148,7 +149,7 @@ class Plan:
     """
 
     __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args", "numbers")
+                 "n_args")
 
     def __init__(self, entry, mask):
         if entry.n_inputs is not None and mask >> entry.n_inputs:
@@ -165,21 +166,13 @@ class Plan:
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
                            for i, (f, idx) in enumerate(entry.formulas)
                            if entry.variadic or mask >> i & 1)
-        self.numbers = None         # set by the first node released (number_slots)
-
-    def number_slots(self, entry, saved):
-        """Positions in a node's saved values that hold numbers, sizes or flags (readable after
-        backward, as in torch), judged from the first node released. Wrapped numbers are
-        tensors in torch: freed like them."""
-        return tuple(k for k, j in enumerate(self.keep)
-                     if not isinstance(saved[k], _Tensor) and entry.args[j] not in entry.wrapped)
 
 
 DERIVATIVES = {}
 
 
 def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), nondiff=(), internal=(), **formulas):
+             wrapped=(), nondiff=(), internal=(), result_name="result", **formulas):
     """Add a row for the op `signature` ("op(Tensor self, Scalar other)"); `formulas` maps
     each differentiable Tensor parameter to its formula, `nondiff` lists the others.
 
@@ -189,10 +182,11 @@ def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=Tr
     differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
     Python number saved there reads back as a 0-d tensor (torch's wrapped number); `internal`
     names saved values torch does not have (gradviz's own bookkeeping): they get no
-    `_saved_<name>` attribute.
+    `_saved_<name>` attribute; `result_name` is torch's name for the saved output when it is
+    not `result` (LinalgInvExBackward0's `_saved_inverse`).
     """
     d = Derivative(signature, node, args, formulas, nondiff, n_out, variadic, name, wrapped,
-                   internal)
+                   internal, result_name)
     if d.op in DERIVATIVES:
         raise RowError(f"duplicate derivative for {d.op}")
     DERIVATIVES[d.op] = d
@@ -241,7 +235,7 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc", "_kept")
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
@@ -255,7 +249,7 @@ class FormulaNode(Node):
     def _released(self):
         """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
         formulas use the result.)"""
-        return self._saved is None
+        return type(self._saved) is _Freed
 
     def name(self):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
@@ -359,42 +353,28 @@ class FormulaNode(Node):
 
     def _release(self):
         if self._entry.saves_tensors:
-            # Saved tensors are freed; saved numbers, sizes and flags stay readable, as in
-            # torch (in _kept, tensors replaced by a marker).
-            plan = self._plan
-            numbers = plan.numbers
-            if numbers is None:
-                numbers = plan.numbers = plan.number_slots(self._entry, self._saved)
-            if numbers:
-                self._kept = self._numbers_only(numbers)
-            self._saved = None
+            saved = self._saved
+            for v in saved:
+                if not isinstance(v, _Tensor):
+                    self._saved = _Freed(_keep_numbers(saved))
+                    break
+            else:
+                self._saved = _ALL_FREED         # the common case: only tensors were saved
             if self._plan.saves_result:
                 self._res = None
             if self._packed:
                 self._packs = None
 
-    def _numbers_only(self, numbers):
-        """The saved values with each tensor replaced by a marker, for reading after release
-        (a slot that held a number for this row may hold a tensor on another call)."""
-        saved = self._saved
-        out = [_FREED_SLOT] * len(saved)
-        for k in numbers:
-            v = saved[k]
-            if not isinstance(v, _Tensor):
-                out[k] = v
-        return out
-
-    def _saved_value(self, name):
-        """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
+    def _saved_lookup(self, name):
+        """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
+        backward, saved tensors are freed but numbers stay readable, as in torch."""
         e = self._entry
+        released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
-        if self._released:
-            kept = getattr(self, "_kept", None)
-            if (kept is None or k is None or j == e.result_index or kept[k] is _FREED_SLOT
-                    or name in e.wrapped):
-                raise RuntimeError(_FREED)
-            return self._wrapped(name, kept[k])
+        if released and (k is None or j == e.result_index or k >= len(self._saved) or
+                         self._saved[k] is None or name in e.wrapped):
+            raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
         if self._packed:
@@ -466,6 +446,20 @@ def _pack_node(node, out, hooks):
     node._packed = True
 
 
+class _Freed(tuple):
+    """A node's saved values after backward: None for each freed tensor (or array), the
+    numbers kept (empty when there were only tensors)."""
+
+    __slots__ = ()
+
+
+_ALL_FREED = _Freed()
+
+
+def _keep_numbers(saved):
+    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
+
+
 def make_node_class(entry):
     """A Node subclass named after torch's grad_fn (e.g. MulBackward0) for one row, with a
     `_saved_<name>` attribute for each value torch saves (`_saved_result` when a formula uses
@@ -475,7 +469,12 @@ def make_node_class(entry):
     if any(entry.result_index in idx for _, idx in entry.formulas):
         names.append("result")
     for name in names:
-        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
+        if hasattr(FormulaNode, "_saved_" + name):
+            raise RowError(f"{entry.node}: saved name {name!r} clashes with FormulaNode."
+                           f"_saved_{name}")
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
+    if entry.result_name != "result" and "result" in names:
+        ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
 
 
@@ -586,7 +585,6 @@ def record_outputs(entry, outs, inputs, args=()):
     return node
 
 
-_FREED_SLOT = object()      # where a released node's saved tensor was
 _new = object.__new__
 _getframe = sys._getframe
 _Tensor = Tensor
