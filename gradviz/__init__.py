@@ -63,6 +63,7 @@ from . import autograd
 from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
+from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import nn
 from . import optim
@@ -103,6 +104,7 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
+    "is_inference", "is_inference_mode_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "backends", "cuda",
     "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]

@@ -33,7 +33,9 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
-                     xlogy, trunc_div, plus)
+                     xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
+                     threshold_backward, softmax_backward_data, log_softmax_backward_data,
+                     select_backward, slice_backward, mse_loss_backward)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
@@ -159,11 +161,17 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
 
 
 def softmax_grad(grad, result, dim):
-    return result * (grad - sum_dims(grad * result, dim, keepdim=True))
+    return softmax_backward_data(grad, result, dim)
 
 
 def log_softmax_grad(grad, result, dim):
-    return grad - exp(result) * sum_dims(grad, dim, keepdim=True)
+    return log_softmax_backward_data(grad, result, dim)
+
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d(output) of _softmax_backward_data, torch's softmax_double_backward."""
+    return (grad_output * grad - sum_dims(output * grad_output, dim, keepdim=True) * grad
+            - grad_output * sum_dims(output * grad, dim, keepdim=True))
 
 
 def maximum_grad(grad, self, other, pick_self):
@@ -213,13 +221,6 @@ def xlogy_self_grad(grad, self, other):
     """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
     x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
     return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
-
-
-def mse_grad(grad, self, target, reduction):
-    diff = self - target
-    n = np.size(value(diff))
-    g = grad * 2 * diff
-    return g / n if reduction == 1 else g
 
 
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
@@ -586,12 +587,12 @@ defderiv("sin(Tensor self)", "SinBackward0", ("self",),
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
          self=lambda grad, self: grad * -sin(self))
 defderiv("tanh(Tensor self)", "TanhBackward0",
-         self=lambda grad, result: grad * (1 - result * result))
+         self=tanh_backward)
 defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
-         self=lambda grad, result: grad * result * (1 - result))
+         self=sigmoid_backward)
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
 defderiv("relu(Tensor self)", "ReluBackward0",
-         self=lambda grad, result: mask(value(result) > 0, grad))
+         self=lambda grad, result: threshold_backward(grad, result, 0))
 defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
          "ClampBackward1", ("self", "min", "max"),
          self=clamp_grad)
@@ -738,11 +739,13 @@ defderiv("expand(Tensor self, SymInt[] size)",
 defderiv("select(Tensor self, int dim, SymInt index)",
          "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
          internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, index, key: select_backward(
+             grad, self_sym_sizes, dim, index, key))
 defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
          "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
          saves_tensors=False, internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, start, end, step, key: slice_backward(
+             grad, self_sym_sizes, dim, start, end, step, key))
 defderiv("index(Tensor self, Tensor?[] indices)",
          "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
          nondiff=("indices",),
@@ -806,8 +809,11 @@ defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
 
 defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          "MseLossBackward0", ("self", "target", "reduction"),
-         input=mse_grad,
-         target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
+         input=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target,
+                                                                       reduction),
+         # torch's formula for target swaps the arguments: 2 (target - self) grad.
+         target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self,
+                                                                        reduction))
 
 # ----- Pointwise and special functions -----------------------------------------------------
 # (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
@@ -1694,4 +1700,72 @@ defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, T
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------
-# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)
+# The backward functions torch records as ops under create_graph=True, so that the graph of a
+# gradient shows TanhBackwardBackward0, ... Their first edge is the incoming gradient's.
+# Their own formulas are composed as torch's C++ formulas are: `-2 * output` there is
+# mul(Tensor, Scalar) (MulBackward1), `+ 1` is add(Tensor, Scalar) (AddBackward1, `plus`).
+
+defderiv("tanh_backward(Tensor grad_output, Tensor output)",
+         "TanhBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: tanh_backward(grad, output),
+         output=lambda grad, grad_output, output: grad * (scale(output, -2) * grad_output))
+defderiv("sigmoid_backward(Tensor grad_output, Tensor output)",
+         "SigmoidBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: sigmoid_backward(grad, output),
+         output=lambda grad, grad_output, output: grad * grad_output * plus(
+             scale(output, -2), 1))
+# torch's relu backward is threshold_backward(grad, result, 0): `self` is relu's result, and
+# its gradient is zero (the mask is piecewise constant).
+defderiv("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold)",
+         "ThresholdBackwardBackward0", ("self", "threshold"),
+         grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+         self=lambda grad: zeros_like(grad))
+defderiv("_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "SoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         grad_output=lambda grad, dim, output: softmax_backward_data(grad, output, dim),
+         output=lambda grad, dim, grad_output, output: softmax_double_backward(
+             grad, grad_output, dim, output))
+defderiv("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "LogSoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         # not log_softmax_backward_data again: this linear map is not its own adjoint.
+         grad_output=lambda grad, dim, output: grad - sum_dims(grad * exp(output), dim,
+                                                               keepdim=True),
+         output=lambda grad, dim, grad_output, output: -sum_dims(
+             grad_output, dim, keepdim=True) * exp(output) * grad)
+defderiv("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index)",
+         "SelectBackwardBackward0", ("dim", "index", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))
+defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+         "SymInt end, SymInt step)",
+         "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))
+
+
+def mse_double_grad_output(grad, self, target, reduction):
+    """d/d(grad_output) of mse_loss_backward: the reduction of 2 (self - target) grad."""
+    r = mse_loss_backward(grad, self, target, 0)       # torch's Reduction: 0 none, 1 mean, 2 sum
+    if reduction == 0:
+        return r
+    total = r.sum()
+    return total / np.size(value(r)) if reduction == 1 else total
+
+
+def mse_double_grad_input(grad, grad_output, self, target, reduction):
+    """d/d(self) of mse_loss_backward: 2 grad grad_output, over the element count for mean."""
+    g = scale(grad * grad_output, 2)
+    if reduction == 1:
+        g = g / int(np.prod(np.broadcast_shapes(np.shape(value(self)),
+                                                np.shape(value(target)))))
+    return g
+
+
+defderiv("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction)",
+         "MseLossBackwardBackward0", ("grad_output", "self", "target", "reduction"),
+         grad_output=lambda grad, self, target, reduction: mse_double_grad_output(
+             grad, self, target, reduction),
+         self=mse_double_grad_input,
+         target=lambda grad, grad_output, self, target, reduction: -mse_double_grad_input(
+             grad, grad_output, self, target, reduction))
+

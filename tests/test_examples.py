@@ -41,6 +41,12 @@ CHECKS = {
     "broadcast_grad_shape.py": (["--backward", "loss"], 0, {
         ("loss", "data"): 24.5, ("w", "grad"): [5.0, 7.0, 9.0], ("b", "grad"): 6.0,
         ("b", "shape"): []}),
+    "saved_tensors_hooks.py": ([], 0, {
+        ("x", "grad"): [14.7781], ("w", "grad"): [7.3891], ("z", "data"): [7.3891]}),
+    "jacobian_hessian.py": ([], 0, {
+        ("J", "data"): [[7.0, 1.0], [4.0, 16.0]], ("H", "data"): [[6.0, 0.0], [0.0, 12.0]],
+        ("Hv", "data"): [6.0, 12.0], ("vJ", "data"): [11.0, 17.0], ("Jv", "data"): [8.0, 20.0],
+        ("J", "grad_fn"): None}),
     "softmax_cross_entropy.py": (["--backward", "loss"], 0, {
         ("loss", "data"): 0.4170, ("loss", "grad_fn"): "NllLossBackward0",
         ("logits", "grad"): [[-0.3410, 0.2424, 0.0986]]}),

@@ -18,6 +18,7 @@ from . import (arithmetic, comparison, indexing, inplace, linalg, losses, method
 from . import activation, dropout, embedding, normalization  # noqa: F401
 from . import shape  # noqa: F401
 from . import attention, bilinear, convolution, padding, pooling  # noqa: F401
+from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 
 _registry.install_methods(Tensor)
 check_bindings(_registry.BINDINGS)
