@@ -411,8 +411,6 @@ def _hook_value(v, full):
 def _grads_value(grads, full):
     if grads is None:
         return None
-    if len(grads) == 1:
-        return to_json_value(grads[0], full)
     return [None if g is None else to_json_value(g, full) for g in grads]
 
 
