@@ -235,3 +235,17 @@ def test_step_order_matches_torch(case):
     got = [step.node.name() for step in tracer.steps]
     assert got == want
     assert len(got) > 5
+
+
+def test_large_step_gradients_are_summaries_and_grad_calls_are_named(tmp_path):
+    path = _write(tmp_path, """\
+        x = torch.ones(20, requires_grad=True)
+        y = (x * 2).sum()
+        (g,) = torch.autograd.grad(y, x)
+        """)
+    (call,) = run_file(path).report()["backward_calls"]
+    assert (call["kind"], call["roots"], call["line"]) == ("grad", ["y"], 4)
+    assert [s["name"] for s in call["steps"]] == ["SumBackward0", "MulBackward0"]
+    assert call["steps"][0]["grad_out"][0]["grad"] == \
+        "<20 elements, shape [20]: min 1, max 1, mean 1>"
+    assert call["steps"][0]["grad_in"] == [1.0]

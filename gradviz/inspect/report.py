@@ -11,9 +11,10 @@ import warnings
 
 import numpy as np
 
-__all__ = ["build_report", "to_json_value", "VALUE_LIMIT"]
+__all__ = ["build_report", "to_json_value", "step_value", "VALUE_LIMIT", "STEP_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
+STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
 
 
 def to_json_value(x, full=False):
@@ -22,10 +23,24 @@ def to_json_value(x, full=False):
         return None
     a = np.asarray(x)
     if a.size > VALUE_LIMIT and not full:
-        f = a.astype(np.float64) if a.dtype.kind in "fiub" else a
-        return (f"<{a.size} elements, shape {list(a.shape)}: min {np.nanmin(f):.4g}, "
-                f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}; --full for all values>")
+        return _summary(a, "; --full for all values")
     return _clean(a.tolist())
+
+
+def step_value(x):
+    """A gradient in a backward step: whole up to STEP_LIMIT elements, else a summary."""
+    if x is None or isinstance(x, str):
+        return x
+    a = np.asarray(x)
+    return _clean(a.tolist()) if a.size <= STEP_LIMIT else _summary(a, "")
+
+
+def _summary(a, tail):
+    f = a.astype(np.float64) if a.dtype.kind in "fiub" else a
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # an all-nan slice
+        return (f"<{a.size} elements, shape {list(a.shape)}: min {np.nanmin(f):.4g}, "
+                f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}{tail}>")
 
 
 def _clean(v):
@@ -408,10 +423,10 @@ def _hook_value(v, full):
     return to_json_value(v, full)
 
 
-def _grads_value(grads, full):
+def _grads_value(grads):
     if grads is None:
         return None
-    return [None if g is None else to_json_value(g, full) for g in grads]
+    return [step_value(g) for g in grads]
 
 
 def _hooks_and_steps(run, b, tensors, nodes, full):
@@ -486,11 +501,11 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
             g = step.outs[i] if i < len(step.outs) else None
             sent.append({"node": None if nxt is None else b.node_ids.get(id(nxt)),
                          "name": None if nxt is None else _node_type(nxt), "input_nr": nr,
-                         "grad": None if g is None else to_json_value(g, full)})
+                         "grad": step_value(g)})
         calls[step.call]["steps"].append({
             "node": b.node_ids.get(id(node)), "name": _node_type(node),
             "tensor": None if acc else target(node, None, 0),
-            "grad_in": _grads_value(step.grads, full), "grad_out": sent,
+            "grad_in": _grads_value(step.grads), "grad_out": sent,
             "hooks": list(step.hooks),
             "accumulated": b.name_of.get(id(node.variable)) if acc else None})
     return user_hooks, calls

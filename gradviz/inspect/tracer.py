@@ -173,7 +173,9 @@ class Tracer:
         hooks.reverse()
         taint = set(self._taint.pop(node, ()))
         taint.update(k for k in hooks if self.hook_events[k].changed)
-        snap = [None if g is None else _snapshot(g) for g in outs]
+        from .report import step_value
+        # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
+        snap = [None if g is None else step_value(_snapshot(g)) for g in outs]
         self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
         if not taint:
             return
