@@ -249,3 +249,13 @@ def test_large_step_gradients_are_summaries_and_grad_calls_are_named(tmp_path):
     assert call["steps"][0]["grad_out"][0]["grad"] == \
         "<20 elements, shape [20]: min 1, max 1, mean 1>"
     assert call["steps"][0]["grad_in"] == [1.0]
+
+
+def test_step_on_the_torch_backend_says_it_records_nothing():
+    pytest.importorskip("torch")
+    runner = CliRunner(env={"COLUMNS": "100", "NO_COLOR": "1"})
+    result = runner.invoke(cli, ["run", EXAMPLE, "--step", "--backend", "torch"],
+                           catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stdout.rstrip().endswith(
+        "No steps: only the gradviz backend records the engine's steps (this run used torch).")

@@ -2,9 +2,12 @@
 
 Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps every
 node and every result in creation order (so tensors reachable only through the graph can get
-generated names), every gradient a node received (in firing order), and every in-place edit
-with the user's file and line.
+generated names), every gradient a node received (in firing order), every in-place edit
+with the user's file and line, every firing of a hook the file registered (what it got and
+returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
 """
+
+from typing import NamedTuple
 
 from ..autograd.graph import user_site
 from ..autograd.grad_mode import _state
@@ -26,7 +29,7 @@ class InplaceEvent:
         self.seq = seq
 
 
-class HookEvent:
+class HookEvent(NamedTuple):
     """One firing of a hook the file registered (or of retain_grad), in firing order.
 
     kind is "tensor" (Tensor.register_hook), "pre" (Node.register_prehook), "post"
@@ -38,33 +41,27 @@ class HookEvent:
     (indices into Tracer.hook_events) whose change reached this gradient.
     """
 
-    __slots__ = ("call", "node", "kind", "nr", "hook", "given", "returned", "changed",
-                 "taint")
-
-    def __init__(self, call, node, kind, nr, hook, given, returned):
-        self.call = call
-        self.node = node
-        self.kind = kind
-        self.nr = nr
-        self.hook = hook
-        self.given = given
-        self.returned = returned
-        self.changed = returned is not None and not _same(given, returned)
-        self.taint = frozenset()
+    call: int
+    node: object
+    kind: str
+    nr: object
+    hook: object
+    given: object
+    returned: object
+    changed: bool
+    taint: frozenset
 
 
-class Step:
+class Step(NamedTuple):
     """One node the engine ran in backward call `call`: the gradients it received (after its
-    hooks), what it sent along each edge (after its post-hooks), and the hooks that fired."""
+    hooks), what it sent along each edge (after its post-hooks, large ones summarized), and
+    the hooks that fired (indices into Tracer.hook_events)."""
 
-    __slots__ = ("call", "node", "grads", "outs", "hooks")
-
-    def __init__(self, call, node, grads, outs, hooks):
-        self.call = call
-        self.node = node
-        self.grads = grads
-        self.outs = outs
-        self.hooks = hooks
+    call: int
+    node: object
+    grads: object
+    outs: list
+    hooks: list
 
 
 class Tracer:
@@ -144,7 +141,8 @@ class Tracer:
         if not self.keep_grads:
             return
         call = len(self.backward_calls) - 1
-        event = HookEvent(call, node, kind, nr, hook, _copy(given), _copy(returned))
+        given, returned = _copy(given), _copy(returned)
+        changed = returned is not None and not _same(given, returned)
         taint = set(self._taint.get(node, ()))
         for k in range(len(self.hook_events) - 1, -1, -1):
             e = self.hook_events[k]
@@ -152,7 +150,8 @@ class Tracer:
                 break
             if e.changed and (kind != "retain_grad" or e.nr == nr):
                 taint.add(k)
-        event.taint = frozenset(taint)
+        event = HookEvent(call, node, kind, nr, hook, given, returned, changed,
+                          frozenset(taint))
         self.hook_events.append(event)
         if kind == "retain_grad" and taint:
             t = self.output_of(node, nr)

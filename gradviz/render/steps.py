@@ -131,6 +131,9 @@ def steps_renderable(report):
     'No backward ran (nothing to step through).\\n'
     """
     calls = report.get("backward_calls") or []
+    if not calls and report.get("backend", "gradviz") != "gradviz":
+        return Text(f"No steps: only the gradviz backend records the engine's steps "
+                    f"(this run used {report['backend']}).")
     if not calls:
         return Text("No backward ran (nothing to step through).")
     hooks = report.get("user_hooks") or []
