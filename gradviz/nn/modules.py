@@ -9,8 +9,7 @@ from .._tensor import Tensor, _make
 from . import functional as F
 from . import init
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
-           "Sigmoid", "Softmax", "Identity", "MSELoss", "CrossEntropyLoss"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity"]
 
 
 class Parameter(Tensor):
@@ -267,50 +266,6 @@ class ModuleList(Module):
         return len(self._modules)
 
 
-class ReLU(Module):
-    def forward(self, input):
-        return F.relu(input)
-
-
-class Tanh(Module):
-    def forward(self, input):
-        return F.tanh(input)
-
-
-class Sigmoid(Module):
-    def forward(self, input):
-        return F.sigmoid(input)
-
-
-class Softmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-
 class Identity(Module):
     def forward(self, input):
         return input
-
-
-class MSELoss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, reduction="mean", ignore_index=-100):
-        super().__init__()
-        self.reduction = reduction
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction,
-                               ignore_index=self.ignore_index)
