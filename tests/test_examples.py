@@ -64,6 +64,9 @@ CHECKS = {
     "manual_derivative_x2_exp.py": ([], 0, {
         ("x", "grad"): [0.0, -0.3679, 0.0, 8.1548, 59.1124]}),
     "retain_graph_accumulate.py": ([], 0, {("w", "grad"): [0.0]}),
+    "hooks_marked.py": ([], 0, {
+        ("w", "grad"): 360.0, ("x", "grad"): 240.0, ("w", "grad_changed_by"): [0],
+        ("x", "grad_changed_by"): [0], ("y", "grad_changed_by"): []}),
     "dynamic_if_abs.py": ([], 0, {
         ("x_pos", "grad"): [1.0], ("x_neg", "grad"): [-1.0], ("y_neg", "grad_fn"): "NegBackward0"}),
     "no_grad_and_detach.py": ([], 0, {

@@ -372,6 +372,8 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         if hooks and grads[nr] is not None:
             for hook in list(hooks.values()):
                 r = hook(_to_tensor(grads[nr]))
+                if _state.trace is not None:
+                    _state.trace.fired(node, "tensor", nr, hook, grads[nr], r)
                 if r is not None:
                     _check_hook_value(hook, grads[nr], r)
                     grads[nr] = r if create_graph else _raw(r)
@@ -388,9 +390,13 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                     t._grad = t._grad + g
                 else:
                     t._grad = _to_tensor(t._grad._data + _raw(g))
+                if _state.trace is not None:
+                    _state.trace.fired(node, "retain_grad", nr, None, g, None)
     if node._prehooks:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
+            if _state.trace is not None:
+                _state.trace.fired(node, "pre", None, hook, grads, r)
             if r is not None:
                 _check_hook_values(hook, grads, r)
                 grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
@@ -426,9 +432,13 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         gout = tuple(None if g is None else _to_tensor(g) for g in grads)
         for hook in list(node._hooks.values()):
             r = hook(gin, gout)
+            if trace is not None:
+                trace.fired(node, "post", None, hook, outs, r)
             if r is not None:
                 _check_hook_values(hook, gin, r)
                 outs = [None if g is None else (g if create_graph else _raw(g)) for g in r]
+    if trace is not None:
+        trace.ran(node, outs)
     if not retain_graph and (trace is None or not trace.retain_all):
         node._release()
     return outs

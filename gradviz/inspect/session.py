@@ -31,6 +31,7 @@ class Run:
         self.module = module
         self.backward_root = None
         self.backward_error = None
+        self.backward_call = None   # index of the --backward call among the tracer's calls
         self.torch_hooks = []       # (tensor name, grad array): hooks fired on the torch backend
         self._named = None
         self._lines = None
@@ -65,6 +66,7 @@ class Run:
         """Call NAME.backward() after the file ran, traced like the file was."""
         root = self.tensor(name)
         self.backward_root = name
+        self.backward_call = len(self.tracer.backward_calls)   # the index of the call below
         mod = self.module
         grad = None
         if gradient == "ones":

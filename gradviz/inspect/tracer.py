@@ -2,14 +2,17 @@
 
 Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps every
 node and every result in creation order (so tensors reachable only through the graph can get
-generated names), every gradient a node received (in firing order), and every in-place edit
-with the user's file and line.
+generated names), every gradient a node received (in firing order), every in-place edit
+with the user's file and line, every firing of a hook the file registered (what it got and
+returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
 """
+
+from typing import NamedTuple
 
 from ..autograd.graph import user_site
 from ..autograd.grad_mode import _state
 
-__all__ = ["Tracer", "InplaceEvent", "tracing"]
+__all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
 
 class InplaceEvent:
@@ -24,6 +27,41 @@ class InplaceEvent:
         self.version = version
         self.grad_enabled = grad_enabled
         self.seq = seq
+
+
+class HookEvent(NamedTuple):
+    """One firing of a hook the file registered (or of retain_grad), in firing order.
+
+    kind is "tensor" (Tensor.register_hook), "pre" (Node.register_prehook), "post"
+    (Node.register_hook) or "retain_grad". `given` is what the hook received (one array for
+    tensor hooks and retain_grad, a list per gradient slot for node hooks: a pre-hook's
+    grad_outputs, a post-hook's grad_inputs) and `returned` what it returned (None when it
+    returned nothing, so the gradient went on unchanged). `changed` is True when it returned
+    values different from the ones it was given; `taint` is the set of earlier changing hooks
+    (indices into Tracer.hook_events) whose change reached this gradient.
+    """
+
+    call: int
+    node: object
+    kind: str
+    nr: object
+    hook: object
+    given: object
+    returned: object
+    changed: bool
+    taint: frozenset
+
+
+class Step(NamedTuple):
+    """One node the engine ran in backward call `call`: the gradients it received (after its
+    hooks), what it sent along each edge (after its post-hooks, large ones summarized), and
+    the hooks that fired (indices into Tracer.hook_events)."""
+
+    call: int
+    node: object
+    grads: object
+    outs: list
+    hooks: list
 
 
 class Tracer:
@@ -46,6 +84,10 @@ class Tracer:
         self.hook_changes = []      # (node, output nr, hook) where a hook replaced a gradient
         self.saved_snapshot = {}    # node -> its saved values, as they were before backward
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
+        self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
+        self.steps = []             # Step per node run, in the engine's order
+        self.changed_grads = []     # (tensor, call, hook event indices): a .grad a hook changed
+        self._taint = {}            # node -> indices of changing hooks upstream (this call)
 
     # ----- protocol called by the core ----------------------------------------------------
 
@@ -92,6 +134,56 @@ class Tracer:
 
     def begin(self, roots, inputs, capture):
         self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
+        self._taint = {}
+
+    def fired(self, node, kind, nr, hook, given, returned):
+        """A hook the file registered ran at node (see HookEvent); retain_grad too."""
+        if not self.keep_grads:
+            return
+        call = len(self.backward_calls) - 1
+        given, returned = _copy(given), _copy(returned)
+        changed = returned is not None and not _same(given, returned)
+        taint = set(self._taint.get(node, ()))
+        for k in range(len(self.hook_events) - 1, -1, -1):
+            e = self.hook_events[k]
+            if e.node is not node or e.call != call:
+                break
+            if e.changed and (kind != "retain_grad" or e.nr == nr):
+                taint.add(k)
+        event = HookEvent(call, node, kind, nr, hook, given, returned, changed,
+                          frozenset(taint))
+        self.hook_events.append(event)
+        if kind == "retain_grad" and taint:
+            t = self.output_of(node, nr)
+            if t is not None:
+                self.changed_grads.append((t, call, event.taint))
+
+    def ran(self, node, outs):
+        """The engine finished node: record the step, and carry a hook's change downstream."""
+        if not self.keep_grads:
+            return
+        call = len(self.backward_calls) - 1
+        hooks = []
+        for k in range(len(self.hook_events) - 1, -1, -1):
+            e = self.hook_events[k]
+            if e.node is not node or e.call != call:
+                break
+            hooks.append(k)
+        hooks.reverse()
+        taint = set(self._taint.pop(node, ()))
+        taint.update(k for k in hooks if self.hook_events[k].changed)
+        from .report import step_value
+        # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
+        snap = [None if g is None else step_value(_snapshot(g)) for g in outs]
+        self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
+        if not taint:
+            return
+        variable = getattr(node, "variable", None)
+        if variable is not None and type(node).__name__ == "AccumulateGrad":
+            self.changed_grads.append((variable, call, frozenset(taint)))
+        for i, (nxt, _) in enumerate(node.next_functions):
+            if nxt is not None and i < len(snap) and snap[i] is not None:
+                self._taint.setdefault(nxt, set()).update(taint)
 
     def hooked(self, node, nr, hook):
         self.hook_changes.append((node, nr, hook))
@@ -125,6 +217,26 @@ def _maker():
             func = code.co_name
         f = f.f_back
     return func, None
+
+
+def _copy(v):
+    """A snapshot of what a hook got or returned: an array, a list of them, or None."""
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return [None if g is None else _snapshot(g) for g in v]
+    return _snapshot(v)
+
+
+def _same(a, b):
+    import numpy as np
+    if isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+            return False
+        return all(_same(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
 def _snapshot(g):
