@@ -13,6 +13,11 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 
 # file -> (extra run options, exit code, {(tensor, field): expected})
 CHECKS = {
+    "def_main_script.py": ([], 0, {
+        ("main.x", "data"): [1.0, 2.0, 3.0], ("main.w", "grad"): [-2.0, -16.0, 24.0],
+        ("main.loss", "grad_fn"): "SumBackward0", ("step[1].y", "grad_fn"): "MulBackward0",
+        ("step[2].y", "line"): 10, ("main.x", "line"): 17,
+        ("pow(sub(step[1].y, …))", "grad_fn"): "PowBackward0"}),
     "requires_grad_propagation.py": (["--backward", "z", "--gradient", "ones"], 0, {
         ("x1", "grad"): [1.0, 6.7726, 18.9370], ("x2", "grad"): None,
         ("y2", "requires_grad"): False, ("y2", "is_leaf"): True, ("y2", "grad_fn"): None,

@@ -88,13 +88,18 @@ def test_generated_names_from_the_tables_are_accepted():
     from gradviz.inspect import run_file
     path = os.path.join(FILES, "explain_t_retained.py")
     table = {t["name"]: t for t in run_file(path).report()["tensors"]}
-    assert table["%2"]["grad_fn"] == "MulBackward0"
+    assert table["mul(w, …)"]["grad_fn"] == "MulBackward0"
+    assert [n for n in table if table[n]["generated"]] == [
+        "mul(w, …)", "mul(w, hs[0])", "mul(w, hs[1])"]
     r = explain(path, "%2")
     assert [c["kind"] for c in r["causes"]] == ["not_leaf"]
     assert r["causes"][0]["message"].startswith(
         "'%2' is not a leaf (it was made by MulBackward0), so its .grad is not kept: the file "
         "has no name for it either")
-    assert [p["tensor"] for p in r["path"]] == ["loss", "h", "%2"]
+    assert [p["tensor"] for p in r["path"]] == ["loss", "h", "mul(w, hs[1])"]
+    assert explain(path, "mul(w, hs[1])")["causes"][0]["message"].startswith(
+        "'mul(w, hs[1])' is not a leaf (it was made by MulBackward0), so its .grad is not kept: "
+        "the file has no name for it either")
     with pytest.raises(UsageError, match="no tensor named '%99'"):
         explain(path, "%99")
 

@@ -7,6 +7,7 @@ the gradient each node received). See docs/report-schema.md.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -55,6 +56,16 @@ def _node_type(node):
     return type(node).__name__
 
 
+def _op_name(node):
+    """The op a node stands for, as the learner wrote it: MulBackward0 -> mul,
+    NativeLayerNormBackward0 -> native_layer_norm; other nodes keep their name (CopySlices)."""
+    name = _node_type(node)
+    stem = re.sub(r"Backward\d*$", "", name)
+    if stem == name or not stem:
+        return name
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
+
+
 class _Builder:
     def __init__(self, run, full):
         self.run = run
@@ -65,6 +76,8 @@ class _Builder:
         self.node_ids = {}
         self.nodes = []
         self.generated = []          # (name, tensor or None, node, nr)
+        self.aliases = {}            # "%3" -> the generated name printed for it
+        self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -91,13 +104,21 @@ class _Builder:
                 stack.extend(reversed(nexts))
 
     def output_names(self):
-        """(node id, nr) -> tensor name; unnamed outputs get generated names like %3."""
+        """(node id, nr) -> tensor name. Unnamed outputs get a name from what made them,
+        `relu(h)` or `mul(w, …)` (… for a number or an unnamed constant), or `%3` (the node's
+        index) when that would be long or taken; `%3` is accepted for every one of them."""
         outs = {}
+        taken = set(self.name_of.values())
         for name, t in self.named:
             fn = t.grad_fn
             if fn is not None and id(fn) in self.node_ids:
                 outs.setdefault((id(fn), t.output_nr), name)
-        for i, node in enumerate(self.nodes):
+        index = {id(node): i for i, node in enumerate(self.nodes)}
+        order = self.nodes
+        if self.gv:  # inputs before the outputs made from them
+            order = sorted(self.nodes, key=lambda node: getattr(node, "_seq", 0))
+        for node in order:
+            i = index[id(node)]
             if _node_type(node) == "AccumulateGrad":
                 var = node.variable
                 if id(var) not in self.name_of:
@@ -108,12 +129,29 @@ class _Builder:
                 continue
             if (id(node), 0) not in outs:
                 t = self.run.tracer.output_of(node, 0) if self.gv else None
-                name = f"%{i}"
+                name = self._made_name(node, taken) or f"%{i}"
+                taken.add(name)
                 outs[(id(node), 0)] = name
                 if t is not None and id(t) not in self.name_of:
                     self.name_of[id(t)] = name
+                    self._short[id(t)] = f"%{i}"
                 self.generated.append((name, t, node, 0))
+                if name != f"%{i}":
+                    self.aliases[f"%{i}"] = name
         self.outs = outs
+
+    def _made_name(self, node, taken):
+        inputs = getattr(node, "_inputs", None) if self.gv else None
+        if inputs is None:
+            return None
+        args = []
+        for t in inputs:
+            name = None if t is None else self.name_of.get(id(t))
+            if name is not None and len(name) > 24:
+                name = self._short.get(id(t))
+            args.append("…" if name is None else name)
+        name = f"{_op_name(node)}({', '.join(args)})"
+        return name if len(name) <= 40 and name not in taken else None
 
     # ----- pieces ---------------------------------------------------------------------------
 
@@ -140,6 +178,9 @@ class _Builder:
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
+        elif not generated and self.gv and self.run.made_in_function(name):
+            made = self.run.tracer.made_by.get(id(t))
+            file, line = made[1] if made and made[1] else (None, None)
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None

@@ -6,10 +6,15 @@ generated names), every gradient a node received (in firing order), and every in
 with the user's file and line.
 """
 
-from ..autograd.graph import user_site
+import os
+import sys
+
+from ..autograd.graph import _PKG_DIR, user_site
 from ..autograd.grad_mode import _state
 
 __all__ = ["Tracer", "InplaceEvent", "tracing"]
+
+_INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class InplaceEvent:
@@ -46,11 +51,15 @@ class Tracer:
         self.hook_changes = []      # (node, output nr, hook) where a hook replaced a gradient
         self.saved_snapshot = {}    # node -> its saved values, as they were before backward
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
+        self.frames = []            # the user's function frames that made tensors, outer first
+        self._frame_ids = set()
+        self._last_frame = None
 
     # ----- protocol called by the core ----------------------------------------------------
 
     def node(self, node):
         self.nodes.append(node)
+        self._saw_frame(node._code)
 
     def made(self, out, node):
         outs = self.outputs.setdefault(node, [])
@@ -89,6 +98,7 @@ class Tracer:
         func, site = _maker()
         self.made_by[id(tensor)] = (func, site, _state.enabled)
         self._alive.append(tensor)
+        self._saw_frame(None)
 
     def begin(self, roots, inputs, capture):
         self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
@@ -101,6 +111,37 @@ class Tracer:
 
     def refused(self, tensor, message):
         self.refusals.append((tensor, message, user_site(3)))
+
+    # ----- the user's frames (for names like main.x) ---------------------------------------
+
+    def _saw_frame(self, code):
+        """Keep the user's frame that is making a tensor, and the user's frames around it.
+
+        A function's frame, kept alive, still holds its locals after it returned: at the end
+        of the run they name the tensors it made (`main.x`, `step[3].out`). Called for every
+        node, so the common case (same frame as last time) costs one frame walk to `code`.
+        """
+        f = sys._getframe(2)
+        if code is None:
+            while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+                f = f.f_back
+        else:
+            while f is not None and f.f_code is not code:
+                f = f.f_back
+        if f is None or f is self._last_frame:
+            return
+        self._last_frame = f
+        chain = []
+        while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
+            if id(f) in self._frame_ids:
+                break
+            if not f.f_code.co_filename.startswith(_PKG_DIR) and \
+                    not f.f_code.co_name.startswith("<"):
+                chain.append(f)
+            f = f.f_back
+        for f in reversed(chain):
+            self._frame_ids.add(id(f))
+            self.frames.append(f)
 
     # ----- queries --------------------------------------------------------------------------
 
