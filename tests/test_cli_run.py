@@ -196,3 +196,37 @@ def test_ctrl_c_exits_130(monkeypatch):
     with pytest.raises(SystemExit) as exc:
         main_mod.main(["run", os.path.join(EXAMPLES, "mul_chain_backward.py")])
     assert exc.value.code == 130
+
+
+# ----- tensors made inside functions ------------------------------------------------------------
+
+def test_tensors_inside_functions_are_named_after_the_function_and_call():
+    path = os.path.join(EXAMPLES, "def_main_script.py")
+    code, doc = run_json(path)
+    assert code == 0
+    names = [t["name"] for t in doc["tensors"]]
+    assert names == ["main.x", "main.w", "main.loss", "step[1].y", "step[1].loss", "step[2].y",
+                     "sub(step[1].y, …)", "pow(sub(step[1].y, …))", "sub(step[2].y, …)",
+                     "pow(sub(step[2].y, …))"]
+    assert doc["roots"] == ["main.loss", "step[1].loss"]
+    node_names = {n["tensor"] for n in doc["nodes"]}
+    assert {"main.loss", "step[2].y", "main.w"} <= node_names
+
+
+def test_every_name_option_takes_function_locals_and_generated_names():
+    path = os.path.join(EXAMPLES, "def_main_script.py")
+    r = invoke("graph", path, "--root", "step[1].loss", "-o", "-")
+    assert r.exit_code == 0, r.output
+    assert "(no autograd graph)" not in r.stdout
+    assert 'label="SumBackward0\\nstep[1].loss [] float32\\ngrad: 1"' in r.stdout
+    assert "step[2].y" not in r.stdout
+    by_alias = invoke("graph", path, "--root", "%1", "-o", "-")
+    by_name = invoke("graph", path, "--root", "pow(sub(step[2].y, …))", "-o", "-")
+    assert by_alias.exit_code == by_name.exit_code == 0
+    assert by_alias.stdout == by_name.stdout
+    code, doc = run_json(path, "--backward", "step[2].y", "--gradient", "ones")
+    assert doc["backward"] == "step[2].y"
+    r = invoke("run", path, "--backward", "main.nope")
+    assert r.exit_code == 2
+    assert "no tensor named 'main.nope' in " in r.output
+    assert "Did you mean main.x, main.w, main.loss?" in r.output
