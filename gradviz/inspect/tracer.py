@@ -9,7 +9,7 @@ with the user's file and line.
 import os
 import sys
 
-from ..autograd.graph import _PKG_DIR, user_site
+from ..autograd.graph import _PKG_DIR, _internal, user_site
 from ..autograd.grad_mode import _state
 
 __all__ = ["Tracer", "InplaceEvent", "tracing"]
@@ -59,7 +59,6 @@ class Tracer:
 
     def node(self, node):
         self.nodes.append(node)
-        self._saw_frame(node._code)
 
     def made(self, out, node):
         outs = self.outputs.setdefault(node, [])
@@ -95,10 +94,11 @@ class Tracer:
                                                 _state.enabled, len(self.nodes)))
 
     def created(self, tensor):
-        func, site = _maker()
+        func, site, frame = _maker()
         self.made_by[id(tensor)] = (func, site, _state.enabled)
         self._alive.append(tensor)
-        self._saw_frame(None)
+        if frame is not self._last_frame and frame is not None:
+            self._saw_frame(frame)
 
     def begin(self, roots, inputs, capture):
         self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
@@ -114,22 +114,13 @@ class Tracer:
 
     # ----- the user's frames (for names like main.x) ---------------------------------------
 
-    def _saw_frame(self, code):
+    def _saw_frame(self, f):
         """Keep the user's frame that is making a tensor, and the user's frames around it.
 
         A function's frame, kept alive, still holds its locals after it returned: at the end
-        of the run they name the tensors it made (`main.x`, `step[3].out`). Called for every
-        node, so the common case (same frame as last time) costs one frame walk to `code`.
+        of the run they name the tensors it made (`main.x`, `step[3].out`). Called by created()
+        when the frame making a tensor is not the one that made the last.
         """
-        f = sys._getframe(2)
-        if code is None:
-            while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-                f = f.f_back
-        else:
-            while f is not None and f.f_code is not code:
-                f = f.f_back
-        if f is None or f is self._last_frame:
-            return
         self._last_frame = f
         chain = []
         while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
@@ -153,19 +144,22 @@ class Tracer:
 
 
 def _maker():
-    """(innermost gradviz function name, user site) of the current call, for created()."""
-    import sys
-    from ..autograd.graph import _PKG_DIR
+    """(innermost gradviz function name, user site, user frame) of the current call, for
+    created()."""
     f = sys._getframe(3)
     func = None
+    internal = _internal
     while f is not None:
         code = f.f_code
-        if not code.co_filename.startswith(_PKG_DIR):
-            return func, (code.co_filename, f.f_lineno)
+        inside = internal.get(code)
+        if inside is None:
+            inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            return func, (code.co_filename, f.f_lineno), f
         if func is None and not code.co_name.startswith("_"):
             func = code.co_name
         f = f.f_back
-    return func, None
+    return func, None, None
 
 
 def _snapshot(g):
