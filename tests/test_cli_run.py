@@ -230,3 +230,26 @@ def test_every_name_option_takes_function_locals_and_generated_names():
     assert r.exit_code == 2
     assert "no tensor named 'main.nope' in " in r.output
     assert "Did you mean main.x, main.w, main.loss?" in r.output
+
+
+# ----- saved tensors modified after backward ------------------------------------------------------
+
+def test_modified_after_backward_is_harmless_and_pending_backward_stays_red():
+    path = f("step_after_backward.py")
+    r = CliRunner().invoke(cli, ["run", path], env={"COLUMNS": "200"}, catch_exceptions=False)
+    assert r.exit_code == 0
+    lines = [line.rstrip() for line in r.stdout.splitlines()]
+    harmless = ("_saved_self w [2] v0->v2 modified after backward (harmless: the graph was "
+                "already used)")
+    assert any(line.endswith(harmless) for line in lines)
+    assert any(line.endswith("_saved_self w [2] v1->v2 MODIFIED") for line in lines)
+    assert sum("MODIFIED" in line for line in lines) == 2
+    code, doc = run_json(path)
+    saved = {n["tensor"]: n["saved"] for n in doc["nodes"] if n["name"] == "MulBackward0"}
+    assert [(s["saved_version"], s["version"], s["freed"]) for s in saved["mul(w, w)"]] == [
+        (0, 2, True), (0, 2, True)]
+    assert [(s["saved_version"], s["version"], s["freed"]) for s in saved["%4"]] == [
+        (1, 2, False), (1, 2, False)]
+    dot = invoke("graph", path, "--show-saved", "-o", "-").stdout
+    assert dot.count("modified after backward (harmless: the graph was already used)") == 2
+    assert dot.count(" color=red dir=none") == 2

@@ -239,7 +239,10 @@ class _Builder:
             out.append({"name": e.label,
                         "tensor": None if e.tensor is None else self.name_of.get(id(e.tensor)),
                         "shape": list(d.shape), "dtype": d.dtype.name,
-                        "saved_version": int(e.saved_version), "version": int(e.version),
+                        "saved_version": int(e.saved_version),
+                        # after backward freed it, the version the tensor has now
+                        "version": int(e.tensor._version if freed and e.tensor is not None
+                                       else e.version),
                         "value": None, "freed": freed})
         return out
 

@@ -6,7 +6,7 @@ report writes NaN and infinities as the strings "nan", "inf" and "-inf" (JSON ha
 
 import math
 
-__all__ = ["format_shape", "is_modified", "saved_value", "summarize", "version"]
+__all__ = ["HARMLESS", "format_shape", "is_modified", "saved_value", "summarize", "version"]
 
 # A value with at most this many elements is shown whole even when summarizing.
 _SMALL = 6
@@ -69,6 +69,10 @@ def version(v):
     ('3', '?')
     """
     return "?" if v is None else str(v)
+
+
+# A saved tensor modified in place after backward freed it (opt.step() does this to every weight).
+HARMLESS = "modified after backward (harmless: the graph was already used)"
 
 
 def is_modified(saved):

@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ._format import format_shape, is_modified, saved_value, summarize, version
+from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from .terminal import printable
 
 __all__ = ["print_report", "report_renderables"]
@@ -110,6 +110,10 @@ def _saved_text(entry):
     text = Text(printable(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ",
                           keep=""))
     versions = f"v{version(entry.get('saved_version'))}->v{version(entry.get('version'))}"
+    if is_modified(entry) and entry.get("freed"):
+        # Nothing will read it again (backward freed it), as after opt.step(): not an alarm.
+        text.append(versions + " " + HARMLESS, style="dim")
+        return text
     if is_modified(entry):
         text.append(versions + " MODIFIED", style="bold red")
     else:
