@@ -403,5 +403,13 @@ def build_report(run, full=False):
         "hooks": hooks,
         "anomalies": anomalies,
         "stdout": run.stdout,
-        "error": None if error is None else error.to_dict(),
+        "error": None if error is None else _error_dict(error, run.path),
     }
+
+
+def _error_dict(error, path):
+    """The error as plain data, with a fix hint for autograd's classic errors."""
+    from .hints import hint_for
+    d = error.to_dict()
+    d["hint"] = hint_for(error.type, error.message, path, error.code)
+    return d

@@ -187,6 +187,10 @@ def _error_panel(error):
     trace = _traceback_text(error.get("traceback"))
     if trace:
         text.append("\nTraceback (your code only):\n" + trace)
+    hint = error.get("hint")
+    if hint:
+        text.append("\nfix: " + printable(hint["fix"], keep=""), style="bold")
+        text.append("\nsee: " + printable(hint["command"], keep=""))
     return Panel(text, title="Error", title_align="left", border_style="red")
 
 
