@@ -33,23 +33,27 @@ def _table(title, *columns, folding=None):
 
 
 class _Fit:
-    """Render `wide`, or `narrow` when the console is narrower than `needed` columns."""
+    """Render the first of `choices` ((renderable, columns needed), widest first) that fits
+    the console, else `narrow`."""
 
-    def __init__(self, wide, narrow, needed):
-        self.wide = wide
+    def __init__(self, choices, narrow):
+        self.choices = choices
         self.narrow = narrow
-        self.needed = needed
 
     def __rich_console__(self, console, options):
-        yield self.wide if self.needed <= options.max_width else self.narrow
+        for renderable, needed in self.choices:
+            if needed <= options.max_width:
+                yield renderable
+                return
+        yield self.narrow
 
 
-def _needed_width(headers, rows, folding):
-    """Columns the table needs: the fixed columns whole, at most _FOLDED for folding ones."""
+def _needed_width(headers, rows, folding, fold_at=_FOLDED):
+    """Columns the table needs: the fixed columns whole, at most fold_at for folding ones."""
     total = 2 * (len(headers) - 1)  # a space of padding and a space of border between columns
     for i, header in enumerate(headers):
         longest = max([len(header)] + [len(row[i]) for row in rows])
-        total += min(longest, _FOLDED) if header in folding else longest
+        total += min(longest, fold_at) if header in folding else longest
     return total
 
 
@@ -60,10 +64,14 @@ def _where(item):
 
 
 _TENSOR_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "version", "retains_grad")
-# Short column headers, so the table fits a 100-column terminal; the words are in the README.
+# Column headers are the attributes the learner types (`_version` is torch's name for the
+# version counter); short ones are used only where those do not fit. The words are in the README.
+_LONG = {"version": "_version"}
 _SHORT = {"requires_grad": "req_grad", "is_leaf": "leaf", "version": "ver",
           "retains_grad": "retains"}
 _TENSOR_HEADERS = ("name", "shape", "dtype") + tuple(_SHORT.get(k, k) for k in _TENSOR_FIELDS) \
+    + ("grad", "data")
+_LONG_HEADERS = ("name", "shape", "dtype") + tuple(_LONG.get(k, k) for k in _TENSOR_FIELDS) \
     + ("grad", "data")
 _TENSOR_FOLDING = ("name", "grad", "data")
 
@@ -82,6 +90,7 @@ def _tensors_table(report, full=False):
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
     table = _table("Tensors", *_TENSOR_HEADERS, folding=_TENSOR_FOLDING)
+    long_table = _table("Tensors", *_LONG_HEADERS, folding=_TENSOR_FOLDING)
     blocks, rows = [Text("Tensors", style="italic")], []
     for t in report.get("tensors") or []:
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
@@ -89,11 +98,14 @@ def _tensors_table(report, full=False):
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
         rows.append([printable(cell, keep="") for cell in cells + [grad, data]])
         table.add_row(*(Text(cell) for cell in rows[-1]))
-        fields = "  ".join(f"{k}={printable(t.get(k), keep='')}" for k in _TENSOR_FIELDS)
+        long_table.add_row(*(Text(cell) for cell in rows[-1]))
+        fields = "  ".join(f"{_LONG.get(k, k)}={printable(t.get(k), keep='')}"
+                           for k in _TENSOR_FIELDS)
         body = Text(f"{fields}\ngrad: {grad}\ndata: {data}")
         blocks += [Text(" ".join(rows[-1][:3]), style="bold"), Padding(body, (0, 0, 0, 2))]
-    needed = _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING)
-    return _Fit(table, Group(*blocks), needed)
+    # The learner's attribute names as headers only while values still have room to be read.
+    return _Fit([(long_table, _needed_width(_LONG_HEADERS, rows, _TENSOR_FOLDING, 2 * _FOLDED)),
+                 (table, _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING))], Group(*blocks))
 
 
 def _node_title(node):
@@ -135,9 +147,14 @@ def _graph_table(report):
                 nexts.append("None")
             else:
                 nexts.append(f"{nid} {_node_title(nodes.get(nid, {'name': '?'}))}")
-        saved = Text("\n").join(_saved_text(s) for s in node.get("saved") or [])
+        saved = [_saved_text(s) for s in node.get("saved") or []]
         title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
-        table.add_row(Text(node["id"]), title, Text("\n".join(nexts)), saved)
+        # One sub-row per edge / saved value, so a wrapped line stays beside its own node.
+        for i in range(max(1, len(nexts), len(saved))):
+            first = i == 0
+            table.add_row(Text(node["id"] if first else ""), title if first else Text(""),
+                          Text(nexts[i] if i < len(nexts) else ""),
+                          saved[i] if i < len(saved) else Text(""))
     return table
 
 
