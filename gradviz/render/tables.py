@@ -89,23 +89,30 @@ def _tensors_table(report, full=False):
 
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
-    table = _table("Tensors", *_TENSOR_HEADERS, folding=_TENSOR_FOLDING)
-    long_table = _table("Tensors", *_LONG_HEADERS, folding=_TENSOR_FOLDING)
     blocks, rows = [Text("Tensors", style="italic")], []
     for t in report.get("tensors") or []:
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
                              summarize(t.get("data"), full))
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
         rows.append([printable(cell, keep="") for cell in cells + [grad, data]])
-        table.add_row(*(Text(cell) for cell in rows[-1]))
-        long_table.add_row(*(Text(cell) for cell in rows[-1]))
         fields = "  ".join(f"{_LONG.get(k, k)}={printable(t.get(k), keep='')}"
                            for k in _TENSOR_FIELDS)
         body = Text(f"{fields}\ngrad: {grad}\ndata: {data}")
         blocks += [Text(" ".join(rows[-1][:3]), style="bold"), Padding(body, (0, 0, 0, 2))]
+    # A name is read whole (`pow(sub(step[1].y, …))`); only a very long one may wrap.
+    whole = _TENSOR_FOLDING
+    if max(len(row[0]) for row in rows) <= 2 * _FOLDED:
+        whole = tuple(c for c in _TENSOR_FOLDING if c != "name")
+    choices = []
     # The learner's attribute names as headers only while values still have room to be read.
-    return _Fit([(long_table, _needed_width(_LONG_HEADERS, rows, _TENSOR_FOLDING, 2 * _FOLDED)),
-                 (table, _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING))], Group(*blocks))
+    for headers, fold_at, folding in ((_LONG_HEADERS, 2 * _FOLDED, whole),
+                                      (_TENSOR_HEADERS, _FOLDED, whole),
+                                      (_TENSOR_HEADERS, _FOLDED, _TENSOR_FOLDING)):
+        table = _table("Tensors", *headers, folding=folding)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        choices.append((table, _needed_width(headers, rows, folding, fold_at)))
+    return _Fit(choices, Group(*blocks))
 
 
 def _node_title(node):
