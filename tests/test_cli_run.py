@@ -253,3 +253,23 @@ def test_modified_after_backward_is_harmless_and_pending_backward_stays_red():
     dot = invoke("graph", path, "--show-saved", "-o", "-").stdout
     assert dot.count("modified after backward (harmless: the graph was already used)") == 2
     assert dot.count(" color=red dir=none") == 2
+
+
+# ----- a tensor edited in place is one row, with its history -------------------------------------
+
+def test_an_edited_tensor_is_one_row_with_its_history():
+    code, doc = run_json(f("inplace_history.py"))
+    assert code == 0
+    assert [t["name"] for t in doc["tensors"]] == ["a", "b", "c", "mul(b, …)"]
+    b = doc["tensors"][1]
+    assert [(h["version"], h["grad_fn"], h["op"], h["line"]) for h in b["history"]] == [
+        (1, "CopySlices", "setitem", 4), (2, "MulBackward0", "mul_", 5), (3, None, "add_", 7)]
+    assert [n["tensor"] for n in doc["nodes"]] == [
+        "c", "mul(b, …)", "b", "b (v1)", "b (v0)", "a"]
+    r = CliRunner().invoke(cli, ["run", f("inplace_history.py")], env={"COLUMNS": "100"})
+    lines = [line.rstrip() for line in r.stdout.splitlines()]
+    start = lines.index("In-place edits")
+    assert lines[start:start + 4] == [
+        "In-place edits", "b  version 1: CopySlices at line 4",
+        "b  version 2: MulBackward0 at line 5",
+        "b  version 3: add_ under no_grad (not recorded) at line 7"]

@@ -78,6 +78,8 @@ class _Builder:
         self.generated = []          # (name, tensor or None, node, nr)
         self.aliases = {}            # "%3" -> the generated name printed for it
         self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
+        self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
+        self._version_of = None      # id(node) -> (tensor, version) it made, for edited tensors
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -129,6 +131,13 @@ class _Builder:
                 continue
             if (id(node), 0) not in outs:
                 t = self.run.tracer.output_of(node, 0) if self.gv else None
+                earlier = self._versions().get(id(node))
+                if earlier is not None:
+                    # A named tensor edited in place since: this node made an earlier version
+                    # of it. One tensor stays one row; the node is labelled with that version.
+                    base, v = earlier
+                    outs[(id(node), 0)] = f"{self.name_of[id(base)]} (v{v})"
+                    continue
                 name = self._made_name(node, taken) or f"%{i}"
                 taken.add(name)
                 outs[(id(node), 0)] = name
@@ -139,6 +148,60 @@ class _Builder:
                 if name != f"%{i}":
                     self.aliases[f"%{i}"] = name
         self.outs = outs
+
+    def _edits(self):
+        if self._edits_of is None:
+            self._edits_of = {}
+            for e in self.run.tracer.inplace_events:
+                base = e.tensor     # an edit through a view (b[0] = 1) edits its base
+                while getattr(base, "_base", None) is not None:
+                    base = base._base
+                self._edits_of.setdefault(id(base), []).append(e)
+        return self._edits_of
+
+    def _chain(self, t):
+        """[(node, version it made)] for t's recorded in-place edits, oldest first, starting
+        with the node that made t: each in-place node's first edge is the version before."""
+        recorded = [e for e in self._edits().get(id(t), ()) if e.grad_enabled]
+        nodes, node = [], t.grad_fn
+        for _ in range(len(recorded) + 1):
+            if node is None:
+                break
+            nodes.append(node)
+            nexts = _next_functions(node)
+            node = nexts[0][0] if nexts else None
+        if len(nodes) != len(recorded) + 1:
+            return []
+        nodes.reverse()
+        first = recorded[0].version - 1 if recorded else int(t._version)
+        return list(zip(nodes, [first] + [int(e.version) for e in recorded]))
+
+    def _versions(self):
+        """id(node) -> (named tensor, version) for nodes that made an earlier version of a
+        named tensor edited in place since."""
+        if self._version_of is None:
+            self._version_of = {}
+            if self.gv and self._edits():
+                for _, t in self.named:
+                    if id(t) in self._edits_of and self.name_of.get(id(t)):
+                        for node, v in self._chain(t)[:-1]:
+                            self._version_of[id(node)] = (t, v)
+        return self._version_of
+
+    def history(self, t):
+        """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
+        of t; grad_fn is the node that edit recorded (None under no_grad)."""
+        if not self.gv:
+            return []
+        made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
+        out = []
+        for e in self._edits().get(id(t), ()):
+            site = e.site or (None, None)
+            out.append({"version": int(e.version),
+                        "grad_fn": made.get(int(e.version)) if e.grad_enabled else None,
+                        "op": e.op, "grad_enabled": bool(e.grad_enabled),
+                        "file": site[0], "line": site[1]})
+        return out
 
     def _made_name(self, node, taken):
         inputs = getattr(node, "_inputs", None) if self.gv else None
@@ -170,7 +233,7 @@ class _Builder:
                     "next_functions": self.next_names(node), "version": None,
                     "retains_grad": False, "is_parameter": False, "is_root": False,
                     "data": None, "grad": None, "file": None, "line": None,
-                    "generated": True}
+                    "generated": True, "history": []}
         fn = t.grad_fn
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -209,6 +272,7 @@ class _Builder:
             "file": file,
             "line": line,
             "generated": generated,
+            "history": self.history(t),
         }
 
     def next_names(self, node):

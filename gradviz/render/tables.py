@@ -115,6 +115,21 @@ def _tensors_table(report, full=False):
     return _Fit(choices, Group(*blocks))
 
 
+def _history_text(report):
+    """One line per in-place edit of a tensor: `b  version 1: CopySlices at line 4`."""
+    lines = []
+    for t in report.get("tensors") or []:
+        for h in t.get("history") or []:
+            what = h.get("grad_fn") or h.get("op")
+            if not h.get("grad_enabled", True):
+                what += " under no_grad (not recorded)"
+            at = f" at line {h['line']}" if h.get("line") else ""
+            lines.append(printable(f"{t['name']}  version {h['version']}: {what}{at}", keep=""))
+    if not lines:
+        return None
+    return Group(Text("In-place edits", style="italic"), Text("\n".join(lines)))
+
+
 def _node_title(node):
     if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
         return printable(f"AccumulateGrad ({node['variable']})", keep="")
@@ -237,6 +252,9 @@ def report_renderables(report, *, full=False, hooks=False):
         parts.append(_tensors_table(report, full))
     else:
         parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
+    history = _history_text(report)
+    if history is not None:
+        parts.append(history)
     if report.get("nodes"):
         parts.append(_graph_table(report))
     if report.get("hooks"):
