@@ -52,10 +52,11 @@ def test_generated_names_and_containers():
     assert names[:6] == ["model.weight", "model.bias", "xs[0]", "xs[1]", "params['w']", "out"]
     assert "hidden" in names
     generated = [t for t in doc["tensors"] if t["generated"]]
-    # Unnamed tensors are named after what made them; a name too long to nest is its %N.
+    # Unnamed tensors are named after what made them: the module call (model(xs[0]) is the
+    # last tensor the call made), else the op and its inputs.
     assert [t["name"] for t in generated] == [
-        "t(model.weight)", "addmm(model.bias, …, t(model.weight))", "view(%5)", "sum(view(%5))",
-        "sum(params['w'])", "mul(out, …)"]
+        "t(model.weight)", "addmm(model.bias, …, t(model.weight))", "model(xs[0])",
+        "sum(model(xs[0]))", "sum(params['w'])", "mul(out, …)"]
     weight = doc["tensors"][0]
     assert weight["is_parameter"] and weight["grad"] is not None
 
@@ -273,3 +274,19 @@ def test_an_edited_tensor_is_one_row_with_its_history():
         "In-place edits", "b  version 1: CopySlices at line 4",
         "b  version 2: MulBackward0 at line 5",
         "b  version 3: add_ under no_grad (not recorded) at line 7"]
+
+
+def test_module_call_outputs_are_named_after_the_module():
+    code, doc = run_json(os.path.join(EXAMPLES, "def_main_mlp.py"))
+    assert code == 0
+    generated = [t["name"] for t in doc["tensors"] if t["generated"]]
+    assert generated == ["t(main.model.fc1.weight)", "fc1(main.x)", "relu(fc1(main.x))",
+                         "t(main.model.fc2.weight)", "fc2(relu(fc1(main.x)))"]
+    weight = doc["tensors"][0]
+    assert weight["edits"] == 1 and weight["history"][0]["op"] == "uniform_"
+    r = CliRunner().invoke(cli, ["run", os.path.join(EXAMPLES, "def_main_mlp.py")],
+                           env={"COLUMNS": "120"})
+    assert "In-place edits" not in r.stdout     # initialisation under no_grad is not news
+    r = invoke("graph", os.path.join(EXAMPLES, "def_main_mlp.py"), "--root", "fc1(main.x)",
+               "-o", "-")
+    assert r.exit_code == 0 and "fc2(" not in r.stdout and "fc1(main.x) [2, 4]" in r.stdout

@@ -15,6 +15,7 @@ import numpy as np
 __all__ = ["build_report", "to_json_value", "VALUE_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
+_HISTORY = 20             # in-place edits of one tensor listed without --full (the last ones)
 
 
 def to_json_value(x, full=False):
@@ -80,6 +81,7 @@ class _Builder:
         self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
         self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
         self._version_of = None      # id(node) -> (tensor, version) it made, for edited tensors
+        self._module_names = None    # id(module) -> its attribute name in the file
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -203,10 +205,42 @@ class _Builder:
                         "file": site[0], "line": site[1]})
         return out
 
+    def _module_name(self, module):
+        """The attribute name a module has in the file (`fc1` of model.fc1), or None."""
+        if self._module_names is None:
+            self._module_names = {}
+            spaces = [self.run.namespace] + [f.f_locals for f in self.run.tracer.frames]
+            for space in spaces:
+                for name, value in list(space.items()):
+                    if not isinstance(name, str) or not _is_module_value(value):
+                        continue
+                    for path, m in value.named_modules():
+                        self._module_names.setdefault(id(m), path.split(".")[-1] or name)
+        return self._module_names.get(id(module))
+
+    def _call_name(self, t, taken):
+        """`fc1(x)` for the output of a module call the user wrote."""
+        call = self.run.tracer.module_output.get(id(t))
+        if call is None:
+            return None
+        module, args = call.f_locals.get("self"), call.f_locals.get("args") or ()
+        name = self._module_name(module)
+        if name is None:
+            return None
+        arg = self.name_of.get(id(args[0])) if args else None
+        if arg is not None and len(arg) > 24:
+            arg = self._short.get(id(args[0]))
+        name = f"{name}({arg or '…'})"
+        return name if name not in taken else None
+
     def _made_name(self, node, taken):
         inputs = getattr(node, "_inputs", None) if self.gv else None
         if inputs is None:
             return None
+        t = self.run.tracer.output_of(node, 0)
+        called = None if t is None else self._call_name(t, taken)
+        if called is not None:
+            return called
         args = []
         for t in inputs:
             name = None if t is None else self.name_of.get(id(t))
@@ -233,8 +267,9 @@ class _Builder:
                     "next_functions": self.next_names(node), "version": None,
                     "retains_grad": False, "is_parameter": False, "is_root": False,
                     "data": None, "grad": None, "file": None, "line": None,
-                    "generated": True, "history": []}
+                    "generated": True, "history": [], "edits": 0}
         fn = t.grad_fn
+        history = self.history(t)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             grad = t.grad
@@ -272,7 +307,8 @@ class _Builder:
             "file": file,
             "line": line,
             "generated": generated,
-            "history": self.history(t),
+            "history": history if self.full else history[-_HISTORY:],
+            "edits": len(history),
         }
 
     def next_names(self, node):
@@ -360,6 +396,14 @@ class _Builder:
             "file": file,
             "line": line,
         }
+
+
+def _is_module_value(value):
+    from .names import _is_module
+    try:
+        return _is_module(value)
+    except Exception:  # noqa: BLE001 - a user's object may raise anything when looked at
+        return False
 
 
 def _was_freed(node):

@@ -52,6 +52,8 @@ class Tracer:
         self.saved_snapshot = {}    # node -> its saved values, as they were before backward
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
         self.frames = []            # the user's function frames that made tensors, outer first
+        self.module_calls = {}      # id(Module.__call__ frame) -> [frame, last tensor it made]
+        self.module_output = {}     # id(tensor) -> the module call frame it is the output of
         self._frame_ids = set()
         self._last_frame = None
 
@@ -94,8 +96,10 @@ class Tracer:
                                                 _state.enabled, len(self.nodes)))
 
     def created(self, tensor):
-        func, site, frame = _maker()
+        func, site, frame, call = _maker()
         self.made_by[id(tensor)] = (func, site, _state.enabled)
+        if call is not None:
+            self._module_call(call, tensor)
         self._alive.append(tensor)
         if frame is not self._last_frame and frame is not None:
             self._saw_frame(frame)
@@ -134,6 +138,17 @@ class Tracer:
             self._frame_ids.add(id(f))
             self.frames.append(f)
 
+    def _module_call(self, call, tensor):
+        """Note that `tensor` was made inside a module call the user wrote (`self.fc1(x)`):
+        the last tensor a call made is its output."""
+        entry = self.module_calls.get(id(call))
+        if entry is None:
+            entry = self.module_calls[id(call)] = [call, None]
+        if entry[1] is not None:
+            self.module_output.pop(id(entry[1]), None)
+        entry[1] = tensor
+        self.module_output[id(tensor)] = call
+
     # ----- queries --------------------------------------------------------------------------
 
     def output_of(self, node, nr=0):
@@ -144,10 +159,10 @@ class Tracer:
 
 
 def _maker():
-    """(innermost gradviz function name, user site, user frame) of the current call, for
-    created()."""
+    """(innermost gradviz function name, user site, user frame, the Module.__call__ frame the
+    user called, or None) of the current call, for created()."""
     f = sys._getframe(3)
-    func = None
+    func = call = None
     internal = _internal
     while f is not None:
         code = f.f_code
@@ -155,11 +170,21 @@ def _maker():
         if inside is None:
             inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
         if not inside:
-            return func, (code.co_filename, f.f_lineno), f
+            return func, (code.co_filename, f.f_lineno), f, call
         if func is None and not code.co_name.startswith("_"):
             func = code.co_name
+        if code is _MODULE_CALL:
+            call = f
         f = f.f_back
-    return func, None, None
+    return func, None, None, None
+
+
+def _module_call_code():
+    from ..nn.modules import Module
+    return Module.__call__.__code__
+
+
+_MODULE_CALL = _module_call_code()
 
 
 def _snapshot(g):

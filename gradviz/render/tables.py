@@ -116,10 +116,13 @@ def _tensors_table(report, full=False):
 
 
 def _history_text(report):
-    """One line per in-place edit of a tensor: `b  version 1: CopySlices at line 4`."""
+    """One line per in-place edit of a tensor: `b  version 1: CopySlices at line 4` (a leaf's
+    edits under no_grad, such as initialisation and optimizer steps, are left to --json)."""
     lines = []
     for t in report.get("tensors") or []:
         for h in t.get("history") or []:
+            if not h.get("grad_enabled", True) and t.get("is_leaf"):
+                continue    # a leaf's update under no_grad (init, opt.step()): nothing to see
             what = h.get("grad_fn") or h.get("op")
             if not h.get("grad_enabled", True):
                 what += " under no_grad (not recorded)"
