@@ -35,6 +35,9 @@ from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_m
                              floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
                              square, tanh, trunc, where)
 from ._ops.random import bernoulli, multinomial, normal
+from ._ops.dropout import (dropout, dropout_)
+from ._ops.embedding import (embedding)
+from ._ops.normalization import (batch_norm, group_norm, layer_norm)
 from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
                                log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
                                std_mean, sum, var, var_mean)
@@ -61,6 +64,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
+from . import backends, cuda, utils
 from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
@@ -96,7 +100,8 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "backends", "cuda",
+    "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 
 _missing.install_tensor_stubs(Tensor)

@@ -27,11 +27,14 @@ with `gradviz._registry.records`.
 
 import numpy as np
 
+from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
+                     log_sigmoid, mean_dims, narrow, sigmoid, times_constant)
 from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
                      xlogy, trunc_div, plus)
+from ._registry import ops
 from ._tensor import Tensor, _make
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -210,30 +213,288 @@ def xlogy_self_grad(grad, self, other):
     return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
 
 
-def nll_grad(grad, self, target, reduction, ignore_index):
-    x = value(self)
-    t = value(target).astype(np.int64)
-    n = x.shape[0] if x.ndim == 2 else 1
-    valid = t != ignore_index
-    count = int(valid.sum())
-    rows = np.arange(n) if x.ndim == 2 else ()
-    key = (rows[valid], t[valid]) if x.ndim == 2 else (t,)
-    if reduction == "mean":
-        scale = -1.0 / max(count, 1)
-    else:
-        scale = -1.0
-    if reduction == "none":
-        g = take(grad, valid)
-        return put(g * scale, x.shape, key)
-    vals = expand(reshape(grad * scale, (1,)), (len(key[0]) if x.ndim == 2 else 1,))
-    return put(vals, x.shape, key)
-
-
 def mse_grad(grad, self, target, reduction):
     diff = self - target
     n = np.size(value(diff))
     g = grad * 2 * diff
-    return g / n if reduction == "mean" else g
+    return g / n if reduction == 1 else g
+
+
+# ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
+
+def gelu_grad(grad, self, approximate):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.gelu_backward(as_tensor(grad), as_tensor(self), approximate)
+    return grad * gelu_derivative(self, approximate)
+
+
+def leaky_relu_grad(grad, self, negative_slope):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.leaky_relu_backward(as_tensor(grad), as_tensor(self), negative_slope)
+    return times_constant(grad, np.where(self > 0, 1.0, negative_slope))
+
+
+def hardtanh_grad(grad, self, min_val, max_val):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.hardtanh_backward(as_tensor(grad), as_tensor(self), min_val, max_val)
+    return mask((self > min_val) & (self < max_val), grad)
+
+
+def silu_grad(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_grad(grad, self, beta, threshold):
+    """grad * sigmoid(beta x), and grad itself where beta x > threshold (the linear part)."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.softplus_backward(as_tensor(grad), as_tensor(self), beta, threshold)
+    z = scale(self, beta)
+    linear = value(z) > threshold
+    return mask(linear, grad) + mask(~linear, grad * sigmoid(z))
+
+
+def softplus_second(grad, grad_output, self, beta, threshold):
+    z = scale(self, beta)
+    s = sigmoid(z)
+    return mask(value(z) <= threshold, grad * grad_output * s * (1 - s) * beta)
+
+
+def log_sigmoid_grad(grad, self):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.log_sigmoid_backward(as_tensor(grad), as_tensor(self))
+    return grad * sigmoid(-self)
+
+
+def log_sigmoid_second(grad, grad_output, self):
+    s = sigmoid(self)
+    return -(grad * grad_output * s * (1 - s))
+
+
+def elu_second(grad, grad_output, self_or_result, alpha, scale, input_scale):
+    """d/dx of elu's gradient: alpha * scale * input_scale^2 * exp(x * input_scale) where
+    x < 0 (strictly, as torch's elu_double_backward), else 0."""
+    neg = value(self_or_result) < 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = exp(where0(~neg, self_or_result * input_scale))
+    return mask(neg, grad * grad_output * e * (alpha * scale * input_scale * input_scale))
+
+
+def elu_grad(grad, self, alpha, scale, input_scale):
+    """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
+    where0 keeps exp's overflow for large positive x out of the sum."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale)
+    pos = value(self) > 0
+    # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = exp(where0(value(self) >= 0, self * input_scale))
+        neg = where0(pos, grad * e * (alpha * scale * input_scale))
+    return mask(pos, grad * scale) + neg
+
+
+def glu_grad(grad, self, dim):
+    n = np.shape(value(self))
+    d = dim % len(n)
+    half = n[d] // 2
+    first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
+    s = sigmoid(second)
+    return cat([grad * s, grad * first * s * (1 - s)], d)
+
+
+def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] at each sample's target class (divided by the total weight for the mean),
+    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
+    x = value(self)
+    c = x.shape[0] if x.ndim == 1 else x.shape[1]
+    t = value(target).reshape(-1).astype(np.int64)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
+    if reduction == 1:
+        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
+    m = len(t)
+    if isinstance(grad, Tensor):
+        g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
+        out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
+    else:
+        out = np.zeros((m, c), dtype=x.dtype)
+        out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
+    if x.ndim == 1:
+        return reshape(out, (c,))
+    if x.ndim == 2:
+        return out
+    n, _, h, wd = x.shape
+    return permute(reshape(out, (n, h, wd, c)), (0, 3, 1, 2))
+
+
+def loss_scale(g, grad, weight, reduction):
+    """grad * g, times the element weights, over the element count for the mean."""
+    g = grad * g
+    if weight is not None:
+        g = times_constant(g, value(weight))
+    if reduction == 1:
+        g = g / np.size(value(g))
+    return g
+
+
+def bce_grad_self(grad, self, target, weight, reduction):
+    """(x - t) / max(x (1 - x), 1e-12): torch's epsilon keeps x = 0 or 1 finite."""
+    return loss_scale((self - target) / clamp_min(self * (1 - self), 1e-12), grad, weight,
+                      reduction)
+
+
+def bce_grad_target(grad, self, weight, reduction):
+    return loss_scale(log(1 - self) - log(self), grad, weight, reduction)
+
+
+def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
+    s = sigmoid(self)
+    if pos_weight is None:
+        g = s - target
+    else:
+        t = times_constant(target, value(pos_weight))
+        g = (t + 1 - target) * s - t
+    return loss_scale(g, grad, weight, reduction)
+
+
+def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
+    if pos_weight is None:
+        g = -self
+    else:
+        g = log_sigmoid(-self) - times_constant(log_sigmoid(self), value(pos_weight))
+    return loss_scale(g, grad, weight, reduction)
+
+
+def smooth_l1_grad(grad, self, target, reduction, beta):
+    """z / beta where |z| < beta, else sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < beta
+    return loss_scale(mask(small, z / beta if beta else z) + mask(~small, sign(z)), grad, None,
+                      reduction)
+
+
+def huber_grad(grad, self, target, reduction, delta):
+    """z where |z| < delta, else delta * sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < delta
+    return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
+                      reduction)
+
+
+def normalized(x, dims, eps, mean, rstd):
+    """(x - mean) * rstd over dims, and rstd. On Tensors (create_graph=True) both are
+    recomputed from x, so that second derivatives see that they depend on x; on arrays the
+    saved ones are used."""
+    if isinstance(x, Tensor):
+        xc = x - mean_dims(x, dims, keepdim=True)
+        r = (mean_dims(xc * xc, dims, keepdim=True) + eps) ** -0.5
+        return xc * r, r
+    return (x - mean) * rstd, rstd
+
+
+def norm_input_grad(gw, xhat, rstd, dims):
+    """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
+    return rstd * (gw - mean_dims(gw, dims, keepdim=True)
+                   - xhat * mean_dims(gw * xhat, dims, keepdim=True))
+
+
+def sum_lead(x, dims):
+    return sum_dims(x, dims) if dims else x
+
+
+def layer_norm_parts(input, normalized_shape, result1, result2, eps):
+    nd = np.ndim(value(input))
+    dims = tuple(range(nd - len(normalized_shape), nd))
+    xhat, rstd = normalized(input, dims, eps, value(result1), value(result2))
+    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+
+
+def layer_norm_grad_input(grad, input, normalized_shape, weight, result1, result2, eps):
+    xhat, rstd, dims, _ = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+
+
+def layer_norm_grad_weight(grad, input, normalized_shape, result1, result2, eps):
+    xhat, _, _, lead = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return sum_lead(grad * xhat, lead)
+
+
+def batch_norm_parts(input, running_mean, running_var, result1, result2, training, eps):
+    """(xhat, rstd, reduced dims, channel shape): batch statistics in training, the running
+    ones (constants) in eval."""
+    x = value(input)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    dims = (0,) + tuple(range(2, x.ndim))
+    if training:
+        xhat, rstd = normalized(input, dims, eps, np.reshape(value(result1), shape),
+                                np.reshape(value(result2), shape))
+    else:
+        rstd = (1 / np.sqrt(value(running_var) + eps)).reshape(shape)
+        xhat = (input - value(running_mean).reshape(shape)) * rstd
+    return xhat, rstd, dims, shape
+
+
+def batch_norm_grad_input(grad, input, weight, running_mean, running_var, result1, result2,
+                          training, eps):
+    xhat, rstd, dims, shape = batch_norm_parts(input, running_mean, running_var, result1,
+                                               result2, training, eps)
+    gw = grad if weight is None else grad * reshape(weight, shape)
+    if training:
+        return norm_input_grad(gw, xhat, rstd, dims)
+    return gw * rstd
+
+
+def batch_norm_grad_weight(grad, input, running_mean, running_var, result1, result2, training,
+                           eps):
+    xhat, _, dims, _ = batch_norm_parts(input, running_mean, running_var, result1, result2,
+                                        training, eps)
+    return sum_dims(grad * xhat, dims)
+
+
+def group_norm_parts(input, N, group, eps, result1, result2):
+    xhat, rstd = normalized(reshape(input, (N, group, -1)), (2,), eps,
+                            np.reshape(value(result1), (N, group, 1)),
+                            np.reshape(value(result2), (N, group, 1)))
+    return xhat, rstd
+
+
+def group_norm_grad_input(grad, input, weight, N, C, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, rstd = group_norm_parts(input, N, group, eps, result1, result2)
+    gw = grad if weight is None else grad * reshape(weight, (1, C) + (1,) * (len(shape) - 2))
+    return reshape(norm_input_grad(reshape(gw, (N, group, -1)), xhat, rstd, (2,)), shape)
+
+
+def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, _ = group_norm_parts(input, N, group, eps, result1, result2)
+    return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
+
+
+def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
+    """Each looked-up row's gradient added into its row of the table (divided by how often the
+    index occurs with scale_grad_by_freq); the padding row gets none."""
+    idx = value(indices).reshape(-1)
+    dim = np.shape(value(grad))[-1]
+    g = reshape(grad, (idx.size, dim))
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=weight_sym_argsize_0)
+        g = times_constant(g, (1.0 / counts[idx])[:, None])
+    if not isinstance(g, Tensor) and weight_sym_argsize_0 * idx.size <= 1 << 20:
+        # A small table: summing rows by a one-hot matrix product beats np.add.at's
+        # per-element loop (makemore's 27-row table: ~90 -> ~10 us).
+        onehot = (np.arange(weight_sym_argsize_0)[:, None] == idx).astype(g.dtype)
+        out = onehot @ g
+    else:
+        out = put(g, (weight_sym_argsize_0, dim), (idx,), accumulate=True)
+    if padding_idx >= 0:
+        keep = np.ones((weight_sym_argsize_0, 1))
+        keep[padding_idx] = 0
+        out = times_constant(out, keep)
+    return out
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -545,11 +806,6 @@ defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          "MseLossBackward0", ("self", "target", "reduction"),
          input=mse_grad,
          target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
-defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
-         "SymInt ignore_index)",
-         "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
-         nondiff=("target", "weight"),
-         input=nll_grad)
 
 # ----- Pointwise and special functions -----------------------------------------------------
 # (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
@@ -1140,6 +1396,145 @@ defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
 
 # ----- Neural-network ops ------------------------------------------------------------------
 # (activations, embedding, dropout, convolution, pooling, normalization, losses, attention)
+
+# activations, losses, embedding, dropout, normalization
+
+defderiv("gelu(Tensor self, str approximate)", "GeluBackward0", ("self", "approximate"),
+         self=lambda grad, self, approximate: gelu_grad(grad, self, approximate))
+# gelu's backward is an op of its own, so that its gradient is differentiable (torch records it
+# under create_graph=True).
+defderiv("gelu_backward(Tensor grad_output, Tensor self, str approximate)",
+         "GeluBackwardBackward0", ("grad_output", "self", "approximate"),
+         grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
+         self=lambda grad, grad_output, self, approximate:
+             grad * grad_output * gelu_second_derivative(self, approximate))
+defderiv("silu(Tensor self)", "SiluBackward0", ("self",),
+         self=silu_grad)
+defderiv("softplus(Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackward0", ("self", "beta", "threshold"),
+         self=softplus_grad)
+defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
+         self=log_sigmoid_grad)
+# The backwards of softplus, logsigmoid and elu are ops of their own under create_graph=True,
+# as in torch (SoftplusBackwardBackward0, ...).
+defderiv("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackwardBackward0", ("grad_output", "self", "beta", "threshold"),
+         grad_output=lambda grad, self, beta, threshold: softplus_grad(grad, self, beta,
+                                                                      threshold),
+         self=softplus_second)
+defderiv("log_sigmoid_backward(Tensor grad_output, Tensor self)",
+         "LogSigmoidBackwardBackward0", ("grad_output", "self"),
+         grad_output=lambda grad, self: log_sigmoid_grad(grad, self),
+         self=log_sigmoid_second)
+defderiv("elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
+         "Scalar input_scale)",
+         "EluBackwardBackward0", ("grad_output", "self_or_result", "alpha", "scale",
+                                  "input_scale"),
+         grad_output=lambda grad, self_or_result, alpha, scale, input_scale:
+             elu_grad(grad, self_or_result, alpha, scale, input_scale),
+         self=elu_second)
+defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward0", ("self", "negative_slope"),
+         self=leaky_relu_grad)
+# In place, torch saves the result instead of self (its sign is self's).
+defderiv("leaky_relu_(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward1", ("negative_slope",),
+         self=lambda grad, negative_slope, result:
+             times_constant(grad, np.where(value(result) > 0, 1.0, negative_slope)))
+defderiv("elu_(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward1", ("alpha", "scale", "input_scale"),
+         self=lambda grad, alpha, scale, input_scale, result:
+             mask(value(result) > 0, grad * scale)
+             + mask(value(result) <= 0, grad * (result + alpha * scale) * input_scale))
+defderiv("leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope)",
+         "LeakyReluBackwardBackward0", ("self", "negative_slope"),
+         grad_output=leaky_relu_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("elu(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward0", ("self", "alpha", "scale", "input_scale"),
+         self=elu_grad)
+# hardtanh: the gradient is 0 at the bounds themselves (torch's hardtanh_backward).
+defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackward0", ("self", "min_val", "max_val"),
+         self=hardtanh_grad)
+defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackwardBackward0", ("self", "min_val", "max_val"),
+         grad_output=hardtanh_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
+         self=glu_grad)
+
+defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLossBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                              "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("nll_loss2d(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLoss2DBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                                "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
+         "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
+         nondiff=("weight",),
+         self=bce_grad_self,
+         target=bce_grad_target)
+defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, "
+         "Tensor? pos_weight, int reduction)",
+         "BinaryCrossEntropyWithLogitsBackward0",
+         ("self", "target", "weight", "pos_weight", "reduction"),
+         nondiff=("weight", "pos_weight"),
+         self=bce_logits_grad_self,
+         target=bce_logits_grad_target)
+defderiv("smooth_l1_loss(Tensor self, Tensor target, int reduction, float beta)",
+         "SmoothL1LossBackward0", ("self", "target", "reduction", "beta"),
+         self=smooth_l1_grad,
+         target=lambda grad, self, target, reduction, beta:
+             -smooth_l1_grad(grad, self, target, reduction, beta))
+defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
+         "HuberLossBackward0", ("self", "target", "reduction", "delta"),
+         self=huber_grad,
+         target=lambda grad, self, target, reduction, delta:
+             -huber_grad(grad, self, target, reduction, delta))
+defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+         "Tensor? bias, float eps)",
+         "NativeLayerNormBackward0",
+         ("input", "normalized_shape", "weight", "bias", "result1", "result2", "eps"),
+         internal=("eps",),
+         input=layer_norm_grad_input,
+         weight=layer_norm_grad_weight,
+         bias=lambda grad, input, normalized_shape:
+             sum_lead(grad, tuple(range(np.ndim(value(input)) - len(normalized_shape)))))
+# The running statistics are inputs torch never differentiates (no edge).
+defderiv("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+         "Tensor? running_var, bool training, float momentum, float eps)",
+         "NativeBatchNormBackward0",
+         ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
+          "eps"),
+         nondiff=("running_mean", "running_var"),
+         input=batch_norm_grad_input,
+         weight=batch_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+         "SymInt HxW, int group, float eps)",
+         "NativeGroupNormBackward0",
+         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+         input=group_norm_grad_input,
+         weight=group_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
+         "bool sparse)",
+         "EmbeddingBackward0",
+         ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
+         nondiff=("indices",),
+         weight=embedding_grad)
+# The Scalar overload torch's C++ cross_entropy records for probability targets
+# (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
+defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
+         saves_tensors=False,
+         self=lambda grad, other: grad / other)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

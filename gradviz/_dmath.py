@@ -7,6 +7,8 @@ never import each other. `fit_to` is the one place where a gradient is summed ba
 input's broadcast shape and cast to its dtype.
 """
 
+import math
+
 import numpy as np
 
 from ._creation import zeros as tzeros
@@ -247,6 +249,101 @@ def floor_div(a, b):
     return _make(q) if _t(a) or _t(b) else q
 
 
+# ----- Activations, losses and normalization (gradviz.nn.functional) -------------------------
+
+def np_erf(a):
+    """erf of a float array, in its dtype: torch.erf's vectorised fdlibm kernel (imported at
+    call time, since gradviz._ops imports this module)."""
+    from ._ops.special import _np_erf
+    return _np_erf(a)
+
+
+def tanh(x):
+    return x.tanh() if _t(x) else np.tanh(x)
+
+
+def sigmoid(x):
+    if _t(x):
+        return x.sigmoid()
+    with np.errstate(over="ignore"):
+        return np.reciprocal(1 + np.exp(-x))
+
+
+def times_constant(x, factor):
+    """x * factor for a constant array (never differentiated): the gradient of piecewise
+    linear functions (leaky_relu's slope where x <= 0)."""
+    if _t(x):
+        return x * _make(np.asarray(factor, dtype=x._data.dtype))
+    return x * factor.astype(np.result_type(x), copy=False)
+
+
+def mean_dims(x, dims, keepdim=False):
+    if _t(x):
+        return x.mean(dim=dims, keepdim=keepdim)
+    # np.add.reduce, not np.mean: the same sum without np.mean's per-call overhead.
+    shape = np.shape(x)
+    n = 1
+    for d in (dims if isinstance(dims, tuple) else (dims,)):
+        n *= shape[d]
+    return np.add.reduce(x, axis=dims, keepdims=keepdim) / np.result_type(x).type(n)
+
+
+def cat(parts, dim):
+    if any(_t(p) for p in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def narrow(x, dim, start, length):
+    if _t(x):
+        return x.narrow(dim, start, length)
+    key = [slice(None)] * np.ndim(x)
+    key[dim] = slice(start, start + length)
+    return x[tuple(key)]
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def gelu_derivative(a, approximate):
+    """d gelu / dx of an array (torch's gelu_backward without the incoming gradient)."""
+    if approximate == "tanh":
+        t = np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a))
+        d_inner = _SQRT_2_PI * (1 + 3 * 0.044715 * a * a)
+        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
+    cdf = 0.5 * (1 + np_erf(a * _SQRT1_2))
+    pdf = np.exp(-0.5 * a * a) * _INV_SQRT_2PI
+    return cdf + a * pdf
+
+
+def gelu_second_derivative(x, approximate):
+    """d^2 gelu / dx^2, on arrays or Tensors (composed of exp/tanh, so differentiable)."""
+    if approximate == "tanh":
+        k, c = _SQRT_2_PI, 0.044715
+        t = tanh((x + x * x * x * c) * k)
+        d1 = (x * x * (3 * c) + 1) * k
+        d2 = x * (6 * k * c)
+        return (1 - t * t) * (d1 + x * 0.5 * (d2 - t * d1 * d1 * 2))
+    return exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x)
+
+
+def as_tensor(x):
+    """x as a Tensor (an array is wrapped without history)."""
+    return _tensor(x)
+
+
+def clamp_min(x, lo):
+    """max(x, lo) for a Python number lo (torch's clamp_min in a formula)."""
+    return ops.clamp(x, min=lo) if _t(x) else np.maximum(x, lo)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) without overflow, on arrays or Tensors (LogSigmoidBackward0)."""
+    if _t(x):
+        return ops.logsigmoid(x)
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 # ----- Reductions, scans, gather and scatter ---------------------------------------------
 
 def along(index, dim):

@@ -30,25 +30,61 @@ class _Version:
         self.v = v
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
 class device:
-    """The only device gradviz has: the CPU."""
+    """A device name, as torch.device parses it. Tensors only ever live on the CPU: naming
+    another device is allowed (`torch.device("cuda" if ... else "cpu")`), moving a tensor
+    there is refused with torch's error on a CPU-only build.
 
-    __slots__ = ("type",)
+    >>> import gradviz as torch
+    >>> torch.device("cuda:1"), torch.device("cpu") == torch.device("cpu")
+    (device(type='cuda', index=1), True)
+    """
 
-    def __init__(self, type="cpu"):
-        self.type = type
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, (type.index if index is None else index)
+        elif isinstance(type, int) and not isinstance(type, bool):
+            # torch.device(0) names the first accelerator; a CPU-only build has none
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        name = str(type)
+        kind, colon, idx = name.partition(":")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start "
+                               f"of device string: {name}")
+        if colon:
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
+                raise RuntimeError(f"Invalid device string: '{name}'")
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {name}")
+            index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        self.type = kind
+        self.index = index
 
     def __repr__(self):
-        return f"device(type='{self.type}')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __eq__(self, other):
-        return str(other) == self.type or getattr(other, "type", None) == self.type
+        # torch compares devices with devices only: t.device == "cpu" is False.
+        return (isinstance(other, device) and other.type == self.type
+                and other.index == self.index)
 
     def __hash__(self):
-        return hash(self.type)
+        return hash((self.type, self.index))
 
     def __str__(self):
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
 
 _CPU = device()

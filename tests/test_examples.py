@@ -89,6 +89,12 @@ CHECKS = {
     "training_loop_mlp.py": ([], 0, {}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
+    "polynomial_custom_function.py": ([], 0, {
+        ("b", "data"): -1.5471, ("d", "data"): 0.2498, ("a", "grad"): None, ("b", "version"): 300,
+        ("loss", "data"): 100.70, ("loss", "grad_fn"): "SumBackward0"}),
+    "adam_scheduler_training.py": ([], 0, {
+        ("model.0.weight", "version"): 49, ("state['step']", "data"): 48.0,
+        ("state['exp_avg_sq']", "version"): 96, ("loss", "grad_fn"): "MseLossBackward0"}),
     "makemore_mlp.py": ([], 0, {
         ("loss", "data"): 1.6331, ("loss", "grad_fn"): "NllLossBackward0",
         ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
@@ -178,3 +184,4 @@ def test_gradcheck_passes_on_examples(name):
     assert result.exit_code == 0, report
     assert report["passed"] and all(lf["checked"] for r in report["roots"]
                                     for lf in r["leaves"])
+

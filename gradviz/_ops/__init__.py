@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd.formula import check_bindings
 from . import (arithmetic, comparison, indexing, inplace, linalg, losses, methods,  # noqa: F401
                pointwise, random, reductions, scatter, sorting, special, views)
+from . import activation, dropout, embedding, normalization  # noqa: F401
 from . import shape  # noqa: F401
 
 _registry.install_methods(Tensor)

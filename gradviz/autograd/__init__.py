@@ -6,9 +6,10 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anom
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
+           "gradgradcheck",
            "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "graph"]

@@ -5,12 +5,12 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, _make
 from . import functional as F
 from . import init
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
-           "Sigmoid", "Softmax", "Identity", "MSELoss", "CrossEntropyLoss"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity"]
 
 
 class Parameter(Tensor):
@@ -168,6 +168,39 @@ class Module:
     def eval(self):
         return self.train(False)
 
+    def to(self, *args, **kwargs):
+        """Cast floating-point parameters and buffers to a dtype; the CPU is the only device
+        (another one is refused with torch's error on a CPU-only build)."""
+        from .._ops.pointwise import _to_args
+        dt, _ = _to_args(args, kwargs)
+        if dt is None:
+            return self
+        if not dt.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dt}")
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None and p.is_floating_point():
+                    p.data = p.data.to(dt)     # the same Parameter object, as torch's default
+                    if p.grad is not None:
+                        p.grad.data = p.grad.data.to(dt)
+            for name, b in m._buffers.items():
+                if b is not None and b.is_floating_point():
+                    m._buffers[name] = b.to(dt)
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def double(self):
+        return self.to(_dtype.float64)
+
+    def float(self):
+        return self.to(_dtype.float32)
+
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
             p.requires_grad_(requires_grad)
@@ -267,50 +300,6 @@ class ModuleList(Module):
         return len(self._modules)
 
 
-class ReLU(Module):
-    def forward(self, input):
-        return F.relu(input)
-
-
-class Tanh(Module):
-    def forward(self, input):
-        return F.tanh(input)
-
-
-class Sigmoid(Module):
-    def forward(self, input):
-        return F.sigmoid(input)
-
-
-class Softmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-
 class Identity(Module):
     def forward(self, input):
         return input
-
-
-class MSELoss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, reduction="mean", ignore_index=-100):
-        super().__init__()
-        self.reduction = reduction
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction,
-                               ignore_index=self.ignore_index)
