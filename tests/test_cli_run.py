@@ -52,7 +52,11 @@ def test_generated_names_and_containers():
     assert names[:6] == ["model.weight", "model.bias", "xs[0]", "xs[1]", "params['w']", "out"]
     assert "hidden" in names
     generated = [t for t in doc["tensors"] if t["generated"]]
-    assert generated and all(t["name"].startswith("%") for t in generated)
+    # Unnamed tensors are named after what made them: the module call (model(xs[0]) is the
+    # last tensor the call made), else the op and its inputs.
+    assert [t["name"] for t in generated] == [
+        "t(model.weight)", "addmm(model.bias, …, t(model.weight))", "model(xs[0])",
+        "sum(model(xs[0]))", "sum(params['w'])", "mul(out, …)"]
     weight = doc["tensors"][0]
     assert weight["is_parameter"] and weight["grad"] is not None
 
@@ -193,3 +197,96 @@ def test_ctrl_c_exits_130(monkeypatch):
     with pytest.raises(SystemExit) as exc:
         main_mod.main(["run", os.path.join(EXAMPLES, "mul_chain_backward.py")])
     assert exc.value.code == 130
+
+
+# ----- tensors made inside functions ------------------------------------------------------------
+
+def test_tensors_inside_functions_are_named_after_the_function_and_call():
+    path = os.path.join(EXAMPLES, "def_main_script.py")
+    code, doc = run_json(path)
+    assert code == 0
+    names = [t["name"] for t in doc["tensors"]]
+    assert names == ["main.x", "main.w", "main.loss", "step[1].y", "step[1].loss", "step[2].y",
+                     "sub(step[1].y, …)", "pow(sub(step[1].y, …))", "sub(step[2].y, …)",
+                     "pow(sub(step[2].y, …))"]
+    assert doc["roots"] == ["main.loss", "step[1].loss"]
+    node_names = {n["tensor"] for n in doc["nodes"]}
+    assert {"main.loss", "step[2].y", "main.w"} <= node_names
+
+
+def test_every_name_option_takes_function_locals_and_generated_names():
+    path = os.path.join(EXAMPLES, "def_main_script.py")
+    r = invoke("graph", path, "--root", "step[1].loss", "-o", "-")
+    assert r.exit_code == 0, r.output
+    assert "(no autograd graph)" not in r.stdout
+    assert 'label="SumBackward0\\nstep[1].loss [] float32\\ngrad: 1"' in r.stdout
+    assert "step[2].y" not in r.stdout
+    by_alias = invoke("graph", path, "--root", "%1", "-o", "-")
+    by_name = invoke("graph", path, "--root", "pow(sub(step[2].y, …))", "-o", "-")
+    assert by_alias.exit_code == by_name.exit_code == 0
+    assert by_alias.stdout == by_name.stdout
+    code, doc = run_json(path, "--backward", "step[2].y", "--gradient", "ones")
+    assert doc["backward"] == "step[2].y"
+    r = invoke("run", path, "--backward", "main.nope")
+    assert r.exit_code == 2
+    assert "no tensor named 'main.nope' in " in r.output
+    assert "Did you mean main.x, main.w, main.loss?" in r.output
+
+
+# ----- saved tensors modified after backward ------------------------------------------------------
+
+def test_modified_after_backward_is_harmless_and_pending_backward_stays_red():
+    path = f("step_after_backward.py")
+    r = CliRunner().invoke(cli, ["run", path], env={"COLUMNS": "200"}, catch_exceptions=False)
+    assert r.exit_code == 0
+    lines = [line.rstrip() for line in r.stdout.splitlines()]
+    harmless = ("_saved_self w [2] v0->v2 modified after backward (harmless: the graph was "
+                "already used)")
+    assert any(line.endswith(harmless) for line in lines)
+    assert any(line.endswith("_saved_self w [2] v1->v2 MODIFIED") for line in lines)
+    assert sum("MODIFIED" in line for line in lines) == 2
+    code, doc = run_json(path)
+    saved = {n["tensor"]: n["saved"] for n in doc["nodes"] if n["name"] == "MulBackward0"}
+    assert [(s["saved_version"], s["version"], s["freed"]) for s in saved["mul(w, w)"]] == [
+        (0, 2, True), (0, 2, True)]
+    assert [(s["saved_version"], s["version"], s["freed"]) for s in saved["%4"]] == [
+        (1, 2, False), (1, 2, False)]
+    dot = invoke("graph", path, "--show-saved", "-o", "-").stdout
+    assert dot.count("modified after backward (harmless: the graph was already used)") == 2
+    assert dot.count(" color=red dir=none") == 2
+
+
+# ----- a tensor edited in place is one row, with its history -------------------------------------
+
+def test_an_edited_tensor_is_one_row_with_its_history():
+    code, doc = run_json(f("inplace_history.py"))
+    assert code == 0
+    assert [t["name"] for t in doc["tensors"]] == ["a", "b", "c", "mul(b, …)"]
+    b = doc["tensors"][1]
+    assert [(h["version"], h["grad_fn"], h["op"], h["line"]) for h in b["history"]] == [
+        (1, "CopySlices", "setitem", 4), (2, "MulBackward0", "mul_", 5), (3, None, "add_", 7)]
+    assert [n["tensor"] for n in doc["nodes"]] == [
+        "c", "mul(b, …)", "b", "b (v1)", "b (v0)", "a"]
+    r = CliRunner().invoke(cli, ["run", f("inplace_history.py")], env={"COLUMNS": "100"})
+    lines = [line.rstrip() for line in r.stdout.splitlines()]
+    start = lines.index("In-place edits")
+    assert lines[start:start + 4] == [
+        "In-place edits", "b  version 1: CopySlices at line 4",
+        "b  version 2: MulBackward0 at line 5",
+        "b  version 3: add_ under no_grad (not recorded) at line 7"]
+
+
+def test_module_call_outputs_are_named_after_the_module():
+    code, doc = run_json(os.path.join(EXAMPLES, "def_main_mlp.py"))
+    assert code == 0
+    generated = [t["name"] for t in doc["tensors"] if t["generated"]]
+    assert generated == ["t(main.model.fc1.weight)", "fc1(main.x)", "relu(fc1(main.x))",
+                         "t(main.model.fc2.weight)", "fc2(relu(fc1(main.x)))"]
+    weight = doc["tensors"][0]
+    assert weight["edits"] == 1 and weight["history"][0]["op"] == "uniform_"
+    r = CliRunner().invoke(cli, ["run", os.path.join(EXAMPLES, "def_main_mlp.py")],
+                           env={"COLUMNS": "120"})
+    assert "In-place edits" not in r.stdout     # initialisation under no_grad is not news
+    r = invoke("graph", os.path.join(EXAMPLES, "def_main_mlp.py"), "--root", "fc1(main.x)",
+               "-o", "-")
+    assert r.exit_code == 0 and "fc2(" not in r.stdout and "fc1(main.x) [2, 4]" in r.stdout

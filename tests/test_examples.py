@@ -13,6 +13,16 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 
 # file -> (extra run options, exit code, {(tensor, field): expected})
 CHECKS = {
+    "def_main_mlp.py": ([], 0, {
+        ("main.model.fc1.weight", "shape"): [4, 3], ("main.loss", "grad_fn"): "SumBackward0",
+        ("fc1(main.x)", "grad_fn"): "AddmmBackward0", ("relu(fc1(main.x))", "shape"): [2, 4],
+        ("fc2(relu(fc1(main.x)))", "grad_fn"): "AddmmBackward0",
+        ("main.model.fc2.bias", "grad"): [2.0]}),
+    "def_main_script.py": ([], 0, {
+        ("main.x", "data"): [1.0, 2.0, 3.0], ("main.w", "grad"): [-2.0, -16.0, 24.0],
+        ("main.loss", "grad_fn"): "SumBackward0", ("step[1].y", "grad_fn"): "MulBackward0",
+        ("step[2].y", "line"): 10, ("main.x", "line"): 17,
+        ("pow(sub(step[1].y, …))", "grad_fn"): "PowBackward0"}),
     "requires_grad_propagation.py": (["--backward", "z", "--gradient", "ones"], 0, {
         ("x1", "grad"): [1.0, 6.7726, 18.9370], ("x2", "grad"): None,
         ("y2", "requires_grad"): False, ("y2", "is_leaf"): True, ("y2", "grad_fn"): None,

@@ -2,6 +2,7 @@
 
 import doctest
 import io
+import os
 
 import pytest
 from rich.console import Console
@@ -26,13 +27,13 @@ def with_hooks(r):
 
 ZWXB_TABLES = """\
 Tensors
-name  shape  dtype    req_grad  leaf  grad_fn       ver  retains  grad  data
-──────────────────────────────────────────────────────────────────────────────────
-w     [2]    float32  yes       yes   None          0    no       None  [1, 2]
-x     [2]    float32  no        yes   None          0    no       None  [3, 4]
-b     [2]    float32  yes       yes   None          0    no       None  [0.5, 0.5]
-y     [2]    float32  yes       no    MulBackward0  0    no       None  [3, 8]
-z     [2]    float32  yes       no    AddBackward0  0    no       None  [3.5, 8.5]
+name  shape  dtype    requires_grad  is_leaf  grad_fn       _version  retains_grad  grad  data
+────────────────────────────────────────────────────────────────────────────────────────────────────
+w     [2]    float32  yes            yes      None          0         no            None  [1, 2]
+x     [2]    float32  no             yes      None          0         no            None  [3, 4]
+b     [2]    float32  yes            yes      None          0         no            None  [0.5, 0.5]
+y     [2]    float32  yes            no       MulBackward0  0         no            None  [3, 8]
+z     [2]    float32  yes            no       AddBackward0  0         no            None  [3.5, 8.5]
 
 Graph
 id  node                next_functions         saved
@@ -60,12 +61,12 @@ NARROW = """\
 Tensors
 a [] float32
   requires_grad=True  is_leaf=True  grad_fn=None
-  version=0  retains_grad=False
+  _version=0  retains_grad=False
   grad: 12
   data: 2
 e [] float32
   requires_grad=True  is_leaf=False
-  grad_fn=MulBackward0  version=0
+  grad_fn=MulBackward0  _version=0
   retains_grad=False
   grad: None
   data: 24
@@ -170,3 +171,31 @@ def test_renderables_leave_out_empty_tables():
 def test_docstring_examples_run():
     result = doctest.testmod(gradviz.render.tables)
     assert result.attempted > 0 and result.failed == 0
+
+
+GRAPH_80 = """\
+Graph
+id  node                      next_functions           saved
+────────────────────────────────────────────────────────────────────────────────
+n0  SumBackward0 (main.loss)  n1 PowBackward0          _saved_self_sym_sizes =
+                              (pow(sub(step[2].y,      [3]
+                              …)))
+n1  PowBackward0              n2 SubBackward0          _saved_self
+    (pow(sub(step[2].y, …)))  (sub(step[2].y, …))      sub(step[2].y, …) [3]
+                                                       v0->v0 (freed)
+                                                       _saved_exponent (freed)
+n2  SubBackward0              n3 MulBackward0
+    (sub(step[2].y, …))       (step[2].y)
+                              None
+"""
+
+
+def test_graph_rows_keep_each_edge_and_saved_value_beside_its_node_at_80_columns():
+    from gradviz.inspect import run_file
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "def_main_script.py")
+    report = run_file(path).report()
+    report["tensors"] = []
+    text = show(report, width=80)
+    graph = text[text.index("Graph"):]
+    assert graph.startswith(GRAPH_80)
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -66,7 +66,8 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
                           retain_graph=True, debug=debug)
         for r in roots:
             result.tensor(r)
-        drawing = GraphDrawing(result.report(), view=view, roots=list(roots) or None,
+        drawing = GraphDrawing(result.report(), view=view,
+                               roots=[result.canonical(r) for r in roots] or None,
                                show_saved=show_saved, max_depth=max_depth, collapse=collapse,
                                legend=not no_legend)
         for note in drawing.notes:

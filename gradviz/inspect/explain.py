@@ -178,6 +178,8 @@ class _Names:
         b.traverse()
         b.output_names()
         self.pairs = list(run.named) + [(n, t) for n, t, _, _ in b.generated if t is not None]
+        self.generated = {n for n, _, _, _ in b.generated}
+        self.aliases = b.aliases
         self.of = {}
         for n, t in self.pairs:
             self.of.setdefault(id(t), n)
@@ -186,10 +188,11 @@ class _Names:
         for n, t in self.pairs:
             if t._fn is not None:
                 self.by_node.setdefault(id(t._fn), n)
-                if not n.startswith("%"):
+                if n not in self.generated:
                     self.file_by_node.setdefault(id(t._fn), n)
 
     def tensor(self, name):
+        name = self.aliases.get(name, name)
         for n, t in self.pairs:
             if n == name:
                 return t
@@ -405,7 +408,7 @@ def explain(path, name, root=None, argv=()):
     # ----- Why .grad holds what it holds ------------------------------------------------
     if t._fn is not None and not t._retains:
         fix = f"call {name}.retain_grad() before backward to keep it" \
-            if not name.startswith("%") else "the file has no name for it either"
+            if name not in names.generated and name not in names.aliases else "the file has no name for it either"
         causes.append(_cause(
             "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "
             f"is not kept: {fix} (gradviz shows the gradient that reached it)", made_site))

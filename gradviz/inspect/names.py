@@ -6,27 +6,53 @@ value is asked what it is through its own attributes: the checks look at its typ
 that raises while it is searched is skipped, keeping the names found before it.
 """
 
-__all__ = ["named_tensors"]
+__all__ = ["named_tensors", "frame_prefixes"]
 
 _MAX_ITEMS = 64      # elements of one list / dict looked at
 _MAX_DEPTH = 3
 
 
-def named_tensors(namespace, tensor_type):
+def frame_prefixes(frames):
+    """The name prefix of each function frame: `main`, `Net.forward`, and `step[3]` (the third
+    call, counting from 1) when the same function made tensors in several calls.
+
+    >>> import sys
+    >>> def step():
+    ...     return sys._getframe()
+    >>> frame_prefixes([step(), step()])
+    ['step[1]', 'step[2]']
+    """
+    calls = {}
+    for f in frames:
+        calls[f.f_code] = calls.get(f.f_code, 0) + 1
+    seen = {}
+    out = []
+    for f in frames:
+        code = f.f_code
+        name = getattr(code, "co_qualname", code.co_name).replace(".<locals>", "")
+        if calls[code] > 1:
+            seen[code] = seen.get(code, 0) + 1
+            name = f"{name}[{seen[code]}]"
+        out.append(name)
+    return out
+
+
+def named_tensors(namespace, tensor_type, prefix="", seen=None):
     """[(name, tensor)] in order of first assignment: `x`, `model.weight`, `xs[2]`,
-    `params['w']`. A tensor reachable under two names keeps the first.
+    `params['w']`. A tensor reachable under two names keeps the first. Each name starts with
+    `prefix`; `seen` (ids of tensors already named elsewhere) is updated.
 
     >>> from unittest import mock
     >>> named_tensors({"m": mock.Mock(), "n": 3}, int)
     [('n', 3)]
     """
     out = []
-    seen = set()
+    seen = set() if seen is None else seen
     for name, value in list(namespace.items()):
         if not isinstance(name, str) or name.startswith("__") or _skip(value):
             continue
         try:
-            _collect(name, value, tensor_type, out, seen, 0)
+            _collect(prefix + name, value, tensor_type, out, seen, 0)
         except Exception:  # noqa: BLE001 - a user's object may raise anything when searched
             continue
     return out

@@ -7,6 +7,7 @@ the gradient each node received). See docs/report-schema.md.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ __all__ = ["build_report", "to_json_value", "step_value", "VALUE_LIMIT", "STEP_L
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
 STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
+_HISTORY = 20             # in-place edits of one tensor listed without --full (the last ones)
 
 
 def to_json_value(x, full=False):
@@ -70,6 +72,16 @@ def _node_type(node):
     return type(node).__name__
 
 
+def _op_name(node):
+    """The op a node stands for, as the learner wrote it: MulBackward0 -> mul,
+    NativeLayerNormBackward0 -> native_layer_norm; other nodes keep their name (CopySlices)."""
+    name = _node_type(node)
+    stem = re.sub(r"Backward\d*$", "", name)
+    if stem == name or not stem:
+        return name
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
+
+
 class _Builder:
     def __init__(self, run, full):
         self.run = run
@@ -80,6 +92,11 @@ class _Builder:
         self.node_ids = {}
         self.nodes = []
         self.generated = []          # (name, tensor or None, node, nr)
+        self.aliases = {}            # "%3" -> the generated name printed for it
+        self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
+        self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
+        self._version_of = None      # id(node) -> (tensor, version) it made, for edited tensors
+        self._module_names = None    # id(module) -> its attribute name in the file
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -106,13 +123,21 @@ class _Builder:
                 stack.extend(reversed(nexts))
 
     def output_names(self):
-        """(node id, nr) -> tensor name; unnamed outputs get generated names like %3."""
+        """(node id, nr) -> tensor name. Unnamed outputs get a name from what made them,
+        `relu(h)` or `mul(w, …)` (… for a number or an unnamed constant), or `%3` (the node's
+        index) when that would be long or taken; `%3` is accepted for every one of them."""
         outs = {}
+        taken = set(self.name_of.values())
         for name, t in self.named:
             fn = t.grad_fn
             if fn is not None and id(fn) in self.node_ids:
                 outs.setdefault((id(fn), t.output_nr), name)
-        for i, node in enumerate(self.nodes):
+        index = {id(node): i for i, node in enumerate(self.nodes)}
+        order = self.nodes
+        if self.gv:  # inputs before the outputs made from them
+            order = sorted(self.nodes, key=lambda node: getattr(node, "_seq", 0))
+        for node in order:
+            i = index[id(node)]
             if _node_type(node) == "AccumulateGrad":
                 var = node.variable
                 if id(var) not in self.name_of:
@@ -123,12 +148,122 @@ class _Builder:
                 continue
             if (id(node), 0) not in outs:
                 t = self.run.tracer.output_of(node, 0) if self.gv else None
-                name = f"%{i}"
+                earlier = self._versions().get(id(node))
+                if earlier is not None:
+                    # A named tensor edited in place since: this node made an earlier version
+                    # of it. One tensor stays one row; the node is labelled with that version.
+                    base, v = earlier
+                    outs[(id(node), 0)] = f"{self.name_of[id(base)]} (v{v})"
+                    continue
+                name = self._made_name(node, taken) or f"%{i}"
+                taken.add(name)
                 outs[(id(node), 0)] = name
                 if t is not None and id(t) not in self.name_of:
                     self.name_of[id(t)] = name
+                    self._short[id(t)] = f"%{i}"
                 self.generated.append((name, t, node, 0))
+                if name != f"%{i}":
+                    self.aliases[f"%{i}"] = name
         self.outs = outs
+
+    def _edits(self):
+        if self._edits_of is None:
+            self._edits_of = {}
+            for e in self.run.tracer.inplace_events:
+                base = e.tensor     # an edit through a view (b[0] = 1) edits its base
+                while getattr(base, "_base", None) is not None:
+                    base = base._base
+                self._edits_of.setdefault(id(base), []).append(e)
+        return self._edits_of
+
+    def _chain(self, t):
+        """[(node, version it made)] for t's recorded in-place edits, oldest first, starting
+        with the node that made t: each in-place node's first edge is the version before."""
+        recorded = [e for e in self._edits().get(id(t), ()) if e.grad_enabled]
+        nodes, node = [], t.grad_fn
+        for _ in range(len(recorded) + 1):
+            if node is None:
+                break
+            nodes.append(node)
+            nexts = _next_functions(node)
+            node = nexts[0][0] if nexts else None
+        if len(nodes) != len(recorded) + 1:
+            return []
+        nodes.reverse()
+        first = recorded[0].version - 1 if recorded else int(t._version)
+        return list(zip(nodes, [first] + [int(e.version) for e in recorded]))
+
+    def _versions(self):
+        """id(node) -> (named tensor, version) for nodes that made an earlier version of a
+        named tensor edited in place since."""
+        if self._version_of is None:
+            self._version_of = {}
+            if self.gv and self._edits():
+                for _, t in self.named:
+                    if id(t) in self._edits_of and self.name_of.get(id(t)):
+                        for node, v in self._chain(t)[:-1]:
+                            self._version_of[id(node)] = (t, v)
+        return self._version_of
+
+    def history(self, t):
+        """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
+        of t; grad_fn is the node that edit recorded (None under no_grad)."""
+        if not self.gv:
+            return []
+        made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
+        out = []
+        for e in self._edits().get(id(t), ()):
+            site = e.site or (None, None)
+            out.append({"version": int(e.version),
+                        "grad_fn": made.get(int(e.version)) if e.grad_enabled else None,
+                        "op": e.op, "grad_enabled": bool(e.grad_enabled),
+                        "file": site[0], "line": site[1]})
+        return out
+
+    def _module_name(self, module):
+        """The attribute name a module has in the file (`fc1` of model.fc1), or None."""
+        if self._module_names is None:
+            self._module_names = {}
+            spaces = [self.run.namespace] + [f.f_locals for f in self.run.tracer.frames]
+            for space in spaces:
+                for name, value in list(space.items()):
+                    if not isinstance(name, str) or not _is_module_value(value):
+                        continue
+                    for path, m in value.named_modules():
+                        self._module_names.setdefault(id(m), path.split(".")[-1] or name)
+        return self._module_names.get(id(module))
+
+    def _call_name(self, t, taken):
+        """`fc1(x)` for the output of a module call the user wrote."""
+        call = self.run.tracer.module_output.get(id(t))
+        if call is None:
+            return None
+        module, args = call.f_locals.get("self"), call.f_locals.get("args") or ()
+        name = self._module_name(module)
+        if name is None:
+            return None
+        arg = self.name_of.get(id(args[0])) if args else None
+        if arg is not None and len(arg) > 24:
+            arg = self._short.get(id(args[0]))
+        name = f"{name}({arg or '…'})"
+        return name if name not in taken else None
+
+    def _made_name(self, node, taken):
+        inputs = getattr(node, "_inputs", None) if self.gv else None
+        if inputs is None:
+            return None
+        t = self.run.tracer.output_of(node, 0)
+        called = None if t is None else self._call_name(t, taken)
+        if called is not None:
+            return called
+        args = []
+        for t in inputs:
+            name = None if t is None else self.name_of.get(id(t))
+            if name is not None and len(name) > 24:
+                name = self._short.get(id(t))
+            args.append("…" if name is None else name)
+        name = f"{_op_name(node)}({', '.join(args)})"
+        return name if len(name) <= 40 and name not in taken else None
 
     # ----- pieces ---------------------------------------------------------------------------
 
@@ -147,14 +282,18 @@ class _Builder:
                     "next_functions": self.next_names(node), "version": None,
                     "retains_grad": False, "is_parameter": False, "is_root": False,
                     "data": None, "grad": None, "file": None, "line": None,
-                    "generated": True}
+                    "generated": True, "history": [], "edits": 0}
         fn = t.grad_fn
+        history = self.history(t)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             grad = t.grad
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
+        elif not generated and self.gv and self.run.made_in_function(name):
+            made = self.run.tracer.made_by.get(id(t))
+            file, line = made[1] if made and made[1] else (None, None)
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None
@@ -183,6 +322,8 @@ class _Builder:
             "file": file,
             "line": line,
             "generated": generated,
+            "history": history if self.full else history[-_HISTORY:],
+            "edits": len(history),
         }
 
     def next_names(self, node):
@@ -215,7 +356,10 @@ class _Builder:
             out.append({"name": e.label,
                         "tensor": None if e.tensor is None else self.name_of.get(id(e.tensor)),
                         "shape": list(d.shape), "dtype": d.dtype.name,
-                        "saved_version": int(e.saved_version), "version": int(e.version),
+                        "saved_version": int(e.saved_version),
+                        # after backward freed it, the version the tensor has now
+                        "version": int(e.tensor._version if freed and e.tensor is not None
+                                       else e.version),
                         "value": None, "freed": freed})
         return out
 
@@ -269,6 +413,14 @@ class _Builder:
             "file": file,
             "line": line,
         }
+
+
+def _is_module_value(value):
+    from .names import _is_module
+    try:
+        return _is_module(value)
+    except Exception:  # noqa: BLE001 - a user's object may raise anything when looked at
+        return False
 
 
 def _was_freed(node):
@@ -379,7 +531,7 @@ def build_report(run, full=False):
         "backward_calls": calls,
         "anomalies": anomalies,
         "stdout": run.stdout,
-        "error": None if error is None else error.to_dict(),
+        "error": None if error is None else _error_dict(error, run.path),
     }
 
 
@@ -511,3 +663,11 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
             "hooks": list(step.hooks),
             "accumulated": b.name_of.get(id(node.variable)) if acc else None})
     return user_hooks, calls
+
+
+def _error_dict(error, path):
+    """The error as plain data, with a fix hint for autograd's classic errors."""
+    from .hints import hint_for
+    d = error.to_dict()
+    d["hint"] = hint_for(error.type, error.message, path, error.code)
+    return d

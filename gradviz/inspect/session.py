@@ -11,7 +11,7 @@
 import ast
 import difflib
 
-from .names import named_tensors
+from .names import frame_prefixes, named_tensors
 from .runner import UsageError, backend_module, describe, execute, quiet_anomaly_warnings
 from .tracer import Tracer, tracing
 
@@ -34,27 +34,67 @@ class Run:
         self.backward_call = None   # index of the --backward call among the tracer's calls
         self.torch_hooks = []       # (tensor name, grad array): hooks fired on the torch backend
         self._named = None
+        self._generated = None
         self._lines = None
 
     @property
     def named(self):
-        """[(name, tensor)] in order of first assignment (containers give dotted names)."""
+        """[(name, tensor)]: the file's module-level names in order of first assignment
+        (containers give dotted names), then the locals of the functions that made tensors,
+        outer calls first (`main.x`, `step[2].out`)."""
         if self._named is None:
-            self._named = named_tensors(self.namespace, self.module.Tensor)
+            seen = set()
+            named = named_tensors(self.namespace, self.module.Tensor, seen=seen)
+            frames = self.tracer.frames if self.backend == "gradviz" else ()
+            self._module_named = len(named)
+            for frame, prefix in zip(frames, frame_prefixes(frames)):
+                named += named_tensors(frame.f_locals, self.module.Tensor, prefix + ".", seen)
+            self._named = named
         return self._named
 
     def names(self):
         return [n for n, _ in self.named]
 
+    def generated(self):
+        """([(name, tensor)], aliases): the names the tables give unnamed tensors (`relu(h)`),
+        and `%3` -> that name for each."""
+        if self._generated is None:
+            from .report import _Builder
+            b = _Builder(self, False)
+            b.traverse()
+            b.output_names()
+            self._generated = ([(n, t) for n, t, _, _ in b.generated if t is not None],
+                               b.aliases)
+        return self._generated
+
+    def canonical(self, name):
+        """The name the tables print for NAME (NAME itself, or the name `%3` stands for)."""
+        if any(n == name for n, _ in self.named):
+            return name
+        return self.generated()[1].get(name, name)
+
     def tensor(self, name):
-        """The named tensor; UsageError with close matches when there is no such name."""
+        """The tensor a name in the tables stands for (a name the file assigned, a function's
+        local like `main.x`, a generated name like `relu(h)` or `%3`); UsageError with close
+        matches when there is no such name."""
         for n, t in self.named:
             if n == name:
                 return t
-        close = difflib.get_close_matches(name, self.names(), n=3)
+        generated, aliases = self.generated()
+        name = aliases.get(name, name)
+        for n, t in generated:
+            if n == name:
+                return t
+        names = self.names() + [n for n, _ in generated]
+        close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        known = ", ".join(self.names()) or "none"
+        known = ", ".join(names) or "none"
         raise UsageError(f"no tensor named '{name}' in {self.path}.{hint} (tensors: {known})")
+
+    def made_in_function(self, name):
+        """Whether NAME is a function's local (`main.x`) rather than a module-level name."""
+        self.named
+        return name not in {n for n, _ in self._named[:self._module_named]}
 
     def assignment_lines(self):
         """name -> line of its last top-level assignment in the file (for leaves)."""
@@ -65,6 +105,7 @@ class Run:
     def backward(self, name, gradient=None, retain_graph=False, anomaly=False, debug=False):
         """Call NAME.backward() after the file ran, traced like the file was."""
         root = self.tensor(name)
+        name = self.canonical(name)
         self.backward_root = name
         self.backward_call = len(self.tracer.backward_calls)   # the index of the call below
         mod = self.module

@@ -7,12 +7,16 @@ with the user's file and line, every firing of a hook the file registered (what 
 returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
 """
 
+import os
+import sys
 from typing import NamedTuple
 
-from ..autograd.graph import user_site
+from ..autograd.graph import _PKG_DIR, _internal, user_site
 from ..autograd.grad_mode import _state
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
+
+_INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class InplaceEvent:
@@ -88,6 +92,11 @@ class Tracer:
         self.steps = []             # Step per node run, in the engine's order
         self.changed_grads = []     # (tensor, call, hook event indices): a .grad a hook changed
         self._taint = {}            # node -> indices of changing hooks upstream (this call)
+        self.frames = []            # the user's function frames that made tensors, outer first
+        self.module_calls = {}      # id(Module.__call__ frame) -> [frame, last tensor it made]
+        self.module_output = {}     # id(tensor) -> the module call frame it is the output of
+        self._frame_ids = set()
+        self._last_frame = None
 
     # ----- protocol called by the core ----------------------------------------------------
 
@@ -128,9 +137,13 @@ class Tracer:
                                                 _state.enabled, len(self.nodes)))
 
     def created(self, tensor):
-        func, site = _maker()
+        func, site, frame, call = _maker()
         self.made_by[id(tensor)] = (func, site, _state.enabled)
+        if call is not None:
+            self._module_call(call, tensor)
         self._alive.append(tensor)
+        if frame is not self._last_frame and frame is not None:
+            self._saw_frame(frame)
 
     def begin(self, roots, inputs, capture):
         self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
@@ -194,6 +207,39 @@ class Tracer:
     def refused(self, tensor, message):
         self.refusals.append((tensor, message, user_site(3)))
 
+    # ----- the user's frames (for names like main.x) ---------------------------------------
+
+    def _saw_frame(self, f):
+        """Keep the user's frame that is making a tensor, and the user's frames around it.
+
+        A function's frame, kept alive, still holds its locals after it returned: at the end
+        of the run they name the tensors it made (`main.x`, `step[3].out`). Called by created()
+        when the frame making a tensor is not the one that made the last.
+        """
+        self._last_frame = f
+        chain = []
+        while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
+            if id(f) in self._frame_ids:
+                break
+            if not f.f_code.co_filename.startswith(_PKG_DIR) and \
+                    not f.f_code.co_name.startswith("<"):
+                chain.append(f)
+            f = f.f_back
+        for f in reversed(chain):
+            self._frame_ids.add(id(f))
+            self.frames.append(f)
+
+    def _module_call(self, call, tensor):
+        """Note that `tensor` was made inside a module call the user wrote (`self.fc1(x)`):
+        the last tensor a call made is its output."""
+        entry = self.module_calls.get(id(call))
+        if entry is None:
+            entry = self.module_calls[id(call)] = [call, None]
+        if entry[1] is not None:
+            self.module_output.pop(id(entry[1]), None)
+        entry[1] = tensor
+        self.module_output[id(tensor)] = call
+
     # ----- queries --------------------------------------------------------------------------
 
     def output_of(self, node, nr=0):
@@ -204,19 +250,32 @@ class Tracer:
 
 
 def _maker():
-    """(innermost gradviz function name, user site) of the current call, for created()."""
-    import sys
-    from ..autograd.graph import _PKG_DIR
+    """(innermost gradviz function name, user site, user frame, the Module.__call__ frame the
+    user called, or None) of the current call, for created()."""
     f = sys._getframe(3)
-    func = None
+    func = call = None
+    internal = _internal
     while f is not None:
         code = f.f_code
-        if not code.co_filename.startswith(_PKG_DIR):
-            return func, (code.co_filename, f.f_lineno)
+        inside = internal.get(code)
+        if inside is None:
+            inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            return func, (code.co_filename, f.f_lineno), f, call
         if func is None and not code.co_name.startswith("_"):
             func = code.co_name
+        if code is _MODULE_CALL:
+            call = f
         f = f.f_back
-    return func, None
+    return func, None, None, None
+
+
+def _module_call_code():
+    from ..nn.modules import Module
+    return Module.__call__.__code__
+
+
+_MODULE_CALL = _module_call_code()
 
 
 def _copy(v):

@@ -6,7 +6,9 @@ report writes NaN and infinities as the strings "nan", "inf" and "-inf" (JSON ha
 
 import math
 
-__all__ = ["format_shape", "is_modified", "saved_value", "summarize", "version"]
+import numpy as np
+
+__all__ = ["HARMLESS", "format_shape", "is_modified", "saved_value", "summarize", "version"]
 
 # A value with at most this many elements is shown whole even when summarizing.
 _SMALL = 6
@@ -36,6 +38,8 @@ def summarize(value, full=False):
     'all 1 (10 values)'
     >>> summarize([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, "nan"])
     'min=0 max=5 mean=2.5 nan=1 (7 values)'
+    >>> summarize([0.4047999978065491, 0.1], full=True)
+    '[0.4048, 0.1]'
     """
     if value is None:
         return "None"
@@ -69,6 +73,10 @@ def version(v):
     ('3', '?')
     """
     return "?" if v is None else str(v)
+
+
+# A saved tensor modified in place after backward freed it (opt.step() does this to every weight).
+HARMLESS = "modified after backward (harmless: the graph was already used)"
 
 
 def is_modified(saved):
@@ -128,5 +136,8 @@ def _number(x, full):
     if isinstance(x, int):
         return str(x)
     if full:
-        return repr(x)
+        # The report's numbers are float32 values widened to float64: print the shortest text
+        # that gives the float32 back, as torch does (0.4048, not 0.4047999978065491).
+        single = np.float32(x)
+        return str(single) if math.isfinite(x) and float(single) == x else repr(x)
     return f"{x:.4g}"

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import graphviz
 
-from ._format import format_shape, is_modified, saved_value, summarize, version
+from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from .steps import changed_mark
 
 __all__ = [
@@ -479,7 +479,10 @@ class _Builder:
             tooltip = [f"{s['name']} of {node['name']} ({node['id']})", desc,
                        f"saved at version {before}, now {now}"]
             saved_id = self.node("saved", "box", label, tooltip)
-            if is_modified(s):
+            if is_modified(s) and s.get("freed"):
+                text = [f"saved v{before}, now v{now}: {HARMLESS}"]
+                self.edge(saved_id, dot_id, label=escape_label(text), **_SAVED_EDGE)
+            elif is_modified(s):
                 self.modified = True
                 text = [f"saved v{before}, now v{now}"]
                 self.edge(saved_id, dot_id, label=escape_label(text), **_SAVED_EDGE,

@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ._format import format_shape, is_modified, saved_value, summarize, version
+from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
 
@@ -34,23 +34,27 @@ def _table(title, *columns, folding=None):
 
 
 class _Fit:
-    """Render `wide`, or `narrow` when the console is narrower than `needed` columns."""
+    """Render the first of `choices` ((renderable, columns needed), widest first) that fits
+    the console, else `narrow`."""
 
-    def __init__(self, wide, narrow, needed):
-        self.wide = wide
+    def __init__(self, choices, narrow):
+        self.choices = choices
         self.narrow = narrow
-        self.needed = needed
 
     def __rich_console__(self, console, options):
-        yield self.wide if self.needed <= options.max_width else self.narrow
+        for renderable, needed in self.choices:
+            if needed <= options.max_width:
+                yield renderable
+                return
+        yield self.narrow
 
 
-def _needed_width(headers, rows, folding):
-    """Columns the table needs: the fixed columns whole, at most _FOLDED for folding ones."""
+def _needed_width(headers, rows, folding, fold_at=_FOLDED):
+    """Columns the table needs: the fixed columns whole, at most fold_at for folding ones."""
     total = 2 * (len(headers) - 1)  # a space of padding and a space of border between columns
     for i, header in enumerate(headers):
         longest = max([len(header)] + [len(row[i]) for row in rows])
-        total += min(longest, _FOLDED) if header in folding else longest
+        total += min(longest, fold_at) if header in folding else longest
     return total
 
 
@@ -61,10 +65,14 @@ def _where(item):
 
 
 _TENSOR_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "version", "retains_grad")
-# Short column headers, so the table fits a 100-column terminal; the words are in the README.
+# Column headers are the attributes the learner types (`_version` is torch's name for the
+# version counter); short ones are used only where those do not fit. The words are in the README.
+_LONG = {"version": "_version"}
 _SHORT = {"requires_grad": "req_grad", "is_leaf": "leaf", "version": "ver",
           "retains_grad": "retains"}
 _TENSOR_HEADERS = ("name", "shape", "dtype") + tuple(_SHORT.get(k, k) for k in _TENSOR_FIELDS) \
+    + ("grad", "data")
+_LONG_HEADERS = ("name", "shape", "dtype") + tuple(_LONG.get(k, k) for k in _TENSOR_FIELDS) \
     + ("grad", "data")
 _TENSOR_FOLDING = ("name", "grad", "data")
 
@@ -82,7 +90,6 @@ def _tensors_table(report, full=False):
 
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
-    table = _table("Tensors", *_TENSOR_HEADERS, folding=_TENSOR_FOLDING)
     blocks, rows = [Text("Tensors", style="italic")], []
     for t in report.get("tensors") or []:
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
@@ -90,12 +97,42 @@ def _tensors_table(report, full=False):
         grad += changed_mark(t.get("grad_changed_by"))
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
         rows.append([printable(cell, keep="") for cell in cells + [grad, data]])
-        table.add_row(*(Text(cell) for cell in rows[-1]))
-        fields = "  ".join(f"{k}={printable(t.get(k), keep='')}" for k in _TENSOR_FIELDS)
+        fields = "  ".join(f"{_LONG.get(k, k)}={printable(t.get(k), keep='')}"
+                           for k in _TENSOR_FIELDS)
         body = Text(f"{fields}\ngrad: {grad}\ndata: {data}")
         blocks += [Text(" ".join(rows[-1][:3]), style="bold"), Padding(body, (0, 0, 0, 2))]
-    needed = _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING)
-    return _Fit(table, Group(*blocks), needed)
+    # A name is read whole (`pow(sub(step[1].y, …))`); only a very long one may wrap.
+    whole = _TENSOR_FOLDING
+    if max(len(row[0]) for row in rows) <= 2 * _FOLDED:
+        whole = tuple(c for c in _TENSOR_FOLDING if c != "name")
+    choices = []
+    # The learner's attribute names as headers only while values still have room to be read.
+    for headers, fold_at, folding in ((_LONG_HEADERS, 2 * _FOLDED, whole),
+                                      (_TENSOR_HEADERS, _FOLDED, whole),
+                                      (_TENSOR_HEADERS, _FOLDED, _TENSOR_FOLDING)):
+        table = _table("Tensors", *headers, folding=folding)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        choices.append((table, _needed_width(headers, rows, folding, fold_at)))
+    return _Fit(choices, Group(*blocks))
+
+
+def _history_text(report):
+    """One line per in-place edit of a tensor: `b  version 1: CopySlices at line 4` (a leaf's
+    edits under no_grad, such as initialisation and optimizer steps, are left to --json)."""
+    lines = []
+    for t in report.get("tensors") or []:
+        for h in t.get("history") or []:
+            if not h.get("grad_enabled", True) and t.get("is_leaf"):
+                continue    # a leaf's update under no_grad (init, opt.step()): nothing to see
+            what = h.get("grad_fn") or h.get("op")
+            if not h.get("grad_enabled", True):
+                what += " under no_grad (not recorded)"
+            at = f" at line {h['line']}" if h.get("line") else ""
+            lines.append(printable(f"{t['name']}  version {h['version']}: {what}{at}", keep=""))
+    if not lines:
+        return None
+    return Group(Text("In-place edits", style="italic"), Text("\n".join(lines)))
 
 
 def _node_title(node):
@@ -112,6 +149,10 @@ def _saved_text(entry):
     text = Text(printable(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ",
                           keep=""))
     versions = f"v{version(entry.get('saved_version'))}->v{version(entry.get('version'))}"
+    if is_modified(entry) and entry.get("freed"):
+        # Nothing will read it again (backward freed it), as after opt.step(): not an alarm.
+        text.append(versions + " " + HARMLESS, style="dim")
+        return text
     if is_modified(entry):
         text.append(versions + " MODIFIED", style="bold red")
     else:
@@ -133,9 +174,14 @@ def _graph_table(report):
                 nexts.append("None")
             else:
                 nexts.append(f"{nid} {_node_title(nodes.get(nid, {'name': '?'}))}")
-        saved = Text("\n").join(_saved_text(s) for s in node.get("saved") or [])
+        saved = [_saved_text(s) for s in node.get("saved") or []]
         title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
-        table.add_row(Text(node["id"]), title, Text("\n".join(nexts)), saved)
+        # One sub-row per edge / saved value, so a wrapped line stays beside its own node.
+        for i in range(max(1, len(nexts), len(saved))):
+            first = i == 0
+            table.add_row(Text(node["id"] if first else ""), title if first else Text(""),
+                          Text(nexts[i] if i < len(nexts) else ""),
+                          saved[i] if i < len(saved) else Text(""))
     return table
 
 
@@ -185,6 +231,10 @@ def _error_panel(error):
     trace = _traceback_text(error.get("traceback"))
     if trace:
         text.append("\nTraceback (your code only):\n" + trace)
+    hint = error.get("hint")
+    if hint:
+        text.append("\nfix: " + printable(hint["fix"], keep=""), style="bold")
+        text.append("\nsee: " + printable(hint["command"], keep=""))
     return Panel(text, title="Error", title_align="left", border_style="red")
 
 
@@ -207,6 +257,9 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
         parts.append(_tensors_table(report, full))
     else:
         parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
+    history = _history_text(report)
+    if history is not None:
+        parts.append(history)
     if report.get("nodes"):
         parts.append(_graph_table(report))
     if report.get("hooks"):
