@@ -65,6 +65,7 @@ class _Builder:
         self.node_ids = {}
         self.nodes = []
         self.generated = []          # (name, tensor or None, node, nr)
+        self._accumulators = None
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -143,12 +144,7 @@ class _Builder:
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None
-        acc = None
-        if fn is None and t.requires_grad:
-            for node in self.nodes:
-                if _node_type(node) == "AccumulateGrad" and node.variable is t:
-                    acc = self.node_ids[id(node)]
-                    break
+        acc = self.accumulators().get(id(t)) if fn is None and t.requires_grad else None
         return {
             "name": name,
             "shape": list(t.shape),
@@ -169,6 +165,15 @@ class _Builder:
             "line": line,
             "generated": generated,
         }
+
+    def accumulators(self):
+        """id(leaf) -> id of the first AccumulateGrad node for it (built once)."""
+        if self._accumulators is None:
+            self._accumulators = {}
+            for node in self.nodes:
+                if _node_type(node) == "AccumulateGrad":
+                    self._accumulators.setdefault(id(node.variable), self.node_ids[id(node)])
+        return self._accumulators
 
     def next_names(self, node):
         return [[None if fn is None else _node_type(fn), nr] for fn, nr in _next_functions(node)]
@@ -359,5 +364,7 @@ def build_report(run, full=False):
         "hooks": hooks,
         "anomalies": anomalies,
         "stdout": run.stdout,
+        "warnings": [dict(w) for w in getattr(run, "warnings", ())],
+        "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else error.to_dict(),
     }

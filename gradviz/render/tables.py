@@ -152,6 +152,10 @@ def _hooks_table(report):
 def _traceback_text(frames):
     lines = []
     for frame in frames or []:
+        if "repeated" in frame:
+            what = "line" if frame.get("frames", 1) == 1 else f"{frame['frames']} frames"
+            lines.append(f"  [Previous {what} repeated {frame['repeated']} more times]")
+            continue
         lines.append(f'  File "{frame.get("file")}", line {frame.get("line")}, '
                      f'in {frame.get("function")}')
         if frame.get("code"):
