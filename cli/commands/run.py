@@ -1,7 +1,5 @@
 """gradviz run: inspect a file's tensors, graph, backward, hooks and anomalies."""
 
-import json
-
 import click
 
 from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
@@ -45,6 +43,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, a
       gradviz run examples/mul_chain_backward.py --json
     """
     from gradviz.inspect import run_file
+    from gradviz.inspect.report import report_json
     from gradviz.render.text import OutputFrame, run_header
     console = frame = None
     if not as_json:
@@ -66,7 +65,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, a
         report["hooks"] = []
     code = 1 if result.failed else 0
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(report_json(report))
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
     console.print()

@@ -6,12 +6,15 @@ gradviz adds what only it records (file:line of every node, saved versions, forw
 the gradient each node received). See docs/report-schema.md.
 """
 
+import json
 import math
 import warnings
 
 import numpy as np
 
-__all__ = ["build_report", "to_json_value", "VALUE_LIMIT"]
+from .saved import saved_entries
+
+__all__ = ["build_report", "report_json", "to_json_value", "VALUE_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
 
@@ -22,10 +25,84 @@ def to_json_value(x, full=False):
         return None
     a = np.asarray(x)
     if a.size > VALUE_LIMIT and not full:
-        f = a.astype(np.float64) if a.dtype.kind in "fiub" else a
-        return (f"<{a.size} elements, shape {list(a.shape)}: min {np.nanmin(f):.4g}, "
-                f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}; --full for all values>")
+        lo, hi, mean = summary_stats(a)
+        return (f"<{a.size} elements, shape {list(a.shape)}: min {lo:.4g}, "
+                f"max {hi:.4g}, mean {mean:.4g}; --full for all values>")
     return _clean(a.tolist())
+
+
+_CHUNK = 1 << 18
+
+
+def summary_stats(a):
+    """(min, max, mean) of an array, ignoring NaN, 262,144 elements at a time: a summary of
+    a 2e8-element tensor must not cost a float64 copy of it (1.6 GB).
+
+    >>> summary_stats(np.array([1.0, np.nan, 3.0], dtype=np.float32))
+    (1.0, 3.0, 2.0)
+    """
+    flat = a.reshape(-1)        # a copy only for a non-contiguous array
+    if flat.dtype.kind not in "fiub":
+        return float("nan"), float("nan"), float("nan")
+    lo, hi, total, count = math.inf, -math.inf, 0.0, 0
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start:start + _CHUNK].astype(np.float64)
+        ok = ~np.isnan(chunk)
+        n = int(np.count_nonzero(ok))
+        if n:
+            lo = min(lo, float(np.min(chunk, where=ok, initial=math.inf)))
+            hi = max(hi, float(np.max(chunk, where=ok, initial=-math.inf)))
+            total += float(np.sum(chunk, where=ok))
+            count += n
+    if count == 0:
+        return float("nan"), float("nan"), float("nan")
+    return lo, hi, total / count
+
+
+def report_json(report):
+    """The report as JSON text: one key per line, and one line per tensor, node, hook, ...
+
+    Each item goes through the C encoder on its own (json's `indent` forces the pure-Python
+    encoder, 4x slower on a 100,000-node graph).
+
+    >>> print(report_json({"file": "f.py", "tensors": [{"name": "x"}, {"name": "y"}]}))
+    {
+      "file": "f.py",
+      "tensors": [
+        {"name": "x"},
+        {"name": "y"}
+      ]
+    }
+    """
+    strict = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
+
+    def dumps(value):
+        try:
+            return strict(value)
+        except ValueError:      # a nan that no value cleaner saw: JSON has none, say "nan"
+            return strict(_clean_deep(value))
+
+    lines = ["{"]
+    items = list(report.items())
+    for i, (key, value) in enumerate(items):
+        end = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {dumps(key)}: [")
+            last = len(value) - 1
+            lines.extend(f"    {dumps(v)}{',' if j < last else ''}" for j, v in enumerate(value))
+            lines.append(f"  ]{end}")
+        else:
+            lines.append(f"  {dumps(key)}: {dumps(value)}{end}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _clean_deep(v):
+    if isinstance(v, dict):
+        return {k: _clean_deep(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean_deep(x) for x in v]
+    return _clean(v)
 
 
 def _clean(v):
@@ -48,7 +125,17 @@ def _array(t):
 
 
 def _dtype_name(t):
-    return str(t.dtype).replace("torch.", "")
+    data = getattr(t, "_data", None)
+    key = getattr(data, "dtype", None) if data is not None else None
+    name = _DTYPE_NAMES.get(key) if key is not None else None
+    if name is None:
+        name = str(t.dtype).replace("torch.", "")
+        if key is not None and not hasattr(t, "__torch_function__"):
+            _DTYPE_NAMES[key] = name
+    return name
+
+
+_DTYPE_NAMES = {}       # NumPy dtype of a gradviz tensor's data -> its dtype's name
 
 
 def _node_type(node):
@@ -66,21 +153,29 @@ class _Builder:
         self.nodes = []
         self.generated = []          # (name, tensor or None, node, nr)
         self._accumulators = None
+        self._edges = {}             # id(node) -> next_functions, read once per node
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
     def traverse(self):
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
-        self._walk(starts)
-        consumed = {id(fn) for node in self.nodes for fn, _ in _next_functions(node)
+        began = self._walk(starts)
+        consumed = {id(fn) for node in self.nodes for fn, _ in self.edges(node)
                     if fn is not None}
+        if all(id(fn) not in consumed for fn in began):
+            return      # every walk began at a root: walking roots first gives the same order
         roots = [fn for fn in starts if id(fn) not in consumed]
         self.node_ids, self.nodes = {}, []
         self._walk(roots + starts)
 
     def _walk(self, starts):
+        """Preorder from each start not seen yet; returns those starts."""
+        began = []
         for start in starts:
+            if id(start) in self.node_ids:
+                continue
+            began.append(start)
             stack = [start]
             while stack:
                 node = stack.pop()
@@ -88,8 +183,9 @@ class _Builder:
                     continue
                 self.node_ids[id(node)] = f"n{len(self.nodes)}"
                 self.nodes.append(node)
-                nexts = [fn for fn, _ in _next_functions(node) if fn is not None]
+                nexts = [fn for fn, _ in self.edges(node) if fn is not None]
                 stack.extend(reversed(nexts))
+        return began
 
     def output_names(self):
         """(node id, nr) -> tensor name; unnamed outputs get generated names like %3."""
@@ -135,9 +231,7 @@ class _Builder:
                     "data": None, "grad": None, "file": None, "line": None,
                     "generated": True}
         fn = t.grad_fn
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            grad = t.grad
+        grad = t.grad        # build_report ignores the non-leaf .grad warning
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
@@ -166,6 +260,13 @@ class _Builder:
             "generated": generated,
         }
 
+    def edges(self, node):
+        """node.next_functions, computed once per node."""
+        e = self._edges.get(id(node))
+        if e is None:
+            e = self._edges[id(node)] = _next_functions(node)
+        return e
+
     def accumulators(self):
         """id(leaf) -> id of the first AccumulateGrad node for it (built once)."""
         if self._accumulators is None:
@@ -176,13 +277,12 @@ class _Builder:
         return self._accumulators
 
     def next_names(self, node):
-        return [[None if fn is None else _node_type(fn), nr] for fn, nr in _next_functions(node)]
+        return [[None if fn is None else _node_type(fn), nr] for fn, nr in self.edges(node)]
 
     def saved(self, node):
         """Saved values of a node; after backward freed them, as the tracer saw them before."""
         if not self.gv:
             return self._saved_public(node)
-        from .saved import saved_entries
         tracer = self.run.tracer
         entries = saved_entries(node, tracer.output_of(node, 0))
         freed = False
@@ -200,8 +300,11 @@ class _Builder:
                             "value": _plain_value(e.value), "freed": freed})
                 continue
             d = np.asarray(e.data)
+            saved_t = e.tensor
+            if saved_t is None and e.label == "_saved_result":
+                saved_t = tracer.output_of(node, 0)
             out.append({"name": e.label,
-                        "tensor": None if e.tensor is None else self.name_of.get(id(e.tensor)),
+                        "tensor": None if saved_t is None else self.name_of.get(id(saved_t)),
                         "shape": list(d.shape), "dtype": d.dtype.name,
                         "saved_version": int(e.saved_version), "version": int(e.version),
                         "value": None, "freed": freed})
@@ -249,7 +352,7 @@ class _Builder:
             "tensor": self.outs.get((id(node), 0)),
             "variable": self.name_of.get(id(node.variable)) if is_acc else None,
             "next_functions": [[None if fn is None else self.node_ids.get(id(fn)), nr]
-                               for fn, nr in _next_functions(node)],
+                               for fn, nr in self.edges(node)],
             "inputs": inputs,
             "saved": self.saved(node),
             "grad": grad,
@@ -307,12 +410,19 @@ def _error_anomaly(info, builder):
 
 def build_report(run, full=False):
     """The plain-data report of a Run (see docs/report-schema.md)."""
+    with warnings.catch_warnings():
+        # Reading .grad of a non-leaf warns; the report shows None without the noise.
+        warnings.simplefilter("ignore")
+        return _build(run, full)
+
+
+def _build(run, full):
     b = _Builder(run, full)
     b.traverse()
     b.output_names()
     consumed = set()
     for node in b.nodes:
-        for fn, nr in _next_functions(node):
+        for fn, nr in b.edges(node):
             if fn is not None:
                 consumed.add((id(fn), nr))
     anomalies = []

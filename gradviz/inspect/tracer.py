@@ -1,15 +1,31 @@
 """The tracer: what the autograd core tells the inspector while a user's file runs.
 
-Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps every
-node and every result in creation order (so tensors reachable only through the graph can get
-generated names), every gradient a node received (in firing order), and every in-place edit
-with the user's file and line.
+Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps, for
+every node still alive, its creation order and outputs, the gradients it received (in firing
+order), and every in-place edit with the user's file and line.
+
+It never keeps a graph alive by itself: nodes are held weakly, so a training loop's earlier
+steps are freed as they would be under plain Python, and what they received goes with them.
+Output tensors are held strongly only for the last two backward generations (the forward of
+the last step, whose intermediates the report names), weakly before that.
 """
 
+import math
+import os
+import sys
+import weakref
+
+import numpy as np
+
+from .._tensor import Tensor
 from ..autograd.graph import user_site
 from ..autograd.grad_mode import _state
+from .saved import saved_entries
 
 __all__ = ["Tracer", "InplaceEvent", "tracing"]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_inside = {}        # code object -> is it gradviz's own?
 
 
 class InplaceEvent:
@@ -23,103 +39,263 @@ class InplaceEvent:
         self.site = site
         self.version = version
         self.grad_enabled = grad_enabled
-        self.seq = seq
+        self.seq = seq              # nodes created before the edit (compare with order())
 
 
 class Tracer:
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
     def __init__(self, retain_grad=False, keep_grads=True):
-        self.nodes = []             # every node, in creation order
-        self.outputs = {}           # node -> [tensor for output 0, 1, ...]
-        self.events = []            # (node, grads) in the order nodes received them
+        # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] or None,
+        #              grads it last received, its saved values before backward freed them];
+        # an entry is dropped when its node dies.
+        self._nodes = {}
+        self._count = 0             # nodes created so far
+        self._recent = []           # outputs made since the previous backward began
+        self._previous = []         # outputs made in the generation before
+        self._events = []           # (weakref node, grads) in the order nodes received them
         self.inplace_events = []
         self.retain_grad = retain_grad
         self.keep_grads = keep_grads
-        self.last_grad = {}         # node -> grads it last received
+        self.last_grad = _NodeSlot(self, _LAST_GRAD)      # node -> grads it last received
         self.nonfinite = []         # (node, output index) that turned finite grads into nan/inf
         self.refusals = []          # (tensor, message, site): in-place edits autograd refused
-        self.leaves = []            # tensors that were made to require grad, in order
-        self.made_by = {}           # id(tensor) -> (function, site, grad enabled)
-        self._alive = []            # keeps those tensors alive, so ids stay unique
-        self.backward_calls = []    # (root nodes, site, capture) for each backward / grad
-        self.hook_changes = []      # (node, output nr, hook) where a hook replaced a gradient
-        self.saved_snapshot = {}    # node -> its saved values, as they were before backward
+        self._leaves = []           # weakrefs to tensors made to require grad, in order
+        self.made_by = {}           # id(tensor) -> (function, site, grad enabled), while alive
+        self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
+        self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
+        self._hook_changes = []     # (weakref node, output nr, hook)
+        self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
+        #                                                   backward freed them
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
+        self._summarized = 0        # events before this index hold summaries of big grads
+        self._pruned_at = 0         # len(_events) after the last pruning
 
     # ----- protocol called by the core ----------------------------------------------------
 
     def node(self, node):
-        self.nodes.append(node)
+        k = id(node)
+        nodes = self._nodes
+        # The entry goes when the node does (its snapshot holds the saved tensors, and with
+        # them the graph above: that must not outlive the node).
+        ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
+        nodes[k] = [self._count, ref, None, None, None]
+        self._count += 1
 
     def made(self, out, node):
-        outs = self.outputs.setdefault(node, [])
-        while len(outs) <= out._nr:
+        entry = self._entry(node, create=True)
+        outs = entry[_OUTS]
+        if outs is None:
+            outs = entry[_OUTS] = []
+        nr = out._nr
+        while len(outs) <= nr:
             outs.append(None)
-        outs[out._nr] = out
+        outs[nr] = weakref.ref(out)
+        self._recent.append(out)
         if self.retain_grad and out._rg and not out._retains:
             out.retain_grad()
 
     def grad(self, node, grads):
-        if node not in self.saved_snapshot:
-            from .saved import saved_entries
-            entries = saved_entries(node, self.output_of(node, 0))
+        entry = self._entry(node, create=True)
+        if entry[_SNAPSHOT] is None:
+            entries = saved_entries(node, None)
             if entries:
-                self.saved_snapshot[node] = entries
+                # The result's tensor is the node's own output: holding it would keep the
+                # node alive, so the report finds it through output_of() instead.
+                for e in entries:
+                    if e.label == "_saved_result":
+                        e.tensor = None
+            entry[_SNAPSHOT] = entries or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            self.events.append((node, snap))
-            self.last_grad[node] = snap
+            self._events.append((entry[_REF], snap))
+            entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
-        import numpy as np
-        received = self.last_grad.get(node, ())
-        if any(g is not None and not np.all(np.isfinite(g)) for g in received):
+        bad = [i for i, g in enumerate(outs)
+               if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g)]
+        if not bad:
             return
-        for i, g in enumerate(outs):
-            if g is not None and not np.all(np.isfinite(_snapshot(g))):
-                self.nonfinite.append((node, i))
+        # Only a node that turned finite gradients into nan/inf is where they came from.
+        received = self.last_grad.get(node, ())
+        if any(g is not None and not _all_finite(g) for g in received):
+            return
+        for i in bad:
+            self.nonfinite.append((node, i))
 
     def inplace(self, tensor, op):
         site = user_site(3)
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
-                                                _state.enabled, len(self.nodes)))
+                                                _state.enabled, self._count))
 
     def created(self, tensor):
         func, site = _maker()
-        self.made_by[id(tensor)] = (func, site, _state.enabled)
-        self._alive.append(tensor)
+        k = id(tensor)
+        self.made_by[k] = (func, site, _state.enabled)
+        self._made_ids[weakref.ref(tensor, self._forget)] = k
 
     def begin(self, roots, inputs, capture):
-        self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
+        # A new backward: a training loop's step before the previous one is history now.
+        self._previous, self._recent = self._recent, []
+        self._settle_history()
+        self._calls.append(([weakref.ref(n) for n, _ in roots], user_site(3), capture))
 
     def hooked(self, node, nr, hook):
-        self.hook_changes.append((node, nr, hook))
+        self._hook_changes.append((weakref.ref(node), nr, hook))
 
     def leaf(self, tensor):
-        self.leaves.append(tensor)
+        self._leaves.append(weakref.ref(tensor))
 
     def refused(self, tensor, message):
         self.refusals.append((tensor, message, user_site(3)))
 
+    def _settle_history(self):
+        """Once per backward: summarize the big gradients of earlier calls, and drop the
+        events of dead nodes whenever the list doubled (amortized constant time per event)."""
+        events = self._events
+        for i in range(self._summarized, len(events)):
+            ref, snap = events[i]
+            if any(isinstance(g, np.ndarray) and g.size > _KEPT_ELEMENTS for g in snap):
+                # A node gone with its step needs no summary: its events are dropped below.
+                events[i] = (ref, [_summary(g) for g in snap] if ref() is not None else [])
+        if len(events) > 2 * self._pruned_at + 64:
+            self._events = events = [e for e in events if e[0]() is not None]
+            self._pruned_at = len(events)
+        self._summarized = len(events)
+
+    def _forget(self, ref):
+        k = self._made_ids.pop(ref, None)
+        if k is not None:
+            self.made_by.pop(k, None)
+
     # ----- queries --------------------------------------------------------------------------
 
+    def _entry(self, node, create=False):
+        entry = self._nodes.get(id(node))
+        if entry is None or entry[_REF]() is not node:
+            if not create:
+                return None
+            self.node(node)
+            entry = self._nodes[id(node)]
+        return entry
+
+    @property
+    def nodes(self):
+        """The nodes still alive, in creation order."""
+        live = []
+        for entry in list(self._nodes.values()):
+            node = entry[1]()
+            if node is not None:
+                live.append((entry[0], node))
+        live.sort(key=lambda pair: pair[0])
+        return [node for _, node in live]
+
+    def order(self, node):
+        """The node's creation number (compare with InplaceEvent.seq), or None."""
+        entry = self._entry(node)
+        return None if entry is None else entry[0]
+
     def output_of(self, node, nr=0):
-        outs = self.outputs.get(node)
-        if outs is None or nr >= len(outs):
+        entry = self._entry(node)
+        outs = None if entry is None else entry[_OUTS]
+        if outs is None or nr >= len(outs) or outs[nr] is None:
             return None
-        return outs[nr]
+        return outs[nr]()
+
+    @property
+    def events(self):
+        """(node, grads) for every gradient a live node received, in firing order."""
+        out = []
+        for ref, snap in self._events:
+            node = ref()
+            if node is not None:
+                out.append((node, snap))
+        return out
+
+    @property
+    def backward_calls(self):
+        """(root nodes still alive, site, capture) for each backward / grad call."""
+        return [([n for n in (r() for r in refs) if n is not None], site, capture)
+                for refs, site, capture in self._calls]
+
+    @property
+    def hook_changes(self):
+        return [(n, nr, hook) for n, nr, hook in ((r(), nr, h) for r, nr, h in self._hook_changes)
+                if n is not None]
+
+    @property
+    def leaves(self):
+        """Tensors made to require grad, in order (None where one no longer exists)."""
+        return [r() for r in self._leaves]
+
+
+_REF, _OUTS, _LAST_GRAD, _SNAPSHOT = 1, 2, 3, 4      # slots of a node's entry
+_NOTHING_SAVED = object()       # a snapshot was taken, and the node held nothing
+
+
+class _NodeSlot:
+    """A read-only view of one slot of the tracer's node entries, as a mapping node -> value
+    (`tracer.last_grad.get(node)`)."""
+
+    def __init__(self, tracer, slot):
+        self._tracer = tracer
+        self._slot = slot
+
+    def get(self, node, default=None):
+        entry = self._tracer._entry(node)
+        value = None if entry is None else entry[self._slot]
+        return default if value is None or value is _NOTHING_SAVED else value
+
+    def __contains__(self, node):
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        value = self.get(node)
+        if value is None:
+            raise KeyError(node)
+        return value
+
+
+# Gradients of earlier backward calls are kept whole up to this size, as a summary beyond it
+# (what `to_json_value` would print for a big array), so a long training loop does not keep a
+# copy of every parameter's gradient of every step.
+_KEPT_ELEMENTS = 64
+
+
+def _summary(g):
+    if not isinstance(g, np.ndarray) or g.size <= _KEPT_ELEMENTS:
+        return g
+    f = g.astype(np.float64) if g.dtype.kind in "fiub" else g
+    return (f"<{g.size} elements, shape {list(g.shape)}: min {np.nanmin(f):.4g}, "
+            f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}; earlier backward call>")
+
+
+def _all_finite(a):
+    if isinstance(a, float):
+        return math.isfinite(a)
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc":
+        return True
+    if a.size == 1:
+        return bool(np.isfinite(a.reshape(-1)[0]))
+    return bool(np.isfinite(a).all())
 
 
 def _maker():
-    """(innermost gradviz function name, user site) of the current call, for created()."""
-    import sys
-    from ..autograd.graph import _PKG_DIR
+    """(innermost public gradviz function name, user site) of the current call, for created().
+
+    gradviz's frames are recognised through a cache of code objects, so the walk costs a dict
+    lookup a frame.
+    """
     f = sys._getframe(3)
     func = None
+    cache = _inside
     while f is not None:
         code = f.f_code
-        if not code.co_filename.startswith(_PKG_DIR):
+        inside = cache.get(code)
+        if inside is None:
+            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
             return func, (code.co_filename, f.f_lineno)
         if func is None and not code.co_name.startswith("_"):
             func = code.co_name
@@ -128,8 +304,6 @@ def _maker():
 
 
 def _snapshot(g):
-    import numpy as np
-    from .._tensor import Tensor
     return np.array(g._data if isinstance(g, Tensor) else g, copy=True)
 
 

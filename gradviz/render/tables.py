@@ -18,6 +18,25 @@ __all__ = ["print_report", "report_renderables"]
 
 # A folding column gets at least this many characters before a table gives way to blocks.
 _FOLDED = 12
+# Without --full, a long table shows its first _HEAD and last _TAIL rows.
+_HEAD = 30
+_TAIL = 10
+
+
+def _capped(items, full):
+    """(items to show, number left out, where the gap is): head and tail of a long list."""
+    items = list(items)
+    if full or len(items) <= _HEAD + _TAIL:
+        return items, 0, None
+    return items[:_HEAD] + items[-_TAIL:], len(items) - _HEAD - _TAIL, _HEAD
+
+
+def _with_gap(table, left_out, what):
+    """The table, then a line saying how many rows the "…" row stands for."""
+    if not left_out:
+        return table
+    return Group(table, Text(f"… {left_out:,} more {what} — --full or --json for all",
+                             style="dim"))
 
 
 def _table(title, *columns, folding=None):
@@ -81,7 +100,11 @@ def _tensors_table(report, full=False):
     """
     table = _table("Tensors", *_TENSOR_HEADERS, folding=_TENSOR_FOLDING)
     blocks, rows = [Text("Tensors", style="italic")], []
-    for t in report.get("tensors") or []:
+    shown, left_out, gap = _capped(report.get("tensors") or [], full)
+    for i, t in enumerate(shown):
+        if i == gap:
+            table.add_row(Text("…", style="dim"))
+            blocks.append(Text("…", style="dim"))
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
                              summarize(t.get("data"), full))
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
@@ -92,7 +115,7 @@ def _tensors_table(report, full=False):
         blocks += [Text(f"{t['name']} {shape} {t.get('dtype')}", style="bold"),
                    Padding(body, (0, 0, 0, 2))]
     needed = _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING)
-    return _Fit(table, Group(*blocks), needed)
+    return _with_gap(_Fit(table, Group(*blocks), needed), left_out, "tensors")
 
 
 def _node_title(node):
@@ -117,12 +140,15 @@ def _saved_text(entry):
     return text
 
 
-def _graph_table(report):
+def _graph_table(report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     table = _table("Graph", "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
-    for node in report.get("nodes") or []:
+    shown, left_out, gap = _capped(report.get("nodes") or [], full)
+    for i, node in enumerate(shown):
+        if i == gap:
+            table.add_row(Text("…", style="dim"))
         nexts = []
         for nid, _ in node.get("next_functions") or []:
             if nid is None:
@@ -132,21 +158,25 @@ def _graph_table(report):
         saved = Text("\n").join(_saved_text(s) for s in node.get("saved") or [])
         title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
         table.add_row(Text(node["id"]), title, Text("\n".join(nexts)), saved)
-    return table
+    return _with_gap(table, left_out, "nodes")
 
 
-def _hooks_table(report):
+def _hooks_table(report, full=False):
     """The Hooks table, in firing order."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     tensors = {t["name"] for t in report.get("tensors") or []}
     table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
-    for i, hook in enumerate(report.get("hooks") or [], start=1):
+    hooks = list(enumerate(report.get("hooks") or [], start=1))
+    shown, left_out, gap = _capped(hooks, full)
+    for k, (i, hook) in enumerate(shown):
+        if k == gap:
+            table.add_row(Text("…", style="dim"))
         target = hook.get("target")
         if target in nodes and target not in tensors:
             target = f"{target} {_node_title(nodes[target])}"
         table.add_row(*(Text(str(cell)) for cell in (
             i, target, hook.get("kind"), summarize(hook.get("grad")))))
-    return table
+    return _with_gap(table, left_out, "gradients")
 
 
 def _traceback_text(frames):
@@ -207,9 +237,9 @@ def report_renderables(report, *, full=False, hooks=False):
     else:
         parts.append(Text(f"No tensors found in {report.get('file')}."))
     if report.get("nodes"):
-        parts.append(_graph_table(report))
+        parts.append(_graph_table(report, full))
     if report.get("hooks"):
-        parts.append(_hooks_table(report))
+        parts.append(_hooks_table(report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
     if report.get("anomalies"):
