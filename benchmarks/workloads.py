@@ -165,6 +165,65 @@ def mlp_checksum(torch: Any, state: dict) -> dict:
     return out
 
 
+# ----- makemore-style MLP step -----
+#
+# A character-level MLP as in the makemore lectures: an embedding table of 27 characters x 10,
+# a 3-character context, a 200-wide tanh layer with batch norm, cross entropy over 27 classes,
+# batch 32, SGD. Every op of the step is one of nn.functional's own nodes
+# (EmbeddingBackward0, NativeBatchNormBackward0, NllLossBackward0, ...).
+
+MAKEMORE_LR = 0.1
+
+
+def makemore_data(batch: int) -> dict:
+    rng = _rng()
+    return {
+        "C": rng.standard_normal((27, 10)).astype(np.float32),
+        "w1": (rng.standard_normal((30, 200)) * 0.2).astype(np.float32),
+        "gain": np.ones(200, dtype=np.float32),
+        "bias": np.zeros(200, dtype=np.float32),
+        "w2": (rng.standard_normal((200, 27)) * 0.01).astype(np.float32),
+        "b2": np.zeros(27, dtype=np.float32),
+        "x": rng.integers(0, 27, (batch, 3)),
+        "y": rng.integers(0, 27, batch),
+    }
+
+
+def makemore_setup(torch: Any, batch: int) -> dict:
+    data = makemore_data(batch)
+    names = ("C", "w1", "gain", "bias", "w2", "b2")
+    state = {"params": [torch.tensor(data[k], requires_grad=True) for k in names],
+             "x": torch.tensor(data["x"]), "y": torch.tensor(data["y"]),
+             "running_mean": torch.zeros(200), "running_var": torch.ones(200)}
+    return state
+
+
+def makemore_run(torch: Any, state: dict) -> None:
+    C, w1, gain, bias, w2, b2 = params = state["params"]
+    F = torch.nn.functional
+    for p in params:
+        p.grad = None
+    emb = F.embedding(state["x"], C)
+    h = emb.view(emb.shape[0], -1) @ w1      # no bias before batch norm (as the lecture)
+    h = F.batch_norm(h, state["running_mean"], state["running_var"], gain, bias,
+                     training=True)
+    logits = torch.tanh(h) @ w2 + b2
+    loss = F.cross_entropy(logits, state["y"])
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= MAKEMORE_LR * p.grad
+    state["loss"] = loss
+
+
+def makemore_checksum(torch: Any, state: dict) -> dict:
+    out = {"loss": _scalar_entry(state["loss"]),
+           "running_var": _sum_entry(state["running_var"])}
+    for name, p in zip(("C", "w1", "gain", "bias", "w2", "b2"), state["params"]):
+        out[name + ".grad"] = _sum_entry(p.grad)
+    return out
+
+
 # ----- 1024x1024 matmul -----
 #
 # Inputs are uniform in [0, 1), so the output's sum and every gradient entry are positive sums
@@ -306,6 +365,11 @@ WORKLOADS: dict[str, Workload] = {
             mlp_setup, mlp_run, mlp_checksum, "ms",
             full=Plan(256, rounds=3, repeat=20), quick=Plan(256, rounds=1, repeat=8),
             floor=True),
+        Workload(
+            "makemore_step", "makemore MLP step: batch 32, embedding 27x10, 3-char context, "
+            "tanh 200 with batch_norm, cross_entropy, fwd+bwd+SGD",
+            makemore_setup, makemore_run, makemore_checksum, "ms",
+            full=Plan(32, rounds=3, repeat=200), quick=Plan(32, rounds=1, repeat=50)),
         Workload(
             "matmul_1024", "(a @ b).sum().backward(), a and b 1024x1024",
             matmul_setup, matmul_run, matmul_checksum, "ms",

@@ -11,25 +11,60 @@ class UsageFailure(click.ClickException):
 
     exit_code = 2
 
+    def format_message(self):
+        # The message quotes the user's paths and names: never let them drive the terminal.
+        from gradviz.render.terminal import printable
+        return printable(self.message)
+
+
+class LibraryFailure(UsageFailure):
+    """A library error that carries its own exit code (see the table in cli/main.py)."""
+
+    def __init__(self, message, exit_code):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# Narrower than this, tables and panels cannot be read: COLUMNS=0 or 5 gets this width.
+MIN_WIDTH = 40
+
+
+def console_width(fd=1):
+    """Columns to print at: COLUMNS when it is a positive number, else the terminal's width,
+    else 100 (output to a file or pipe); never less than MIN_WIDTH."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    elif os.isatty(fd):
+        try:
+            width = os.get_terminal_size(fd).columns or 80
+        except OSError:
+            width = 80
+    else:
+        width = 100
+    return max(width, MIN_WIDTH)
+
 
 def make_console(no_color=False, stderr=False):
     """A rich Console created per command, so NO_COLOR, COLUMNS and CliRunner all apply."""
     from rich.console import Console
-    width = None
-    if not os.isatty(1) and "COLUMNS" not in os.environ:
-        width = 100
-    return Console(no_color=True if no_color else None, highlight=False, width=width,
-                   stderr=stderr, soft_wrap=False)
+    return Console(no_color=True if no_color else None, highlight=False,
+                   width=console_width(2 if stderr else 1), stderr=stderr, soft_wrap=False)
 
 
 @contextlib.contextmanager
 def library_errors():
-    """Turn gradviz.inspect.UsageError (and friends) into exit code 2 at the CLI boundary."""
+    """Turn gradviz.inspect.UsageError into exit code 2, and rendering and output errors into
+    their own codes, at the CLI boundary."""
     from gradviz.inspect import UsageError
+    from gradviz.render.output import OutputError
+    from gradviz.render.renderer import RenderError
     try:
         yield
     except UsageError as exc:
         raise UsageFailure(str(exc)) from None
+    except (RenderError, OutputError) as exc:
+        raise LibraryFailure(str(exc), exc.exit_code) from None
 
 
 file_argument = click.argument("file", type=click.Path(dir_okay=True, path_type=str))

@@ -1,15 +1,25 @@
 """The `gradviz` command: one click group, each command registered explicitly.
 
-Exit codes (one table for every command):
+Exit codes (one table for every command, also in the README):
 
     0    it ran, and there was nothing wrong to report
     1    the user's file raised, backward failed or found an anomaly, or a check failed
     2    usage error: missing or unreadable file, not a Python file, unknown tensor name,
-         bad option, unwritable output path, backend not installed
+         bad option, backend not installed; an output that must not or cannot be written
+         (the file being run or a module it imported, a folder, a read-only file, a full
+         disk, including standard output)
     3    graph: no Graphviz renderer was found (the .dot file is written anyway)
+    4    graph: the renderer failed (cannot be run, exited non-zero or was killed, wrote
+         nothing)
     130  interrupted (Ctrl-C)
+    141  standard output was closed early (`| head`): nothing more is printed, as a program
+         killed by SIGPIPE would report
+    143  terminated (SIGTERM): temporary files removed and the renderer stopped first
 """
 
+import errno
+import os
+import signal
 import sys
 
 import click
@@ -20,7 +30,8 @@ from .commands.gradcheck import gradcheck
 from .commands.graph import graph
 from .commands.run import run
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_RENDERER_FAILED = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 130, 141, 143
 
 
 def _version():
@@ -47,7 +58,8 @@ def cli():
 
     \b
     Exit codes: 0 ok, 1 the file raised / backward failed / a check failed,
-    2 usage error, 3 no Graphviz renderer, 130 interrupted.
+    2 usage error or an output that cannot be written, 3 no Graphviz renderer,
+    4 the renderer failed, 130 interrupted, 141 stdout closed early, 143 terminated.
     """
 
 
@@ -58,17 +70,116 @@ cli.add_command(gradcheck)
 cli.add_command(explain)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised the way Ctrl-C is, so every `finally` on the way up runs: a temporary
+    output file is removed, and subprocess.run kills the renderer it is waiting for."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+class _StdoutFailed(Exception):
+    """Writing to standard output failed (a closed pipe, a full disk)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+class _GuardedStdout:
+    """sys.stdout, with its write errors told apart from gradviz's own: any other OSError
+    reaching main() is a bug, this one is where the output went."""
+
+    def __init__(self, stream):
+        self._stream = stream  # None: fd 1 was closed when gradviz started (`>&-`)
+
+    def write(self, text):
+        if self._stream is None:
+            raise _StdoutFailed(OSError(errno.EBADF, "it is closed"))
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def flush(self):
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _to_devnull(fd):
+    """Point fd at /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+    except OSError:
+        pass
+
+
+def _silence_stdout():
+    """Point fd 1 at /dev/null: Python flushes sys.stdout at exit, and what is still buffered
+    would fail again, with a traceback."""
+    _to_devnull(1)
+
+
+def _stdout_failed(error):
+    _silence_stdout()
+    if error.errno == errno.EPIPE:
+        # The reader is gone (`gradviz run f.py | head -1`): quiet, as SIGPIPE would be.
+        return EXIT_BROKEN_PIPE
+    click.echo(f"gradviz: cannot write to standard output: {error.strerror}", err=True)
+    return EXIT_USAGE
+
+
 def main(argv=None):
-    """Entry point of the console script; Ctrl-C is handled here, once."""
+    """Entry point of the console script; Ctrl-C, SIGTERM and a failing stdout are handled
+    here, once."""
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    stdout, stderr = sys.stdout, sys.stderr
+    # A closed fd 1 or 2 (`>&-`) is held with /dev/null, so that no file gradviz opens
+    # becomes "stdout"; writing to stdout still fails, with a message, while a closed stderr
+    # means the user wants no messages.
+    if stdout is None:
+        _to_devnull(1)
+    if stderr is None:
+        _to_devnull(2)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+    sys.stdout = _GuardedStdout(stdout)
+    try:
+        sys.exit(_main(argv))
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv):
+    """Run the command line; return its exit code."""
     try:
         code = cli.main(args=argv, prog_name="gradviz", standalone_mode=False)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+        sys.stdout.flush()
+    except _StdoutFailed as exc:
+        return _stdout_failed(exc.error)
+    except BrokenPipeError as exc:
+        return _stdout_failed(exc)
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+            click.echo("Terminated.", err=True)
+            return EXIT_TERMINATED
         click.echo("\nInterrupted.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

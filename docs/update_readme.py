@@ -27,6 +27,7 @@ from click.testing import CliRunner
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 BLOCK = re.compile(r"(<!-- (gradviz [^\n]*?) -->\n```text\n)(.*?)(```\n<!-- end -->)", re.S)
+SURFACE = re.compile(r"(<!-- generated: core surface -->\n)(.*?)(<!-- end -->)", re.S)
 IMAGE = re.compile(r"<!-- image: (gradviz [^\n]*?) -->")
 
 
@@ -51,7 +52,46 @@ def run(command):
 
 def render(text):
     """README text with every generated block replaced by fresh output."""
-    return BLOCK.sub(lambda m: m.group(1) + run(m.group(2)) + m.group(4), text)
+    text = BLOCK.sub(lambda m: m.group(1) + run(m.group(2)) + m.group(4), text)
+    return SURFACE.sub(lambda m: m.group(1) + core_surface() + m.group(3), text)
+
+
+def _public(names):
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def core_surface():
+    """What the core implements, per namespace, read from the package itself (the export
+    registry, the Tensor class, nn, nn.functional, optim, linalg, autograd), and how much of
+    PyTorch 2.13's public names of each namespace that is."""
+    import types
+
+    import gradviz
+    from gradviz import _torch_api
+    from gradviz._missing import _Missing
+
+    def callables(module):
+        return _public(n for n in dir(module) if not isinstance(getattr(module, n, None),
+                                                                 types.ModuleType))
+
+    tensor = _public(n for n, v in vars(gradviz.Tensor).items() if not isinstance(v, _Missing))
+    tensor += _public(n for n in dir(gradviz.Tensor) if n not in vars(gradviz.Tensor)
+                      and not isinstance(getattr(gradviz.Tensor, n, None), _Missing)
+                      and n in _torch_api.TENSOR)
+    rows = [("`torch.X`", callables(gradviz), _torch_api.TORCH),
+            ("`Tensor.X`", sorted(set(tensor)), _torch_api.TENSOR),
+            ("`torch.nn.X`", callables(gradviz.nn), _torch_api.NN),
+            ("`torch.nn.functional.X`", callables(gradviz.nn.functional),
+             _torch_api.FUNCTIONAL),
+            ("`torch.optim.X`", callables(gradviz.optim), _torch_api.OPTIM)]
+    rows.append(("`torch.linalg.X`", callables(gradviz.linalg), _torch_api.LINALG))
+    rows.append(("`torch.autograd.X`", callables(gradviz.autograd), None))
+    out = []
+    for title, names, theirs in rows:
+        mine = [n for n in names if theirs is None or n in theirs]
+        share = "" if theirs is None else f" ({len(mine)} of PyTorch's {len(theirs)} public names)"
+        out.append(f"**{title}**{share}: " + ", ".join(f"`{n}`" for n in mine) + "\n")
+    return "\n".join(out)
 
 
 def main(argv):

@@ -15,8 +15,8 @@ Expect:
     y = my(x) has shape [1, 64] and grad_fn AddBackward0; loss = y.sum()
     after --backward loss: my.weight.grad is all ones (= x, which is all ones)
                            my.bias.grad is all ones
-Random values: torch.manual_seed(0) makes them repeat, but gradviz's random
-draws differ from PyTorch's; the gradients above do not depend on them.
+Random values: torch.manual_seed(0) makes them repeat, and gradviz draws them
+exactly as PyTorch does (the same printed numbers on both).
 
 Run:
     gradviz run examples/nn_module_parameters.py --backward loss

@@ -7,11 +7,10 @@ F.mse_loss, loss.backward(), opt.step(). The graph is rebuilt each step.
 
 Expect: the loss goes down at every step ("decreasing at every step: True")
 and the loss at step 29 is under a tenth of the loss at step 0.
-torch.manual_seed(0) fixes the initial weights, but gradviz's random draws
-differ from PyTorch's, so the exact losses differ between the two backends
-(PyTorch 2.13: 4.7142 at step 0, 0.0114 at step 29). With nn.Linear's
-default initialisation this holds for any seed (checked on PyTorch for
-seeds 0-1999).
+torch.manual_seed(0) fixes the initial weights, and gradviz draws them exactly
+as PyTorch does, so the printed losses are PyTorch 2.13's: 4.7142 at step 0,
+0.0114 at step 29. With nn.Linear's default initialisation the loss goes down
+like this for any seed (checked on PyTorch for seeds 0-1999).
 
 What the inspector shows after the run: model.hidden.weight [8, 2],
 model.hidden.bias [8], model.out.weight [1, 8], model.out.bias [1], all

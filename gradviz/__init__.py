@@ -18,37 +18,59 @@ from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Tensor, device
 from ._tensor_str import get_printoptions, set_printoptions
 from . import _ops
-from ._ops import (abs, add, addmm, allclose, argmax, argmin, bmm, cat, ceil, clamp, clamp_max,
-                   clamp_min, clone, concat, concatenate, cos, div, dot, equal, exp, expand,
-                   flatten, floor, floor_divide, isfinite, isinf, isnan, log, log_softmax,
-                   logical_not, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow, neg,
-                   outer, permute, pow, prod, reciprocal, relu, remainder, reshape, round, rsub,
-                   select, sigmoid, sign, sin, softmax, sqrt, square, squeeze, stack, sub, sum, t,
-                   tanh, transpose, trunc, unbind, unsqueeze, where)
+from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
+                              mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
+                              rsub, sub, sub as subtract)
+from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
+                              logical_not, lt, ne)
+from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
+                          inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                         broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
+                         diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
+                         movedim as moveaxis, repeat_interleave, roll, rot90, split, swapaxes,
+                         swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
+                         vstack as row_stack)
+from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
+                             floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
+                             square, tanh, trunc, where)
+from ._ops.random import bernoulli, multinomial, normal
+from ._ops.dropout import (dropout, dropout_)
+from ._ops.embedding import (embedding)
+from ._ops.normalization import (batch_norm, group_norm, layer_norm)
+from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
+                               log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
+                               std_mean, sum, var, var_mean)
+from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
+                           masked_select, nonzero, scatter, scatter_add, take_along_dim)
+from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
+from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
+                           arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
+                           atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
+                           expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
+                           logaddexp2, rsqrt, sinh, tan, xlogy)
+from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
+                         select, squeeze, stack, t, transpose, unbind, unsqueeze)
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                        initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like,
-                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros,
-                        zeros_like)
-from . import _derivatives
+                        get_rng_state, initial_seed, is_tensor, linspace, manual_seed, numel,
+                        ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from ._random import Generator, default_generator
 from . import autograd
+from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import nn
 from . import optim
 from . import return_types
+from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
 half = float16
 long = int64
 int = int32  # noqa: A001  (torch.int)
-clip = clamp
-divide = true_divide = div
-multiply = mul
-subtract = sub
-negative = neg
-Generator = None
 
 
 def is_floating_point(input):
@@ -65,15 +87,29 @@ __all__ = [
     "set_default_dtype", "set_printoptions", "get_printoptions", "tensor", "as_tensor",
     "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
-    "eye", "manual_seed", "seed", "initial_seed", "is_tensor", "numel", "abs", "add", "addmm",
+    "eye", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",
+    "set_rng_state", "Generator", "default_generator", "normal", "bernoulli", "multinomial", "is_tensor", "numel", "abs", "add", "addmm",
     "allclose", "argmax", "argmin", "bmm", "cat", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
-    "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp", "expand",
+    "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp",
     "flatten", "floor", "floor_divide", "isfinite", "isinf", "isnan", "log", "log_softmax",
     "logical_not", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply",
     "mv", "narrow", "neg", "negative", "outer", "permute", "pow", "prod", "reciprocal", "relu",
     "remainder", "reshape", "round", "rsub", "select", "sigmoid", "sign", "sin", "softmax", "sqrt",
     "square", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "transpose", "true_divide",
-    "trunc", "unbind", "unsqueeze", "where", "is_floating_point", "detach", "autograd", "no_grad",
+    "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
+    "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg",
+    "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
+
+_missing.install_tensor_stubs(Tensor)
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether PyTorch has it (run with --backend torch)
+    # or whether it is a typo, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+    from ._missing import missing
+    raise missing("torch", name, globals())

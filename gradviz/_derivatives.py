@@ -1,359 +1,48 @@
-"""The derivative table: one entry per differentiable op, as torch's derivatives.yaml.
+"""The derivative table: one row per differentiable op, as torch's derivatives.yaml.
 
-Each entry names the op, torch's grad_fn class name, the values the forward passes in for
-saving (`args`, exposed on the node as `_saved_<name>`), and one backward formula per
-differentiable input, in next_functions order. Names in scope in a formula are its parameters:
+A row is `defderiv(signature, grad_fn name, saved names, formulas)`:
+
+    signature   the op as gradviz's forward takes it, in torch's schema notation:
+                "mul(Tensor self, Tensor other)". Its Tensor parameters are the node's inputs,
+                in next_functions order; each has a formula below, keyed by its name, or is
+                listed in `nondiff` (never differentiated, no edge: where's condition).
+    node        torch's grad_fn class name (MulBackward0); `name=` when node.name() differs.
+    args        the values the forward passes in for saving, under torch's `_saved_<name>`
+                names (`self`, `other`, `self_sym_sizes`, `dim`, ...).
+
+Names in scope in a formula are its parameters:
 
     grad      the gradient w.r.t. the op's output (`grads`, a list, for several outputs)
     result    the op's output (saved as `_saved_result`)
-    <arg>     any name in `args` (`self`, `other`, `self_sym_sizes`, `dim`, ...)
+    <arg>     any name in the row's saved names
 
 A formula only receives the names it lists, and only the values the formulas of inputs that
 need a gradient use are kept alive and version-checked, as in torch. Formulas work on NumPy
-arrays (a plain backward) and on Tensors (create_graph=True, so that the gradient is itself
-differentiable); every function they call below accepts both. Gradients are summed back to
-each input's broadcast shape and cast to its dtype in one place, `fit_to`, never per rule.
+arrays (a plain backward) and on Tensors (create_graph=True), through gradviz._dmath. Gradients
+are summed back to each input's broadcast shape and cast to its dtype in one place
+(`_dmath.fit_to`), never per row. The machinery (rows, plans, nodes, the import-time checks
+that a row matches its op) is gradviz.autograd.formula; a forward names the rows it records
+with `gradviz._registry.records`.
 """
 
 import numpy as np
 
+from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
+                     log_sigmoid, mean_dims, narrow, sigmoid, times_constant)
+from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
+                     shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
+                     take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
+                     zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
+                     xlogy, trunc_div, plus)
+from ._registry import ops
 from ._tensor import Tensor, _make
-from .autograd.graph import make_node_class
+from .autograd.formula import DERIVATIVES, defderiv
 
-__all__ = ["DERIVATIVES", "Derivative", "fit_to"]
+__all__ = ["DERIVATIVES"]
 
-
-class Derivative:
-    """One table entry; `cls` is the generated Node subclass named `node`."""
-
-    def __init__(self, op, node, args, formulas, n_out=1, variadic=False, name=None,
-                 wrapped=()):
-        self.op = op
-        self.node = node
-        self.display = name or node     # what node.name() says, when torch's differs
-        self.wrapped = frozenset(wrapped)
-        self.args = tuple(args)
-        self.inputs = tuple(formulas)
-        self.n_out = n_out
-        self.variadic = variadic
-        self.result_index = len(self.args)
-        scope = self.args + ("result",)
-        self.formulas = []
-        for name, f in formulas.items():
-            code = f.__code__
-            params = code.co_varnames[:code.co_argcount]
-            skip = 2 if variadic else 1            # grad (and mask for variadic formulas)
-            for p in params[skip:]:
-                if p not in scope:
-                    raise TypeError(f"{node}: formula for {name!r} uses unknown name {p!r}")
-            self.formulas.append((f, tuple(scope.index(p) for p in params[skip:])))
-        self._needed = {}
-        self._plans = {}
-        self.saves_tensors = False
-        self.cls = make_node_class(self)
-
-    def plan(self, mask):
-        """The Plan for the inputs in `mask` (cached): what to keep and how to call formulas."""
-        p = self._plans.get(mask)
-        if p is None:
-            p = self._plans[mask] = Plan(self, mask)
-        return p
-
-    def needed(self, mask):
-        """Indices of args (and result) used by the formulas of inputs in `mask`."""
-        r = self._needed.get(mask)
-        if r is None:
-            used = set()
-            for i, (_, idx) in enumerate(self.formulas):
-                if self.variadic or mask >> i & 1:
-                    used.update(idx)
-            r = self._needed[mask] = tuple(sorted(used))
-        return r
-
-    def saved_names(self, mask):
-        scope = self.args + ("result",)
-        return tuple(scope[j] for j in self.needed(mask))
-
-    def __repr__(self):
-        return f"<Derivative {self.op} -> {self.node}>"
-
-
-class Plan:
-    """How a node of one entry saves and calls, for one set of inputs needing a gradient.
-
-    `keep` lists the args kept alive (only those the needed formulas use, as torch saves
-    only what it will need); the node stores them in that order, followed by the result at
-    backward time. `calls` are (input index, formula, positions into that list).
-    """
-
-    __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args")
-
-    def __init__(self, entry, mask):
-        needed = entry.needed(mask)
-        self.keep = tuple(j for j in needed if j != entry.result_index)
-        self.n_args = len(entry.args)
-        self.all_args = self.keep == tuple(range(self.n_args))
-        self.saves_result = entry.result_index in needed
-        self.position = {j: k for k, j in enumerate(self.keep)}
-        self.position[entry.result_index] = len(self.keep)
-        self.n_inputs = len(entry.formulas)
-        self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
-                           for i, (f, idx) in enumerate(entry.formulas)
-                           if entry.variadic or mask >> i & 1)
-
-
-DERIVATIVES = {}
-
-
-def defderiv(op, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), **formulas):
-    """Add a table entry; `formulas` maps each differentiable input to its formula.
-
-    n_out is the number of outputs whose gradients the node receives (None: as many as the op
-    returns, and the formula then gets the list `grads`); variadic formulas take one list of
-    tensors (cat, stack) and return one gradient per tensor; `name` is node.name() when torch's
-    differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
-    Python number saved there reads back as a 0-d tensor (torch's wrapped number).
-    """
-    if op in DERIVATIVES:
-        raise ValueError(f"duplicate derivative for {op}")
-    d = DERIVATIVES[op] = Derivative(op, node, args, formulas, n_out, variadic, name, wrapped)
-    d.saves_tensors = saves_tensors
-    return d
-
-
-def entry(op):
-    """The table entry of op; a missing rule fails loudly and names the op."""
-    try:
-        return DERIVATIVES[op]
-    except KeyError:
-        raise NotImplementedError(f"gradviz has no derivative for '{op}'") from None
-
-
-# ----- Functions usable on arrays and on Tensors ------------------------------------------
-
-def _t(x):
-    return isinstance(x, Tensor)
-
-
-def exp(x):
-    return x.exp() if _t(x) else np.exp(x)
-
-
-def log(x):
-    return x.log() if _t(x) else np.log(x)
-
-
-def sin(x):
-    return x.sin() if _t(x) else np.sin(x)
-
-
-def cos(x):
-    return x.cos() if _t(x) else np.cos(x)
-
-
-def sign(x):
-    return x.sign() if _t(x) else np.sign(x)
-
-
-def mask(cond, x):
-    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
-    if _t(cond):
-        cond = cond._data
-    if _t(x):
-        return x * _make(np.asarray(cond, dtype=x._data.dtype))
-    return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
-
-
-def value(x):
-    """The raw array of a saved value (for masks, shapes and indices)."""
-    return x._data if _t(x) else x
-
-
-def expand(x, shape):
-    if _t(x):
-        return x.expand(*shape)
-    return np.broadcast_to(x, shape)
-
-
-def reshape(x, shape):
-    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
-
-
-def sum_dims(x, dims, keepdim=False):
-    if _t(x):
-        return x.sum(dim=dims, keepdim=keepdim)
-    return np.sum(x, axis=dims, keepdims=keepdim)
-
-
-def unsqueeze_dims(x, dims, ndim):
-    """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
-    shape = list(np.shape(value(x)))
-    for d in sorted(dims):
-        shape.insert(d, 1)
-    return reshape(x, tuple(shape))
-
-
-def transpose(x, d0=-2, d1=-1):
-    if _t(x):
-        return x.transpose(d0, d1)
-    return np.swapaxes(x, d0, d1)
-
-
-def permute(x, dims):
-    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
-
-
-def matmul(a, b):
-    if _t(a) or _t(b):
-        return _tensor(a) @ _tensor(b)
-    return np.matmul(a, b)
-
-
-def outer(a, b):
-    if _t(a) or _t(b):
-        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
-    return np.multiply.outer(a, b)
-
-
-def _tensor(x):
-    return x if _t(x) else _make(np.asarray(x))
-
-
-def pow_(x, e):
-    return x ** e
-
-
-def scale(x, s):
-    """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
-    if _t(x):
-        from ._ops import mul_scalar
-        return mul_scalar(x, s)
-    return x * s
-
-
-def shift(x, s):
-    """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
-    if _t(x):
-        from ._ops import sub_scalar
-        return sub_scalar(x, -s)
-    return x + s
-
-
-def where0(cond, x):
-    """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
-    unlike mask(), a nan or inf in x under cond does not leak through as nan."""
-    if _t(x):
-        from ._ops import where
-        return where(_make(np.asarray(cond)), 0, x)
-    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
-
-
-def sum_to(x, shape):
-    """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
-    xs = np.shape(value(x))
-    if xs == tuple(shape):
-        return x
-    lead = len(xs) - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                     if s == 1 and xs[i + lead] != 1)
-    r = sum_dims(x, dims, keepdim=True) if dims else x
-    return reshape(r, tuple(shape))
-
-
-def fit_to(g, shape, dtype):
-    """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
-    g = sum_to(g, shape)
-    if _t(g):
-        return g if g._data.dtype == dtype else g.to(dtype)
-    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
-
-
-def zeros_like(x):
-    """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
-    if _t(x):
-        return _make(np.zeros_like(x._data))
-    return np.zeros_like(x)
-
-
-def maybe_multiply(x, s):
-    """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
-    return x if s == 1 else scale(x, s)
-
-
-def zeros(shape, like):
-    if _t(like):
-        from ._creation import zeros as tzeros
-        return tzeros(*shape, dtype=like.dtype)
-    return np.zeros(shape, dtype=np.result_type(like))
-
-
-def put(grad, shape, key, accumulate=False):
-    """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
-    if _t(grad):
-        from ._ops import index_put_zeros
-        return index_put_zeros(grad, tuple(shape), key, accumulate)
-    out = np.zeros(shape, dtype=np.result_type(grad))
-    if accumulate:
-        np.add.at(out, key, grad)
-    else:
-        out[key] = grad
-    return out
-
-
-def put_view(grad, shape, steps):
-    """zeros(shape) with grad written through the view steps (the backward of a view after an
-    in-place edit). Second derivatives do not flow through it."""
-    from .autograd.graph import apply_view
-    g = value(grad)
-    out = np.zeros(shape, dtype=np.result_type(g))
-    apply_view(out, steps)[...] = g
-    return _make(out) if _t(grad) else out
-
-
-def take(grad, key):
-    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
-
-
-def _wrap_key(key):
-    if isinstance(key, tuple):
-        return tuple(_make(k) if isinstance(k, np.ndarray) else k for k in key)
-    return _make(key) if isinstance(key, np.ndarray) else key
-
-
-def stack_grads(grads, like_shape, dim, dtype):
-    """Stack per-output gradients along dim, zeros where an output got no gradient."""
-    if any(_t(g) for g in grads):
-        from ._ops import stack
-        from ._creation import zeros as tzeros
-        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
-        return stack([_tensor(p) for p in parts], dim)
-    parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
-    return np.stack(parts, axis=dim)
-
-
-def split_grad(grad, sizes, dim):
-    """Pieces of grad along dim (the backward of cat)."""
-    bounds = np.cumsum(sizes)[:-1]
-    if _t(grad):
-        out, start = [], 0
-        for s in sizes:
-            out.append(grad.narrow(dim, start, s))
-            start += s
-        return out
-    return np.split(grad, bounds, axis=dim)
-
-
-def unstack_grad(grad, dim, n):
-    """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
-    if _t(grad):
-        return [grad.select(dim, i) for i in range(n)]
-    return list(np.moveaxis(np.asarray(grad), dim, 0))
-
-
-def select_grad(grad, dim, index):
-    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -366,16 +55,6 @@ def mm_mat2_grad(grad, self, mat2_t):
     if mat2_t:
         return transpose(matmul(transpose(grad), self))
     return matmul(transpose(self), grad)
-
-
-def is_transposed(a):
-    """A 2-D array laid out as the transpose of a contiguous one (W.t())."""
-    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
-
-def floor_div(a, b):
-    """a // b on values (a constant in remainder's formula: never differentiated)."""
-    q = np.floor_divide(value(a), value(b))
-    return _make(q) if _t(a) or _t(b) else q
 
 
 def no_derivative_floor_divide(grad):
@@ -417,28 +96,41 @@ def pow_scalar_grad_exponent(grad, self, exponent, result):
 
 
 def prod_grad(grad, self, result, dim=None, keepdim=False):
-    """d prod / d x_i = product of the others; exact even when some x are zero."""
+    """d prod / d x_i = the product of the others; exact even when some x are zero (then
+    computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is None:
-        if not np.any(x == 0):
-            return grad * result / self
-        flat = x.reshape(-1)
-        others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)],
-                          dtype=x.dtype).reshape(x.shape)
-        return grad * others
-    g = grad if keepdim else unsqueeze_dims(grad, (dim,), x.ndim)
-    r = result if keepdim else unsqueeze_dims(result, (dim,), x.ndim)
+    if dim is not None and not keepdim:
+        grad = unsqueeze_dims(grad, (dim,), x.ndim)
+        result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return g * r / self
-    moved = np.moveaxis(x, dim, -1)
-    n = moved.shape[-1]
-    others = np.stack([np.prod(np.delete(moved, i, axis=-1), axis=-1) for i in range(n)], -1)
-    return g * np.moveaxis(others, -1, dim)
+        return grad * result / self
+    if x.ndim == 0:
+        return grad
+    if dim is None:
+        return grad * reshape(prod_of_others(reshape(self, (-1,)), 0), x.shape)
+    return grad * prod_of_others(self, dim)
+
+
+def prod_of_others(self, dim):
+    """For each x_i along dim, the product of the other x_j."""
+    if isinstance(self, Tensor):
+        n = self.shape[dim]
+        xt = self.transpose(dim, -1)
+        rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), np.eye(n, dtype=bool),
+                          1.0)
+        return rows.prod(-1).transpose(dim, -1)
+    xm = np.moveaxis(self, dim, -1)
+    ones = np.ones(xm.shape[:-1] + (1,), dtype=xm.dtype)
+    before = np.cumprod(np.concatenate([ones, xm[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(xm, -1)[..., :-1]], -1), -1), -1)
+    return np.moveaxis(before * after, -1, dim)
 
 
 def evenly_distribute(grad, self, result):
-    """Whole-tensor max/min: the gradient is shared evenly among the tied extreme values."""
-    hit = value(self) == value(result)
+    """Whole-tensor max/min/median: the gradient is shared evenly among the tied extreme
+    values (among the NaNs when the result is NaN, as torch's evenly_distribute_backward)."""
+    r = value(result)
+    hit = np.isnan(value(self)) if np.isnan(r) else value(self) == r
     return mask(hit, grad / int(hit.sum()))
 
 
@@ -489,220 +181,620 @@ def clamp_grad(grad, self, min, max):
     return mask(keep, grad)
 
 
-def nll_grad(grad, self, target, reduction, ignore_index):
-    x = value(self)
-    t = value(target).astype(np.int64)
-    n = x.shape[0] if x.ndim == 2 else 1
-    valid = t != ignore_index
-    count = int(valid.sum())
-    rows = np.arange(n) if x.ndim == 2 else ()
-    key = (rows[valid], t[valid]) if x.ndim == 2 else (t,)
-    if reduction == "mean":
-        scale = -1.0 / max(count, 1)
-    else:
-        scale = -1.0
-    if reduction == "none":
-        g = grad[valid] if not _t(grad) else grad[_make(valid)]
-        return put(g * scale, x.shape, key)
-    vals = expand(reshape(grad * scale, (1,)), (len(key[0]) if x.ndim == 2 else 1,))
-    return put(vals, x.shape, key)
+def clamp_min_grad(grad, self, min, max):
+    """min gets the gradient where it clamps, unless it is above max (max wins), as torch."""
+    lo = value(min)
+    keep = lo > value(self)
+    if max is not None:
+        keep = keep & (lo < value(max))
+    return mask(keep, grad)
+
+
+def clamp_max_grad(grad, self, min, max):
+    """max gets the gradient where it clamps, and wherever min > max (the result is max)."""
+    hi = value(max)
+    keep = hi < value(self)
+    if min is not None:
+        keep = keep | (value(min) > hi)
+    return mask(keep, grad)
+
+
+def atan2_recip(self, other):
+    """1 / (self^2 + other^2), and 0 where both are 0: atan2's gradient there is 0 in torch,
+    not 0 * inf = nan."""
+    denom = self * self + other * other
+    with np.errstate(divide="ignore"):
+        return where0(value(denom) == 0, 1 / denom)
+
+
+def xlogy_self_grad(grad, self, other):
+    """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
+    x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
+    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
 
 
 def mse_grad(grad, self, target, reduction):
     diff = self - target
     n = np.size(value(diff))
     g = grad * 2 * diff
-    return g / n if reduction == "mean" else g
+    return g / n if reduction == 1 else g
+
+
+# ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
+
+def gelu_grad(grad, self, approximate):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.gelu_backward(as_tensor(grad), as_tensor(self), approximate)
+    return grad * gelu_derivative(self, approximate)
+
+
+def leaky_relu_grad(grad, self, negative_slope):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.leaky_relu_backward(as_tensor(grad), as_tensor(self), negative_slope)
+    return times_constant(grad, np.where(self > 0, 1.0, negative_slope))
+
+
+def hardtanh_grad(grad, self, min_val, max_val):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.hardtanh_backward(as_tensor(grad), as_tensor(self), min_val, max_val)
+    return mask((self > min_val) & (self < max_val), grad)
+
+
+def silu_grad(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_grad(grad, self, beta, threshold):
+    """grad * sigmoid(beta x), and grad itself where beta x > threshold (the linear part)."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.softplus_backward(as_tensor(grad), as_tensor(self), beta, threshold)
+    z = scale(self, beta)
+    linear = value(z) > threshold
+    return mask(linear, grad) + mask(~linear, grad * sigmoid(z))
+
+
+def softplus_second(grad, grad_output, self, beta, threshold):
+    z = scale(self, beta)
+    s = sigmoid(z)
+    return mask(value(z) <= threshold, grad * grad_output * s * (1 - s) * beta)
+
+
+def log_sigmoid_grad(grad, self):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.log_sigmoid_backward(as_tensor(grad), as_tensor(self))
+    return grad * sigmoid(-self)
+
+
+def log_sigmoid_second(grad, grad_output, self):
+    s = sigmoid(self)
+    return -(grad * grad_output * s * (1 - s))
+
+
+def elu_second(grad, grad_output, self_or_result, alpha, scale, input_scale):
+    """d/dx of elu's gradient: alpha * scale * input_scale^2 * exp(x * input_scale) where
+    x < 0 (strictly, as torch's elu_double_backward), else 0."""
+    neg = value(self_or_result) < 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = exp(where0(~neg, self_or_result * input_scale))
+    return mask(neg, grad * grad_output * e * (alpha * scale * input_scale * input_scale))
+
+
+def elu_grad(grad, self, alpha, scale, input_scale):
+    """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
+    where0 keeps exp's overflow for large positive x out of the sum."""
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
+        return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale)
+    pos = value(self) > 0
+    # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = exp(where0(value(self) >= 0, self * input_scale))
+        neg = where0(pos, grad * e * (alpha * scale * input_scale))
+    return mask(pos, grad * scale) + neg
+
+
+def glu_grad(grad, self, dim):
+    n = np.shape(value(self))
+    d = dim % len(n)
+    half = n[d] // 2
+    first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
+    s = sigmoid(second)
+    return cat([grad * s, grad * first * s * (1 - s)], d)
+
+
+def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] at each sample's target class (divided by the total weight for the mean),
+    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
+    x = value(self)
+    c = x.shape[0] if x.ndim == 1 else x.shape[1]
+    t = value(target).reshape(-1).astype(np.int64)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
+    if reduction == 1:
+        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
+    m = len(t)
+    if isinstance(grad, Tensor):
+        g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
+        out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
+    else:
+        out = np.zeros((m, c), dtype=x.dtype)
+        out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
+    if x.ndim == 1:
+        return reshape(out, (c,))
+    if x.ndim == 2:
+        return out
+    n, _, h, wd = x.shape
+    return permute(reshape(out, (n, h, wd, c)), (0, 3, 1, 2))
+
+
+def loss_scale(g, grad, weight, reduction):
+    """grad * g, times the element weights, over the element count for the mean."""
+    g = grad * g
+    if weight is not None:
+        g = times_constant(g, value(weight))
+    if reduction == 1:
+        g = g / np.size(value(g))
+    return g
+
+
+def bce_grad_self(grad, self, target, weight, reduction):
+    """(x - t) / max(x (1 - x), 1e-12): torch's epsilon keeps x = 0 or 1 finite."""
+    return loss_scale((self - target) / clamp_min(self * (1 - self), 1e-12), grad, weight,
+                      reduction)
+
+
+def bce_grad_target(grad, self, weight, reduction):
+    return loss_scale(log(1 - self) - log(self), grad, weight, reduction)
+
+
+def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
+    s = sigmoid(self)
+    if pos_weight is None:
+        g = s - target
+    else:
+        t = times_constant(target, value(pos_weight))
+        g = (t + 1 - target) * s - t
+    return loss_scale(g, grad, weight, reduction)
+
+
+def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
+    if pos_weight is None:
+        g = -self
+    else:
+        g = log_sigmoid(-self) - times_constant(log_sigmoid(self), value(pos_weight))
+    return loss_scale(g, grad, weight, reduction)
+
+
+def smooth_l1_grad(grad, self, target, reduction, beta):
+    """z / beta where |z| < beta, else sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < beta
+    return loss_scale(mask(small, z / beta if beta else z) + mask(~small, sign(z)), grad, None,
+                      reduction)
+
+
+def huber_grad(grad, self, target, reduction, delta):
+    """z where |z| < delta, else delta * sign(z), for z = x - t."""
+    z = self - target
+    small = np.abs(value(z)) < delta
+    return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
+                      reduction)
+
+
+def normalized(x, dims, eps, mean, rstd):
+    """(x - mean) * rstd over dims, and rstd. On Tensors (create_graph=True) both are
+    recomputed from x, so that second derivatives see that they depend on x; on arrays the
+    saved ones are used."""
+    if isinstance(x, Tensor):
+        xc = x - mean_dims(x, dims, keepdim=True)
+        r = (mean_dims(xc * xc, dims, keepdim=True) + eps) ** -0.5
+        return xc * r, r
+    return (x - mean) * rstd, rstd
+
+
+def norm_input_grad(gw, xhat, rstd, dims):
+    """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
+    return rstd * (gw - mean_dims(gw, dims, keepdim=True)
+                   - xhat * mean_dims(gw * xhat, dims, keepdim=True))
+
+
+def sum_lead(x, dims):
+    return sum_dims(x, dims) if dims else x
+
+
+def layer_norm_parts(input, normalized_shape, result1, result2, eps):
+    nd = np.ndim(value(input))
+    dims = tuple(range(nd - len(normalized_shape), nd))
+    xhat, rstd = normalized(input, dims, eps, value(result1), value(result2))
+    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+
+
+def layer_norm_grad_input(grad, input, normalized_shape, weight, result1, result2, eps):
+    xhat, rstd, dims, _ = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+
+
+def layer_norm_grad_weight(grad, input, normalized_shape, result1, result2, eps):
+    xhat, _, _, lead = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    return sum_lead(grad * xhat, lead)
+
+
+def batch_norm_parts(input, running_mean, running_var, result1, result2, training, eps):
+    """(xhat, rstd, reduced dims, channel shape): batch statistics in training, the running
+    ones (constants) in eval."""
+    x = value(input)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    dims = (0,) + tuple(range(2, x.ndim))
+    if training:
+        xhat, rstd = normalized(input, dims, eps, np.reshape(value(result1), shape),
+                                np.reshape(value(result2), shape))
+    else:
+        rstd = (1 / np.sqrt(value(running_var) + eps)).reshape(shape)
+        xhat = (input - value(running_mean).reshape(shape)) * rstd
+    return xhat, rstd, dims, shape
+
+
+def batch_norm_grad_input(grad, input, weight, running_mean, running_var, result1, result2,
+                          training, eps):
+    xhat, rstd, dims, shape = batch_norm_parts(input, running_mean, running_var, result1,
+                                               result2, training, eps)
+    gw = grad if weight is None else grad * reshape(weight, shape)
+    if training:
+        return norm_input_grad(gw, xhat, rstd, dims)
+    return gw * rstd
+
+
+def batch_norm_grad_weight(grad, input, running_mean, running_var, result1, result2, training,
+                           eps):
+    xhat, _, dims, _ = batch_norm_parts(input, running_mean, running_var, result1, result2,
+                                        training, eps)
+    return sum_dims(grad * xhat, dims)
+
+
+def group_norm_parts(input, N, group, eps, result1, result2):
+    xhat, rstd = normalized(reshape(input, (N, group, -1)), (2,), eps,
+                            np.reshape(value(result1), (N, group, 1)),
+                            np.reshape(value(result2), (N, group, 1)))
+    return xhat, rstd
+
+
+def group_norm_grad_input(grad, input, weight, N, C, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, rstd = group_norm_parts(input, N, group, eps, result1, result2)
+    gw = grad if weight is None else grad * reshape(weight, (1, C) + (1,) * (len(shape) - 2))
+    return reshape(norm_input_grad(reshape(gw, (N, group, -1)), xhat, rstd, (2,)), shape)
+
+
+def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
+    shape = np.shape(value(input))
+    xhat, _ = group_norm_parts(input, N, group, eps, result1, result2)
+    return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
+
+
+def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
+    """Each looked-up row's gradient added into its row of the table (divided by how often the
+    index occurs with scale_grad_by_freq); the padding row gets none."""
+    idx = value(indices).reshape(-1)
+    dim = np.shape(value(grad))[-1]
+    g = reshape(grad, (idx.size, dim))
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=weight_sym_argsize_0)
+        g = times_constant(g, (1.0 / counts[idx])[:, None])
+    if not isinstance(g, Tensor) and weight_sym_argsize_0 * idx.size <= 1 << 20:
+        # A small table: summing rows by a one-hot matrix product beats np.add.at's
+        # per-element loop (makemore's 27-row table: ~90 -> ~10 us).
+        onehot = (np.arange(weight_sym_argsize_0)[:, None] == idx).astype(g.dtype)
+        out = onehot @ g
+    else:
+        out = put(g, (weight_sym_argsize_0, dim), (idx,), accumulate=True)
+    if padding_idx >= 0:
+        keep = np.ones((weight_sym_argsize_0, 1))
+        keep[padding_idx] = 0
+        out = times_constant(out, keep)
+    return out
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
 
-defderiv("add", "AddBackward0", ("alpha",), saves_tensors=False,
+defderiv("add(Tensor self, Tensor other, *, Scalar alpha)",
+         "AddBackward0", ("alpha",), saves_tensors=False,
          self=lambda grad: grad,
          other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
-defderiv("sub", "SubBackward0", ("alpha",), saves_tensors=False,
+defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
+         "SubBackward0", ("alpha",), saves_tensors=False,
          self=lambda grad: grad,
          other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-defderiv("rsub", "RsubBackward1", ("alpha",), saves_tensors=False,
+defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
+         "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-defderiv("mul", "MulBackward0", ("self", "other"), wrapped=("other",),
+defderiv("mul(Tensor self, Tensor other)",
+         "MulBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-defderiv("div", "DivBackward0", ("self", "other"), wrapped=("other",),
+defderiv("div(Tensor self, Tensor other)",
+         "DivBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
-defderiv("neg", "NegBackward0", saves_tensors=False, self=lambda grad: -grad)
-defderiv("div_mode", "DivBackward2", ("rounding_mode",), saves_tensors=False,
-         self=lambda grad: zeros_like(grad), other=lambda grad: zeros_like(grad))
-defderiv("remainder_scalar", "RemainderBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("remainder", "RemainderBackward1", ("self", "other"),
+defderiv("neg(Tensor self)",
+         "NegBackward0", saves_tensors=False,
+         self=lambda grad: -grad)
+defderiv("div_mode(Tensor self, Tensor other, *, str rounding_mode)",
+         "DivBackward2", ("rounding_mode",), saves_tensors=False,
+         self=lambda grad: zeros_like(grad),
+         other=lambda grad: zeros_like(grad))
+defderiv("remainder_scalar(Tensor self, Scalar other)",
+         "RemainderBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("remainder(Tensor self, Tensor other)",
+         "RemainderBackward1", ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, self, other: -grad * floor_div(self, other))
 # Ops torch records without a derivative: a node named NotImplemented that fails in backward.
-defderiv("floor_divide", "NotImplemented", name="torch::autograd::NotImplemented",
-         saves_tensors=False, self=no_derivative_floor_divide,
+defderiv("floor_divide(Tensor self, Tensor other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide,
          other=no_derivative_floor_divide)
-defderiv("rremainder", "NotImplemented", name="torch::autograd::NotImplemented",
-         saves_tensors=False, self=no_derivative_remainder)
+defderiv("floor_divide_scalar(Tensor self, Scalar other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide)
+defderiv("rremainder(Tensor self, Scalar other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_remainder)
 # The Scalar overloads torch's own formulas call (C++ `t * 2.0`, `t - 1`); Python-level
 # `t * 2` is MulBackward0 with a wrapped number, as in torch.
-defderiv("mul_scalar", "MulBackward1", ("other",), saves_tensors=False,
+defderiv("mul_scalar(Tensor self, Scalar other)",
+         "MulBackward1", ("other",), saves_tensors=False,
          self=lambda grad, other: scale(grad, other))
-defderiv("sub_scalar", "SubBackward1", saves_tensors=False, self=lambda grad: grad)
-defderiv("abs", "AbsBackward0", ("self",), self=lambda grad, self: grad * sign(self))
-defderiv("reciprocal", "ReciprocalBackward0", (),
+defderiv("sub_scalar(Tensor self, Scalar other)",
+         "SubBackward1", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("add_scalar(Tensor self, Scalar other)",
+         "AddBackward1", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("abs(Tensor self)",
+         "AbsBackward0", ("self",),
+         self=lambda grad, self: grad * sign(self))
+defderiv("reciprocal(Tensor self)",
+         "ReciprocalBackward0", (),
          self=lambda grad, result: -grad * result * result)
-defderiv("pow", "PowBackward0", ("self", "exponent"), self=pow_grad_self)
-defderiv("pow_tensor", "PowBackward1", ("self", "exponent"),
-         self=pow_grad_self, exponent=pow_grad_exponent)
-defderiv("pow_scalar", "PowBackward2", ("self", "exponent"),
+defderiv("pow(Tensor self, Scalar exponent)",
+         "PowBackward0", ("self", "exponent"),
+         self=pow_grad_self)
+defderiv("pow_tensor(Tensor self, Tensor exponent)",
+         "PowBackward1", ("self", "exponent"),
+         self=pow_grad_self,
+         exponent=pow_grad_exponent)
+defderiv("pow_scalar(Scalar self, Tensor exponent)",
+         "PowBackward2", ("self", "exponent"),
          exponent=pow_scalar_grad_exponent)
 
 # ----- Unary functions ---------------------------------------------------------------------
 
-defderiv("exp", "ExpBackward0", self=lambda grad, result: grad * result)
-defderiv("log", "LogBackward0", ("self",), self=lambda grad, self: grad / self)
-defderiv("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
-defderiv("sin", "SinBackward0", ("self",), self=lambda grad, self: grad * cos(self))
-defderiv("cos", "CosBackward0", ("self",), self=lambda grad, self: grad * -sin(self))
-defderiv("tanh", "TanhBackward0", self=lambda grad, result: grad * (1 - result * result))
-defderiv("sigmoid", "SigmoidBackward0",
+defderiv("exp(Tensor self)", "ExpBackward0",
+         self=lambda grad, result: grad * result)
+defderiv("log(Tensor self)", "LogBackward0", ("self",),
+         self=lambda grad, self: grad / self)
+defderiv("sqrt(Tensor self)", "SqrtBackward0",
+         self=lambda grad, result: grad / (2 * result))
+defderiv("sin(Tensor self)", "SinBackward0", ("self",),
+         self=lambda grad, self: grad * cos(self))
+defderiv("cos(Tensor self)", "CosBackward0", ("self",),
+         self=lambda grad, self: grad * -sin(self))
+defderiv("tanh(Tensor self)", "TanhBackward0",
+         self=lambda grad, result: grad * (1 - result * result))
+defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
          self=lambda grad, result: grad * result * (1 - result))
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
-defderiv("relu", "ReluBackward0", self=lambda grad, result: mask(value(result) > 0, grad))
-defderiv("clamp", "ClampBackward1", ("self", "min", "max"), self=clamp_grad)
-defderiv("clamp_tensor", "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
+defderiv("relu(Tensor self)", "ReluBackward0",
+         self=lambda grad, result: mask(value(result) > 0, grad))
+defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
+         "ClampBackward1", ("self", "min", "max"),
+         self=clamp_grad)
+defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
+         "ClampBackward0", ("self", "min", "max"), wrapped=("min", "max"),
          self=clamp_grad,
-         min=lambda grad, self, min: mask(value(self) < value(min), grad),
+         min=clamp_min_grad,
+         max=clamp_max_grad)
+defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= min, grad))
+defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
+         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
+         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= max, grad))
+defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
+         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
          max=lambda grad, self, max: mask(value(self) > value(max), grad))
-defderiv("maximum", "MaximumBackward0", ("self", "other"),
+defderiv("maximum(Tensor self, Tensor other)",
+         "MaximumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, True),
          other=lambda grad, self, other: maximum_grad(grad, other, self, True))
-defderiv("minimum", "MinimumBackward0", ("self", "other"),
+defderiv("minimum(Tensor self, Tensor other)",
+         "MinimumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, False),
          other=lambda grad, self, other: maximum_grad(grad, other, self, False))
-defderiv("where", "WhereBackward0", ("condition",),
-         self=lambda grad, condition: mask(value(condition), grad),
+defderiv("where(Tensor condition, Tensor input, Tensor other)",
+         "WhereBackward0", ("condition",), nondiff=("condition",),
+         input=lambda grad, condition: mask(value(condition), grad),
          other=lambda grad, condition: mask(~value(condition), grad))
-defderiv("clone", "CloneBackward0", saves_tensors=False, self=lambda grad: grad)
+defderiv("clone(Tensor self)", "CloneBackward0", saves_tensors=False,
+         self=lambda grad: grad)
 # Piecewise-constant functions: torch records them and sends back zeros.
-defderiv("sign", "SignBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("floor", "FloorBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("ceil", "CeilBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("trunc", "TruncBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("round", "RoundBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("round_decimals", "RoundBackward1", ("decimals",), saves_tensors=False,
+defderiv("sign(Tensor self)", "SignBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("floor(Tensor self)", "FloorBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("ceil(Tensor self)", "CeilBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("trunc(Tensor self)", "TruncBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("round(Tensor self)", "RoundBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("round_decimals(Tensor self, *, int decimals)",
+         "RoundBackward1", ("decimals",), saves_tensors=False, internal=("decimals",),
          self=lambda grad: zeros_like(grad))
 
 # ----- Reductions --------------------------------------------------------------------------
 
-defderiv("sum", "SumBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("sum(Tensor self)", "SumBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
-defderiv("sum_dim", "SumBackward1", ("self_sym_sizes", "dim", "keepdim"), saves_tensors=False,
+defderiv("sum_dim(Tensor self, int[1]? dim, bool keepdim)",
+         "SumBackward1", ("self_sym_sizes", "dim", "keepdim"), saves_tensors=False,
          self=reduce_grad)
-defderiv("mean", "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
+defderiv("mean(Tensor self)",
+         "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
          self=lambda grad, self_sym_sizes, self_sym_numel:
              expand(grad / self_sym_numel, self_sym_sizes))
-defderiv("mean_dim", "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"),
-         saves_tensors=False,
+defderiv("mean_dim(Tensor self, int[1]? dim, bool keepdim)",
+         "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"), saves_tensors=False,
+         internal=("count",),
          self=lambda grad, self_sym_sizes, dim, keepdim, count:
              reduce_grad(grad / count, self_sym_sizes, dim, keepdim))
-defderiv("prod", "ProdBackward0", ("self",),
+defderiv("prod(Tensor self)", "ProdBackward0", ("self",),
          self=lambda grad, self, result: prod_grad(grad, self, result))
-defderiv("prod_dim", "ProdBackward1", ("self", "dim", "keepdim"),
+defderiv("prod_dim(Tensor self, int dim, bool keepdim)",
+         "ProdBackward1", ("self", "dim", "keepdim"),
          self=lambda grad, self, dim, keepdim, result:
              prod_grad(grad, self, result, dim, keepdim))
-defderiv("max", "MaxBackward1", ("self",), self=evenly_distribute)
-defderiv("min", "MinBackward1", ("self",), self=evenly_distribute)
-defderiv("max_dim", "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+defderiv("max(Tensor self)", "MaxBackward1", ("self",),
+         self=evenly_distribute)
+defderiv("min(Tensor self)", "MinBackward1", ("self",),
+         self=evenly_distribute)
+defderiv("max_dim(Tensor self, int dim, bool keepdim)",
+         "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
          self=select_along)
-defderiv("min_dim", "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
+defderiv("min_dim(Tensor self, int dim, bool keepdim)",
+         "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
          self=select_along)
-defderiv("softmax", "SoftmaxBackward0", ("dim",), self=softmax_grad)
-defderiv("log_softmax", "LogSoftmaxBackward0", ("dim",), self=log_softmax_grad)
+defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",),
+         self=softmax_grad)
+defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
+         self=log_softmax_grad)
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
-defderiv("mm", "MmBackward0", ("self", "mat2", "mat2_t"),
+defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", ("self", "mat2", "mat2_t"),
+         internal=("mat2_t",),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
          mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
-defderiv("bmm", "BmmBackward0", ("self", "mat2"),
+defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
          self=lambda grad, mat2: matmul(grad, transpose(mat2)),
          mat2=lambda grad, self: matmul(transpose(self), grad))
-defderiv("mv", "MvBackward0", ("self", "vec"),
+defderiv("mv(Tensor self, Tensor vec)", "MvBackward0", ("self", "vec"),
          self=lambda grad, vec: outer(grad, vec),
          vec=lambda grad, self: matmul(transpose(self), grad))
-defderiv("dot", "DotBackward0", ("self", "tensor"),
+defderiv("dot(Tensor self, Tensor tensor)", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
-defderiv("addmm", "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"),
-         self=lambda grad, beta: maybe_multiply(grad, beta),
+defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha)",
+         "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"), internal=("mat2_t",),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
          mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, transpose(mat2)), alpha),
          mat2=lambda grad, mat1, alpha, mat2_t: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t),
                                                                alpha))
 
 # ----- Views and shape ---------------------------------------------------------------------
 
-defderiv("t", "TBackward0", saves_tensors=False, self=lambda grad: transpose(grad, 0, -1)
-         if np.ndim(value(grad)) == 2 else grad)
-defderiv("transpose", "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
+defderiv("t(Tensor self)", "TBackward0", saves_tensors=False,
+         self=lambda grad: transpose(grad, 0, -1) if np.ndim(value(grad)) == 2 else grad)
+defderiv("transpose(Tensor self, int dim0, int dim1)",
+         "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
          self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
-defderiv("permute", "PermuteBackward0", ("dims",), saves_tensors=False,
+defderiv("permute(Tensor self, int[] dims)", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
-defderiv("view", "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("view(Tensor self, SymInt[] size)",
+         "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("reshape_alias", "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("reshape_alias(Tensor self, SymInt[] size)",
+         "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("unsafe_view", "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("unsafe_view(Tensor self, SymInt[] size)",
+         "UnsafeViewBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze", "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("squeeze(Tensor self)",
+         "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dim", "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dim(Tensor self, int dim)",
+         "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dims", "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dims(Tensor self, int[] dim)",
+         "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("squeeze_dim_", "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
+defderiv("squeeze_dim_(Tensor self, int dim)",
+         "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("unsqueeze", "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
+defderiv("unsqueeze(Tensor self, int dim)",
+         "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
+         internal=("self_sym_sizes",),
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-defderiv("expand", "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
+defderiv("expand(Tensor self, SymInt[] size)",
+         "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
-defderiv("select", "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"),
-         saves_tensors=False,
+defderiv("select(Tensor self, int dim, SymInt index)",
+         "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
+         internal=("key",),
          self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
-defderiv("slice", "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
-         saves_tensors=False,
+defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
+         "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
+         saves_tensors=False, internal=("key",),
          self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
-defderiv("index", "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
+defderiv("index(Tensor self, Tensor?[] indices)",
+         "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
+         nondiff=("indices",),
          self=lambda grad, self_sym_sizes, indices: put(grad, self_sym_sizes, indices, True))
-defderiv("as_strided", "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
+# A view edited in place reads its gradient back from its base (after CopySlices).
+defderiv("as_strided(Tensor self, SymInt[] size)",
+         "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
+         internal=("self_sym_sizes", "steps"),
          self=lambda grad, self_sym_sizes, steps: put_view(grad, self_sym_sizes, steps))
-defderiv("alias", "AliasBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("to_copy", "ToCopyBackward0", saves_tensors=False, self=lambda grad: grad)
-defderiv("index_put_zeros", "IndexPutBackwardBackward0", ("key",), saves_tensors=False,
-         grad_=lambda grad, key: take(grad, key))
-defderiv("cat", "CatBackward0", ("dim", "sizes"), variadic=True, saves_tensors=False,
+defderiv("alias(Tensor self)", "AliasBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("to_copy(Tensor self, *, ScalarType dtype)", "ToCopyBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+# The backward of indexing, itself differentiable (for create_graph=True): torch writes the
+# gradient into zeros with _index_put_impl_.
+defderiv("index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate)",
+         "IndexPutImplBackward0", ("indices", "accumulate", "values_sym_sizes"),
+         saves_tensors=False, nondiff=("indices",), internal=("values_sym_sizes",),
+         self=lambda grad, indices, accumulate:
+             grad if accumulate else grad - put(take(grad, indices), np.shape(value(grad)),
+                                                indices),
+         values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
+                                                               values_sym_sizes))
+defderiv("cat(Tensor[] tensors, int dim)",
+         "CatBackward0", ("dim", "sizes"), saves_tensors=False, internal=("sizes",),
          tensors=lambda grad, mask, dim, sizes: split_grad(grad, sizes, dim))
-defderiv("stack", "StackBackward0", ("dim", "n"), variadic=True, saves_tensors=False,
+defderiv("stack(Tensor[] tensors, int dim)",
+         "StackBackward0", ("dim", "n"), saves_tensors=False, internal=("n",),
          tensors=lambda grad, mask, dim, n: unstack_grad(grad, dim, n))
-defderiv("unbind", "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
+defderiv("unbind(Tensor self, int dim)",
+         "UnbindBackward0", ("dim", "self_sym_sizes", "part_shape", "dtype"),
+         internal=("self_sym_sizes", "part_shape", "dtype"),
          n_out=None, variadic=True, saves_tensors=False,
          self=lambda grads, mask, dim, part_shape, dtype:
              [stack_grads(grads, part_shape, dim, dtype)])
 
 # ----- In-place ----------------------------------------------------------------------------
 
-defderiv("zero_", "ZeroBackward0", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("fill_", "FillBackward2", saves_tensors=False, self=lambda grad: zeros_like(grad))
-defderiv("fill_tensor_", "FillBackward3", saves_tensors=False,
+defderiv("zero_(Tensor self)", "ZeroBackward0", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("fill_(Tensor self, Scalar value)", "FillBackward2", saves_tensors=False,
+         self=lambda grad: zeros_like(grad))
+defderiv("fill_tensor_(Tensor self, Tensor value)", "FillBackward3", saves_tensors=False,
          self=lambda grad: zeros_like(grad),
          value=lambda grad: sum_dims(grad, None))
-defderiv("copy_", "CopyBackwards", ("src_sym_sizes",), saves_tensors=False,
+defderiv("copy_(Tensor self, Tensor src)",
+         "CopyBackwards", ("src_sym_sizes",), saves_tensors=False, internal=("src_sym_sizes",),
          name="torch::autograd::CopyBackwards",
          self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
-defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
-         saves_tensors=False,
+defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
+         "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
+         internal=("values_sym_sizes",),
+         nondiff=("indices",),
          self=lambda grad, indices: grad - put(take(grad, indices), np.shape(value(grad)),
                                                indices),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
@@ -710,8 +802,740 @@ defderiv("index_put", "IndexPutBackward0", ("indices", "values_sym_sizes"),
 
 # ----- Losses ------------------------------------------------------------------------------
 
-defderiv("mse_loss", "MseLossBackward0", ("self", "target", "reduction"),
-         self=mse_grad,
+defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
+         "MseLossBackward0", ("self", "target", "reduction"),
+         input=mse_grad,
          target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
-defderiv("nll_loss", "NllLossBackward0", ("self", "target", "reduction", "ignore_index"),
-         self=nll_grad)
+
+# ----- Pointwise and special functions -----------------------------------------------------
+# (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
+
+defderiv("tan(Tensor self)", "TanBackward0",
+         self=lambda grad, result: grad * plus(pow_(result, 2), 1))
+defderiv("atan(Tensor self)", "AtanBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self * self, 1))
+defderiv("asin(Tensor self)", "AsinBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(-self * self, 1)))
+defderiv("acos(Tensor self)", "AcosBackward0", ("self",),
+         self=lambda grad, self: grad * -rsqrt(plus(-self * self, 1)))
+defderiv("sinh(Tensor self)", "SinhBackward0", ("self",),
+         self=lambda grad, self: grad * cosh(self))
+defderiv("cosh(Tensor self)", "CoshBackward0", ("self",),
+         self=lambda grad, self: grad * sinh(self))
+defderiv("erf(Tensor self)", "ErfBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), _TWO_OVER_SQRT_PI) * grad)
+defderiv("erfc(Tensor self)", "ErfcBackward0", ("self",),
+         self=lambda grad, self: scale(exp(-pow_(self, 2)), -_TWO_OVER_SQRT_PI) * grad)
+defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(plus(pow_(self, 2), 1)))
+defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
+         self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
+defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
+         self=lambda grad, self: grad / (1 - pow_(self, 2)))
+defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
+         self=lambda grad, self: grad / plus(self, 1))
+defderiv("expm1(Tensor self)", "Expm1Backward0",
+         self=lambda grad, result: grad * plus(result, 1))
+defderiv("log2(Tensor self)", "Log2Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN2))
+defderiv("log10(Tensor self)", "Log10Backward0", ("self",),
+         self=lambda grad, self: grad / scale(self, _LN10))
+defderiv("exp2(Tensor self)", "Exp2Backward0",
+         self=lambda grad, result: scale(grad * result, _LN2))
+defderiv("rsqrt(Tensor self)", "RsqrtBackward0",
+         self=lambda grad, result: scale(grad, -0.5) * pow_(result, 3))
+defderiv("frac(Tensor self)", "FracBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("atan2(Tensor self, Tensor other)", "Atan2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad * other * atan2_recip(self, other),
+         other=lambda grad, self, other: grad * -self * atan2_recip(self, other))
+defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other"),
+         self=lambda grad, self, result: grad * self / result,
+         other=lambda grad, other, result: grad * other / result)
+defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
+         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
+         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
+         self=xlogy_self_grad,
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
+         other=lambda grad, self, other: grad * self / other)
+defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
+         self=xlogy_self_grad)
+defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
+         self=lambda grad: grad)
+defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, self, other: -grad * trunc_div(self, other))
+defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
+         saves_tensors=False,
+         input=lambda grad, weight: scale(grad, 1 - weight),
+         end=lambda grad, weight: scale(grad, weight))
+defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
+         "LerpBackward1", ("self", "end", "weight"),
+         input=lambda grad, weight: grad * (1 - weight),
+         end=lambda grad, weight: grad * weight,
+         weight=lambda grad, self, end: grad * (end - self))
+defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcmulBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
+         "AddcdivBackward0", ("tensor1", "tensor2", "value"),
+         input=lambda grad: grad,
+         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor2=lambda grad, tensor1, tensor2, value:
+             -grad * scale(tensor1, value) / (tensor2 * tensor2))
+
+
+# ----- Reductions, scans and sorting -------------------------------------------------------
+# (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
+
+from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
+                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
+                     zero_at)
+
+
+def restore_dims(x, dim, keepdim, ndim):
+    """A reduced gradient (or result) with the reduced dims back as size 1, so that it
+    broadcasts against the input. `dim` is None (every dim), an int or a tuple of ints."""
+    if keepdim or ndim == 0:
+        return x
+    dims = range(ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return unsqueeze_dims(x, dims, ndim)
+
+
+def reduced_count(shape, dim):
+    dims = range(len(shape)) if dim is None else dim
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def var_grad(grad, self, dim, correction, keepdim):
+    """torch's var_backward: 2 / (N - correction) * grad * (self - self.mean(dim))."""
+    shape = np.shape(value(self))
+    n = reduced_count(shape, dim)
+    c = 1 if correction is None else correction
+    dims = tuple(range(len(shape))) if dim is None else dim
+    centered = self - sum_dims(self, dims, keepdim=True) / n if shape else self - self
+    factor = 2.0 / (n - c) if n != c else float("inf")
+    return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
+
+
+def std_grad(grad, self, dim, correction, keepdim, result):
+    """torch's std_backward: var_backward(grad / (2 * result)), 0 where the result is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = where0(value(result) == 0, grad / (2 * result))
+    return var_grad(g, self, dim, correction, keepdim)
+
+
+def mean_grad(grad, self, dim, keepdim):
+    shape = np.shape(value(self))
+    g = restore_dims(grad, dim, keepdim, len(shape))
+    return expand(g / reduced_count(shape, dim), shape)
+
+
+def var_mean_grad(grads, self, dim, correction, keepdim, result0=None):
+    """var_mean and std_mean: the (std or var) part plus the mean part, either may be None."""
+    g_spread, g_mean = grads
+    out = None
+    if g_spread is not None:
+        if result0 is None:
+            out = var_grad(g_spread, self, dim, correction, keepdim)
+        else:
+            out = std_grad(g_spread, self, dim, correction, keepdim, result0)
+    if g_mean is not None:
+        m = mean_grad(g_mean, self, dim, keepdim)
+        out = m if out is None else out + m
+    return out
+
+
+def norm_grad(grad, self, ord, dim, keepdim, result):
+    """torch's linalg_vector_norm_backward, ord by ord (0 where the norm is 0)."""
+    n = np.ndim(value(self))
+    g = restore_dims(grad, dim, keepdim, n)
+    r = restore_dims(result, dim, keepdim, n)
+    rv = value(r)
+    if ord == 0:
+        return None         # torch: an undefined gradient (the input's grad stays None)
+    if ord == 1:
+        return sign(self) * g
+    if ord == 2:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self * where0(rv == 0, g / r)
+    if np.isinf(ord):
+        # The derivative of amax(abs(self)): shared evenly among the ties (and the nans).
+        a = np.abs(value(self))
+        hit = (a == rv) | np.isnan(a)
+        dims = tuple(range(n)) if dim is None else dim
+        count = np.sum(hit, axis=dims, keepdims=True).astype(rv.dtype)
+        return sign(self) * mask(hit, g / count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if ord < 1:
+            scaled = sign(self) * where0(value(self) == 0, pow_(abs_(self), ord - 1))
+            return scaled * g * pow_(r, 1 - ord)
+        if ord < 2:
+            scaled = sign(self) * pow_(abs_(self), ord - 1)
+        else:
+            scaled = self * pow_(abs_(self), ord - 2)
+        return scaled * where0(rv == 0, g / pow_(r, ord - 1))
+
+
+def cumprod_grad(grad, self, dim, result):
+    """torch's cumprod_backward, in O(n): reverse_cumsum(grad * result) / self before the first
+    zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
+    x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
+    x = value(self)
+    if x.ndim == 0:
+        return grad
+    is_zero = x == 0
+    if not is_zero.any():
+        return reverse_cumsum(grad * result, dim) / self
+    n = x.shape[dim]
+    if isinstance(self, Tensor):
+        return cumprod_grad_pairs(grad, self, dim, n)
+    pos = np.arange(n).reshape([-1 if k == dim else 1 for k in range(x.ndim)])
+    has_zero = is_zero.any(axis=dim, keepdims=True)
+    first = np.where(has_zero, np.argmax(is_zero, axis=dim, keepdims=True), n)
+    before, at = pos < first, pos == first
+    # Before the first zero self is non-zero; ones elsewhere keep the division finite.
+    g_before = mask(before, reverse_cumsum(grad * result, dim) / fill_where(self, ~before, 1.0))
+    partial = cumprod(fill_where(self, at, 1.0), dim)
+    g_at = mask(at, sum_dims(mask(~before, grad * partial), (dim,), keepdim=True))
+    return g_before + g_at
+
+
+def cumprod_grad_pairs(grad, self, dim, n):
+    """The same, differentiable once more (create_graph=True): d result_k / d x_i as the
+    product of x_j for j <= k, j != i, for every pair (i, k) at once (n x n per slice). Past
+    the first zero the gradient is 0 but its derivative w.r.t. that zero is not."""
+    eye = np.eye(n, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=value(self).dtype))     # [i, k]: k >= i
+    xt = self.transpose(dim, -1)
+    rows = fill_where(xt.unsqueeze(-2).expand(*xt.shape[:-1], n, n), eye, 1.0)
+    partial = cumprod(rows, -1) * _make(upper)
+    out = sum_dims(partial * grad.transpose(dim, -1).unsqueeze(-2), (-1,))
+    return out.transpose(dim, -1)
+
+
+def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
+    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
+    gradient goes back to the position its value was taken from."""
+    if not self_sym_sizes:
+        return grad
+    g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
+    idx = restore_dims(value(indices), dim, keepdim, len(self_sym_sizes))
+    return scatter_to(self_sym_sizes, dim, idx, g)
+
+
+def amax_grad(grad, self, dim, keepdim, result):
+    """amax/amin: the gradient is shared evenly among the tied extreme values."""
+    n = np.ndim(value(self))
+    r = value(restore_dims(result, dim, keepdim, n))
+    hit = value(self) == r
+    dims = tuple(range(n)) if not dim else dim
+    count = np.sum(hit, axis=dims, keepdims=True).astype(r.dtype)
+    return mask(hit, restore_dims(grad, dim, keepdim, n) / count)
+
+
+defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarBackward0", ("self", "dim", "correction", "keepdim"),
+         self=var_grad)
+defderiv("std(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdBackward0", ("self", "dim", "correction", "keepdim"),
+         self=std_grad)
+defderiv("var_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "VarMeanBackward0", ("self", "dim", "correction", "keepdim"), n_out=2,
+         self=lambda grads, self, dim, correction, keepdim:
+             var_mean_grad(grads, self, dim, correction, keepdim))
+defderiv("std_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
+         "StdMeanBackward0", ("self", "dim", "correction", "keepdim", "result0"), n_out=2,
+         self=var_mean_grad)
+defderiv("linalg_vector_norm(Tensor self, Scalar ord, int[1]? dim, bool keepdim)",
+         "LinalgVectorNormBackward0", ("self", "ord", "dim", "keepdim"),
+         self=norm_grad)
+defderiv("cumsum(Tensor self, int dim)", "CumsumBackward0", ("dim",), saves_tensors=False,
+         self=lambda grad, dim: reverse_cumsum(grad, dim) if np.ndim(value(grad)) else grad)
+defderiv("cumprod(Tensor self, int dim)", "CumprodBackward0", ("self", "dim"),
+         self=cumprod_grad)
+defderiv("logsumexp(Tensor self, int[1] dim, bool keepdim)",
+         "LogsumexpBackward0", ("self", "dim", "keepdim"),
+         self=lambda grad, self, dim, keepdim, result:
+             restore_dims(grad, dim, keepdim, np.ndim(value(self)))
+             * exp(self - restore_dims(result, dim, keepdim, np.ndim(value(self)))))
+defderiv("amax(Tensor self, int[1] dim, bool keepdim)",
+         "AmaxBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("amin(Tensor self, int[1] dim, bool keepdim)",
+         "AminBackward0", ("self", "dim", "keepdim"),
+         self=amax_grad)
+defderiv("sort(Tensor self, int dim, bool descending)",
+         "SortBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("sort_stable(Tensor self, *, bool? stable, int dim, bool descending)",
+         "SortBackward1", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("topk(Tensor self, SymInt k, int dim, bool largest, bool sorted)",
+         "TopkBackward0", ("dim", "self_sym_sizes", "indices"),
+         self=lambda grad, dim, indices, self_sym_sizes:
+             value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
+defderiv("median(Tensor self)", "MedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("median_dim(Tensor self, int dim, bool keepdim)",
+         "MedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
+defderiv("nanmedian(Tensor self)", "NanmedianBackward0", ("self",),
+         self=evenly_distribute)
+defderiv("nanmedian_dim(Tensor self, int dim, bool keepdim)",
+         "NanmedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+         self=value_selecting_grad)
+
+
+# ----- Gather, scatter and masks -----------------------------------------------------------
+# (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
+
+def masked_select_grad(grad, self, mask):
+    """zeros of the broadcast shape with grad written where mask holds, in order."""
+    self_shape = np.shape(value(self))
+    shape = np.broadcast_shapes(self_shape, np.shape(value(mask)))
+    return sum_to(put(grad, shape, (np.broadcast_to(value(mask), shape),)), self_shape)
+
+
+def scatter_src_grad(grad, dim, index, src_sym_sizes, node):
+    """grad.gather(dim, index). When src is larger than index, torch 2.13's backward returns
+    this index-shaped gradient and its engine refuses it: gradviz raises the same error."""
+    idx_shape = np.shape(value(index))
+    if tuple(idx_shape) != tuple(src_sym_sizes):
+        raise RuntimeError(f"Function {node} returned an invalid gradient at index 1 - got "
+                           f"[{', '.join(map(str, idx_shape))}] but expected shape compatible "
+                           f"with [{', '.join(map(str, src_sym_sizes))}]")
+    return gather(grad, dim, index)
+
+
+def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
+    """torch: grad.index_select(dim, index), expanded to source (a 0-d source took one
+    slice), times alpha."""
+    g = index_select(grad, dim, index)
+    if source_dim == 0:
+        g = reshape(g, ())
+    return maybe_multiply(g, alpha)
+
+
+defderiv("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad)",
+         "GatherBackward0", ("dim", "index", "self", "sparse_grad"), nondiff=("index",),
+         self=lambda grad, dim, index, self, sparse_grad:
+             scatter_add_to(np.shape(value(self)), dim, index, grad))
+defderiv("scatter(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index),
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterBackward0"))
+defderiv("scatter_value(Tensor self, int dim, Tensor index, Scalar value)",
+         "ScatterBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: zero_at(grad, dim, index))
+defderiv("scatter_add(Tensor self, int dim, Tensor index, Tensor src)",
+         "ScatterAddBackward0", ("dim", "index", "src_sym_sizes"), nondiff=("index",),
+         internal=("src_sym_sizes",),
+         self=lambda grad: grad,
+         src=lambda grad, dim, index, src_sym_sizes:
+             scatter_src_grad(grad, dim, index, src_sym_sizes, "ScatterAddBackward0"))
+defderiv("index_select(Tensor self, int dim, Tensor index)",
+         "IndexSelectBackward0", ("dim", "index", "self_sym_sizes"), nondiff=("index",),
+         self=lambda grad, dim, index, self_sym_sizes:
+             index_add_to(self_sym_sizes, dim, index, grad))
+defderiv("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha)",
+         "IndexAddBackward0", ("alpha", "dim", "index", "source", "source_dim"),
+         nondiff=("index",),
+         self=lambda grad: grad,
+         source=index_add_source_grad)
+defderiv("index_fill(Tensor self, int dim, Tensor index, Scalar value)",
+         "IndexFillBackward0", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index))
+defderiv("index_fill_tensor(Tensor self, int dim, Tensor index, Tensor value)",
+         "IndexFillBackward1", ("dim", "index"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index),
+         value=lambda grad, dim, index: sum_dims(index_select(grad, dim, index), None))
+defderiv("masked_fill(Tensor self, Tensor mask, Scalar value)",
+         "MaskedFillBackward0", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad))
+defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
+         "MaskedFillBackward1", ("mask",), nondiff=("mask",),
+         self=lambda grad, mask: where0(value(mask), grad),
+         value=lambda grad, mask: sum_dims(where0(~value(mask), grad), None))
+defderiv("masked_select(Tensor self, Tensor mask)",
+         "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
+         self=masked_select_grad)
+
+
+# ----- Shape -------------------------------------------------------------------------------
+# (diag, diagonal, trace, tril/triu, flip, roll, repeat/tile and split/chunk have rows; movedim,
+#  swapaxes, unflatten, broadcast_to, meshgrid, the stacks, diff and repeat_interleave are
+#  composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cat_grads, diagonal, flip, roll, rot90, tril, triu  # noqa: E402
+
+
+def diagonal_key(sizes, offset, dim1, dim2):
+    """Index arrays (broadcasting to the diagonal's shape) of the diagonal's elements in a
+    tensor of `sizes`."""
+    n = len(sizes)
+    start1, start2 = max(-offset, 0), max(offset, 0)
+    length = max(min(sizes[dim1] - start1, sizes[dim2] - start2), 0)
+    others = [d for d in range(n) if d not in (dim1, dim2)]
+    m = len(others) + 1
+    key = [None] * n
+    for j, d in enumerate(others):
+        shape = [1] * m
+        shape[j] = sizes[d]
+        key[d] = np.arange(sizes[d]).reshape(shape)
+    diag = np.arange(length).reshape([1] * (m - 1) + [length])
+    key[dim1] = diag + start1
+    key[dim2] = diag + start2
+    return tuple(key)
+
+
+def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
+    """torch's diagonal_backward: zeros with grad written on the diagonal."""
+    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+
+
+def trace_grad(grad, self_sym_sizes):
+    n = min(self_sym_sizes)
+    eye = np.arange(n)
+    return put(expand(grad, (n,)), self_sym_sizes, (eye, eye))
+
+
+def repeat_grad(grad, self_sym_sizes, repeats):
+    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
+    summed over the r axes."""
+    lead = len(repeats) - len(self_sym_sizes)
+    sizes = (1,) * lead + tuple(self_sym_sizes)
+    pairs = []
+    for r, s in zip(repeats, sizes):
+        pairs += [r, s]
+    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
+    return reshape(g, tuple(self_sym_sizes))
+
+
+defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: tril(grad, diagonal))
+defderiv("triu(Tensor self, int diagonal)", "TriuBackward0", ("diagonal",), saves_tensors=False,
+         self=lambda grad, diagonal: triu(grad, diagonal))
+defderiv("diagonal(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0", ("self_sym_sizes", "offset", "dim1", "dim2"), saves_tensors=False,
+         self=diagonal_grad)
+# torch.diag of a matrix is a copy of its diagonal (diagonal_copy), not a view.
+defderiv("diagonal_copy(Tensor self, int offset, int dim1, int dim2)",
+         "DiagonalBackward0_copy", ("self_sym_sizes", "offset", "dim1", "dim2"),
+         saves_tensors=False,
+         self=diagonal_grad)
+defderiv("diag_embed(Tensor self, int offset, int dim1, int dim2)",
+         "DiagEmbedBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+defderiv("trace(Tensor self)", "TraceBackward0", ("self_sym_sizes",), saves_tensors=False,
+         self=trace_grad)
+defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tensors=False,
+         self=lambda grad, dims: flip(grad, dims))
+defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
+         "RollBackward0", ("dims", "shifts"), saves_tensors=False,
+         self=lambda grad, dims, shifts: roll(grad, tuple(-s for s in shifts), dims))
+defderiv("rot90(Tensor self, int k, int[] dims)", "Rot90Backward0", ("dims", "k"),
+         saves_tensors=False,
+         self=lambda grad, dims, k: rot90(grad, -k, dims))
+defderiv("repeat(Tensor self, SymInt[] repeats)",
+         "RepeatBackward0", ("repeats", "self_sym_sizes"), saves_tensors=False,
+         self=repeat_grad)
+def split_backward(grads, self_sym_sizes, split_size, dim):
+    """The backward of split: the pieces' sizes follow from the input's size and split_size."""
+    size = self_sym_sizes[dim]
+    sizes = [min(split_size, size - s) for s in range(0, size, split_size)] if split_size \
+        else [0]
+    return cat_grads(grads, sizes or [0], self_sym_sizes, dim)
+
+
+defderiv("split(Tensor self, SymInt split_size, int dim)",
+         "SplitBackward0", ("dim", "self_sym_sizes", "split_size"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_size:
+             [split_backward(grads, self_sym_sizes, split_size, dim)])
+defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
+         "SplitWithSizesBackward0", ("dim", "self_sym_sizes", "split_sizes"),
+         n_out=None, variadic=True, saves_tensors=False,
+         self=lambda grads, mask, dim, self_sym_sizes, split_sizes:
+             [cat_grads(grads, split_sizes, self_sym_sizes, dim)])
+
+
+# ----- Linear algebra, continued -----------------------------------------------------------
+# (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
+
+from ._dmath import cross, inverse  # noqa: E402
+
+
+def cdist_grad(grad, x1, x2, p, result):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
+    the same with the roles swapped (cdist_grad_x2)."""
+    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
+    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
+    d = unsqueeze_dims(result, (nr,), 0)
+    g = unsqueeze_dims(grad, (nr,), 0)
+    if p == 0:
+        return zeros_like(x1)
+    if p == 1:
+        w = g * sign(diff)
+    elif p == np.inf:
+        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
+    else:
+        zero = value(d) == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = where0(zero, g * diff / d)
+            else:
+                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
+    return sum_dims(w, -2)
+
+
+def cdist_grad_x2(grad, x1, x2, p, result):
+    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+
+
+def euclidean_ratio(grad, result):
+    """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where0(value(result) == 0, grad / result)
+
+
+def euclidean_grad_x1(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward for x1, through matrix products (so that float32
+    rounding follows torch's): x1 * sum_j ratio_ij - ratio @ x2."""
+    ratio = euclidean_ratio(grad, result)
+    return x1 * sum_dims(ratio, -1, keepdim=True) - matmul(ratio, x2)
+
+
+def euclidean_grad_x2(grad, x1, x2, result):
+    ratio = euclidean_ratio(grad, result)
+    s = sum_dims(ratio, -2)
+    return x2 * unsqueeze_dims(s, (np.ndim(value(s)),), 0) - matmul(transpose(ratio), x1)
+
+
+def inv_grad(grad, result):
+    """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
+    inv_t = transpose(result)
+    return -matmul(inv_t, matmul(grad, inv_t))
+
+
+def det_grad(grad, A, result):
+    """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
+    is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
+    derivative there is the adjugate's transpose."""
+    g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
+    if isinstance(A, Tensor):
+        r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
+        return g * r * transpose(inverse(A))
+    a = value(A)
+    d = value(result)
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        inv = np.zeros_like(flat)
+        for k, m in enumerate(flat):
+            try:
+                inv[k] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                pass        # singular: det is 0, and so is the gradient
+        inv = inv.reshape(a.shape)
+    return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
+
+
+defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "BaddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
+         "AddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
+                                                           alpha),
+         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
+                                                           alpha))
+defderiv("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta, Scalar alpha)",
+         "AddmvBackward0", ("alpha", "beta", "mat", "vec"),
+         input=lambda grad, beta: maybe_multiply(grad, beta),
+         mat=lambda grad, vec, alpha: maybe_multiply(outer(grad, vec), alpha),
+         vec=lambda grad, mat, alpha: maybe_multiply(matmul(transpose(mat), grad), alpha))
+defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
+         "LinalgCrossBackward0", ("dim", "other", "self"),
+         input=lambda grad, other, dim: cross(other, grad, dim),
+         other=lambda grad, self, dim: cross(grad, self, dim))
+defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
+         x1=cdist_grad,
+         x2=cdist_grad_x2)
+defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
+         x1=euclidean_grad_x1,
+         x2=euclidean_grad_x2)
+defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse",
+         A=inv_grad)
+defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
+         A=det_grad)
+
+
+# ----- Neural-network ops ------------------------------------------------------------------
+# (activations, embedding, dropout, convolution, pooling, normalization, losses, attention)
+
+# activations, losses, embedding, dropout, normalization
+
+defderiv("gelu(Tensor self, str approximate)", "GeluBackward0", ("self", "approximate"),
+         self=lambda grad, self, approximate: gelu_grad(grad, self, approximate))
+# gelu's backward is an op of its own, so that its gradient is differentiable (torch records it
+# under create_graph=True).
+defderiv("gelu_backward(Tensor grad_output, Tensor self, str approximate)",
+         "GeluBackwardBackward0", ("grad_output", "self", "approximate"),
+         grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
+         self=lambda grad, grad_output, self, approximate:
+             grad * grad_output * gelu_second_derivative(self, approximate))
+defderiv("silu(Tensor self)", "SiluBackward0", ("self",),
+         self=silu_grad)
+defderiv("softplus(Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackward0", ("self", "beta", "threshold"),
+         self=softplus_grad)
+defderiv("log_sigmoid(Tensor self)", "LogSigmoidBackward0", ("self",),
+         self=log_sigmoid_grad)
+# The backwards of softplus, logsigmoid and elu are ops of their own under create_graph=True,
+# as in torch (SoftplusBackwardBackward0, ...).
+defderiv("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold)",
+         "SoftplusBackwardBackward0", ("grad_output", "self", "beta", "threshold"),
+         grad_output=lambda grad, self, beta, threshold: softplus_grad(grad, self, beta,
+                                                                      threshold),
+         self=softplus_second)
+defderiv("log_sigmoid_backward(Tensor grad_output, Tensor self)",
+         "LogSigmoidBackwardBackward0", ("grad_output", "self"),
+         grad_output=lambda grad, self: log_sigmoid_grad(grad, self),
+         self=log_sigmoid_second)
+defderiv("elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
+         "Scalar input_scale)",
+         "EluBackwardBackward0", ("grad_output", "self_or_result", "alpha", "scale",
+                                  "input_scale"),
+         grad_output=lambda grad, self_or_result, alpha, scale, input_scale:
+             elu_grad(grad, self_or_result, alpha, scale, input_scale),
+         self=elu_second)
+defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward0", ("self", "negative_slope"),
+         self=leaky_relu_grad)
+# In place, torch saves the result instead of self (its sign is self's).
+defderiv("leaky_relu_(Tensor self, Scalar negative_slope)",
+         "LeakyReluBackward1", ("negative_slope",),
+         self=lambda grad, negative_slope, result:
+             times_constant(grad, np.where(value(result) > 0, 1.0, negative_slope)))
+defderiv("elu_(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward1", ("alpha", "scale", "input_scale"),
+         self=lambda grad, alpha, scale, input_scale, result:
+             mask(value(result) > 0, grad * scale)
+             + mask(value(result) <= 0, grad * (result + alpha * scale) * input_scale))
+defderiv("leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope)",
+         "LeakyReluBackwardBackward0", ("self", "negative_slope"),
+         grad_output=leaky_relu_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("elu(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
+         "EluBackward0", ("self", "alpha", "scale", "input_scale"),
+         self=elu_grad)
+# hardtanh: the gradient is 0 at the bounds themselves (torch's hardtanh_backward).
+defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackward0", ("self", "min_val", "max_val"),
+         self=hardtanh_grad)
+defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val)",
+         "HardtanhBackwardBackward0", ("self", "min_val", "max_val"),
+         grad_output=hardtanh_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
+         self=glu_grad)
+
+defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLossBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                              "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("nll_loss2d(Tensor input, Tensor target, Tensor? weight, int reduction, "
+         "SymInt ignore_index)",
+         "NllLoss2DBackward0", ("self", "target", "weight", "reduction", "ignore_index",
+                                "total_weight"),
+         nondiff=("target", "weight"),
+         input=nll_grad)
+defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
+         "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
+         nondiff=("weight",),
+         self=bce_grad_self,
+         target=bce_grad_target)
+defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, "
+         "Tensor? pos_weight, int reduction)",
+         "BinaryCrossEntropyWithLogitsBackward0",
+         ("self", "target", "weight", "pos_weight", "reduction"),
+         nondiff=("weight", "pos_weight"),
+         self=bce_logits_grad_self,
+         target=bce_logits_grad_target)
+defderiv("smooth_l1_loss(Tensor self, Tensor target, int reduction, float beta)",
+         "SmoothL1LossBackward0", ("self", "target", "reduction", "beta"),
+         self=smooth_l1_grad,
+         target=lambda grad, self, target, reduction, beta:
+             -smooth_l1_grad(grad, self, target, reduction, beta))
+defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
+         "HuberLossBackward0", ("self", "target", "reduction", "delta"),
+         self=huber_grad,
+         target=lambda grad, self, target, reduction, delta:
+             -huber_grad(grad, self, target, reduction, delta))
+defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+         "Tensor? bias, float eps)",
+         "NativeLayerNormBackward0",
+         ("input", "normalized_shape", "weight", "bias", "result1", "result2", "eps"),
+         internal=("eps",),
+         input=layer_norm_grad_input,
+         weight=layer_norm_grad_weight,
+         bias=lambda grad, input, normalized_shape:
+             sum_lead(grad, tuple(range(np.ndim(value(input)) - len(normalized_shape)))))
+# The running statistics are inputs torch never differentiates (no edge).
+defderiv("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+         "Tensor? running_var, bool training, float momentum, float eps)",
+         "NativeBatchNormBackward0",
+         ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
+          "eps"),
+         nondiff=("running_mean", "running_var"),
+         input=batch_norm_grad_input,
+         weight=batch_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+         "SymInt HxW, int group, float eps)",
+         "NativeGroupNormBackward0",
+         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+         input=group_norm_grad_input,
+         weight=group_norm_grad_weight,
+         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
+         "bool sparse)",
+         "EmbeddingBackward0",
+         ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
+         nondiff=("indices",),
+         weight=embedding_grad)
+# The Scalar overload torch's C++ cross_entropy records for probability targets
+# (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
+defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
+         saves_tensors=False,
+         self=lambda grad, other: grad / other)
+
+
+# ----- Higher-order nodes ------------------------------------------------------------------
+# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)

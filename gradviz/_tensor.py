@@ -424,10 +424,3 @@ def type_name(data):
     shape = ", ".join(str(s) for s in np.shape(data))
     return f"torch.{_TYPE_NAMES[data.dtype.name]} [{shape}]"
 
-
-def _bind():
-    from .autograd import graph
-    graph._bind_tensor(Tensor, _make)
-
-
-_bind()

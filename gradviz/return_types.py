@@ -1,7 +1,7 @@
 """Named result tuples, as torch.return_types: `torch.max(x, 0)` gives a `max` whose fields are
 `values` and `indices` (type(r).__name__ == "max", as in torch)."""
 
-__all__ = ["max", "min"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian"]
 
 
 class _ValuesIndices(tuple):
@@ -33,4 +33,20 @@ class max(_ValuesIndices):  # noqa: A001  (torch.return_types.max)
 
 
 class min(_ValuesIndices):  # noqa: A001  (torch.return_types.min)
+    __slots__ = ()
+
+
+class sort(_ValuesIndices):
+    __slots__ = ()
+
+
+class topk(_ValuesIndices):
+    __slots__ = ()
+
+
+class median(_ValuesIndices):
+    __slots__ = ()
+
+
+class nanmedian(_ValuesIndices):
     __slots__ = ()

@@ -1,8 +1,17 @@
-"""The derivative table drives these tests: every entry has an example below, which must record
-that entry's node and pass gradcheck (central differences in float64), once and, where the
-formula is meant to be differentiable, twice. A new entry without an example fails
+"""The derivative table drives these tests: every row has an example, which must record that
+row's node, pass gradcheck (central differences in float64), once and, where the formula is
+meant to be differentiable, twice, and give torch 2.13's values, gradients, grad_fn names,
+next_functions and saved names. A new row without an example fails
 `test_every_entry_has_an_example`.
+
+The core rows' examples are below; each family of ops added later keeps its examples in its
+own `tests/rows_<family>.py` (an `EXAMPLES` dict in the same format, and optionally
+`NO_DERIVATIVE`), merged here.
 """
+
+import importlib.util
+import pathlib
+import types
 
 import numpy as np
 import pytest
@@ -123,7 +132,7 @@ EXAMPLES = {
     "alias": (lambda x: x[...], (A3,), {}),
     "as_strided": (_inplace_on_view, (A3,), {"second": False}),
     "to_copy": (lambda x: x.float() * 1, (A3,), {"eps": 1e-3, "second": False}),
-    "index_put_zeros": (_index_double_backward, (A3, B3), {}),
+    "index_put_impl": (_index_double_backward, (A3, B3), {}),
     "cat": (lambda x, y: torch.cat([x, y]), (A3, B3), {}),
     "stack": (lambda x, y: torch.stack([x, y], 1), (A3, B3), {}),
     "unbind": (_unbind_second, (M23,), {}),
@@ -133,14 +142,33 @@ EXAMPLES = {
     "copy_": (lambda x, y: x.clone().copy_(y), (A3, B3), {}),
     "index_put": (_setitem_list, (A3, [B3[0], B3[1]]), {}),
     "mse_loss": (lambda x, y: torch.nn.functional.mse_loss(x, y), (A3, B3), {}),
-    "nll_loss": (lambda x: torch.nn.functional.nll_loss(x, torch.tensor([2, 0])), (M23,), {}),
 }
 
 # Entries torch records without a derivative: backward must fail, naming the op.
 NO_DERIVATIVE = {
-    "floor_divide": (lambda x: x // 2, "derivative for aten::floor_divide is not implemented"),
+    "floor_divide": (lambda x: x // (x.detach() + 1).requires_grad_(),
+                     "derivative for aten::floor_divide is not implemented"),
+    "floor_divide_scalar": (lambda x: x // 2,
+                            "derivative for aten::floor_divide is not implemented"),
     "rremainder": (lambda x: 2 % x, "derivative for aten::remainder is not implemented"),
 }
+
+
+def _family_examples():
+    """EXAMPLES and NO_DERIVATIVE of every tests/rows_<family>.py, merged (a row may have
+    one example only)."""
+    for path in sorted(pathlib.Path(__file__).parent.glob("rows_*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for table, extra in ((EXAMPLES, getattr(module, "EXAMPLES", {})),
+                             (NO_DERIVATIVE, getattr(module, "NO_DERIVATIVE", {}))):
+            clash = set(table) & set(extra)
+            assert not clash, f"{path.name}: examples already defined for {sorted(clash)}"
+            table.update(extra)
+
+
+_family_examples()
 
 
 def _nodes(fn):
@@ -228,3 +256,55 @@ def test_a_wrong_table_formula_is_caught(monkeypatch):
     monkeypatch.setattr(entry, "formulas", wrong)
     monkeypatch.setattr(entry, "_plans", {})     # plans are derived from the formulas
     assert not torch.autograd.gradcheck(lambda x: x.sin(), (t(A3),), raise_exception=False)
+
+
+# ----- The same examples against torch 2.13 ----------------------------------------------------
+
+def _on(module, fn):
+    """fn with its `torch` global bound to `module` (gradviz or the real torch)."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": module}, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def _walk_names(module, root):
+    """grad_fn names in a fixed breadth-first order, with next_functions' input numbers."""
+    out, seen, queue = [], set(), [root]
+    while queue:
+        node = queue.pop(0)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = node.name()
+        nexts = tuple((None if n is None else n.name(), k) for n, k in node.next_functions)
+        saved = sorted(a for a in dir(node) if a.startswith("_saved_") and (
+            module is not torch or isinstance(getattr(type(node), a, None), property)))
+        out.append((name, nexts, saved))
+        queue.extend(n for n, _ in node.next_functions)
+    return out
+
+
+def _run_example(module, op):
+    fn, data, _ = EXAMPLES[op]
+    xs = [module.tensor(d, dtype=module.float64, requires_grad=True) for d in data]
+    out = _on(module, fn)(*xs)
+    weight = module.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+    grads = module.autograd.grad((out * weight).sum(), xs, allow_unused=True)
+    return out, grads
+
+
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_example_matches_torch(op):
+    real = pytest.importorskip("torch")
+    out, grads = _run_example(torch, op)
+    t_out, t_grads = _run_example(real, op)
+    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    for g, tg in zip(grads, t_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-10, atol=1e-12)
+    ours, theirs = _walk_names(torch, out.grad_fn), _walk_names(real, t_out.grad_fn)
+    assert [n[:2] for n in ours] == [n[:2] for n in theirs]
+    for (name, _, saved), (_, _, t_saved) in zip(ours, theirs):
+        # Every _saved_ attribute gradviz shows, torch has under the same name.
+        assert set(saved) <= set(t_saved), (name, sorted(set(saved) - set(t_saved)))

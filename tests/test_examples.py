@@ -79,6 +79,11 @@ CHECKS = {
     "training_loop_mlp.py": ([], 0, {}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
+    "makemore_mlp.py": ([], 0, {
+        ("loss", "data"): 1.6331, ("loss", "grad_fn"): "NllLossBackward0",
+        ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
+        ("bnmean_running", "grad_fn"): None, ("bnmean_running", "requires_grad"): False,
+        ("Xtr", "shape"): [399, 3]}),
 }
 
 

@@ -80,3 +80,58 @@ def test_explain_runs_on_every_named_tensor_of_every_example():
         assert r["causes"], (f, name)
         for c in r["causes"]:
             assert c["kind"] and c["message"], (f, name, c)
+
+
+# ----- %N names, and files that raised ------------------------------------------------------------
+
+def test_generated_names_from_the_tables_are_accepted():
+    from gradviz.inspect import run_file
+    path = os.path.join(FILES, "explain_t_retained.py")
+    table = {t["name"]: t for t in run_file(path).report()["tensors"]}
+    assert table["%2"]["grad_fn"] == "MulBackward0"
+    r = explain(path, "%2")
+    assert [c["kind"] for c in r["causes"]] == ["not_leaf"]
+    assert r["causes"][0]["message"].startswith(
+        "'%2' is not a leaf (it was made by MulBackward0), so its .grad is not kept: the file "
+        "has no name for it either")
+    assert [p["tensor"] for p in r["path"]] == ["loss", "h", "%2"]
+    with pytest.raises(UsageError, match="no tensor named '%99'"):
+        explain(path, "%99")
+
+
+def invoke(*args):
+    from click.testing import CliRunner
+
+    from gradviz_cli.main import cli
+    return CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["explain", *args, "--no-color"],
+                                                    catch_exceptions=False)
+
+
+def test_file_that_raised_exits_1_and_shows_the_error_not_no_such_tensor():
+    path = os.path.join(FILES, "raises.py")
+    r = invoke(path, "z")
+    assert r.exit_code == 1 and "Error: no tensor named" not in r.output
+    assert r.stdout.splitlines() == [
+        "cannot explain 'z'",
+        "- the file raised RuntimeError: shape '[5]' is invalid for input of size 6; when it "
+        f"stopped there was no tensor named 'z' to explain  ({os.path.relpath(path)}:5)"]
+    r = invoke(path, "y")          # made before the error: explained, still exit 1
+    assert r.exit_code == 1
+    assert r.stdout.splitlines()[2].startswith("- the file raised RuntimeError: shape '[5]'")
+
+
+def test_syntax_error_exits_1_with_its_line():
+    path = os.path.join(FILES, "syntax_error.py")
+    r = invoke(path, "x")
+    assert r.exit_code == 1
+    assert r.stdout.splitlines()[1] == (
+        "- nothing ran: the file has a SyntaxError: '(' was never closed, so there is no tensor "
+        f"named 'x' to explain  ({os.path.relpath(path)}:3)")
+    import json
+    doc = json.loads(invoke(path, "x", "--json").stdout)
+    assert doc["found"] is False and doc["error"]["line"] == 3
+
+
+def test_unknown_name_in_a_file_that_ran_is_still_a_usage_error():
+    r = invoke(os.path.join(FILES, "explain_not_leaf.py"), "nope")
+    assert r.exit_code == 2 and "no tensor named 'nope'" in r.stderr

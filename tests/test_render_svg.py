@@ -17,6 +17,7 @@ import pytest
 import gradviz.render
 import gradviz.render.renderer as renderer_module
 from gradviz.render import RenderError, build_dot, find_renderer, render
+from gradviz.render.renderer import FALLBACK_MARK
 from test_render_dot import rnn
 from test_render_reports import HOSTILE, HOSTILE_TENSORS, chain, hostile, modified, seed, zwxb
 
@@ -239,7 +240,7 @@ def test_a_failing_renderer_leaves_nothing_half_written(tmp_path, clean_env):
     fake = fake_renderer(tmp_path, "fake", script)
     with pytest.raises(RenderError, match=r"(?s)failed \(exit 4\).*boom: bad input") as info:
         render("digraph {}", "svg", tmp_path / "g.svg", renderer=str(fake))
-    assert info.value.exit_code == 1
+    assert info.value.exit_code == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]  # no output, no temp file
     # An existing file is kept as it was.
     (tmp_path / "g.svg").write_text("old")
@@ -258,7 +259,7 @@ def test_no_renderer_writes_the_dot_file_and_exits_3(tmp_path, monkeypatch, clea
     for way in ("pip install graphviz-pure", "apt-get install graphviz", "--renderer PATH",
                 "GRADVIZ_DOT", str(tmp_path / "graph.dot")):
         assert way in message
-    assert (tmp_path / "graph.dot").read_text() == "digraph { a -> b }"
+    assert (tmp_path / "graph.dot").read_text() == FALLBACK_MARK + "\ndigraph { a -> b }"
     assert not (tmp_path / "graph.svg").exists()
 
 

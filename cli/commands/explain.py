@@ -20,10 +20,13 @@ from ..common import (arg_option, file_argument, json_option, library_errors, ma
 def explain(file, name, file_args, root, as_json, args_opt, no_color):
     """Explain in plain sentences why NAME's gradient is what it is.
 
-    Runs FILE (and ROOT.backward() afterwards when the file did not, without changing any
-    value it computed), then reads the graph: not a leaf, does not require grad, made under
-    no_grad or by detach()/.data, not connected to ROOT, backward never called or called on
-    another root, a zero or NaN gradient and the node that made it, accumulation, hooks.
+    Runs FILE (and computes the gradient from ROOT afterwards when the file did not, without
+    changing any value or .grad it left), then reads the graph: not a leaf, does not require
+    grad, made under no_grad or by detach()/.data, not connected to ROOT, backward never
+    called or called on another root, autograd.grad used instead of backward, a zero or NaN
+    gradient and the node that made it, backward calls summed since the last zero_grad(),
+    hooks, .grad edited or set to None afterwards. NAME may be a %N name from the tables.
+    Exit 1 when the file raised (the error and its line come first).
 
     \b
     Examples:
@@ -34,8 +37,10 @@ def explain(file, name, file_args, root, as_json, args_opt, no_color):
     from gradviz.inspect.explain import explain as run_explain
     with library_errors():
         result = run_explain(file, name, root=root, argv=list(args_opt) + list(file_args))
+    code = 1 if result["error"] else 0
     if as_json:
-        click.echo(json.dumps(result, indent=2))
-        return
+        click.echo(json.dumps(result, indent=2, allow_nan=False))
+        raise click.exceptions.Exit(code)
     from gradviz.render.text import print_explain
     print_explain(make_console(no_color), result)
+    raise click.exceptions.Exit(code)

@@ -27,7 +27,9 @@ def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, arg
     Runs FILE in float64, takes the analytic gradient of the root (summed, if not a scalar)
     with respect to each named leaf it reaches, and compares it with central finite
     differences, re-running the file with each checked element moved by +eps and -eps.
-    Prints a table per leaf; exit 1 on a mismatch.
+    Prints a table per leaf, then one verdict. Exit 0 only when every checked gradient
+    matches; exit 1 when the file raised, backward failed, a gradient mismatched, a value was
+    nan or inf, or the point is not differentiable (the one-sided differences disagree).
 
     \b
     Examples:
@@ -40,7 +42,7 @@ def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, arg
                                 max_elements=max_elements, eps=eps, atol=atol, rtol=rtol)
     code = 0 if result["passed"] else 1
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps(result, indent=2, allow_nan=False))
         raise click.exceptions.Exit(code)
     from gradviz.render.text import print_gradcheck
     print_gradcheck(make_console(no_color), result)

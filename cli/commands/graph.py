@@ -1,14 +1,9 @@
 """gradviz graph: draw the autograd graph to SVG, PNG, PDF or DOT."""
 
-import os
-
 import click
 
-from ..common import (UsageFailure, arg_option, backend_option, debug_option, file_argument,
-                      library_errors, make_console, no_color_option)
-
-_WARN_NODES = 500
-_EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+from ..common import (arg_option, backend_option, debug_option, file_argument, library_errors,
+                      make_console, no_color_option)
 
 
 @click.command()
@@ -60,54 +55,22 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/mul_chain_backward.py -o -
     """
     from gradviz.inspect import run_file
-    from gradviz.render.dot import build_dot, count_nodes
-    from gradviz.render.renderer import RenderError, render
-    targets = [(fmt, path) for fmt, path in (("svg", svg), ("png", png), ("pdf", pdf),
-                                              ("dot", dot)) if path]
-    if output:
-        if output == "-":
-            targets.append(("dot", "-"))
-        else:
-            ext = os.path.splitext(output)[1].lower()
-            if ext not in _EXTENSIONS:
-                raise UsageFailure(f"cannot tell the format of {output!r} from its extension "
-                                   f"(use {', '.join(sorted(_EXTENSIONS))}, or --svg/--png/"
-                                   "--pdf/--dot)")
-            targets.append((_EXTENSIONS[ext], output))
-    if not targets:
-        raise UsageFailure("say where to draw: --svg FILE, --png FILE, --pdf FILE, --dot FILE "
-                           "or -o FILE (-o - for DOT on stdout)")
+    from gradviz.render.drawing import GraphDrawing, output_targets
+    from gradviz.render.output import loaded_sources
+    err = make_console(no_color, stderr=True)
     with library_errors():
+        targets = output_targets(svg=svg, png=png, pdf=pdf, dot=dot, output=output,
+                                 protected=loaded_sources(file))
         result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
                           anomaly=anomaly, backward=backward, gradient=gradient,
                           retain_graph=True, debug=debug)
         for r in roots:
             result.tensor(r)
-        report = result.report()
-    err = make_console(no_color, stderr=True)
-    if result.failed:
-        e = result.error or result.backward_error
-        err.print(f"[red]{e.type}: {e.message}[/red] ({e.file}:{e.line}) — drawing what was "
-                  "recorded up to there")
-    options = dict(view=view, roots=list(roots) or None, show_saved=show_saved,
-                   max_depth=max_depth, collapse=collapse)
-    n = count_nodes(report, **options)
-    if n == 0:
-        err.print(f"{file}: no graph to draw (no tensor that requires grad has a grad_fn or "
-                  "an AccumulateGrad)")
-    if n > _WARN_NODES and not collapse and max_depth is None:
-        err.print(f"[yellow]warning:[/yellow] {n} nodes: the drawing will be hard to read; try "
-                  "--collapse, --max-depth N or --root NAME")
-    source = build_dot(report, legend=not no_legend, **options)
-    code = 1 if result.failed else 0
-    for fmt, path in targets:
-        if path == "-":
-            click.echo(source, nl=False)
-            continue
-        try:
-            written = render(source, fmt, path, renderer=renderer)
-        except RenderError as exc:
-            err.print(f"[red]error:[/red] {exc}", markup=True)
-            raise click.exceptions.Exit(exc.exit_code)
-        err.print(f"wrote {written} ({n} nodes, {fmt.upper()})")
-    raise click.exceptions.Exit(code)
+        drawing = GraphDrawing(result.report(), view=view, roots=list(roots) or None,
+                               show_saved=show_saved, max_depth=max_depth, collapse=collapse,
+                               legend=not no_legend)
+        for note in drawing.notes:
+            err.print(note)
+        for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):
+            err.print(line)
+    raise click.exceptions.Exit(1 if result.failed else 0)

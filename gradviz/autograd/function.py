@@ -112,7 +112,7 @@ def _fit(node, k, g):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{k} - got [{', '.join(map(str, gs))}] but expected shape "
                                f"compatible with [{', '.join(map(str, shape))}]")
-        from .._derivatives import sum_to
+        from .._dmath import sum_to
         g = sum_to(g, shape)
     if g._data.dtype != dtype:
         g = g.to(from_numpy_dtype(dtype))
@@ -171,7 +171,7 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._ops import bump_version
+        from .._ops.inplace import bump_version
         from .._tensor import Tensor
         arg_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = [args[i] for i in arg_pos]
@@ -233,12 +233,12 @@ def _rebase_view(view, ctx):
     base's history becomes CopySlices over the Function's node and the view reads its
     gradient back from the base (AsStridedBackward0), as torch's rebase_history does. Only
     the layout CopySlices supports (the view is input 0 and output 0) takes this path."""
-    from .._derivatives import DERIVATIVES
-    from .graph import CopySlices, record
+    from .._ops.inplace import reread_from_base
+    from .graph import CopySlices
     base = view._base_
     cs = CopySlices(edge_of(base), view._view_fn, ctx)
     base._rg, base._fn, base._nr = True, cs, 0
-    record(DERIVATIVES["as_strided"], view, (base,), (base.shape, view._view_fn))
+    reread_from_base(base, view)
 
 
 def once_differentiable(fn):

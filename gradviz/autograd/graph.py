@@ -202,9 +202,6 @@ class Node:
     def _apply(self, grads, create_graph):
         raise NotImplementedError(f"{self.name()} has no backward")
 
-    @property
-    def _saved_tensor_names(self):
-        return ()
 
 
 class AccumulateGrad(Node):
@@ -273,139 +270,11 @@ def _as_tensor(g):
     return g if isinstance(g, Tensor) else _make(np.asarray(g) if np.ndim(g) else g)
 
 
-# ----- Nodes made from the derivative table ------------------------------------------------
-
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
           "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
           "to backward through the graph a second time or if you need to access saved tensors "
           "after calling backward.")
-
-
-class FormulaNode(Node):
-    """A node whose backward is one entry of gradviz._derivatives (class attribute `_entry`).
-
-    `_saved` holds the op's saveable arguments in the entry's `args` order, `_vers` the versions
-    of the saved tensors at save time (None: all were 0), `_mask` which inputs need a gradient,
-    `_meta` the (shape, dtype) of each input when broadcasting or promotion changed them, and
-    `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
-    """
-
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
-    # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
-    # from the output's (broadcasting, promotion), and saved versions other than 0.
-    _meta = _vers = None
-
-    @property
-    def _released(self):
-        """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
-        formulas use the result.)"""
-        return self._saved is None
-
-    def name(self):
-        # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
-        return self._entry.display
-
-    def _apply(self, grads, create_graph):
-        if self._released:
-            raise RuntimeError(_FREED)
-        plan = self._plan
-        vals = self._unpack(plan, create_graph)
-        e = self._entry
-        # One gradient for a single-output op (cat and stack included), the list for unbind.
-        grad = grads[0] if e.n_out == 1 else grads
-        if e.variadic:
-            _, f, pos = plan.calls[0]
-            out = list(f(grad, self._mask, *[vals[p] for p in pos]))
-        else:
-            out = [None] * plan.n_inputs
-            for i, f, pos in plan.calls:
-                n = len(pos)
-                if n == 1:
-                    out[i] = f(grad, vals[pos[0]])
-                elif n == 0:
-                    out[i] = f(grad)
-                else:
-                    out[i] = f(grad, *[vals[p] for p in pos])
-        meta = self._meta
-        if meta is not None:
-            from .._derivatives import fit_to
-            for i, m in enumerate(meta):
-                if m is not None and out[i] is not None:
-                    out[i] = fit_to(out[i], m[0], m[1])
-        return out
-
-    def _unpack(self, plan, create_graph):
-        """Saved values for the formulas (arrays for a plain backward, Tensors with
-        create_graph), after checking that no saved tensor was modified in place."""
-        vers = self._vers
-        vals = []
-        for k, v in enumerate(self._saved):
-            if isinstance(v, _Tensor):
-                vc = v._vc
-                if vc is not None:
-                    want = 0 if vers is None else vers[k]
-                    if vc.v != want:
-                        raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
-                vals.append(v if create_graph else v._data)
-            else:
-                vals.append(v)
-        if plan.saves_result:
-            vc = self._resvc
-            want = 0 if vers is None else vers[-1]
-            if vc.v != want:
-                raise modified_error(self._res, (self, 0), vc.v, want)
-            if create_graph:
-                t = _make_tensor(self._res)
-                t._rg, t._fn = True, self
-                vals.append(t)
-            else:
-                vals.append(self._res)
-        return vals
-
-    def _saved_items(self):
-        """(name, value, saved_version) for each saved value; the result's value is None."""
-        e = self._entry
-        plan = self._plan
-        vers = self._vers
-        out = []
-        for k, j in enumerate(plan.keep):
-            out.append((e.args[j], self._saved[k], 0 if vers is None else vers[k]))
-        if plan.saves_result:
-            out.append(("result", None, 0 if vers is None else vers[-1]))
-        return out
-
-    def _release(self):
-        if self._entry.saves_tensors:
-            self._saved = None
-            if self._plan.saves_result:
-                self._res = None
-
-    @property
-    def _saved_tensor_names(self):
-        return self._entry.saved_names(self._mask)
-
-    def _saved_value(self, name):
-        """A saved value as torch exposes it as `_saved_<name>` (None when not saved)."""
-        from .._tensor import _make
-        e = self._entry
-        if self._released:
-            raise RuntimeError(_FREED)
-        j = e.result_index if name == "result" else e.args.index(name)
-        k = self._plan.position.get(j)
-        if k is None or (j == e.result_index and not self._plan.saves_result):
-            return None
-        if j == e.result_index:
-            t = _make(self._res)
-            t._rg, t._fn = True, self
-            return t
-        v = self._saved[k]
-        if name in e.wrapped and isinstance(v, (bool, int, float)):
-            # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
-            # (bool, int64 or float64); the formulas keep using the plain number.
-            return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
-                                  np.int64 if isinstance(v, int) else np.float64))
-        return v
 
 
 def modified_error(data, who, now, want):
@@ -421,137 +290,20 @@ def modified_error(data, who, now, want):
         f"inplace operation: [{type_name(np.asarray(data))}]{what} is at version {now}; "
         f"expected version {want} instead. Hint: enable anomaly detection to find the "
         "operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True).")
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def short_name(node):
-    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0."""
+    """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0,
+    "MaskedFill1" for MaskedFillBackward1."""
     name = node.name()
     m = _BACKWARD_SUFFIX.search(name)
-    return name[:m.start()] if m else name
+    if not m:
+        return name
+    return name[:m.start()] + ("" if m.group(1) in ("", "0") else m.group(1))
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
-
-
-def make_node_class(entry):
-    """A Node subclass named after torch's grad_fn (e.g. MulBackward0) for one table entry."""
-    ns = {"__slots__": (), "_entry": entry}
-    for name in entry.args + ("result",):
-        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_value(_n))
-    return type(entry.node, (FormulaNode,), ns)
-
-
-def record(entry, out, inputs, args=()):
-    """Make `out` the result of a new `entry` node over `inputs` (Tensors or None) and return it.
-
-    Only inputs that require grad get an edge (the others get (None, 0), as in torch), and only
-    the values that the needed formulas use are kept alive and version-checked later.
-    """
-    nexts = []
-    nrs = None
-    mask = 0
-    meta = None
-    od = out._data
-    shape, dt = od.shape, od.dtype
-    for i, t in enumerate(inputs):
-        if t is None or not t._rg:
-            nexts.append(None)
-            continue
-        mask |= 1 << i
-        fn = t._fn
-        if fn is None:
-            ref = t._acc
-            fn = None if ref is None else ref()
-            if fn is None:
-                fn = accumulator(t)
-        elif t._nr:
-            if nrs is None:
-                nrs = [0] * len(inputs)
-            nrs[i] = t._nr
-        nexts.append(fn)
-        d = t._data
-        if d.shape != shape or d.dtype != dt:
-            if meta is None:
-                meta = [None] * len(inputs)
-            meta[i] = (d.shape, d.dtype)
-    plan = entry._plans.get(mask) or entry.plan(mask)
-    node = _new(entry.cls)
-    node._next = tuple(nexts)
-    if nrs is not None:
-        node._nrs = tuple(nrs)
-    node._seq = next(_seq)
-    # user_frame(1), inlined: the user's code object and line, skipping gradviz's own frames.
-    f = _getframe(1)
-    while f is not None:
-        code = f.f_code
-        inside = _internal.get(code)
-        if inside is None:
-            inside = _internal[code] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
-            break
-        f = f.f_back
-    if f is None:
-        node._code, node._line = None, 0
-    else:
-        node._code, node._line = code, f.f_lineno
-    node._mask = mask
-    node._plan = plan
-    if meta is not None:
-        node._meta = tuple(meta)
-    if plan.all_args and len(args) == plan.n_args:
-        saved = args
-    else:
-        saved = tuple([args[j] for j in plan.keep])
-    node._saved = saved
-    vers = None
-    for k, v in enumerate(saved):
-        if isinstance(v, _Tensor) and v._vc is not None and v._vc.v:
-            if vers is None:
-                vers = [0] * (len(saved) + 1)
-            vers[k] = v._vc.v
-    if plan.saves_result:
-        node._res = od
-        vc = node._resvc = out._version_counter()
-        if vc.v:
-            if vers is None:
-                vers = [0] * (len(saved) + 1)
-            vers[-1] = vc.v
-    if vers is not None:
-        node._vers = tuple(vers)
-    out._rg = True
-    out._fn = node
-    out._nr = 0
-    if _state.anomaly:
-        node._stack = user_stack()
-    trace = _state.trace
-    if trace is not None:
-        trace.node(node)
-        node._inputs = tuple(inputs)
-        trace.made(out, node)
-    return node
-
-
-def record_outputs(entry, outs, inputs, args=()):
-    """record() for an op with several differentiable outputs (output k gets output_nr k)."""
-    node = record(entry, outs[0], inputs, args)
-    node._n_out = len(outs)      # stored in the node's __dict__, over the class default
-    for k, t in enumerate(outs):
-        t._rg, t._fn, t._nr = True, node, k
-        if k and _state.trace is not None:
-            _state.trace.made(t, node)
-    return node
-
-
-_new = object.__new__
-_getframe = sys._getframe
-_Tensor = None          # gradviz.Tensor, bound by gradviz._tensor once it exists
-_make_tensor = None
-
-
-def _bind_tensor(tensor_cls, make):
-    global _Tensor, _make_tensor
-    _Tensor, _make_tensor = tensor_cls, make
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 
 # ----- In-place on views -------------------------------------------------------------------

@@ -1,21 +1,35 @@
 """explain: why is this tensor's .grad None, zero, or NaN?
 
 Every cause is read off the recorded graph and the tracer (where each tensor was made and in
-which grad mode, which backward calls ran from which roots, what gradient each node received,
-which hook replaced one), never guessed from the source text.
+which grad mode, which backward calls ran from which roots, what gradient each node received
+in each call, every write into a .grad and what the file did to it in between, which hook
+replaced a gradient), never guessed from the source text. A number explain prints is the one
+torch gives on the same file: the tests run each kind of cause on torch 2.13 and compare.
 
 >>> from gradviz.inspect.explain import explain                     # doctest: +SKIP
->>> explain("examples/relu_zero_grad.py", "x", root="loss")["causes"][0]["kind"]
-'zero_gradient'
+>>> explain("examples/relu_zero_grad.py", "x", root="loss")["causes"][1]["kind"]
+'partly_zero'
 """
+
+import contextlib
+import difflib
+import io
 
 import numpy as np
 
 from ..autograd.graph import AccumulateGrad
 from .report import _next_functions, to_json_value
-from .session import run_file
+from .runner import UsageError, describe, execute
+from .session import Run
+from .tracer import Tracer, tracing
 
-__all__ = ["explain"]
+__all__ = ["explain", "KINDS"]
+
+# Every kind of cause explain can print (the README and the tests list the same).
+KINDS = ("file_raised", "not_leaf", "no_requires_grad", "inputs_no_grad", "no_grad", "detached",
+         "no_root", "not_connected", "backward_not_called", "other_root", "autograd_grad",
+         "not_reached", "backward_failed", "zero_gradient", "partly_zero", "nan_gradient",
+         "accumulated", "hook", "grad_edited", "grad_cleared", "ok")
 
 # Nodes that can turn a non-zero gradient into zeros, and why.
 _ZEROING = {
@@ -35,10 +49,172 @@ _ZEROING = {
     "SliceBackward0": "slicing passes gradient only to the selected elements",
 }
 
+_CREATION = {"tensor", "ones", "zeros", "full", "empty", "ones_like", "zeros_like",
+             "full_like", "empty_like", "rand", "randn", "randint", "rand_like", "randn_like",
+             "arange", "linspace", "eye", "from_numpy", "as_tensor"}
 
-def _cause(kind, message, site=None):
+
+# ----- What the tracer records for explain -------------------------------------------------------
+
+class _GradHistory:
+    """The writes backward made into one tensor's .grad, since the file last reset it.
+
+    `count` backward calls are summed in .grad since it was None or zero (`reset`), or, when
+    `reset` is "changed", since the file put a value of its own there. `after` is a copy of
+    .grad as the last write left it: comparing with it tells what the file did in between.
+    """
+
+    __slots__ = ("count", "reset", "calls", "after", "before", "writes")
+
+    def __init__(self):
+        self.count, self.reset, self.calls = 0, None, []
+        self.after = None
+        self.before = None       # state at the start of the current backward call
+        self.writes = 0          # every write, resets included
+
+    def state(self, grad):
+        """What .grad holds now, compared with the last write: none, same, zero or changed."""
+        if grad is None:
+            return "none"
+        data = np.asarray(grad._data)
+        if self.after is not None and data.shape == self.after.shape and \
+                np.array_equal(data, self.after, equal_nan=data.dtype.kind in "fc"):
+            return "same"
+        return "changed" if np.any(data) else "zero"
+
+    def write(self, before, grad, call):
+        if before == "same" and self.writes:
+            self.count += 1
+            self.calls.append(call)
+        else:
+            self.count, self.reset, self.calls = 1, before, [call]
+        self.writes += 1
+        self.after = np.array(grad._data, copy=True)
+
+
+class _ExplainTracer(Tracer):
+    """The inspector's tracer, plus which backward call each gradient came from and every
+    write into a .grad. Once `frozen`, the calls are explain's own and change no history."""
+
+    def __init__(self):
+        super().__init__(retain_grad=False, keep_history=True)
+        self.calls = []          # {"roots", "site", "capture", "inputs", "start", "by_gradviz"}
+        self.histories = {}      # id(tensor) -> _GradHistory
+        self.tensors = {}        # id(tensor) -> tensor, keeping ids unique
+        self.call_of_hook = []   # call index of each entry of hook_changes
+        self.call_of_nonfinite = []
+        self.frozen = False
+        self._pending = {}       # AccumulateGrad -> state of its leaf's .grad before it ran
+
+    def _history(self, t):
+        h = self.histories.get(id(t))
+        if h is None:
+            h = self.histories[id(t)] = _GradHistory()
+            self.tensors[id(t)] = t
+        return h
+
+    def begin(self, roots, inputs, capture):
+        super().begin(roots, inputs, capture)
+        self.calls.append({"roots": [n for n, _ in roots], "site": self.backward_calls[-1][1],
+                           "capture": capture, "inputs": None if inputs is None else
+                           list(inputs), "start": len(self.events), "by_gradviz": self.frozen})
+        # A retained non-leaf's .grad is written before the tracer hears of it: remember what
+        # the file left there since the last call.
+        for key, h in self.histories.items():
+            t = self.tensors[key]
+            if t._fn is not None:
+                h.before = h.state(t._grad)
+
+    def grad(self, node, grads):
+        super().grad(node, grads)
+        if self.frozen:
+            return
+        call = len(self.calls) - 1
+        if isinstance(node, AccumulateGrad):
+            var = node.variable
+            h = self.histories.get(id(var))
+            self._pending[node] = h.state(var._grad) if h else _GradHistory().state(var._grad)
+        elif node._retain is not None:
+            for nr, ref in node._retain.items():
+                t = ref()
+                if t is None or t._grad is None or nr >= len(grads) or grads[nr] is None:
+                    continue
+                h = self._history(t)
+                if h.writes:
+                    before = h.before
+                else:
+                    # First write: .grad was None if it now holds exactly this gradient.
+                    same = np.array_equal(np.asarray(t._grad._data), np.asarray(grads[nr]))
+                    before = "none" if same else "changed"
+                h.write(before, t._grad, call)
+
+    def produced(self, node, outs):
+        n = len(self.nonfinite)
+        super().produced(node, outs)
+        self.call_of_nonfinite += [len(self.calls) - 1] * (len(self.nonfinite) - n)
+        before = self._pending.pop(node, None)
+        if before is not None and not self.frozen and node.variable._grad is not None:
+            self._history(node.variable).write(before, node.variable._grad, len(self.calls) - 1)
+
+    def hooked(self, node, nr, hook):
+        super().hooked(node, nr, hook)
+        self.call_of_hook.append(len(self.calls) - 1)
+
+    def grads_in(self, k):
+        """node -> the gradients it received in call k."""
+        end = self.calls[k + 1]["start"] if k + 1 < len(self.calls) else len(self.events)
+        return dict(self.events[self.calls[k]["start"]:end])
+
+
+# ----- Names -----------------------------------------------------------------------------------
+
+class _Names:
+    """The file's tensor names, plus the `%N` names the tables print for unnamed tensors."""
+
+    def __init__(self, run):
+        self.run = run
+        from .report import _Builder
+        b = _Builder(run, False)
+        b.traverse()
+        b.output_names()
+        self.pairs = list(run.named) + [(n, t) for n, t, _, _ in b.generated if t is not None]
+        self.of = {}
+        for n, t in self.pairs:
+            self.of.setdefault(id(t), n)
+        self.by_node = {}           # id(grad_fn) -> name, `%N` names included
+        self.file_by_node = {}      # id(grad_fn) -> a name the file itself assigned
+        for n, t in self.pairs:
+            if t._fn is not None:
+                self.by_node.setdefault(id(t._fn), n)
+                if not n.startswith("%"):
+                    self.file_by_node.setdefault(id(t._fn), n)
+
+    def tensor(self, name):
+        for n, t in self.pairs:
+            if n == name:
+                return t
+        names = [n for n, _ in self.pairs]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UsageError(f"no tensor named '{name}' in {self.run.path}.{hint} (tensors: "
+                         f"{', '.join(names) or 'none'})")
+
+    def label(self, node):
+        if isinstance(node, AccumulateGrad):
+            return f"AccumulateGrad ({self.of.get(id(node.variable), 'a leaf')})"
+        name = self.by_node.get(id(node))
+        return f"{node.name()} ({name})" if name else node.name()
+
+    def root_of(self, call):
+        return next((self.file_by_node[id(n)] for n in call["roots"]
+                     if id(n) in self.file_by_node), "another tensor")
+
+
+# ----- Graph walks -----------------------------------------------------------------------------
+
+def _cause(kind, message, site=None, **extra):
     site = site or (None, None)
-    return {"kind": kind, "message": message, "file": site[0], "line": site[1]}
+    return dict({"kind": kind, "message": message, "file": site[0], "line": site[1]}, **extra)
 
 
 def _edge_node(t):
@@ -53,8 +229,9 @@ def _edge_node(t):
 
 def _path(root_node, target):
     """Nodes from root_node down to target along next_functions (BFS), or None."""
+    if root_node is None or target is None:
+        return None
     parent = {id(root_node): None}
-    nodes = {id(root_node): root_node}
     queue = [root_node]
     while queue:
         nxt = []
@@ -69,7 +246,6 @@ def _path(root_node, target):
             for fn, _ in _next_functions(node):
                 if fn is not None and id(fn) not in parent:
                     parent[id(fn)] = node
-                    nodes[id(fn)] = fn
                     nxt.append(fn)
         queue = nxt
     return None
@@ -84,9 +260,8 @@ def _consumers(nodes):
     return out
 
 
-def _nearest_named(start, run, consumers):
+def _nearest_named(start, names, consumers):
     """The closest named tensor downstream of start (what the tensor does feed into)."""
-    by_node = {id(t._fn): n for n, t in run.named if t._fn is not None}
     seen = {id(start)}
     queue = [start]
     while queue:
@@ -95,147 +270,188 @@ def _nearest_named(start, run, consumers):
             for c in consumers.get(id(node), ()):
                 if id(c) in seen:
                     continue
-                if id(c) in by_node:
-                    return by_node[id(c)], c
+                if id(c) in names.file_by_node:
+                    return names.file_by_node[id(c)]
                 seen.add(id(c))
                 nxt.append(c)
         queue = nxt
-    return None, None
+    return None
 
 
 def _site(node):
     return getattr(node, "_where", None)
 
 
-def _label(node, run):
-    if isinstance(node, AccumulateGrad):
-        name = next((n for n, t in run.named if t is node.variable), "a leaf")
-        return f"AccumulateGrad ({name})"
-    name = next((n for n, t in run.named if t._fn is node), None)
-    return f"{node.name()} ({name})" if name else node.name()
+def _delivered(tracer, k, t, target):
+    """Did call k give t a gradient? A leaf only gets one when the call's inputs= (always
+    given to autograd.grad) name it; a non-leaf when gradient flowed through it."""
+    inputs = tracer.calls[k]["inputs"]
+    if t._fn is None and inputs is not None and not any(i is t for i in inputs):
+        return False
+    return target in tracer.grads_in(k)
 
 
-def _default_root(run, target_node):
+def _reaches(call, target):
+    return any(_path(n, target) is not None for n in call["roots"])
+
+
+def _default_root(run, names, target_node):
     """The root to explain from: the file's own backward root if it reaches NAME, else a root
     that reaches NAME, else the file's backward root, else the first root."""
-    by_node = {id(t._fn): n for n, t in run.named if t._fn is not None}
-    called = [by_node[id(node)] for roots, _, _ in run.tracer.backward_calls for node in roots
-              if id(node) in by_node]
+    called = [names.file_by_node[id(node)] for c in run.tracer.calls for node in c["roots"]
+              if id(node) in names.file_by_node]
     report_roots = run.report()["roots"]
     if target_node is not None:
         for r in called + report_roots:
-            if _path(run.tensor(r)._fn, target_node) is not None:
+            if _path(names.tensor(r)._fn, target_node) is not None:
                 return r
     if called:
         return called[0]
     return report_roots[0] if report_roots else None
 
 
+# ----- explain ---------------------------------------------------------------------------------
+
+def _run(path, argv):
+    from .runner import backend_module
+    tracer = _ExplainTracer()
+    ns, out, error = execute(path, argv, "gradviz", False, tracer)
+    return Run(path, "gradviz", ns, out, error, tracer, backend_module("gradviz"))
+
+
 def explain(path, name, root=None, argv=()):
-    """Explain NAME's gradient as plain data: tensor, root, grad, causes, path."""
-    run = run_file(path, argv=argv, retain_grad=False)
-    t = run.tensor(name)
+    """Explain NAME's gradient as plain data: tensor, root, grad, computed, causes, path, error.
+
+    NAME is a name the file assigned (`x`, `model.weight`, `hs[0]`) or a `%N` name from the
+    tables. When the file raised, `error` describes it and the first cause says so.
+    """
+    run = _run(path, argv)
+    tracer = run.tracer
+    tracer.frozen = True                 # from here on, nothing explain does is history
+    names = _Names(run)
     causes = []
     if run.error is not None:
         e = run.error
-        causes.append(_cause("file_raised", f"the file raised {e.type}: {e.message} — what "
-                             "follows describes the state when it stopped", (e.file, e.line)))
+        if e.type == "SyntaxError":
+            msg = f"nothing ran: the file has a SyntaxError: {e.message}"
+            missing = f", so there is no tensor named '{name}' to explain"
+        else:
+            msg = f"the file raised {e.type}: {e.message}"
+            missing = f"; when it stopped there was no tensor named '{name}' to explain"
+        try:
+            t = names.tensor(name)
+        except UsageError:
+            causes.append(_cause("file_raised", msg + missing, (e.file, e.line)))
+            return _result(run, names, name, root, None, causes, [])
+        causes.append(_cause("file_raised", f"{msg} — what follows describes the state when "
+                             "it stopped", (e.file, e.line)))
+    else:
+        t = names.tensor(name)
     target = _edge_node(t)
     if root is None:
-        root = _default_root(run, target)
-    root_t = run.tensor(root) if root is not None else None
-    made = run.tracer.made_by.get(id(t))
+        root = _default_root(run, names, target)
+    try:
+        root_t = names.tensor(root) if root is not None else None
+    except UsageError:
+        if run.error is None:
+            raise
+        causes[0]["message"] = causes[0]["message"].split(" — ")[0] + \
+            f"; when it stopped there was no tensor named '{root}' to run backward from"
+        return _result(run, names, name, root, t, causes, [])
+    made = tracer.made_by.get(id(t))
     made_site = made[1] if made else None
     if t._fn is not None:
         made_site = _site(t._fn) or made_site
 
     # ----- Does NAME take part in autograd at all? ---------------------------------------
     if not t._rg:
-        causes.append(_why_no_grad(t, name, made, run))
-        return _result(run, name, root, t, causes, [])
-
-    # ----- Did backward run from ROOT, and does it reach NAME? ---------------------------
-    path_nodes = None
-    if root_t is not None and root_t._fn is not None and target is not None:
-        path_nodes = _path(root_t._fn, target)
-    called = [c for c in run.tracer.backward_calls
-              if root_t is not None and any(n is root_t._fn for n in c[0])]
-    other_calls = [c for c in run.tracer.backward_calls if c not in called]
+        causes.append(_why_no_grad(t, name, made))
+        return _result(run, names, name, root, t, causes, [])
     if root_t is None or root_t._fn is None:
         what = "no root" if root_t is None else f"'{root}' has no grad_fn"
         causes.append(_cause("no_root", f"there is no graph to run backward through ({what})"))
-        return _result(run, name, root, t, causes, [])
+        return _result(run, names, name, root, t, causes, [])
+
+    # ----- Does a path lead from ROOT to NAME? -------------------------------------------
+    path_nodes = _path(root_t._fn, target)
     if path_nodes is None:
-        consumers = _consumers(run.tracer.nodes)
-        start = target if target is not None else None
-        near, _ = _nearest_named(start, run, consumers) if start is not None else (None, None)
+        near = _nearest_named(target, names, _consumers(tracer.nodes)) if target else None
         msg = f"'{name}' is not connected to '{root}': no path in the graph leads from " \
               f"{root}'s grad_fn to {name}"
-        if near:
-            msg += f"; the nearest tensor it does feed into is '{near}'"
-        else:
-            msg += "; nothing in the graph uses it"
+        msg += f"; the nearest tensor it does feed into is '{near}'" if near else \
+            "; nothing in the graph uses it"
         causes.append(_cause("not_connected", msg, made_site))
-        return _result(run, name, root, t, causes, [])
-    file_grad = None if t._grad is None else np.array(t._grad._data)
-    if not called:
-        if other_calls:
-            where = other_calls[0][1]
-            by_node = {id(x._fn): n for n, x in run.named if x._fn is not None}
-            other = next((by_node[id(n)] for n in other_calls[0][0] if id(n) in by_node),
-                         "another tensor")
-            causes.append(_cause(
-                "other_root", f"backward was called on '{other}', not on '{root}', and "
-                f"'{other}' does not depend on '{name}': gradviz ran {root}.backward() "
-                "afterwards to show what it gives", where))
-        else:
-            causes.append(_cause(
-                "backward_not_called", f"the file never called backward; gradviz ran "
-                f"{root}.backward() afterwards to explain what it would give"))
-        _run_backward(run, root_t)
+        return _result(run, names, name, root, t, causes, [])
 
-    # ----- What gradient arrived? ----------------------------------------------------------
-    grad = _grad_reaching(run, t, target)
+    # ----- Which backward call from ROOT does the gradient come from? ---------------------
+    file_grad = None if t._grad is None else np.array(t._grad._data)
+    history = tracer.histories.get(id(t))
+    final_state = history.state(t._grad) if history else None
+    after_causes = _after_last_write(run, name, t, history, final_state)
+    file_calls = [k for k, c in enumerate(tracer.calls) if not c["by_gradviz"]]
+    from_root = [k for k in file_calls if any(n is root_t._fn for n in tracer.calls[k]["roots"])]
+    reached = [k for k in from_root if _delivered(tracer, k, t, target)]
+    if reached:
+        call = reached[-1]
+    else:
+        causes += _why_not_called(tracer, names, name, root, target, file_calls, from_root)
+        call, failure = _compute(run, root_t, t)
+        if failure is not None:
+            causes.append(failure)
+            return _result(run, names, name, root, t, causes, path_nodes, None, file_grad)
+    grads = tracer.grads_in(call)
+    computed = _grad_reaching(t, target, grads)
+
+    # ----- Why .grad holds what it holds ------------------------------------------------
     if t._fn is not None and not t._retains:
+        fix = f"call {name}.retain_grad() before backward to keep it" \
+            if not name.startswith("%") else "the file has no name for it either"
         causes.append(_cause(
             "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "
-            f"is not kept: call {name}.retain_grad() before backward to keep it (gradviz shows "
-            "the gradient that reached it)", made_site))
-    edited = _grad_edit(run, t)
-    if edited is not None:
-        causes.append(_cause("grad_edited", f"'{name}.grad' was changed in place ({edited.op}) "
-                             "after backward computed it", edited.site))
-    elif grad is not None:
-        g = np.asarray(grad)
+            f"is not kept: {fix} (gradviz shows the gradient that reached it)", made_site))
+    elif file_grad is None and reached and history is None and \
+            all(tracer.calls[k]["capture"] for k in from_root):
+        lines = sorted({tracer.calls[k]["site"][1] for k in from_root
+                        if tracer.calls[k]["site"]})
+        at = f" (lines {', '.join(map(str, lines))})" if len(lines) > 1 else ""
+        causes.append(_cause(
+            "autograd_grad", f"the file computed the gradient from '{root}' with "
+            f"torch.autograd.grad{at}, which returns gradients instead of storing them in "
+            f".grad: '{name}.grad' stays None", tracer.calls[reached[-1]]["site"]))
+    causes += after_causes
+
+    # ----- The value of the gradient from ROOT -------------------------------------------
+    if computed is not None:
+        g = np.asarray(computed)
         if not np.all(np.isfinite(g)):
-            causes.append(_nan_cause(run, path_nodes, name))
+            causes.append(_nan_cause(tracer, names, call, grads, path_nodes, name))
         elif not np.any(g):
-            causes.append(_zero_cause(run, path_nodes, name))
+            causes.append(_zero_cause(grads, names, path_nodes, name))
         elif g.size > 1 and not np.all(g):
-            c = _zero_cause(run, path_nodes, name)
+            c = _zero_cause(grads, names, path_nodes, name)
+            zeros = int(g.size - np.count_nonzero(g))
             c["kind"] = "partly_zero"
-            c["message"] = c["message"].replace("is zero", f"is zero in {int(g.size - np.count_nonzero(g))} of {g.size} elements", 1)
+            c["message"] = c["message"].replace("is zero", f"is zero in {zeros} of {g.size} "
+                                                "elements", 1)
             causes.append(c)
-    if t._fn is None:
-        n = sum(1 for node, _ in run.tracer.events if node is target)
-        if n > 1:
-            last_call = run.tracer.backward_calls[-1][1] if run.tracer.backward_calls else None
-            causes.append(_cause("accumulated", f"'{name}.grad' is the sum of {n} backward "
-                                 "calls: gradients accumulate until zero_grad() or "
-                                 f"{name}.grad = None", last_call))
-    for node, nr, hook in run.tracer.hook_changes:
-        if node is target:
+    if history is not None and final_state == "same" and \
+            (history.count > 1 or history.reset == "changed"):
+        causes.append(_accumulated(tracer, name, history))
+    counted = set(history.calls) if history is not None and final_state == "same" else set()
+    for (node, nr, hook), k in zip(tracer.hook_changes, tracer.call_of_hook):
+        if node is target and (k == call or k in counted):
             code = getattr(hook, "__code__", None)
             site = (code.co_filename, code.co_firstlineno) if code else None
             causes.append(_cause("hook", f"a hook on '{name}' replaced its gradient "
                                  f"({getattr(hook, '__name__', 'hook')})", site))
-    if not [c for c in causes if c["kind"] not in ("backward_not_called", "file_raised")]:
-        causes.append(_cause("ok", f"'{name}' is a leaf that requires grad and is reached from "
-                              f"'{root}'; its gradient is what backward computed", made_site))
-    return _result(run, name, root, t, causes, path_nodes, grad, file_grad)
+            break
+    quiet = ("backward_not_called", "file_raised")
+    if not [c for c in causes if c["kind"] not in quiet]:
+        causes.append(_ok(t, name, root, file_grad, made_site))
+    return _result(run, names, name, root, t, causes, path_nodes, computed, file_grad)
 
 
-def _why_no_grad(t, name, made, run):
+def _why_no_grad(t, name, made):
     func, site, enabled = made if made else (None, None, True)
     if func in ("detach", "data"):
         how = "detach()" if func == "detach" else ".data"
@@ -253,31 +469,75 @@ def _why_no_grad(t, name, made, run):
                   site)
 
 
-_CREATION = {"tensor", "ones", "zeros", "full", "empty", "ones_like", "zeros_like",
-             "full_like", "empty_like", "rand", "randn", "randint", "rand_like", "randn_like",
-             "arange", "linspace", "eye", "from_numpy", "as_tensor"}
+def _why_not_called(tracer, names, name, root, target, file_calls, from_root):
+    """Why no backward call of the file's sends a gradient from ROOT to NAME."""
+    if from_root:
+        c = tracer.calls[from_root[-1]]
+        limit = " (its inputs= did not include it)" if c["inputs"] is not None else ""
+        return [_cause("not_reached", f"backward from '{root}' did not send a gradient to "
+                       f"'{name}'{limit}: gradviz computed the gradient from {root} afterwards "
+                       "to show what it would give", c["site"])]
+    if not file_calls:
+        return [_cause("backward_not_called", f"the file never called backward; gradviz "
+                       f"computed the gradient from {root} afterwards to explain what "
+                       f"{root}.backward() would give")]
+    c = tracer.calls[file_calls[-1]]
+    other = names.root_of(c)
+    if _reaches(c, target):
+        link = f"'{name}.grad' comes from that call"
+    else:
+        link = f"'{other}' does not depend on '{name}'"
+    return [_cause("other_root", f"backward was called on '{other}', not on '{root}', and "
+                   f"{link}: gradviz computed the gradient from {root} afterwards to show what "
+                   "it gives", c["site"])]
 
 
-def _run_backward(run, root_t):
-    from .tracer import tracing
-    grad = None if root_t.numel() == 1 else run.module.ones_like(root_t)
+def _compute(run, root_t, t):
+    """Run backward from ROOT to NAME after the file, leaving every .grad as the file left it.
+
+    Returns (call index, None), or (None, a backward_failed cause)."""
+    from ..autograd.engine import grad as autograd_grad
+    seed = None if root_t.numel() == 1 else run.module.ones_like(root_t)
     try:
-        with tracing(run.tracer):
-            root_t.backward(grad, retain_graph=True)
-    except RuntimeError:
-        pass
+        # Hooks in the file may print: not onto explain's own output.
+        with tracing(run.tracer), contextlib.redirect_stdout(io.StringIO()):
+            autograd_grad(root_t, t, seed, retain_graph=True, allow_unused=True)
+    except Exception as exc:  # noqa: BLE001 - reported as a cause
+        info = describe(exc, run.path)
+        site = info.forward or (info.file, info.line)
+        return None, _cause("backward_failed", "gradviz could not compute the gradient "
+                            f"after the file ran: {str(exc).split('. ')[0].rstrip('.')}.", site)
+    return len(run.tracer.calls) - 1, None
 
 
-def _grad_reaching(run, t, target):
-    if t._fn is None:
-        g = t._grad
-        if g is not None:
-            return np.asarray(g._data)
-    grads = run.tracer.last_grad.get(target)
-    if grads is None:
+def _grad_reaching(t, target, grads):
+    received = grads.get(target)
+    if received is None:
         return None
     nr = t._nr if t._fn is not None else 0
-    return grads[nr] if nr < len(grads) else None
+    return received[nr] if nr < len(received) else None
+
+
+def _after_last_write(run, name, t, history, state):
+    """What the file did to .grad after backward last wrote it."""
+    if history is None:
+        if t._grad is not None:
+            return [_cause("grad_edited", f"'{name}.grad' was set by the file: no backward "
+                           "call wrote it")]
+        return []
+    if state == "none":
+        return [_cause("grad_cleared", f"'{name}.grad' is None because it was set to None "
+                       f"(zero_grad() or {name}.grad = None) after the last backward call "
+                       "that wrote it")]
+    if state == "same":
+        return []
+    edit = _grad_edit(run, t)
+    if edit is not None:
+        return [_cause("grad_edited", f"'{name}.grad' was changed in place ({edit.op}) "
+                       "after backward computed it", edit.site)]
+    how = "zeroed (zero_grad(set_to_none=False)" if state == "zero" else "changed (a new value"
+    return [_cause("grad_edited", f"'{name}.grad' was {how} or an edit gradviz does not see) "
+                   "after the last backward call that wrote it")]
 
 
 def _grad_edit(run, t):
@@ -285,10 +545,25 @@ def _grad_edit(run, t):
     g = t._grad
     if g is None or not g._version:
         return None
-    for ev in run.tracer.inplace_events:
+    for ev in reversed(run.tracer.inplace_events):
         if ev.tensor is g or (g._vc is not None and ev.tensor._vc is g._vc):
             return ev
     return None
+
+
+def _accumulated(tracer, name, history):
+    n = history.count
+    last = tracer.calls[history.calls[-1]]["site"]
+    calls = f"{n} backward call{'s' if n > 1 else ''}"
+    if history.reset == "changed":
+        return _cause("accumulated", f"'{name}.grad' is {calls} added to a value the file put "
+                      f"in .grad: gradients accumulate until zero_grad() or {name}.grad = None",
+                      last, calls=n)
+    since = {"none": "", "zero": " since it was last zeroed"}[history.reset] \
+        if history.writes == n else {"none": " since it was last set to None",
+                                     "zero": " since it was last zeroed"}[history.reset]
+    return _cause("accumulated", f"'{name}.grad' is the sum of {calls}{since}: gradients "
+                  f"accumulate until zero_grad() or {name}.grad = None", last, calls=n)
 
 
 def _zeros(grads):
@@ -298,11 +573,10 @@ def _zeros(grads):
     return sum(int(np.size(g) - np.count_nonzero(g)) for g in grads if g is not None)
 
 
-def _zero_cause(run, path_nodes, name):
-    last = run.tracer.last_grad
+def _zero_cause(grads, names, path_nodes, name):
     for node, nxt in zip(path_nodes, path_nodes[1:]):
-        g_in = last.get(node)
-        g_out = last.get(nxt)
+        g_in = grads.get(node)
+        g_out = grads.get(nxt)
         got = g_in is not None and any(g is not None and np.any(g) for g in g_in)
         zero_after = g_out is None or all(g is None or not np.any(g) for g in g_out)
         more_zeros = (g_in is not None and g_out is not None and
@@ -310,38 +584,57 @@ def _zero_cause(run, path_nodes, name):
         if got and (zero_after or more_zeros):
             why = _ZEROING.get(node.name(), "its backward formula gave zeros")
             return _cause("zero_gradient", f"the gradient reaching '{name}' is zero: "
-                          f"{_label(node, run)} turned a non-zero gradient into zeros ({why})",
+                          f"{names.label(node)} turned a non-zero gradient into zeros ({why})",
                           _site(node))
-    return _cause("zero_gradient", f"the gradient reaching '{name}' is zero (the root's own "
-                  "gradient was zero)", None)
+    first = grads.get(path_nodes[0])
+    if first is not None and not any(g is not None and np.any(g) for g in first):
+        return _cause("zero_gradient", f"the gradient reaching '{name}' is zero (the root's "
+                      "own gradient was zero)")
+    return _cause("zero_gradient", f"the gradient reaching '{name}' is zero")
 
 
-def _nan_cause(run, path_nodes, name):
-    on_path = {id(n) for n in path_nodes}
-    for node, i in run.tracer.nonfinite:
-        if id(node) in on_path:
+def _nan_cause(tracer, names, call, grads, path_nodes, name):
+    root, target = path_nodes[0], path_nodes[-1]
+    for (node, i), k in zip(tracer.nonfinite, tracer.call_of_nonfinite):
+        # any node between the root and NAME, on whichever branch
+        if k == call and _path(node, target) is not None and _path(root, node) is not None:
             return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf: "
-                          f"{_label(node, run)} produced it first (in its {i}th output), from "
+                          f"{names.label(node)} produced it first (in its {i}th output), from "
                           "the forward line shown", _site(node))
-    return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values "
-                  "(the root's gradient already had them)", None)
+    seed = grads.get(root) or ()
+    if any(g is not None and not np.all(np.isfinite(g)) for g in seed):
+        return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values "
+                      "(the root's gradient already had them)")
+    return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values")
 
 
-def _result(run, name, root, t, causes, path_nodes, grad=None, file_grad=False):
+def _ok(t, name, root, file_grad, made_site):
+    if t._fn is None:
+        what = f"'{name}' is a leaf that requires grad and is reached from '{root}'"
+    else:
+        what = f"'{name}' is not a leaf (it was made by {t._fn.name()}), but retain_grad() " \
+               f"keeps its .grad; it is reached from '{root}'"
+    if file_grad is None:
+        return _cause("ok", f"{what}: backward from '{root}' would give the gradient shown",
+                      made_site)
+    return _cause("ok", f"{what}; its .grad is what backward computed", made_site)
+
+
+def _result(run, names, name, root, t, causes, path_nodes, computed=None, file_grad=False):
     path = []
     for node in path_nodes or []:
         site = _site(node) or (None, None)
-        tensor = None
         if isinstance(node, AccumulateGrad):
-            tensor = next((n for n, x in run.named if x is node.variable), None)
+            tensor = names.of.get(id(node.variable))
         else:
-            tensor = next((n for n, x in run.named if x._fn is node), None)
+            tensor = names.by_node.get(id(node))
         path.append({"node": node.name() if not isinstance(node, AccumulateGrad)
                      else "AccumulateGrad", "tensor": tensor, "file": site[0],
                      "line": site[1]})
     if file_grad is False:
-        file_grad = None if t._grad is None else t._grad._data
-    return {"file": run.path, "tensor": name, "root": root,
+        file_grad = None if t is None or t._grad is None else t._grad._data
+    return {"file": run.path, "tensor": name, "root": root, "found": t is not None,
             "grad": None if file_grad is None else to_json_value(np.asarray(file_grad)),
-            "computed": None if grad is None else to_json_value(np.asarray(grad)),
-            "causes": causes, "path": path}
+            "computed": None if computed is None else to_json_value(np.asarray(computed)),
+            "causes": causes, "path": path,
+            "error": None if run.error is None else run.error.to_dict()}

@@ -12,14 +12,19 @@ checked (evenly spaced).
 True
 """
 
+import contextlib
+import io
+import math
+
 import numpy as np
 
-from .. import _creation, _dtype
-from .runner import UsageError, backend_module, execute
+from .. import _dtype, _random
+from .report import to_json_value
+from .runner import UsageError, backend_module, describe, execute
 from .session import Run
 from .tracer import Tracer
 
-__all__ = ["gradcheck_file"]
+__all__ = ["gradcheck_file", "VERDICTS"]
 
 
 class _Float64Tracer(Tracer):
@@ -41,7 +46,7 @@ class _Float64Tracer(Tracer):
 
 
 def _run(path, argv, tracer, rng_state):
-    _creation._rng[0].bit_generator.state = rng_state
+    _random.default_generator.set_state(rng_state)
     prev = _dtype.get_default_dtype()
     _dtype.set_default_dtype(_dtype.float64)
     try:
@@ -73,20 +78,43 @@ def _reached_leaves(run, root):
     return sorted((t for t in leaves if id(t) in order), key=lambda t: order[id(t)])
 
 
-def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-5,
-                   rtol=1e-3):
-    """Check the file's gradients numerically; returns plain data (see `gradviz gradcheck`)."""
-    from ..autograd.engine import grad as autograd_grad
+# ----- What a check can conclude --------------------------------------------------------------
+# The most serious outcome present names the verdict; the final line lists every one present.
+# Only "match" passes: a value that could not be compared is never reported as matching.
+VERDICTS = ("file_raised", "backward_failed", "mismatch", "nonfinite", "raised_when_perturbed",
+            "not_differentiable", "nothing_checked", "match")
+
+# A leaf's status, most serious first.
+_LEAF_ORDER = ("mismatch", "nonfinite", "raised", "not_differentiable", "pass")
+
+
+def _validate(max_elements, eps, atol, rtol):
     if max_elements < 1:
         raise UsageError("--max-elements must be at least 1")
-    rng_state = _creation._rng[0].bit_generator.state
+    if not (math.isfinite(eps) and eps > 0):
+        raise UsageError(f"--eps must be a finite number greater than 0, got {eps!r}")
+    for option, value in (("--atol", atol), ("--rtol", rtol)):
+        if not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"{option} must be a finite number >= 0, got {value!r}")
+
+
+def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-5,
+                   rtol=1e-3):
+    """Check the file's gradients numerically; returns plain data (see `gradviz gradcheck`).
+
+    `verdict` is one of VERDICTS, `message` the sentence that says it, `passed` is true only
+    for "match". Floats that are NaN or infinite are the strings "nan", "inf", "-inf".
+    """
+    from ..autograd.engine import grad as autograd_grad
+    _validate(max_elements, eps, atol, rtol)
+    rng_state = _random.default_generator.get_state()
     base = _run(path, argv, _Float64Tracer(), rng_state)
     result = {"file": path, "eps": eps, "atol": atol, "rtol": rtol,
-              "max_elements": max_elements, "roots": [], "passed": True, "error": None}
+              "max_elements": max_elements, "roots": [], "passed": False, "error": None,
+              "verdict": None, "message": None}
     if base.error is not None:
         result["error"] = base.error.to_dict()
-        result["passed"] = False
-        return result
+        return _conclude(result)
     report = base.report()
     names = [root] if root is not None else report["roots"]
     if root is not None:
@@ -95,74 +123,213 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         raise UsageError(f"{path} has no root to check (no tensor with a grad_fn that nothing "
                          "else consumes); name one with --root")
     name_of = {id(t): n for n, t in base.named}
+    checker = _Checker(path, argv, rng_state, eps, atol, rtol)
     for rname in names:
         r = base.tensor(rname)
         if r.grad_fn is None:
             raise UsageError(f"'{rname}' has no grad_fn: there is no graph to check")
         leaves = _reached_leaves(base, r)
         target = r if r.numel() == 1 else r.sum()
-        entry = {"root": rname, "leaves": [], "error": None}
-        try:
-            analytic = autograd_grad(target, leaves, allow_unused=True, retain_graph=True) \
-                if leaves else ()
-        except RuntimeError as exc:
-            entry["error"] = (f"backward of '{rname}' fails, so there is no analytic gradient "
-                              f"to check: {str(exc).split('. ')[0]}.")
-            result["roots"].append(entry)
-            result["passed"] = False
-            continue
-        for leaf, g in zip(leaves, analytic):
-            entry["leaves"].append(_check_leaf(path, argv, base, rname, leaf, g, name_of,
-                                               rng_state, max_elements, eps, atol, rtol))
+        entry = {"root": rname, "leaves": [], "error": None, "file": None, "line": None}
         result["roots"].append(entry)
-        if any(not lf["passed"] for lf in entry["leaves"]):
-            result["passed"] = False
-    return result
+        try:
+            # Hooks in the file may print as backward runs: not onto gradcheck's own output.
+            with contextlib.redirect_stdout(io.StringIO()):
+                analytic = autograd_grad(target, leaves, allow_unused=True,
+                                         retain_graph=True) if leaves else ()
+        except Exception as exc:  # noqa: BLE001 - any failure of backward is reported
+            info = describe(exc, path)
+            entry["file"], entry["line"] = info.forward or (info.file, info.line)
+            entry["error"] = (f"backward of '{rname}' fails, so there is no analytic gradient "
+                              f"to check: {str(exc).split('. ')[0].rstrip('.')}.")
+            continue
+        f0 = _value(base, rname)
+        for leaf, g in zip(leaves, analytic):
+            k = next(i for i, t in enumerate(base.tracer.leaves) if t is leaf)
+            entry["leaves"].append(checker.leaf(rname, f0, k, leaf, name_of[id(leaf)], g,
+                                                max_elements))
+    return _conclude(result)
 
 
 def _value(run, name):
-    t = run.tensor(name)
-    return float(np.sum(np.asarray(t._data, dtype=np.float64)))
+    """The root's value, summed, in float64 (None when the run has no such tensor)."""
+    for n, t in run.named:
+        if n == name:
+            return float(np.sum(np.asarray(t._data, dtype=np.float64)))
+    return None
 
 
-def _check_leaf(path, argv, base, rname, leaf, g, name_of, rng_state, max_elements, eps, atol,
-                rtol):
-    name = name_of[id(leaf)]
-    info = {"name": name, "shape": list(leaf.shape), "total": int(leaf.numel()), "checked": 0,
-            "max_abs_error": None, "max_rel_error": None, "passed": True, "skipped": None,
-            "worst": None}
-    if leaf._version:
-        info["skipped"] = (f"'{name}' was edited in place after it was made (version "
-                           f"{leaf._version}): finite differences would move a different value "
-                           "than the one the graph used")
-        return info
-    k = next(i for i, t in enumerate(base.tracer.leaves) if t is leaf)
-    analytic = np.zeros(leaf.shape) if g is None else np.asarray(g._data, dtype=np.float64)
-    flat_a = analytic.reshape(-1)
-    worst_abs = worst_rel = 0.0
-    worst = None
-    for i in _pick(leaf.numel(), max_elements):
-        plus = _run(path, argv, _Float64Tracer((k, i, eps)), rng_state)
-        minus = _run(path, argv, _Float64Tracer((k, i, -eps)), rng_state)
-        if plus.error is not None or minus.error is not None:
-            info["skipped"] = "the file raised when this leaf was perturbed"
-            info["passed"] = False
+def _index(shape, i):
+    return [int(j) for j in np.unravel_index(i, shape)] if len(shape) else []
+
+
+def _at(name, index):
+    """`x[1, 2]` for an element, `x` for a 0-d leaf."""
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _num(x):
+    """A float for JSON: NaN and infinities become "nan", "inf", "-inf" (JSON has no NaN)."""
+    return to_json_value(float(x))
+
+
+class _Checker:
+    """Runs the file with one element moved, and judges that element."""
+
+    def __init__(self, path, argv, rng_state, eps, atol, rtol):
+        self.path, self.argv, self.rng_state = path, argv, rng_state
+        self.eps, self.atol, self.rtol = eps, atol, rtol
+
+    def _moved(self, rname, k, i, delta):
+        """(value of the root, None) with element i of leaf k moved by delta, or (None,
+        error dict) when that run raised or has no tensor named rname."""
+        run = _run(self.path, self.argv, _Float64Tracer((k, i, delta)), self.rng_state)
+        if run.error is not None:
+            e = run.error
+            return None, {"type": e.type, "message": e.message, "file": e.file,
+                          "line": e.line}
+        value = _value(run, rname)
+        if value is None:
+            return None, {"type": "NameError", "message": f"no tensor named '{rname}' after "
+                          "the run", "file": self.path, "line": None}
+        return value, None
+
+    def _close(self, a, b):
+        return abs(a - b) <= self.atol + self.rtol * max(abs(a), abs(b))
+
+    def _kink(self, rname, k, i, f0, fp, fm):
+        """The one-sided slopes (left, right) when the point is not differentiable, else None.
+
+        At a smooth point the two one-sided differences differ by about f''(x) * eps, so with
+        a step ten times smaller their gap shrinks tenfold; at a kink (abs or relu at 0, a
+        data-dependent branch) it stays, and across a jump it grows."""
+        left, right = (f0 - fm) / self.eps, (fp - f0) / self.eps
+        if self._close(left, right):
+            return None
+        small = self.eps / 10
+        fp2, err_p = self._moved(rname, k, i, small)
+        fm2, err_m = self._moved(rname, k, i, -small)
+        if err_p is None and err_m is None:
+            gap2 = abs((fp2 - f0) / small - (f0 - fm2) / small)
+            if gap2 <= 0.5 * abs(right - left):
+                return None
+        return left, right
+
+    def leaf(self, rname, f0, k, leaf, name, g, max_elements):
+        """The check of one leaf: element by element, at most max_elements of them."""
+        info = {"name": name, "shape": list(leaf.shape), "total": int(leaf.numel()),
+                "checked": 0, "max_abs_error": None, "max_rel_error": None, "passed": False,
+                "status": "skipped", "skipped": None, "worst": None, "mismatched": 0,
+                "nonfinite": [], "kinks": [], "raised": 0, "error": None}
+        if leaf._version:
+            info["skipped"] = (f"'{name}' was edited in place after it was made (version "
+                               f"{leaf._version}): finite differences would move a different "
+                               "value than the one the graph used")
             return info
-        numeric = (_value(plus, rname) - _value(minus, rname)) / (2 * eps)
-        a = flat_a[i]
-        abs_err = abs(a - numeric)
-        rel_err = abs_err / max(abs(numeric), 1e-12)
-        if not np.isfinite(a) or not np.isfinite(numeric):
-            abs_err = rel_err = float("inf")
-        info["checked"] += 1
-        if abs_err > atol + rtol * abs(numeric):
-            info["passed"] = False
-        if abs_err >= worst_abs:
-            worst_abs = abs_err
-            worst = {"index": [int(k) for k in np.unravel_index(i, leaf.shape)] if leaf.dim() else [],
-                     "analytic": float(a), "numeric": float(numeric)}
-        worst_rel = max(worst_rel, rel_err)
-    info["max_abs_error"] = float(worst_abs)
-    info["max_rel_error"] = float(worst_rel)
-    info["worst"] = worst
-    return info
+        if leaf.numel() == 0:
+            info["skipped"] = f"'{name}' has no elements to move"
+            return info
+        analytic = np.zeros(leaf.shape) if g is None else np.asarray(g._data, dtype=np.float64)
+        flat_a = analytic.reshape(-1)
+        worst_abs = worst_rel = None
+        compared = 0
+        for i in _pick(leaf.numel(), max_elements):
+            index = _index(leaf.shape, i)
+            a = float(flat_a[i])
+            fp, err = self._moved(rname, k, i, self.eps)
+            if err is None:
+                fm, err = self._moved(rname, k, i, -self.eps)
+            if err is not None:
+                info["raised"] += 1
+                if info["error"] is None:
+                    info["error"] = dict(err, index=index)
+                continue
+            info["checked"] += 1
+            numeric = (fp - fm) / (2 * self.eps)
+            if not all(math.isfinite(v) for v in (a, numeric, f0)):
+                info["nonfinite"].append({"index": index, "analytic": _num(a),
+                                          "numeric": _num(numeric), "value": _num(f0)})
+                continue
+            kink = self._kink(rname, k, i, f0, fp, fm)
+            if kink is not None:
+                info["kinks"].append({"index": index, "analytic": a, "left": _num(kink[0]),
+                                      "right": _num(kink[1])})
+                continue
+            compared += 1
+            abs_err = abs(a - numeric)
+            rel_err = abs_err / max(abs(numeric), 1e-12)
+            if abs_err > self.atol + self.rtol * abs(numeric):
+                info["mismatched"] += 1
+            if worst_abs is None or abs_err >= worst_abs:
+                worst_abs = abs_err
+                info["worst"] = {"index": index, "analytic": a, "numeric": numeric}
+            worst_rel = rel_err if worst_rel is None else max(worst_rel, rel_err)
+        info["max_abs_error"], info["max_rel_error"] = worst_abs, worst_rel
+        present = {"mismatch": info["mismatched"], "nonfinite": info["nonfinite"],
+                   "raised": info["raised"], "not_differentiable": info["kinks"],
+                   "pass": compared}
+        info["status"] = next((s for s in _LEAF_ORDER if present[s]), "raised")
+        info["passed"] = info["status"] == "pass"
+        return info
+
+
+def _plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _conclude(result):
+    """Set verdict, message and passed from what was checked (never more than that)."""
+    phrases = {}
+    if result["error"] is not None:
+        e = result["error"]
+        at = f" ({e['file']}:{e['line']})" if e["file"] and e["line"] else ""
+        phrases["file_raised"] = (f"nothing was checked: the file raised {e['type']}: "
+                                  f"{e['message']}{at}")
+    leaves = [lf for r in result["roots"] for lf in r["leaves"]]
+    failed = [r["root"] for r in result["roots"] if r["error"]]
+    if failed:
+        phrases["backward_failed"] = (f"nothing was checked for {', '.join(failed)}: backward "
+                                      "failed")
+
+    def where(count):
+        """(how many elements, which leaves) for one kind of outcome."""
+        hit = [lf for lf in leaves if count(lf)]
+        return sum(count(lf) for lf in hit), ", ".join(dict.fromkeys(lf["name"] for lf in hit))
+
+    n, names = where(lambda lf: lf["mismatched"])
+    if n:
+        phrases["mismatch"] = f"gradient mismatch at {_plural(n, 'element')} of {names}"
+    n, names = where(lambda lf: len(lf["nonfinite"]))
+    if n:
+        phrases["nonfinite"] = (f"non-finite values (nan or inf) at {_plural(n, 'element')} "
+                                f"of {names}: they cannot be compared")
+    n, names = where(lambda lf: lf["raised"])
+    if n:
+        phrases["raised_when_perturbed"] = (f"the file raised when {_plural(n, 'element')} of "
+                                            f"{names} moved by eps: not checked")
+    kinks = [(lf["name"], kk) for lf in leaves for kk in lf["kinks"]]
+    if kinks:
+        shown = ", ".join(_at(name, kk["index"]) for name, kk in kinks[:3])
+        more = f" and {len(kinks) - 3} more" if len(kinks) > 3 else ""
+        phrases["not_differentiable"] = (f"not differentiable at {shown}{more} (the one-sided "
+                                         "differences disagree): there is no single gradient "
+                                         "to check there")
+    compared = sum(1 for lf in leaves if lf["passed"])
+    skipped = [lf["name"] for lf in leaves if lf["status"] == "skipped"]
+    if not phrases:
+        if compared:
+            n = sum(lf["checked"] for lf in leaves if lf["passed"])
+            phrases["match"] = f"all gradients match ({_plural(n, 'element')} checked)"
+            if skipped:
+                phrases["match"] += f"; not checked: {', '.join(skipped)} (see above)"
+        elif skipped:
+            phrases["nothing_checked"] = (f"nothing was checked: {', '.join(skipped)} "
+                                          f"{'was' if len(skipped) == 1 else 'were'} skipped")
+        else:
+            roots = ", ".join(r["root"] for r in result["roots"])
+            phrases["nothing_checked"] = (f"nothing was checked: no named leaf that requires "
+                                          f"grad reaches {roots}")
+    result["verdict"] = next(v for v in VERDICTS if v in phrases)
+    result["message"] = "; ".join(phrases[v] for v in VERDICTS if v in phrases)
+    result["passed"] = result["verdict"] == "match"
+    return result

@@ -1,4 +1,10 @@
-"""Naming tensors: a file's module-level variables, and the tensors inside its containers."""
+"""Naming tensors: a file's module-level variables, and the tensors inside its containers.
+
+The namespace is the user's: any value in it may raise from attribute access, claim every
+attribute (unittest.mock.Mock answers hasattr with yes), or break len() and iteration. So no
+value is asked what it is through its own attributes: the checks look at its type, and a value
+that raises while it is searched is skipped, keeping the names found before it.
+"""
 
 __all__ = ["named_tensors"]
 
@@ -8,23 +14,37 @@ _MAX_DEPTH = 3
 
 def named_tensors(namespace, tensor_type):
     """[(name, tensor)] in order of first assignment: `x`, `model.weight`, `xs[2]`,
-    `params['w']`. A tensor reachable under two names keeps the first."""
+    `params['w']`. A tensor reachable under two names keeps the first.
+
+    >>> from unittest import mock
+    >>> named_tensors({"m": mock.Mock(), "n": 3}, int)
+    [('n', 3)]
+    """
     out = []
     seen = set()
     for name, value in list(namespace.items()):
-        if name.startswith("__") or _skip(value):
+        if not isinstance(name, str) or name.startswith("__") or _skip(value):
             continue
-        _collect(name, value, tensor_type, out, seen, 0)
+        try:
+            _collect(name, value, tensor_type, out, seen, 0)
+        except Exception:  # noqa: BLE001 - a user's object may raise anything when searched
+            continue
     return out
 
 
 def _skip(value):
     import types
-    return isinstance(value, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType))
+    return _is_a(value, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType))
+
+
+def _is_a(value, cls):
+    """isinstance by the value's real type: isinstance() also asks value.__class__, which a
+    user's object (a Mock, a proxy) can fake or make raise."""
+    return issubclass(type(value), cls)
 
 
 def _collect(name, value, tensor_type, out, seen, depth):
-    if isinstance(value, tensor_type):
+    if _is_a(value, tensor_type):
         if id(value) not in seen:
             seen.add(id(value))
             out.append((name, value))
@@ -35,20 +55,34 @@ def _collect(name, value, tensor_type, out, seen, depth):
         for pname, p in value.named_parameters():
             _collect(f"{name}.{pname}", p, tensor_type, out, seen, depth + 1)
         for attr, v in list(vars(value).items()):
-            if not attr.startswith("_") and isinstance(v, tensor_type):
+            if isinstance(attr, str) and not attr.startswith("_") and _is_a(v, tensor_type):
                 _collect(f"{name}.{attr}", v, tensor_type, out, seen, depth + 1)
         return
-    if isinstance(value, (list, tuple)):
+    if _is_a(value, (list, tuple)):
         for i, v in enumerate(value[:_MAX_ITEMS]):
             _collect(f"{name}[{i}]", v, tensor_type, out, seen, depth + 1)
-    elif isinstance(value, dict):
+    elif _is_a(value, dict):
         for i, (k, v) in enumerate(value.items()):
             if i >= _MAX_ITEMS:
                 break
-            if isinstance(k, (str, int)):
+            if _is_a(k, (str, int)):
                 _collect(f"{name}[{k!r}]", v, tensor_type, out, seen, depth + 1)
 
 
 def _is_module(value):
-    return hasattr(value, "named_parameters") and hasattr(value, "_parameters") \
-        and not isinstance(value, type)
+    """An nn.Module of either backend: its class defines named_parameters and the instance
+    holds _parameters (looked up on the type and in __dict__, never through the value)."""
+    if _is_a(value, type):
+        return False
+    if not callable(getattr(type(value), "named_parameters", None)):
+        return False
+    attrs = _instance_dict(value)
+    return attrs is not None and "_parameters" in attrs
+
+
+def _instance_dict(value):
+    try:
+        attrs = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+    return attrs if isinstance(attrs, dict) else None

@@ -589,12 +589,23 @@ def _hide_shadowed(folder):
 
 
 def _forget_user_modules(before, folder):
-    """Drop modules the file imported from its own folder (a `rich.py` of the user's must not
-    stand in for the library gradviz prints with)."""
+    """Drop the modules the file imported from its own folder that shadow a module found
+    elsewhere on sys.path (a `rich.py` of the user's must not stand in for the library gradviz
+    prints with). The others stay, as they would in the process that ran the file."""
+    from importlib.machinery import PathFinder
     folder = os.path.join(folder, "")
     for name in set(sys.modules) - before:
         file = getattr(sys.modules.get(name), "__file__", None) or ""
-        if file.startswith(folder) and not file.startswith(_PKG_DIR):
+        if not isinstance(file, str) or not file.startswith(folder) or \
+                file.startswith(_PKG_DIR):
+            continue
+        top = name.partition(".")[0]
+        try:
+            shadows = top in sys.builtin_module_names or \
+                PathFinder.find_spec(top, [p for p in sys.path if p]) is not None
+        except (ImportError, ValueError):
+            shadows = True
+        if shadows:
             del sys.modules[name]
 
 

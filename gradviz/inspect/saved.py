@@ -3,7 +3,8 @@ tracer (which snapshots it before backward frees it)."""
 
 from .._tensor import Tensor
 from ..autograd.function import BackwardCFunction
-from ..autograd.graph import CopySlices, FormulaNode
+from ..autograd.formula import FormulaNode
+from ..autograd.graph import CopySlices
 
 __all__ = ["Saved", "saved_entries"]
 
@@ -52,7 +53,8 @@ def saved_entries(node, output=None):
     out = []
     for name, v, want in node._saved_items():
         if name == "result":
-            out.append(Saved("_saved_result", output, node._res, node._resvc, want))
+            out.append(Saved("_saved_" + node._entry.result_name, output, node._res,
+                             node._resvc, want))
         elif isinstance(v, Tensor):
             out.append(Saved("_saved_" + name, v, v._data, v._vc, want))
         else:

@@ -45,7 +45,7 @@ class InplaceEvent:
 class Tracer:
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
-    def __init__(self, retain_grad=False, keep_grads=True):
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
         # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] or None,
         #              grads it last received, its saved values before backward freed them];
         # an entry is dropped when its node dies.
@@ -68,6 +68,10 @@ class Tracer:
         self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
         #                                                   backward freed them
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
+        # keep_history: events, hook changes and backward calls hold their nodes strongly and
+        # are never summarized or pruned, so that positions in them stay valid (explain
+        # indexes them per backward call). It keeps every step's graph alive, as before.
+        self.keep_history = keep_history
         self._summarized = 0        # events before this index hold summaries of big grads
         self._pruned_at = 0         # len(_events) after the last pruning
 
@@ -108,7 +112,7 @@ class Tracer:
             entry[_SNAPSHOT] = entries or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            self._events.append((entry[_REF], snap))
+            self._events.append((node if self.keep_history else entry[_REF], snap))
             entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
@@ -136,12 +140,16 @@ class Tracer:
 
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
+        site = user_site(3)
+        if self.keep_history:
+            self._calls.append(([n for n, _ in roots], site, capture))
+            return
         self._previous, self._recent = self._recent, []
         self._settle_history()
-        self._calls.append(([weakref.ref(n) for n, _ in roots], user_site(3), capture))
+        self._calls.append(([weakref.ref(n) for n, _ in roots], site, capture))
 
     def hooked(self, node, nr, hook):
-        self._hook_changes.append((weakref.ref(node), nr, hook))
+        self._hook_changes.append((node if self.keep_history else weakref.ref(node), nr, hook))
 
     def leaf(self, tensor):
         self._leaves.append(weakref.ref(tensor))
@@ -205,6 +213,8 @@ class Tracer:
     @property
     def events(self):
         """(node, grads) for every gradient a live node received, in firing order."""
+        if self.keep_history:
+            return self._events
         out = []
         for ref, snap in self._events:
             node = ref()
@@ -215,11 +225,15 @@ class Tracer:
     @property
     def backward_calls(self):
         """(root nodes still alive, site, capture) for each backward / grad call."""
+        if self.keep_history:
+            return self._calls
         return [([n for n in (r() for r in refs) if n is not None], site, capture)
                 for refs, site, capture in self._calls]
 
     @property
     def hook_changes(self):
+        if self.keep_history:
+            return self._hook_changes
         return [(n, nr, hook) for n, nr, hook in ((r(), nr, h) for r, nr, h in self._hook_changes)
                 if n is not None]
 

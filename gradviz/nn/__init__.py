@@ -2,8 +2,19 @@
 
 from . import functional
 from . import init
-from .modules import (MSELoss, CrossEntropyLoss, Identity, Linear, Module, ModuleList,
-                      Parameter, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .modules import (Identity, Linear, Module, ModuleList, Parameter, Sequential)
+from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, ReLU6,
+                         SiLU, Sigmoid, Softmax, Softplus, Tanh)
+from .dropout import Dropout
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .sparse import Embedding
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
-           "Sigmoid", "Softmax", "Identity", "MSELoss", "CrossEntropyLoss", "functional", "init"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
+           "init",
+           "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU", "ELU",
+           "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Embedding",
+           "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "MSELoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
+           "CrossEntropyLoss", "KLDivLoss"]

@@ -1,40 +1,57 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
 cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
 
+import warnings
+
 import numpy as np
 
-from .. import _ops
-from .._derivatives import DERIVATIVES as D
-from .._tensor import Tensor, _make
-from ..autograd.graph import record
-from ..autograd.grad_mode import _state
+from .._ops import (activation, dropout as _dropout, embedding as _embedding, linalg, losses,
+                    normalization, pointwise, reductions, views)
+from .._ops.inplace import relu_
+from .._registry import ops
+from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss"]
+           "cross_entropy", "nll_loss",
+           "gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh", "relu6", "logsigmoid",
+           "glu", "leaky_relu_", "elu_", "hardtanh_", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
+           "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity"]
 
 
 def relu(input, inplace=False):
-    return _ops.relu_(input) if inplace else _ops.relu(input)
+    return relu_(input) if inplace else pointwise.relu(input)
 
 
 def tanh(input):
-    return _ops.tanh(input)
+    return pointwise.tanh(input)
 
 
 def sigmoid(input):
-    return _ops.sigmoid(input)
+    return pointwise.sigmoid(input)
 
 
-def _softmax_dim(ndim):
+def _softmax_dim(name, ndim, stacklevel):
+    # torch's legacy choice of dim when none is given, with its warning.
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None, dtype=None):
-    return _ops.softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return reductions.softmax(input, dim, dtype)
 
 
-def log_softmax(input, dim=None, dtype=None):
-    return _ops.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim)
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return reductions.log_softmax(input, dim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -45,73 +62,418 @@ def linear(input, weight, bias=None):
     >>> torch.nn.functional.linear(x, w, torch.zeros(4)).grad_fn
     <AddmmBackward0 ...>
     """
-    wt = _ops.t(weight)
+    wt = views.t(weight)
     if input.dim() == 2 and bias is not None:
-        return _ops.addmm(bias, input, wt)
+        return linalg.addmm(bias, input, wt)
     if input.dim() == 1 and bias is not None:
-        return _ops.view(_ops.addmm(bias, _ops.unsqueeze(input, 0), wt), weight.shape[0])
-    out = _ops.matmul(input, wt)
+        return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
+                          weight.shape[0])
+    out = linalg.matmul(input, wt)
     return out if bias is None else out + bias
 
 
-def _reduce_name(size_average, reduce, reduction):
+# ----- Activations -------------------------------------------------------------------------
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (GeluBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.gelu(torch.tensor([1.0]), approximate="tanh")
+    tensor([0.8412])
+    """
+    return activation.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (SiluBackward0)."""
+    if inplace:
+        raise NotImplementedError("gradviz: torch.nn.functional.silu(inplace=True) is not "
+                                  "implemented by gradviz's core; run with --backend torch to "
+                                  "use PyTorch")
+    return activation.silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta (SoftplusBackward0)."""
+    return activation.softplus(input, beta, threshold)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x, or negative_slope * x where x <= 0 (LeakyReluBackward0)."""
+    return activation.leaky_relu(input, negative_slope, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x, or alpha * (exp(x) - 1) where x <= 0 (EluBackward0)."""
+    return activation.elu(input, alpha, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val] (HardtanhBackward0)."""
+    return activation.hardtanh(input, min_val, max_val, inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu in place (LeakyReluBackward1)."""
+    return activation.leaky_relu(input, negative_slope, True)
+
+
+def elu_(input, alpha=1.0):
+    """elu in place (EluBackward1)."""
+    return activation.elu(input, alpha, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh in place (HardtanhBackward0)."""
+    return activation.hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input, inplace=False):
+    """hardtanh(x, 0, 6), as torch records it (HardtanhBackward0)."""
+    return activation.hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) (LogSigmoidBackward0)."""
+    return activation.logsigmoid(input)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
+    return activation.glu(input, dim)
+
+
+# ----- Losses ------------------------------------------------------------------------------
+
+def _not_implemented(what):
+    return NotImplementedError(f"gradviz: torch.nn.functional.{what} is not implemented by "
+                               "gradviz's core; run with --backend torch to use PyTorch")
+
+
+def _reduction(size_average, reduce, reduction):
+    """torch's Reduction enum (0 none, 1 mean, 2 sum), from the legacy size_average/reduce
+    flags when either is given (torch's _Reduction.legacy_get_string)."""
     if size_average is not None or reduce is not None:
-        if reduce is False:
-            return "none"
-        return "mean" if size_average in (None, True) else "sum"
-    return reduction
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
+    return losses.reduction_enum(reduction)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def _size_warning(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
+                      f"size ({input.size()}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast(input, target):
+    """torch.broadcast_tensors of the pair: expand() only where a shape differs."""
+    if input.shape == target.shape:
+        return input, target
+    shape = tuple(np.broadcast_shapes(input.shape, target.shape))
+    return (input if input.shape == shape else input.expand(*shape),
+            target if target.shape == shape else target.expand(*shape))
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == 1:
+        return loss.mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (MseLossBackward0)."""
-    reduction = _reduce_name(size_average, reduce, reduction)
-    a, b = np.broadcast_arrays(input._data, target._data)
-    d = (a - b) ** 2
-    if reduction == "mean":
-        r = np.mean(d, dtype=d.dtype)
-    elif reduction == "sum":
-        r = np.sum(d)
+    if weight is not None:
+        raise _not_implemented("mse_loss(weight=...)")
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    return losses.mse_loss(*_broadcast(input, target), r)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, composed as torch composes it (MeanBackward0 over AbsBackward0 over
+    SubBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.l1_loss(torch.tensor([1.0, 2.0]), torch.tensor([0.0, 4.0]))
+    tensor(1.5000)
+    """
+    if weight is not None:
+        raise _not_implemented("l1_loss(weight=...)")
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target)
+    return _apply_reduction((input - target).abs(), r)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Quadratic below beta, linear above (SmoothL1LossBackward0; l1_loss when beta is 0, as
+    in torch)."""
+    _size_warning(input, target)
+    r = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target)
+    if beta == 0.0:
+        return _apply_reduction((input - target).abs(), r)
+    return losses.smooth_l1_loss(input, target, r, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Quadratic below delta, delta-linear above (HuberLossBackward0)."""
+    if weight is not None:
+        raise _not_implemented("huber_loss(weight=...)")
+    _size_warning(input, target)
+    input, target = _broadcast(input, target)
+    return losses.huber_loss(input, target, losses.reduction_enum(reduction), delta)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)) for probabilities x (BinaryCrossEntropyBackward0)."""
+    r = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
+                         f"size ({input.size()}) is deprecated. Please ensure they have the "
+                         "same size.")
+    if weight is not None and weight.shape != input.shape:
+        shape = tuple(np.broadcast_shapes(weight.shape, input.shape))
+        if shape != input.shape:
+            raise RuntimeError(f"The size of tensor a ({weight.shape[-1]}) must match the size "
+                               f"of tensor b ({input.shape[-1]}) at non-singleton dimension "
+                               f"{len(shape) - 1}")
+    return losses.binary_cross_entropy(input, target, weight, r)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """binary_cross_entropy of sigmoid(input), computed stably
+    (BinaryCrossEntropyWithLogitsBackward0)."""
+    r = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    return losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence of target from input (log-probabilities), composed as torch composes it:
+    xlogy(t, t) - t * input (exp(t) * (t - input) with log_target), then the reduction;
+    'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        r = _reduction(size_average, reduce, reduction)
+    elif reduction == "batchmean":
+        r = 2
     else:
-        r = d
-    out = _make(r)
-    if _state.enabled and (input._rg or target._rg):
-        record(D["mse_loss"], out, (input, target), (input, target, reduction))
-    return out
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        r = losses.reduction_enum(reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        xlogy = getattr(ops, "xlogy", None)
+        if xlogy is None:
+            raise _not_implemented("kl_div(log_target=False), which needs torch.xlogy,")
+        loss = xlogy(target, target) - target * input
+    reduced = _apply_reduction(loss, r)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    """Negative log likelihood of class indices (NllLossBackward0)."""
-    if weight is not None:
-        raise NotImplementedError("gradviz: nll_loss with class weights is not supported")
-    reduction = _reduce_name(size_average, reduce, reduction)
-    x = input._data
-    t = target._data.astype(np.int64)
-    if x.ndim == 1:
-        picked = -x[t] if t != ignore_index else x.dtype.type(0)
-        vals = np.asarray([picked])
-        valid = np.asarray([t != ignore_index])
-    else:
-        valid = t != ignore_index
-        safe = np.where(valid, t, 0)
-        vals = np.where(valid, -x[np.arange(x.shape[0]), safe], 0).astype(x.dtype)
-    if reduction == "mean":
-        r = vals.sum(dtype=x.dtype) / x.dtype.type(max(int(valid.sum()), 1))
-    elif reduction == "sum":
-        r = vals.sum(dtype=x.dtype)
-    else:
-        r = vals if x.ndim > 1 else vals[0]
-    out = _make(x.dtype.type(r) if np.ndim(r) == 0 else r)
-    if _state.enabled and input._rg:
-        record(D["nll_loss"], out, (input,), (input, target, reduction, ignore_index))
-    return out
+    """Negative log likelihood of class indices (NllLossBackward0; NllLoss2DBackward0 for
+    (N, C, d) and (N, C, H, W) inputs, as in torch)."""
+    r = _reduction(size_average, reduce, reduction)
+    if input.dim() == 3:
+        # torch's nll_loss_nd: (N, C, d) is viewed as an image (N, C, d, 1).
+        n, c, d = input.shape
+        out = losses.nll_loss(views.view(input, n, c, d, 1),
+                              views.view(target, *target.shape, 1), weight, r, ignore_index)
+        return views.view(out, n, d) if r == 0 else out
+    return losses.nll_loss(input, target, weight, r, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    """log_softmax followed by nll_loss (NllLossBackward0 over LogSoftmaxBackward0)."""
-    if not isinstance(target, Tensor) or target.is_floating_point():
-        raise NotImplementedError("gradviz: cross_entropy takes class indices as targets")
-    dim = 0 if input.dim() == 1 else 1
-    return nll_loss(_ops.log_softmax(input, dim), target, weight, size_average, ignore_index,
-                    reduce, reduction)
+    """log_softmax followed by nll_loss (NllLossBackward0 over LogSoftmaxBackward0); class
+    probabilities as targets and label smoothing are composed as torch composes them.
+
+    >>> import gradviz as torch
+    >>> x = torch.zeros(2, 4, requires_grad=True)
+    >>> torch.nn.functional.cross_entropy(x, torch.tensor([1, 3]), label_smoothing=0.1)
+    tensor(1.3863, grad_fn=<AddBackward0>)
+    """
+    r = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing:g}")
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = reductions.log_softmax(input, class_dim)
+    if target.is_floating_point():
+        return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
+    if target.dim() == input.dim() and input.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    nll = nll_loss(logp, target, weight, None, ignore_index, None,
+                   ("none", "mean", "sum")[r])
+    if label_smoothing <= 0.0:
+        return nll
+    return _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing,
+                            class_dim)
+
+
+def _weight_view(weight, logp, class_dim):
+    shape = [1] * logp.dim()
+    shape[class_dim] = weight.shape[0]
+    return views.view(weight, *shape)
+
+
+def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
+    """torch's cross_entropy_loss_prob_target: -(logp * target [* weight]) summed over the
+    classes, divided by numel / C for the mean (DivBackward1)."""
+    if target.shape != logp.shape:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    n_classes = logp.shape[class_dim]
+    if label_smoothing > 0.0:
+        target = ops.add_scalar(ops.mul_scalar(target, 1 - label_smoothing),
+                                   label_smoothing / n_classes)
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _weight_view(weight, logp, class_dim)
+    if r == 0:
+        return -prod.sum(class_dim)
+    if r == 2:
+        return -prod.sum()
+    return losses.div_scalar(-prod.sum(), logp.numel() // n_classes)
+
+
+def _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing, class_dim):
+    """torch's cross_entropy_loss_label_smoothing: (1 - ls) * nll + ls / C * smooth, where
+    smooth is -(logp [* weight]) summed over the classes, 0 at ignored targets."""
+    masked_fill_ = getattr(ops, "masked_fill_", None)
+    if masked_fill_ is None:
+        raise _not_implemented("cross_entropy(label_smoothing=...) with class-index targets, "
+                               "which needs Tensor.masked_fill_,")
+    n_classes = logp.shape[class_dim]
+    ignore = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _weight_view(weight, logp, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    masked_fill_(smooth, ignore, 0.0)
+    if r == 1:
+        if weight is not None:
+            kept = target._data[~ignore._data].reshape(-1)
+            ret = smooth.sum() / _make(weight._data[kept].sum())
+        else:
+            ret = smooth.sum() / (~ignore).sum()
+    elif r == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return ops.mul_scalar(nll, 1 - label_smoothing) + ops.mul_scalar(ret, label_smoothing /
+                                                                     n_classes)
+
+
+# ----- Embedding, dropout, normalization ---------------------------------------------------
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """The rows of weight at the indices in input (EmbeddingBackward0); the padding_idx row
+    gets no gradient."""
+    if max_norm is not None:
+        raise _not_implemented("embedding(max_norm=...)")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0:
+            assert padding_idx < n, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
+            padding_idx = n + padding_idx
+    else:
+        padding_idx = -1
+    return _embedding.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot rows of class indices.
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.one_hot(torch.tensor([2, 0]))
+    tensor([[0, 0, 1],
+            [1, 0, 0]])
+    """
+    return _embedding.one_hot(tensor, num_classes)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p in training and scale the rest by 1 / (1 - p)
+    (MulBackward0 over a mask); the input itself when not training."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return (_dropout.dropout_ if inplace else _dropout.dropout)(input, p, training)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalize over the last dims, then * weight + bias (NativeLayerNormBackward0)."""
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
+                        "of ints, not int")
+    return normalization.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalize each channel over the batch (NativeBatchNormBackward0); in training the
+    running statistics are updated in place, as torch does."""
+    if training:
+        size = input.shape
+        n = 1
+        for i, s in enumerate(size):
+            if i != 1:
+                n *= s
+        if n == 1 and len(size) >= 2:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.size()}")
+    return normalization.batch_norm(input, weight, bias, running_mean, running_var, training,
+                                    momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalize groups of channels per sample (NativeGroupNormBackward0)."""
+    return normalization.group_norm(input, num_groups, weight, bias, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(norm(input, p, dim), eps), composed as torch composes it."""
+    if out is not None:
+        raise _not_implemented("normalize(out=...)")
+    if not hasattr(input, "norm"):
+        raise _not_implemented("normalize, which needs Tensor.norm,")
+    denom = pointwise.clamp_min(input.norm(p, dim, keepdim=True), eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    """sum(x1 / |x1| * x2 / |x2|) along dim, each norm clamped to eps without history, as
+    torch 2.13 composes it."""
+    if not hasattr(x1, "norm"):
+        raise _not_implemented("cosine_similarity, which needs Tensor.norm,")
+    if x1.shape != x2.shape:
+        # torch's expand_outplace: both are expanded (ExpandBackward0) once the sizes differ
+        shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)

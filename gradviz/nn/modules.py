@@ -9,8 +9,7 @@ from .._tensor import Tensor, _make
 from . import functional as F
 from . import init
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
-           "Sigmoid", "Softmax", "Identity", "MSELoss", "CrossEntropyLoss"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity"]
 
 
 class Parameter(Tensor):
@@ -204,16 +203,22 @@ class Linear(Module):
         from .. import _creation
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype))
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-        init.uniform_(self.weight, -bound, bound)
-        self.weight._vc = None
+        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype,
+                                                device=device))
         if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
-            init.uniform_(self.bias, -bound, bound)
-            self.bias._vc = None
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
         else:
             self.bias = None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
+        then U[-1/sqrt(fan_in), 1/sqrt(fan_in)] for the bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -261,50 +266,6 @@ class ModuleList(Module):
         return len(self._modules)
 
 
-class ReLU(Module):
-    def forward(self, input):
-        return F.relu(input)
-
-
-class Tanh(Module):
-    def forward(self, input):
-        return F.tanh(input)
-
-
-class Sigmoid(Module):
-    def forward(self, input):
-        return F.sigmoid(input)
-
-
-class Softmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-
 class Identity(Module):
     def forward(self, input):
         return input
-
-
-class MSELoss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, reduction="mean", ignore_index=-100):
-        super().__init__()
-        self.reduction = reduction
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction,
-                               ignore_index=self.ignore_index)

@@ -81,7 +81,7 @@ class SGD(Optimizer):
 
 def _update(p, d, lr):
     """p -= lr * d in place, counted as one in-place edit (p._version + 1), as torch's."""
-    from .._ops import bump_version
+    from .._ops.inplace import bump_version
     a = p._array()
     a -= np.asarray(lr * d, dtype=a.dtype)
     bump_version(p, "sub_")

@@ -23,6 +23,7 @@ the same bytes.
 import difflib
 import re
 from collections import Counter, deque
+from typing import NamedTuple
 
 import graphviz
 
@@ -31,7 +32,9 @@ from ._format import format_shape, is_modified, saved_value, summarize, version
 __all__ = [
     "LARGE_GRAPH",
     "SHARED_STRETCH",
+    "BuiltGraph",
     "build_dot",
+    "build_graph",
     "count_nodes",
     "escape_label",
     "escape_tooltip",
@@ -718,6 +721,30 @@ def _first_line(text, width):
 
 
 # ----- Public API -----
+
+class BuiltGraph(NamedTuple):
+    """What build_graph returns: the DOT source, how many nodes it draws (the legend not
+    counted, each copy of a shared tensor counted) and {tensor name: copies drawn} for the
+    tensors drawn once per depth of use (see shared_tensors)."""
+
+    source: str
+    count: int
+    shared: dict
+
+
+def build_graph(report, *, view="backward", roots=None, show_saved=False, legend=True,
+                max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH):
+    """Build the drawing once and return its source, node count and shared tensors: what
+    build_dot, count_nodes and shared_tensors each give, for the cost of one of them.
+
+    >>> build_graph({"tensors": [], "nodes": [], "roots": []}, legend=False).count
+    0
+    """
+    builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads,
+                       split_shared)
+    source = builder.build(legend)
+    return BuiltGraph(source, builder.count, dict(builder.shared))
+
 
 def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=True,
               max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH):

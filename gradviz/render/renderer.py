@@ -1,28 +1,42 @@
-"""Find a Graphviz renderer and run it on DOT source, writing the output atomically.
+"""Find a Graphviz renderer and run it on DOT source, writing the output safely.
 
 The search order is: an explicit path, the GRADVIZ_DOT environment variable, the
 `graphviz-pure` executable beside the running interpreter (shutil.which misses a virtual
 environment that is not activated), `graphviz-pure` on PATH, then Graphviz's `dot` on PATH.
 The renderer runs through subprocess: the graphviz package cannot find graphviz-pure, and its
-version() fails on it.
+version() fails on it. Files are written by gradviz.render.output (atomic, never over the
+file being run, a device, a symlink or a read-only file).
 """
 
+import errno
+import functools
 import os
-import secrets
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["FORMATS", "RenderError", "find_renderer", "render"]
+from .output import OutputError, write_output
+
+__all__ = ["EXIT_NO_RENDERER", "EXIT_RENDERER_FAILED", "FORMATS", "RenderError",
+           "find_renderer", "render"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
+
+# Exit codes of the command line's table that belong to rendering (2 is a usage error).
+EXIT_NO_RENDERER = 3
+EXIT_RENDERER_FAILED = 4
 
 _GET_ONE = (
     "Get one with `pip install graphviz-pure` (no system package needed), "
     "or `apt-get install graphviz` (which also gives PDF), "
     "or point gradviz at one with --renderer PATH or the GRADVIZ_DOT environment variable."
 )
+
+# The first line of a .dot file written because no renderer was found. A later run may replace
+# a file that starts with it; any other file at that name is the user's and is kept.
+FALLBACK_MARK = "// written by gradviz graph because no Graphviz renderer was found"
 
 
 class RenderError(Exception):
@@ -32,7 +46,7 @@ class RenderError(Exception):
     3
     """
 
-    def __init__(self, message, exit_code=1):
+    def __init__(self, message, exit_code=EXIT_RENDERER_FAILED):
         super().__init__(message)
         self.exit_code = exit_code
 
@@ -41,8 +55,19 @@ def _resolve(command):
     """Return the full path of an executable given as a path or a name on PATH, or None."""
     path = Path(command).expanduser()
     if path.is_file() and os.access(path, os.X_OK):
-        return str(path)
+        # Absolute: subprocess looks a bare name ("./dot" becomes "dot") up on PATH.
+        return os.path.abspath(path)
     return shutil.which(command)
+
+
+def _not_executable(command):
+    """The reason an explicit renderer path that exists cannot be run, or None."""
+    path = Path(command).expanduser()
+    if path.is_dir():
+        return "it is a folder"
+    if path.is_file() and not os.access(path, os.X_OK):
+        return "it is not executable (chmod +x it)"
+    return None
 
 
 def _is_pure(path):
@@ -52,8 +77,9 @@ def _is_pure(path):
 def find_renderer(renderer=None, fmt="svg"):
     """Return the path of the renderer to use for fmt, or None when there is none.
 
-    An explicit renderer (argument or GRADVIZ_DOT) that does not exist is an error (exit 2).
-    PDF skips graphviz-pure, which has no PDF output.
+    An explicit renderer (argument or GRADVIZ_DOT) that does not exist is an error (exit 2);
+    one that exists but cannot be run is a renderer failure (exit 4). PDF skips graphviz-pure,
+    which has no PDF output.
 
     >>> find_renderer(fmt="dot") is None   # DOT needs no renderer
     True
@@ -63,6 +89,10 @@ def find_renderer(renderer=None, fmt="svg"):
     explicit = renderer or os.environ.get("GRADVIZ_DOT")
     if explicit:
         found = _resolve(explicit)
+        origin = "--renderer" if renderer else "GRADVIZ_DOT"
+        reason = _not_executable(explicit) if found is None else None
+        if reason is not None:
+            raise RenderError(f"cannot run renderer {explicit} (from {origin}): {reason}")
         if found is None:
             origin = "--renderer" if renderer else "GRADVIZ_DOT"
             raise RenderError(f"renderer not found: {explicit} (from {origin})", exit_code=2)
@@ -78,32 +108,9 @@ def find_renderer(renderer=None, fmt="svg"):
     return None
 
 
-def _atomic_write(out_path, produce):
-    """Write produce()'s bytes to out_path through a temporary file in the same directory.
-
-    The temporary file is created before produce() runs, so an unwritable path fails early;
-    on any error it is removed and out_path is left as it was.
-    """
-    out_path = Path(out_path)
-    tmp = out_path.parent / f".{out_path.name}.{secrets.token_hex(4)}.tmp"
-    try:
-        # os.open applies the umask, so the result gets ordinary permissions (mkstemp: 0600).
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        raise RenderError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from exc
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(produce())
-        os.replace(tmp, out_path)
-    except OSError as exc:
-        raise RenderError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from exc
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return out_path
-
-
 def _run(renderer, dot_source, fmt):
+    """The renderer's output for fmt; RenderError (exit 4) when it cannot run, fails or writes
+    nothing. On any exception (Ctrl-C, SIGTERM) subprocess.run kills the renderer."""
     args = [renderer, f"-T{fmt}"]
     if fmt == "png":
         # Scale a huge drawing down to 300 inches a side (28,800 px at 96 dpi) instead of
@@ -114,22 +121,86 @@ def _run(renderer, dot_source, fmt):
         proc = subprocess.run(args, input=dot_source.encode("utf-8"), capture_output=True,
                               check=False)
     except OSError as exc:
-        raise RenderError(f"cannot run renderer {renderer}: {exc.strerror}") from exc
-    if proc.returncode != 0:
-        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        reason = exc.strerror
+        if exc.errno == errno.ENOEXEC:
+            reason = "it is not a program (no #! line, or built for another machine)"
+        elif exc.errno == errno.EACCES:
+            reason = "permission denied (is it executable?)"
+        raise RenderError(f"cannot run renderer {renderer}: {reason}") from None
+    stderr = proc.stderr.decode("utf-8", "replace").strip()
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        message = f"renderer {renderer} was killed by {name} making {fmt.upper()}"
+    elif proc.returncode != 0:
         message = f"renderer {renderer} failed (exit {proc.returncode}) making {fmt.upper()}"
         if fmt == "pdf" and _is_pure(renderer):
             message += "; graphviz-pure has no PDF output, PDF needs Graphviz's `dot`"
-        raise RenderError(f"{message}:\n{stderr}" if stderr else message)
-    return proc.stdout
+    elif not proc.stdout:
+        message = f"renderer {renderer} exited 0 but wrote no {fmt.upper()}"
+    else:
+        return proc.stdout
+    raise RenderError(f"{message}:\n{stderr}" if stderr else message)
 
 
-def render(dot_source, fmt, out_path, renderer=None):
+def _fallback_path(out_path):
+    """Where the DOT source goes when no renderer was found: out_path as .dot, unless a file
+    gradviz did not write is there; then the first free NAME.1.dot, NAME.2.dot, ..."""
+    base = out_path.with_suffix(".dot")
+    for i in range(100):
+        path = base if i == 0 else base.with_name(f"{base.stem}.{i}.dot")
+        if not os.path.lexists(path) or _written_by_fallback(path):
+            return path
+    return None
+
+
+def _written_by_fallback(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(FALLBACK_MARK)) == FALLBACK_MARK.encode()
+    except OSError:
+        return False
+
+
+def _no_renderer(dot_source, fmt, out_path, protected, dot_copy):
+    """RenderError (exit 3) saying how to get a renderer, after writing the DOT source beside
+    out_path (or naming dot_copy, where it was already written)."""
+    if fmt == "pdf":
+        message = ("PDF output needs Graphviz's `dot`, and it is not on PATH "
+                   "(graphviz-pure has no PDF; use SVG or PNG with it). "
+                   "Install it with `apt-get install graphviz`, "
+                   "or point gradviz at it with --renderer PATH or GRADVIZ_DOT.")
+    else:
+        message = "no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE
+    if dot_copy is not None:
+        return RenderError(f"{message}\nThe DOT source is in {dot_copy}.", EXIT_NO_RENDERER)
+    dot_path = _fallback_path(out_path)
+    if dot_path is None:
+        return RenderError(f"{message}\nDid not write the DOT source: "
+                           f"{out_path.with_suffix('.dot')} and NAME.1.dot to NAME.99.dot "
+                           "exist.", EXIT_NO_RENDERER)
+    text = f"{FALLBACK_MARK}\n{dot_source}".encode("utf-8")
+    try:
+        write_output(dot_path, lambda: text, protected)
+    except OutputError as exc:
+        return RenderError(f"{message}\nDid not write the DOT source: {exc}", EXIT_NO_RENDERER)
+    wrote = f"Wrote the DOT source to {dot_path} instead"
+    if dot_path != out_path.with_suffix(".dot"):
+        wrote += f" ({out_path.with_suffix('.dot')} exists and gradviz did not write it)"
+    return RenderError(f"{message}\n{wrote}.", EXIT_NO_RENDERER)
+
+
+def render(dot_source, fmt, out_path, renderer=None, protected=None, dot_copy=None):
     """Render DOT source to out_path as svg, png, pdf or dot, and return the path written.
 
-    The output is written atomically: on any error nothing is left at out_path. Without any
-    renderer, the DOT source is written beside out_path (as .dot) and RenderError says how to
-    get one (exit_code 3).
+    The output is written by gradviz.render.output.write_output: atomically, and never over a
+    file in protected ({path: what it is}), a device, a symlink or a read-only file (RenderError,
+    exit_code 2). Without any renderer, the DOT source is written beside out_path as .dot
+    (never over a .dot gradviz did not write; dot_copy names a file that already holds it) and
+    RenderError says how to get one (exit_code 3). A renderer that cannot run, fails or writes
+    nothing gives exit_code 4.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "g.dot"
@@ -140,17 +211,13 @@ def render(dot_source, fmt, out_path, renderer=None):
         raise RenderError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}", 2)
     out_path = Path(out_path)
     if fmt == "dot":
-        return _atomic_write(out_path, lambda: dot_source.encode("utf-8"))
-    found = find_renderer(renderer, fmt)
-    if found is None:
-        dot_path = out_path.with_suffix(".dot")
-        _atomic_write(dot_path, lambda: dot_source.encode("utf-8"))
-        if fmt == "pdf":
-            message = ("PDF output needs Graphviz's `dot`, and it is not on PATH "
-                       "(graphviz-pure has no PDF; use SVG or PNG with it). "
-                       "Install it with `apt-get install graphviz`, "
-                       "or point gradviz at it with --renderer PATH or GRADVIZ_DOT.")
-        else:
-            message = "no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE
-        raise RenderError(f"{message}\nWrote the DOT source to {dot_path} instead.", exit_code=3)
-    return _atomic_write(out_path, lambda: _run(found, dot_source, fmt))
+        produce = dot_source.encode
+    else:
+        found = find_renderer(renderer, fmt)
+        if found is None:
+            raise _no_renderer(dot_source, fmt, out_path, protected, dot_copy)
+        produce = functools.partial(_run, found, dot_source, fmt)
+    try:
+        return Path(write_output(out_path, produce, protected))
+    except OutputError as exc:
+        raise RenderError(str(exc), exc.exit_code) from None

@@ -1,8 +1,9 @@
 """Rich tables for `gradviz run`: tensors, graph, hooks, anomalies and the user's error.
 
 Works from the report's plain data only (docs/report-schema.md). Every cell is a rich Text, never
-a markup string, so a tensor named "[bold]x" prints as it is. Highlights are also spelled out in
-words, so nothing is lost without colour.
+a markup string, so a tensor named "[bold]x" prints as it is, and every text that came from the
+user's file goes through terminal.printable, so an escape sequence in a name or a message is
+shown, not obeyed. Highlights are also spelled out in words, so nothing is lost without colour.
 """
 
 from rich import box
@@ -13,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import format_shape, is_modified, saved_value, summarize, version
+from .terminal import printable
 
 __all__ = ["print_report", "report_renderables"]
 
@@ -108,28 +110,28 @@ def _tensors_table(report, full=False):
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
                              summarize(t.get("data"), full))
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
-        rows.append([str(cell) for cell in cells + [grad, data]])
+        rows.append([printable(cell, keep="") for cell in cells + [grad, data]])
         table.add_row(*(Text(cell) for cell in rows[-1]))
-        fields = "  ".join(f"{k}={t.get(k)}" for k in _TENSOR_FIELDS)
+        fields = "  ".join(f"{k}={printable(t.get(k), keep='')}" for k in _TENSOR_FIELDS)
         body = Text(f"{fields}\ngrad: {grad}\ndata: {data}")
-        blocks += [Text(f"{t['name']} {shape} {t.get('dtype')}", style="bold"),
-                   Padding(body, (0, 0, 0, 2))]
+        blocks += [Text(" ".join(rows[-1][:3]), style="bold"), Padding(body, (0, 0, 0, 2))]
     needed = _needed_width(_TENSOR_HEADERS, rows, _TENSOR_FOLDING)
     return _with_gap(_Fit(table, Group(*blocks), needed), left_out, "tensors")
 
 
 def _node_title(node):
     if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
-        return f"AccumulateGrad ({node['variable']})"
+        return printable(f"AccumulateGrad ({node['variable']})", keep="")
     if node.get("tensor") is not None:
-        return f"{node['name']} ({node['tensor']})"
-    return node["name"]
+        return printable(f"{node['name']} ({node['tensor']})", keep="")
+    return printable(node["name"], keep="")
 
 
 def _saved_text(entry):
     if entry.get("shape") is None:
-        return Text(saved_value(entry))
-    text = Text(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ")
+        return Text(printable(saved_value(entry), keep=""))
+    text = Text(printable(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ",
+                          keep=""))
     versions = f"v{version(entry.get('saved_version'))}->v{version(entry.get('version'))}"
     if is_modified(entry):
         text.append(versions + " MODIFIED", style="bold red")
@@ -174,7 +176,7 @@ def _hooks_table(report, full=False):
         target = hook.get("target")
         if target in nodes and target not in tensors:
             target = f"{target} {_node_title(nodes[target])}"
-        table.add_row(*(Text(str(cell)) for cell in (
+        table.add_row(*(Text(printable(cell, keep="")) for cell in (
             i, target, hook.get("kind"), summarize(hook.get("grad")))))
     return _with_gap(table, left_out, "gradients")
 
@@ -186,10 +188,10 @@ def _traceback_text(frames):
             what = "line" if frame.get("frames", 1) == 1 else f"{frame['frames']} frames"
             lines.append(f"  [Previous {what} repeated {frame['repeated']} more times]")
             continue
-        lines.append(f'  File "{frame.get("file")}", line {frame.get("line")}, '
-                     f'in {frame.get("function")}')
+        lines.append(printable(f'  File "{frame.get("file")}", line {frame.get("line")}, '
+                               f'in {frame.get("function")}', keep=""))
         if frame.get("code"):
-            lines.append(f"    {frame['code']}")
+            lines.append(printable(f"    {frame['code']}", keep=""))
     return "\n".join(lines)
 
 
@@ -197,20 +199,21 @@ def _anomalies_table(report):
     """The Anomalies table: the node, where the user's code made it, and what went wrong."""
     table = _table("Anomalies", "node", "where", "message")
     for anomaly in report.get("anomalies") or []:
-        message = Text(str(anomaly.get("message")), style="red")
+        message = Text(printable(anomaly.get("message")), style="red")
         trace = _traceback_text(anomaly.get("traceback"))
         if trace:
             message.append("\n" + trace)
         node = f"{anomaly.get('node')} {anomaly.get('name')}"
-        table.add_row(Text(node), Text(_where(anomaly)), message)
+        table.add_row(Text(printable(node, keep="")), Text(printable(_where(anomaly), keep="")),
+                      message)
     return table
 
 
 def _error_panel(error):
     """The Error panel: exception type and message, file:line, and the user's own frames."""
-    text = Text(f"{error.get('type')}: {error.get('message')}", style="bold red")
+    text = Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")
     if _where(error):
-        text.append(f"\nat {_where(error)}")
+        text.append("\nat " + printable(_where(error), keep=""))
     trace = _traceback_text(error.get("traceback"))
     if trace:
         text.append("\nTraceback (your code only):\n" + trace)
@@ -235,7 +238,7 @@ def report_renderables(report, *, full=False, hooks=False):
     if report.get("tensors"):
         parts.append(_tensors_table(report, full))
     else:
-        parts.append(Text(f"No tensors found in {report.get('file')}."))
+        parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
     if report.get("nodes"):
         parts.append(_graph_table(report, full))
     if report.get("hooks"):

@@ -7,17 +7,19 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["print_program_output", "run_header", "OutputFrame", "print_inplace", "print_gradcheck", "print_explain",
-           "where"]
+from .terminal import printable, program_output
+
+__all__ = ["print_program_output", "run_header", "OutputFrame", "print_inplace",
+           "print_gradcheck", "print_explain", "where"]
 
 
 def run_header(file, backward=None, backend="gradviz"):
     """The first line of `gradviz run`: the file, then what gradviz did after it."""
-    head = Text(f"gradviz run {where(file, None)}", style="bold")
+    head = _t(f"gradviz run {where(file, None)}", style="bold")
     if backward:
-        head.append(f"  (then {backward}.backward())")
+        head.append(printable(f"  (then {backward}.backward())"))
     if backend != "gradviz":
-        head.append(f"  [backend: {backend}]")
+        head.append(printable(f"  [backend: {backend}]"))
     return head
 
 
@@ -46,7 +48,7 @@ class OutputFrame:
     def __init__(self, console, file, *, full=False, head=50, tail=20):
         from collections import deque
         self.console = console
-        self.title = f"output of {os.path.basename(file)}"
+        self.title = printable(f"output of {os.path.basename(file)}", keep="")
         self.full = full
         self.head = head
         self.tail = deque(maxlen=max(tail, 0))
@@ -106,9 +108,13 @@ class OutputFrame:
             top = "╭" + title + "─" * max(width - 2 - len(title), 0) + "╮"
             rows.append(Text(top[:width - 1] + "╮" if len(top) > width else top, style="dim"))
         inner = max(width - 4, 1)
-        for piece in Text(line.expandtabs(), style=style).wrap(self.console, inner):
+        # The file's colours are kept; its other control sequences never reach the terminal.
+        text = program_output(line.expandtabs())
+        if style:
+            text.stylize(style)
+        for piece in text.wrap(self.console, inner):
             piece.pad_right(inner - piece.cell_len)
-            rows.append(Text("│ ", style="dim") + piece + Text(" │", style="dim"))
+            rows.append(Text.assemble(("│ ", "dim"), piece, (" │", "dim")))
         self._emit(rows)
 
     def _emit(self, rows):
@@ -155,6 +161,12 @@ def print_program_output(console, report, full=False):
     console.print()
 
 
+def _t(text, style=""):
+    """Text for a string built from the user's names, paths and messages: never read as
+    markup, control characters shown escaped (terminal.printable)."""
+    return Text(printable(text), style=style)
+
+
 def where(file, line):
     """`file:line` relative to the working directory, or '' when unknown."""
     if not file:
@@ -170,27 +182,28 @@ def where(file, line):
 
 def _indented(console, text, style="", indent=3):
     """Print text so that wrapped lines keep the indent."""
-    t = text if isinstance(text, Text) else Text(text, style=style)
+    t = text if isinstance(text, Text) else _t(text, style=style)
     console.print(Padding(t, (0, 0, 0, indent)))
 
 
 def print_inplace(console, result, strict=False):
     """The findings and warnings of gradviz.inspect.inplace.check_inplace."""
     findings, warnings = result["findings"], result["warnings"]
-    console.print(Text(f"check-inplace {where(result['file'], None)}", style="bold"))
+    console.print(_t(f"check-inplace {where(result['file'], None)}", style="bold"))
     if result.get("error"):
         e = result["error"]
-        console.print(Text(f"the file raised {e['type']}: {e['message']} "
+        console.print(_t(f"the file raised {e['type']}: {e['message']} "
                            f"({where(e['file'], e['line'])})", style="red"))
     if not findings and not warnings:
         console.print(Text("No in-place edit breaks backward.", style="green"))
         return
     for i, f in enumerate(findings, 1):
         console.print()
-        head = Text(f"{i}. ", style="bold red")
+        head = _t(f"{i}. ", style="bold red")
         if f["kind"] == "modified_saved_tensor":
             via = f" (through {f['via']})" if f.get("via") else ""
-            head.append(f"{f['op']} on '{f['tensor']}'{via} at {where(f['file'], f['line'])}",
+            head.append(printable(f"{f['op']} on '{f['tensor']}'{via} at "
+                                  f"{where(f['file'], f['line'])}"),
                         style="bold")
             console.print(head)
             _indented(console, f"saved by {f['saved_by']} ({f['saved_as']}) at "
@@ -200,7 +213,7 @@ def print_inplace(console, result, strict=False):
                       "variables needed for gradient computation has been modified by an "
                       "inplace operation'")
         else:
-            head.append(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}",
+            head.append(printable(f"in-place on '{f['tensor']}' at {where(f['file'], f['line'])}"),
                         style="bold")
             console.print(head)
             _indented(console, f["message"])
@@ -208,12 +221,12 @@ def print_inplace(console, result, strict=False):
     for w in warnings:
         console.print()
         label = "warning" + (" (fails with --strict)" if strict else "")
-        console.print(Text(f"{label}: {w['op']} on '{w['tensor']}' at "
+        console.print(_t(f"{label}: {w['op']} on '{w['tensor']}' at "
                            f"{where(w['file'], w['line'])}", style="yellow"))
         _indented(console, w["message"])
         _indented(console, f"fix: {w['fix']}", style="cyan")
     console.print()
-    console.print(Text(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
+    console.print(_t(f"{len(findings)} finding(s), {len(warnings)} warning(s)",
                        style="bold red" if findings else "bold yellow"))
 
 
@@ -221,66 +234,104 @@ def _num(x):
     return "-" if x is None else f"{x:.3g}"
 
 
+_LEAF_WORDS = {"pass": ("pass", "green"), "mismatch": ("FAIL", "bold red"),
+               "nonfinite": ("nan/inf", "bold red"), "raised": ("raised", "bold red"),
+               "not_differentiable": ("not differentiable", "yellow"),
+               "skipped": ("skipped", "yellow")}
+
+
+def _at(name, index):
+    return f"{name}[{', '.join(map(str, index))}]" if index else name
+
+
+def _val(x):
+    """A number from gradcheck's plain data (the strings "nan", "inf" stay as they are)."""
+    return x if isinstance(x, str) else f"{x:.6g}"
+
+
 def print_gradcheck(console, result):
-    """One table per root: each leaf's error against finite differences, pass/fail."""
-    console.print(Text(f"gradcheck {where(result['file'], None)} (float64, eps "
+    """One table per root: each leaf's error against finite differences, then the verdict."""
+    console.print(_t(f"gradcheck {where(result['file'], None)} (float64, eps "
                        f"{result['eps']:g}, atol {result['atol']:g}, rtol {result['rtol']:g})",
                        style="bold"))
-    if result.get("error"):
-        e = result["error"]
-        console.print(Text(f"the file raised {e['type']}: {e['message']} "
-                           f"({where(e['file'], e['line'])})", style="red"))
     for r in result["roots"]:
         if r.get("error"):
-            console.print(Text(f"root {r['root']}: {r['error']}", style="red"))
+            at = f" ({where(r['file'], r['line'])})" if r.get("file") else ""
+            console.print(_t(f"root {r['root']}: {r['error']}{at}", style="red"))
             continue
-        table = Table(title=f"d {r['root']} / d leaf", title_justify="left")
+        table = Table(title=_t(f"d {r['root']} / d leaf"), title_justify="left")
         for col in ("leaf", "shape", "checked", "max abs err", "max rel err", "result"):
             table.add_column(col, overflow="fold")
         for lf in r["leaves"]:
-            if lf["skipped"]:
-                verdict = Text("skipped", style="yellow") if lf["passed"] else \
-                    Text("FAIL", style="bold red")
-            else:
-                verdict = Text("pass", style="green") if lf["passed"] else \
-                    Text("FAIL", style="bold red")
-            table.add_row(lf["name"], str(lf["shape"]), f"{lf['checked']}/{lf['total']}",
-                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]), verdict)
+            word, style = _LEAF_WORDS[lf["status"]]
+            table.add_row(_t(lf["name"]), _t(str(lf["shape"])), f"{lf['checked']}/{lf['total']}",
+                          _num(lf["max_abs_error"]), _num(lf["max_rel_error"]),
+                          Text(word, style=style))
         console.print(table)
         for lf in r["leaves"]:
-            if lf["skipped"]:
-                console.print(Text(f"  {lf['name']}: {lf['skipped']}", style="yellow"))
-            elif not lf["passed"] and lf["worst"]:
-                w = lf["worst"]
-                console.print(Text(f"  {lf['name']}{w['index']}: analytic {w['analytic']:.6g}"
-                                   f" vs numeric {w['numeric']:.6g}", style="red"))
+            _print_leaf_details(console, lf)
         if not r["leaves"]:
-            console.print(f"  no named leaf that requires grad reaches {r['root']}")
-    console.print(Text("all gradients match" if result["passed"] else "gradient mismatch",
-                       style="bold green" if result["passed"] else "bold red"))
+            console.print(_t(f"  no named leaf that requires grad reaches {r['root']}"))
+    console.print(_t(result["message"], style="bold green" if result["passed"] else "bold red"))
+
+
+def _print_leaf_details(console, lf):
+    """One line per element that did not match, at most three of each kind."""
+    name = lf["name"]
+    if lf["skipped"]:
+        console.print(_t(f"  {name}: {lf['skipped']}", style="yellow"))
+        return
+    if lf["mismatched"] and lf["worst"]:
+        w = lf["worst"]
+        console.print(_t(f"  {_at(name, w['index'])}: analytic {_val(w['analytic'])} vs "
+                           f"numeric {_val(w['numeric'])}", style="red"))
+    for e in lf["nonfinite"][:3]:
+        console.print(_t(f"  {_at(name, e['index'])}: analytic {_val(e['analytic'])}, numeric "
+                           f"{_val(e['numeric'])} (value {_val(e['value'])}): not finite",
+                           style="red"))
+    for k in lf["kinks"][:3]:
+        console.print(_t(f"  {_at(name, k['index'])}: not differentiable: slope "
+                           f"{_val(k['left'])} from the left, {_val(k['right'])} from the right "
+                           f"(analytic {_val(k['analytic'])})", style="yellow"))
+    if lf["error"]:
+        e = lf["error"]
+        console.print(_t(f"  {_at(name, e['index'])} moved by eps: the file raised "
+                           f"{e['type']}: {e['message']} ({where(e['file'], e['line'])})",
+                           style="red"))
+    hidden = max(0, len(lf["nonfinite"]) - 3) + max(0, len(lf["kinks"]) - 3)
+    if hidden:
+        console.print(_t(f"  ... {hidden} more (--json for all)", style="dim"))
 
 
 def print_explain(console, result):
     """NAME's gradient, the path from the root to it, then the causes, one sentence each."""
     name = result["tensor"]
-    head = Text(f"{name}.grad = ", style="bold")
-    head.append(_grad_word(result["grad"]), style="bold cyan")
+    if not result.get("found", True):
+        console.print(_t(f"cannot explain '{name}'", style="bold red"))
+        _print_causes(console, result["causes"])
+        return
+    head = _t(f"{name}.grad = ", style="bold")
+    head.append(printable(_grad_word(result["grad"])), style="bold cyan")
     if result["root"] is not None and result.get("computed") is not None \
             and result["computed"] != result["grad"]:
-        head.append(f"   (gradient from {result['root']}: ")
-        head.append(_grad_word(result["computed"]), style="cyan")
+        head.append(printable(f"   (gradient from {result['root']}: "))
+        head.append(printable(_grad_word(result["computed"])), style="cyan")
         head.append(")")
     console.print(head)
     if result["path"]:
         steps = " -> ".join(p["node"] + (f" [{p['tensor']}]" if p["tensor"] else "")
                             for p in result["path"])
-        _indented(console, Text(f"path from {result['root']}: {steps}", style="dim"), indent=0)
-    for c in result["causes"]:
+        _indented(console, _t(f"path from {result['root']}: {steps}", style="dim"), indent=0)
+    _print_causes(console, result["causes"])
+
+
+def _print_causes(console, causes):
+    for c in causes:
         style = "green" if c["kind"] == "ok" else ("yellow" if c["kind"] in (
-            "backward_not_called", "accumulated", "hook") else "red")
-        line = Text(c["message"])
+            "backward_not_called", "accumulated", "hook", "autograd_grad") else "red")
+        line = _t(c["message"])
         if c["file"]:
-            line.append(f"  ({where(c['file'], c['line'])})", style="dim")
+            line.append(printable(f"  ({where(c['file'], c['line'])})"), style="dim")
         grid = Table.grid()
         grid.add_column(width=2, style=style)
         grid.add_column()

@@ -1,0 +1,539 @@
+"""Math on NumPy arrays or Tensors, for derivative formulas.
+
+A formula runs on arrays for a plain backward and on Tensors under create_graph=True (so that
+the gradient is itself differentiable); every function here accepts both. On Tensors they call
+the ops through gradviz._registry.ops, so that this module, the derivative table and the ops
+never import each other. `fit_to` is the one place where a gradient is summed back to an
+input's broadcast shape and cast to its dtype.
+"""
+
+import math
+
+import numpy as np
+
+from ._creation import zeros as tzeros
+from ._registry import ops
+from ._tensor import Tensor, _make
+from .autograd.graph import apply_view
+
+def _t(x):
+    return isinstance(x, Tensor)
+
+
+def exp(x):
+    return x.exp() if _t(x) else np.exp(x)
+
+
+def log(x):
+    return x.log() if _t(x) else np.log(x)
+
+
+def sin(x):
+    return x.sin() if _t(x) else np.sin(x)
+
+
+def cos(x):
+    return x.cos() if _t(x) else np.cos(x)
+
+
+def sign(x):
+    return x.sign() if _t(x) else np.sign(x)
+
+
+def mask(cond, x):
+    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
+    if _t(cond):
+        cond = cond._data
+    if _t(x):
+        return x * _make(np.asarray(cond, dtype=x._data.dtype))
+    return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
+
+
+def value(x):
+    """The raw array of a saved value (for masks, shapes and indices)."""
+    return x._data if _t(x) else x
+
+
+def expand(x, shape):
+    if _t(x):
+        return x.expand(*shape)
+    return np.broadcast_to(x, shape)
+
+
+def reshape(x, shape):
+    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
+
+
+def sum_dims(x, dims, keepdim=False):
+    if _t(x):
+        return x.sum(dim=dims, keepdim=keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim)
+
+
+def unsqueeze_dims(x, dims, ndim):
+    """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
+    shape = list(np.shape(value(x)))
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return reshape(x, tuple(shape))
+
+
+def transpose(x, d0=-2, d1=-1):
+    if _t(x):
+        return x.transpose(d0, d1)
+    return np.swapaxes(x, d0, d1)
+
+
+def permute(x, dims):
+    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
+
+
+def matmul(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a) @ _tensor(b)
+    return np.matmul(a, b)
+
+
+def outer(a, b):
+    if _t(a) or _t(b):
+        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
+    return np.multiply.outer(a, b)
+
+
+def _tensor(x):
+    return x if _t(x) else _make(np.asarray(x))
+
+
+def pow_(x, e):
+    return x ** e
+
+
+def scale(x, s):
+    """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
+    if _t(x):
+        return ops.mul_scalar(x, s)
+    return x * s
+
+
+def shift(x, s):
+    """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
+    if _t(x):
+        return ops.sub_scalar(x, -s)
+    return x + s
+
+
+def plus(x, s):
+    """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
+    if _t(x):
+        return ops.add_scalar(x, s)
+    return x + s
+
+
+def where0(cond, x):
+    """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
+    unlike mask(), a nan or inf in x under cond does not leak through as nan."""
+    if _t(x):
+        return ops.where(_make(np.asarray(cond)), 0, x)
+    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
+
+
+def sum_to(x, shape):
+    """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
+    xs = np.shape(value(x))
+    if xs == tuple(shape):
+        return x
+    lead = len(xs) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                     if s == 1 and xs[i + lead] != 1)
+    r = sum_dims(x, dims, keepdim=True) if dims else x
+    return reshape(r, tuple(shape))
+
+
+def fit_to(g, shape, dtype):
+    """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
+    g = sum_to(g, shape)
+    if _t(g):
+        return g if g._data.dtype == dtype else g.to(dtype)
+    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
+
+
+def zeros_like(x):
+    """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
+    if _t(x):
+        return _make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+def maybe_multiply(x, s):
+    """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
+    return x if s == 1 else scale(x, s)
+
+
+def zeros(shape, like):
+    if _t(like):
+        return tzeros(*shape, dtype=like.dtype)
+    return np.zeros(shape, dtype=np.result_type(like))
+
+
+def put(grad, shape, key, accumulate=False):
+    """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
+    if _t(grad):
+        return ops.index_put_impl(tzeros(*shape, dtype=grad.dtype), key, grad, accumulate)
+    out = np.zeros(shape, dtype=np.result_type(grad))
+    if accumulate:
+        np.add.at(out, key, grad)
+    else:
+        out[key] = grad
+    return out
+
+
+def put_view(grad, shape, steps):
+    """zeros(shape) with grad written through the view steps (the backward of a view after an
+    in-place edit). Second derivatives do not flow through it."""
+    g = value(grad)
+    out = np.zeros(shape, dtype=np.result_type(g))
+    apply_view(out, steps)[...] = g
+    return _make(out) if _t(grad) else out
+
+
+def take(grad, key):
+    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
+
+
+def _wrap_key(key):
+    if isinstance(key, tuple):
+        return tuple(_make(k) if isinstance(k, np.ndarray) else k for k in key)
+    return _make(key) if isinstance(key, np.ndarray) else key
+
+
+def stack_grads(grads, like_shape, dim, dtype):
+    """Stack per-output gradients along dim, zeros where an output got no gradient."""
+    if any(_t(g) for g in grads):
+        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
+        return ops.stack([_tensor(p) for p in parts], dim)
+    parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
+    return np.stack(parts, axis=dim)
+
+
+def split_grad(grad, sizes, dim):
+    """Pieces of grad along dim (the backward of cat)."""
+    bounds = np.cumsum(sizes)[:-1]
+    if _t(grad):
+        out, start = [], 0
+        for s in sizes:
+            out.append(grad.narrow(dim, start, s))
+            start += s
+        return out
+    return np.split(grad, bounds, axis=dim)
+
+
+def unstack_grad(grad, dim, n):
+    """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
+    if _t(grad):
+        return [grad.select(dim, i) for i in range(n)]
+    return list(np.moveaxis(np.asarray(grad), dim, 0))
+
+
+def select_grad(grad, dim, index):
+    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+
+
+def is_transposed(a):
+    """A 2-D array laid out as the transpose of a contiguous one (W.t())."""
+    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
+
+
+def floor_div(a, b):
+    """a // b on values (a constant in remainder's formula: never differentiated)."""
+    q = np.floor_divide(value(a), value(b))
+    return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Activations, losses and normalization (gradviz.nn.functional) -------------------------
+
+def np_erf(a):
+    """erf of a float array, in its dtype: torch.erf's vectorised fdlibm kernel (imported at
+    call time, since gradviz._ops imports this module)."""
+    from ._ops.special import _np_erf
+    return _np_erf(a)
+
+
+def tanh(x):
+    return x.tanh() if _t(x) else np.tanh(x)
+
+
+def sigmoid(x):
+    if _t(x):
+        return x.sigmoid()
+    with np.errstate(over="ignore"):
+        return np.reciprocal(1 + np.exp(-x))
+
+
+def times_constant(x, factor):
+    """x * factor for a constant array (never differentiated): the gradient of piecewise
+    linear functions (leaky_relu's slope where x <= 0)."""
+    if _t(x):
+        return x * _make(np.asarray(factor, dtype=x._data.dtype))
+    return x * factor.astype(np.result_type(x), copy=False)
+
+
+def mean_dims(x, dims, keepdim=False):
+    if _t(x):
+        return x.mean(dim=dims, keepdim=keepdim)
+    # np.add.reduce, not np.mean: the same sum without np.mean's per-call overhead.
+    shape = np.shape(x)
+    n = 1
+    for d in (dims if isinstance(dims, tuple) else (dims,)):
+        n *= shape[d]
+    return np.add.reduce(x, axis=dims, keepdims=keepdim) / np.result_type(x).type(n)
+
+
+def cat(parts, dim):
+    if any(_t(p) for p in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def narrow(x, dim, start, length):
+    if _t(x):
+        return x.narrow(dim, start, length)
+    key = [slice(None)] * np.ndim(x)
+    key[dim] = slice(start, start + length)
+    return x[tuple(key)]
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def gelu_derivative(a, approximate):
+    """d gelu / dx of an array (torch's gelu_backward without the incoming gradient)."""
+    if approximate == "tanh":
+        t = np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a))
+        d_inner = _SQRT_2_PI * (1 + 3 * 0.044715 * a * a)
+        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
+    cdf = 0.5 * (1 + np_erf(a * _SQRT1_2))
+    pdf = np.exp(-0.5 * a * a) * _INV_SQRT_2PI
+    return cdf + a * pdf
+
+
+def gelu_second_derivative(x, approximate):
+    """d^2 gelu / dx^2, on arrays or Tensors (composed of exp/tanh, so differentiable)."""
+    if approximate == "tanh":
+        k, c = _SQRT_2_PI, 0.044715
+        t = tanh((x + x * x * x * c) * k)
+        d1 = (x * x * (3 * c) + 1) * k
+        d2 = x * (6 * k * c)
+        return (1 - t * t) * (d1 + x * 0.5 * (d2 - t * d1 * d1 * 2))
+    return exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x)
+
+
+def as_tensor(x):
+    """x as a Tensor (an array is wrapped without history)."""
+    return _tensor(x)
+
+
+def clamp_min(x, lo):
+    """max(x, lo) for a Python number lo (torch's clamp_min in a formula)."""
+    return ops.clamp(x, min=lo) if _t(x) else np.maximum(x, lo)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) without overflow, on arrays or Tensors (LogSigmoidBackward0)."""
+    if _t(x):
+        return ops.logsigmoid(x)
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+# ----- Reductions, scans, gather and scatter ---------------------------------------------
+
+def along(index, dim):
+    """The NumPy key addressing, for each element of `index`, position index[...] along dim
+    and its own position along the other dims (torch's gather/scatter addressing)."""
+    key = list(np.indices(np.shape(index), sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def gather(x, dim, index):
+    """x.gather(dim, index)."""
+    idx = value(index)
+    if _t(x):
+        return ops.gather(x, dim, _tensor(idx))
+    return x[along(idx, dim)]
+
+
+def scatter_to(shape, dim, index, src):
+    """zeros(shape).scatter(dim, index, src): the backward of sort, topk and median."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    out[along(idx, dim)] = src
+    return out
+
+
+def scatter_add_to(shape, dim, index, src):
+    """zeros(shape).scatter_add(dim, index, src): the backward of gather."""
+    idx = value(index)
+    if _t(src):
+        return ops.scatter_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, along(idx, dim), src)
+    return out
+
+
+def zero_at(grad, dim, index):
+    """grad.scatter(dim, index, 0): the gradient of what scatter overwrote is 0."""
+    idx = value(index)
+    if _t(grad):
+        return ops.scatter(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[along(idx, dim)] = 0
+    return out
+
+
+def index_select(x, dim, index):
+    idx = np.reshape(value(index), -1)
+    if _t(x):
+        return ops.index_select(x, dim, _tensor(idx))
+    return np.take(x, idx, axis=dim)
+
+
+def index_add_to(shape, dim, index, src):
+    """zeros(shape).index_add(dim, index, src): the backward of index_select."""
+    idx = np.reshape(value(index), -1)
+    if _t(src):
+        return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+    out = np.zeros(shape, dtype=np.result_type(src))
+    np.add.at(out, (slice(None),) * dim + (idx,), src)
+    return out
+
+
+def index_zero(grad, dim, index):
+    """grad.index_fill(dim, index, 0)."""
+    idx = np.reshape(value(index), -1)
+    if _t(grad):
+        return ops.index_fill(grad, dim, _tensor(idx), 0)
+    out = np.array(grad, copy=True)
+    out[(slice(None),) * dim + (idx,)] = 0
+    return out
+
+
+def cumsum(x, dim):
+    return ops.cumsum(x, dim) if _t(x) else np.cumsum(x, axis=dim)
+
+
+def reverse_cumsum(x, dim):
+    """Sums from each position to the end along dim (the backward of cumsum). On Tensors it is
+    written total - cumsum + x, so that it stays differentiable without a flip op."""
+    if _t(x):
+        return sum_dims(x, (dim,), keepdim=True) - ops.cumsum(x, dim) + x
+    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+
+
+def abs_(x):
+    return x.abs() if _t(x) else np.abs(x)
+
+
+def cumprod(x, dim):
+    return ops.cumprod(x, dim) if _t(x) else np.cumprod(x, axis=dim)
+
+
+def fill_where(x, cond, v):
+    """x with the number v where the constant boolean cond holds (masked_fill)."""
+    if _t(x):
+        return ops.masked_fill(x, _make(np.asarray(cond)), v)
+    return np.where(cond, np.asarray(v, dtype=x.dtype), x)
+
+
+# ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
+
+def tril(x, k):
+    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+
+
+def triu(x, k):
+    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+
+
+def flip(x, dims):
+    if _t(x):
+        return ops.flip(x, dims)
+    return np.flip(x, dims) if np.ndim(x) else x
+
+
+def roll(x, shifts, dims):
+    if _t(x):
+        return ops.roll(x, shifts, dims)
+    return np.roll(x, shifts, axis=dims if dims else None)
+
+
+def rot90(x, k, dims):
+    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+
+
+def diagonal(x, offset, d1, d2):
+    """The diagonal of x (a copy on arrays; the view op on Tensors)."""
+    if _t(x):
+        return ops.diagonal(x, offset, d1, d2)
+    return np.diagonal(x, offset, d1, d2)
+
+
+def cross(a, b, dim):
+    if _t(a) or _t(b):
+        return ops._linalg_cross(_tensor(a), _tensor(b), dim)
+    return np.cross(a, b, axis=dim)
+
+
+def cat_grads(grads, sizes, shape, dim):
+    """The backward of split: the pieces' gradients concatenated along dim, zeros (of the
+    gradients' dtype) for pieces that got none."""
+    dtype = next(np.result_type(value(g)) for g in grads if g is not None)
+    parts = []
+    for g, s in zip(grads, sizes):
+        if g is None:
+            part = list(shape)
+            part[dim] = s
+            g = np.zeros(part, dtype=dtype)
+        parts.append(g)
+    if any(_t(g) for g in parts):
+        return ops.cat([_tensor(p) for p in parts], dim)
+    return np.concatenate(parts, axis=dim)
+
+
+def inverse(x):
+    return ops.inverse(x) if _t(x) else np.linalg.inv(x)
+
+
+# ----- Pointwise and special functions -----------------------------------------------------
+
+def rsqrt(x):
+    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+
+
+def sinh(x):
+    return x.sinh() if _t(x) else np.sinh(x)
+
+
+def cosh(x):
+    return x.cosh() if _t(x) else np.cosh(x)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
+    (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
+    if _t(x) or _t(y):
+        return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    zero = np.asarray(x) == 0
+    if np.any(zero):
+        r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)
+    return r
+
+
+def trunc_div(a, b):
+    """a / b rounded toward zero, on values (a constant in fmod's formula)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.trunc(np.true_divide(value(a), value(b)))
+    return _make(q) if _t(a) or _t(b) else q

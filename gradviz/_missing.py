@@ -1,0 +1,64 @@
+"""The AttributeError for a name the core lacks: `torch.X`, `Tensor.X`, `nn.X`, `F.X`.
+
+When PyTorch has the name, the message says that gradviz's core does not implement it and
+that `--backend torch` runs the file on PyTorch; when PyTorch lacks it too, the message is
+Python's own (with torch's module name, as the user wrote it). Either way, close names gradviz
+does have are suggested.
+
+>>> import gradviz as torch
+>>> torch.no_such_op
+Traceback (most recent call last):
+  ...
+AttributeError: module 'torch' has no attribute 'no_such_op'
+"""
+
+import difflib
+
+from ._torch_api import FUNCTIONAL, LINALG, NN, OPTIM, TENSOR, TORCH, VERSION
+
+_OWNERS = {
+    "torch": (TORCH, "module 'torch'", "torch."),
+    "Tensor": (TENSOR, "'Tensor' object", "Tensor."),
+    "nn": (NN, "module 'torch.nn'", "torch.nn."),
+    "functional": (FUNCTIONAL, "module 'torch.nn.functional'", "torch.nn.functional."),
+    "optim": (OPTIM, "module 'torch.optim'", "torch.optim."),
+    "linalg": (LINALG, "module 'torch.linalg'", "torch.linalg."),
+}
+
+
+def missing(owner, name, have):
+    """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
+    "functional", "optim" or "linalg"); `have` lists the names gradviz does define there."""
+    known, subject, prefix = _OWNERS[owner]
+    if name.startswith("__") or name not in known:
+        msg = f"{subject} has no attribute '{name}'"
+    else:
+        msg = (f"gradviz's core does not implement {prefix}{name} (PyTorch {VERSION} "
+               "has it); run with --backend torch to run this file on PyTorch")
+    if not name.startswith("_"):
+        close = difflib.get_close_matches(name, [h for h in have if not h.startswith("_")],
+                                          n=3, cutoff=0.75)
+        if close:
+            msg += ". Did you mean: " + ", ".join(f"'{c}'" for c in close) + "?"
+    return AttributeError(msg)
+
+
+class _Missing:
+    """A Tensor attribute that PyTorch has and gradviz's core lacks: reading it raises the
+    AttributeError above. (A class-level __getattr__ would say the same, but it turns off
+    CPython's fast attribute lookups on every tensor, costing about 9% per op.)"""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        raise missing("Tensor", self.name, ())
+
+
+def install_tensor_stubs(tensor_cls):
+    """Give tensor_cls a _Missing stub for each public torch.Tensor name it lacks."""
+    for name in TENSOR:
+        if not hasattr(tensor_cls, name):
+            setattr(tensor_cls, name, _Missing(name))

@@ -1,0 +1,105 @@
+"""Operand coercion shared by the ops: torch's promotion of Python scalars and NumPy values, grad-
+mode checks, torch's broadcast error.
+"""
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _state
+
+
+_SCALAR_TYPES = (int, float, bool)
+
+
+# ----- Operand coercion --------------------------------------------------------------------
+
+def _default_float():
+    return _dtype._default[0].np
+
+
+def _coerce(a, b):
+    """Arrays (or Python scalars) a and b cast to torch's result dtype of the pair."""
+    tb = type(b)
+    if tb is float:
+        if a.dtype.kind == "f":
+            return a, b
+        return a.astype(_default_float()), b
+    if tb is int:
+        if a.dtype.kind in "iuf":
+            return a, b
+        return a.astype(np.int64), b
+    if tb is bool:
+        return a, b
+    if a.dtype is b.dtype:
+        return a, b
+    rt = _dtype.result_type((a, b))
+    return (a if a.dtype == rt else a.astype(rt)), (b if b.dtype == rt else b.astype(rt))
+
+
+def _operand(x):
+    """(value, tensor or None) for an operand: Tensors give their data."""
+    if isinstance(x, Tensor):
+        return x._data, x
+    if isinstance(x, _SCALAR_TYPES):
+        return x, None
+    if isinstance(x, np.generic):
+        return x.item(), None
+    if isinstance(x, np.ndarray):
+        return x, None
+    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+def _needs(*tensors):
+    if not _state.enabled:
+        return False
+    for t in tensors:
+        if t is not None and t._rg:
+            return True
+    return False
+
+
+def _broadcast_error(a, b, exc, c=None):
+    """torch's RuntimeError for operands that do not broadcast (NumPy raises ValueError), or
+    `exc` itself when the shapes were not the problem. `c` is where()'s condition."""
+    shapes = (np.shape(a), np.shape(b)) if c is None else (np.shape(c), np.shape(a), np.shape(b))
+    # torch's infer_size, operand by operand: "a" is the shape so far, "b" the next operand.
+    sa = shapes[0]
+    for sb in shapes[1:]:
+        n = max(len(sa), len(sb))
+        merged = [0] * n
+        for i in range(n - 1, -1, -1):
+            x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+            y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
+                                    f"b ({y}) at non-singleton dimension {i}")
+            merged[i] = x if y == 1 else y
+        sa = tuple(merged)
+    return exc
+
+
+def _as_tensor(x, like=None):
+    if isinstance(x, Tensor):
+        return x
+    from .._creation import tensor
+    dt = None if like is None else like.dtype
+    return tensor(x, dtype=dt)
+
+
+def _dims(dim, ndim):
+    if isinstance(dim, (list, tuple)):
+        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    return (_wrap_dim(dim, ndim),)
+
+
+# torch's scalar type names, for error messages.
+_TORCH_SCALAR = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
+                 "float16": "Half"}
+
+
+def _not_implemented(op, arg):
+    """The error for an argument gradviz's core does not implement (never ignored)."""
+    return NotImplementedError(f"gradviz: torch.{op}({arg}=...) is not implemented by gradviz's "
+                               "core; run with --backend torch to use PyTorch")

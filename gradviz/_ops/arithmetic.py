@@ -1,0 +1,361 @@
+"""Arithmetic: add, sub, mul, div, remainder, floor_divide, pow, neg, reciprocal.
+"""
+
+import numpy as np
+
+from .. import _dtype
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, method, records
+from .._tensor import Tensor, _make
+from ..autograd.formula import record
+from ..autograd.grad_mode import _state
+from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand
+
+
+# ----- Arithmetic --------------------------------------------------------------------------
+
+def _binary(entry, ufunc, self, other, args):
+    a, st = _operand(self)
+    b, ot = _operand(other)
+    if st is None:
+        raise TypeError("expected a Tensor")
+    a, b = _coerce(a, b)
+    try:
+        out = _make(ufunc(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _needs(st, ot):
+        record(entry, out, (st, ot), args(st, ot, self, other))
+    return out
+
+
+_E_ADD, _E_SUB, _E_MUL, _E_DIV = D["add"], D["sub"], D["mul"], D["div"]
+
+
+@export()
+@method("__add__")
+@records("add")
+def add(self, other, alpha=1):
+    """self + alpha * other (AddBackward0)."""
+    a, st = self._data, self
+    b, ot = _operand(other)
+    a, b = _coerce(a, b)
+    if alpha != 1:
+        # Scale the value only: the node's formula applies alpha to other's gradient.
+        b = _scaled(a, b, alpha)
+    try:
+        out = _make(a + b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _state.enabled and (st._rg or (ot is not None and ot._rg)):
+        record(_E_ADD, out, (st, ot), (alpha,))
+    return out
+
+
+@export()
+@export("subtract", tensor=False)
+@method("__sub__")
+@records("sub")
+def sub(self, other, alpha=1):
+    """self - alpha * other (SubBackward0)."""
+    b, ot = _operand(other)
+    if self._data.dtype.kind == "b" or type(b) is bool or (
+            ot is not None and ot._data.dtype.kind == "b"):
+        _bool_sub_error(self, other)     # torch refuses what NumPy would compute
+    a, b = _coerce(self._data, b)
+    if alpha != 1:
+        b = _scaled(a, b, alpha)
+    try:
+        out = _make(a - b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(_E_SUB, out, (self, ot), (alpha,))
+    return out
+
+
+def _scaled(a, b, alpha):
+    if type(alpha) is float and a.dtype.kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return b * alpha
+
+
+def _bool_sub_error(self, other):
+    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and \
+            other._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                       "you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
+
+
+@export("rsub", tensor=False)
+@method("__rsub__")
+@records("rsub")
+def rsub(self, other, alpha=1):
+    """other - alpha * self (RsubBackward1), for `2 - a`."""
+    if self._data.dtype.kind == "b" or type(other) is bool:
+        _bool_sub_error(self, other)
+    b, _ = _operand(other)
+    a, b = _coerce(self._data, b)
+    try:
+        out = _make(b - a * alpha if alpha != 1 else b - a)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _state.enabled and self._rg:
+        record(D["rsub"], out, (self,), (alpha,))
+    return out
+
+
+@export()
+@export("multiply", tensor=False)
+@method("__mul__")
+@records("mul")
+def mul(self, other):
+    """self * other (MulBackward0)."""
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    try:
+        out = _make(a * b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(_E_MUL, out, (self, ot), (self, other))
+    return out
+
+
+@records("mul_scalar")
+def mul_scalar(self, other):
+    """self * a Python number, recorded as torch's mul(Tensor, Scalar) (MulBackward1): only
+    derivative formulas call it (a user's `t * 2` is MulBackward0, as in torch)."""
+    out = _make(self._data * other)
+    if _state.enabled and self._rg:
+        record(D["mul_scalar"], out, (self,), (other,))
+    return out
+
+
+@records("sub_scalar")
+def sub_scalar(self, other):
+    """self - a Python number as torch's sub(Tensor, Scalar) (SubBackward1), for formulas."""
+    out = _make(self._data - other)
+    if _state.enabled and self._rg:
+        record(D["sub_scalar"], out, (self,), ())
+    return out
+
+
+@records("add_scalar")
+def add_scalar(self, other):
+    """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
+    out = _make(self._data + other)
+    if _state.enabled and self._rg:
+        record(D["add_scalar"], out, (self,), ())
+    return out
+
+
+@export("div", "true_divide")
+@export("divide", tensor=False)
+@method("__truediv__")
+@records("div", "div_mode")
+def div(self, other, rounding_mode=None):
+    """self / other (DivBackward0); integer inputs give a float result, as in torch."""
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    if rounding_mode is not None:
+        return _div_rounded(self, ot, a, b, rounding_mode)
+    if a.dtype.kind != "f":
+        # Integer true division gives the default float dtype, as in torch (not float64).
+        a = a.astype(_default_float())
+        if type(b) is not float and np.result_type(b).kind != "f":
+            b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
+    try:
+        out = _make(np.true_divide(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(_E_DIV, out, (self, ot), (self, other))
+    return out
+
+
+def _div_rounded(self, ot, a, b, rounding_mode):
+    """div with rounding_mode "floor" or "trunc" (DivBackward2: zero gradients, as torch)."""
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    integral = a.dtype.kind in "iub" and np.result_type(b).kind in "iub"
+    if integral and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if rounding_mode == "floor":
+                r = np.floor_divide(a, b)
+            else:
+                r = np.trunc(np.true_divide(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    rt = _dtype.result_type((a, b))
+    out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(D["div_mode"], out, (self, ot), (rounding_mode,))
+    return out
+
+
+@export()
+@method("__floordiv__")
+@records("floor_divide", "floor_divide_scalar")
+def floor_divide(self, other):
+    """self // other: torch records a node without a derivative (NotImplemented)."""
+    if not isinstance(self, Tensor):
+        return _rfloordiv(other, self)
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    out = _div_rounded(self, None, a, b, "floor")
+    if _needs(self, ot):
+        # A Python number other is floor_divide.Scalar in torch: one edge only.
+        if ot is None:
+            record(D["floor_divide_scalar"], out, (self,), ())
+        else:
+            record(D["floor_divide"], out, (self, ot), ())
+    return out
+
+
+@method("__rfloordiv__")
+@records("floor_divide_scalar")
+def _rfloordiv(self, other):
+    """other // self for a Python number other."""
+    b, _ = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.any(a == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(np.floor_divide(b, a))
+    if _needs(self):
+        record(D["floor_divide_scalar"], out, (self,), ())
+    return out
+
+
+@export()
+@method("__mod__")
+@records("remainder_scalar", "remainder")
+def remainder(self, other):
+    """self % other, with the sign of other (RemainderBackward0 / RemainderBackward1)."""
+    if not isinstance(self, Tensor):
+        return _rmod(other, self)
+    b, ot = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _make(np.remainder(a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    if _needs(self, ot):
+        if ot is None:
+            record(D["remainder_scalar"], out, (self,), ())
+        else:
+            record(D["remainder"], out, (self, ot), (self, ot))
+    return out
+
+
+@method("__rmod__")
+@records("rremainder")
+def _rmod(self, other):
+    """other % self for a Python number other: torch has no derivative for it."""
+    b, _ = _operand(other)
+    a, b = _coerce(self._data, b)
+    if a.dtype.kind in "iub" and np.any(a == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(np.remainder(b, a))
+    if _needs(self):
+        record(D["rremainder"], out, (self,), ())
+    return out
+
+
+@method("__rtruediv__")
+def rdiv(self, other):
+    """other / self: torch computes reciprocal(self) * other."""
+    return mul(reciprocal(self), other)
+
+
+@export()
+@records("reciprocal")
+def reciprocal(self):
+    a = _floatify(self._data)
+    with np.errstate(divide="ignore"):
+        out = _make(np.reciprocal(a))
+    if _needs(self):
+        record(D["reciprocal"], out, (self,), ())
+    return out
+
+
+@export()
+@method("__pow__")
+@records("pow", "pow_tensor")
+def pow(self, exponent):
+    """self ** exponent: PowBackward0 (scalar exponent) or PowBackward1 (tensor exponent)."""
+    if not isinstance(self, Tensor):
+        return _rpow(exponent, self)
+    e, et = _operand(exponent)
+    a, e = _coerce(self._data, e)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _make(_power(a, e))
+    except ValueError as exc:
+        raise _broadcast_error(a, e, exc) from None
+    if _needs(self, et):
+        if et is None:
+            record(D["pow"], out, (self,), (self, exponent))
+        else:
+            record(D["pow_tensor"], out, (self, et), (self, et))
+    return out
+
+
+def _power(a, e):
+    """np.power, with torch's integer rule for negative exponents held in a tensor: 1 and -1
+    keep their value (by parity), every other base gives 0 (NumPy refuses them all)."""
+    if np.ndim(e) and e.dtype.kind in "iu" and np.result_type(a).kind in "iu" and (e < 0).any():
+        neg = e < 0
+        r = np.power(a, np.where(neg, 0, e))
+        odd = (e % 2) != 0
+        low = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, low, r).astype(r.dtype, copy=False)
+    if type(e) is int and e < 0 and np.result_type(a).kind in "iu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(a, e)
+
+
+@method("__rpow__")
+@records("pow_scalar")
+def _rpow(exponent, self):
+    """self ** exponent for a Python number self (`2 ** t`): torch's pow.Scalar(Scalar self,
+    Tensor exponent), PowBackward2."""
+    b, _ = _operand(self)
+    a, b = _coerce(exponent._data, b)
+    if type(b) is int and a.dtype.kind in "iu":
+        b = np.int64(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(_power(np.asarray(b, dtype=a.dtype) if np.ndim(a) else a.dtype.type(b), a))
+    if _needs(exponent):
+        record(D["pow_scalar"], out, (exponent,), (self, exponent))
+    return out
+
+
+@export("neg", "negative")
+@method("__neg__")
+@records("neg")
+def neg(self):
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    out = _make(np.negative(self._data))
+    if _state.enabled and self._rg:
+        record(D["neg"], out, (self,), ())
+    return out
+
+
+def _floatify(a):
+    return a if a.dtype.kind == "f" else a.astype(_default_float())

@@ -1,0 +1,97 @@
+"""Comparisons and predicates: never recorded in the graph.
+"""
+
+import numpy as np
+
+from .._registry import export, method
+from .._tensor import _make
+from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _operand
+
+
+# ----- Comparisons (never recorded) --------------------------------------------------------
+
+def _compare(ufunc):
+    def op(self, other):
+        b, _ = _operand(other)
+        a, b = _coerce(self._data, b)
+        try:
+            return _make(ufunc(a, b))
+        except ValueError as exc:
+            raise _broadcast_error(a, b, exc) from None
+    op.__name__ = op.__qualname__ = _COMPARE_NAMES[ufunc.__name__]
+    return op
+
+
+_COMPARE_NAMES = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+                  "greater": "gt", "greater_equal": "ge"}
+
+
+eq, ne, lt, le, gt, ge = (_compare(f) for f in (np.equal, np.not_equal, np.less, np.less_equal,
+                                                np.greater, np.greater_equal))
+for _fn, _name in ((eq, "eq"), (ne, "ne"), (lt, "lt"), (le, "le"), (gt, "gt"), (ge, "ge")):
+    export(_name)(_fn)
+    method(f"__{_name}__")(_fn)
+
+
+@export()
+@method("__invert__")
+def logical_not(self):
+    return _make(np.logical_not(self._data))
+
+
+def _bitwise(ufunc):
+    def op(self, other):
+        b, _ = _operand(other)
+        return _make(ufunc(self._data, b))
+    op.__name__ = op.__qualname__ = ufunc.__name__
+    return op
+
+
+and_, or_, xor = _bitwise(np.bitwise_and), _bitwise(np.bitwise_or), _bitwise(np.bitwise_xor)
+method("__and__")(and_)
+method("__or__")(or_)
+method("__xor__")(xor)
+
+
+@export()
+def isnan(self):
+    return _make(np.isnan(self._data))
+
+
+@export()
+def isinf(self):
+    return _make(np.isinf(self._data))
+
+
+@export()
+def isfinite(self):
+    return _make(np.isfinite(self._data))
+
+
+@export()
+def equal(self, other):
+    return self._data.shape == other._data.shape and bool(np.all(self._data == other._data))
+
+
+@export()
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(self._data, _operand(other)[0], rtol=rtol, atol=atol,
+                            equal_nan=equal_nan))
+
+
+@export()
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |self - other| <= atol + rtol * |other|.
+
+    >>> import gradviz as torch
+    >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))
+    tensor([ True, False])
+    """
+    a, b = self._data, _operand(other)[0]
+    if isinstance(b, np.ndarray) and b.dtype != a.dtype:
+        raise RuntimeError(f"{_TORCH_SCALAR[a.dtype.name]} did not match "
+                           f"{_TORCH_SCALAR[b.dtype.name]}")
+    try:
+        return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None

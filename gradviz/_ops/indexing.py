@@ -1,0 +1,235 @@
+"""Indexing: a[key] as torch's get_item, and a[key] = value as its set_item.
+"""
+
+import operator
+
+import numpy as np
+
+from .._derivatives import DERIVATIVES as D
+from .._registry import method, records
+from .._tensor import Tensor, _make
+from ..autograd.formula import record
+from ._common import _as_tensor, _needs
+from .inplace import _check_inplace, _commit, _copy, _fill
+from .views import _select, _view_op, expand, unsqueeze, view
+
+
+# ----- Indexing ----------------------------------------------------------------------------
+
+def _is_advanced(k):
+    return isinstance(k, (Tensor, np.ndarray, list)) or (isinstance(k, bool))
+
+
+def _np_key(k):
+    if isinstance(k, Tensor):
+        return k._data if k._data.dtype.kind == "b" else np.asarray(k._data, dtype=np.int64)
+    if isinstance(k, list):
+        return np.asarray([_np_key(x) for x in k])
+    return k
+
+
+@method("__getitem__")
+@records("index", "alias")
+def getitem(self, key):
+    """Indexing as torch records it: select / slice / unsqueeze views for the basic parts of
+    the key, then one IndexBackward0 for tensor, list and mask indices (torch's get_item)."""
+    if type(key) is int:
+        return _select(self, 0, key, "index")
+    if type(key) is slice:
+        # A lone slice is always a view, even a full one (torch disables its slice shortcut).
+        return _slice(self, 0, key, optimize=False)
+    if key is None:
+        return unsqueeze(self, 0)
+    if key is Ellipsis:
+        return _view_op(self, D["alias"], (_alias_view, ()), ())
+    out, adv = _apply_slicing(self, key)
+    if adv is None:
+        if out is self:
+            return _view_op(self, D["alias"], (_alias_view, ()), ())
+        return out
+    a = out._array()
+    try:
+        res = _make(np.array(a[adv], copy=True))
+    except IndexError as exc:
+        raise _index_error(exc, a, adv) from None
+    if _needs(out):
+        record(D["index"], res, (out,), (out.shape, adv))
+    return res
+
+
+def _index_error(exc, a, adv):
+    """torch's wording for an advanced index NumPy refused."""
+    for i, k in enumerate(adv):
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            if k.shape != a.shape[i:i + k.ndim]:
+                return IndexError(f"The shape of the mask [{', '.join(map(str, k.shape))}] at "
+                                  f"index {i} does not match the shape of the indexed tensor "
+                                  f"[{', '.join(map(str, a.shape))}] at index {i}")
+        elif isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
+            return IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return IndexError(str(exc).replace(" axis ", " dimension "))
+
+
+def _apply_slicing(self, key):
+    """(tensor after the basic parts of key, NumPy key of its remaining advanced indices or
+    None), as torch's applySlicing: ints (and 0-d integer tensors) select, slices slice (a
+    full slice is skipped), None and bools unsqueeze; tensors, lists and masks are kept."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_real = 0
+    for k in key:
+        if isinstance(k, Tensor) and k._data.dtype.kind == "b":
+            n_real += k._data.ndim
+        elif not (k is None or k is Ellipsis or isinstance(k, bool)):
+            n_real += 1
+    if n_real > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    out = self
+    dim = 0
+    adv = None
+    for k in key:
+        if k is Ellipsis:
+            dim += self.dim() - n_real
+        elif k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, slice):
+            out = _slice(out, dim, k, optimize=True)
+            dim += 1
+        elif isinstance(k, bool) or (isinstance(k, Tensor) and k._data.ndim == 0
+                                     and k._data.dtype.kind == "b"):
+            # torch: unsqueeze, then index the new dim with [0] (True) or [] (False).
+            out = unsqueeze(out, dim)
+            adv = (adv or []) + [(dim, np.zeros(1 if bool(k) else 0, dtype=np.int64))]
+            dim += 1
+        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            out = _select(out, dim, int(k._data), "index")
+        elif _is_advanced(k):
+            nk = _np_key(k)
+            adv = (adv or []) + [(dim, nk)]
+            dim += nk.ndim if nk.dtype == np.bool_ else 1
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 "or byte Variables are valid indices (got "
+                                 f"{type(k).__name__})") from None
+            out = _select(out, dim, i, "index")
+    if adv is None:
+        return out, None
+    npkey = []
+    for d, nk in adv:
+        npkey.extend([slice(None)] * (d - len(npkey)))
+        npkey.append(nk)
+        if nk.dtype == np.bool_:
+            npkey.extend([None] * (nk.ndim - 1))    # placeholders for the mask's other dims
+    return out, tuple(k for k in npkey if k is not None)
+
+
+@records("slice")
+def _slice(self, dim, k, optimize):
+    """self sliced along dim by the Python slice k (SliceBackward0); with optimize, a slice
+    that keeps everything returns self itself, as torch's applySlice does inside tuples and for
+    assignment. torch decides on the slice as written: `0:` and `:5` are skipped, `-2:` is
+    still a view even when it covers every row."""
+    size = self._data.shape[dim]
+    start, stop, step = k.indices(size)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    if optimize and (k.start is None or k.start == 0) and (k.step is None or k.step == 1) \
+            and (k.stop is None or k.stop >= size):
+        return self
+    stop = start if stop < start else stop
+    sl = (slice(None),) * dim + (slice(start, stop, step),)
+    return _view_op(self, D["slice"], (operator.getitem, (sl,)),
+                    (self.shape, dim, start, stop, step, sl))
+
+
+def _alias_view(a):
+    return a.view()
+
+
+@records("index_put_impl")
+def index_put_impl(self, indices, values, accumulate):
+    """self with values written (or added) at indices, out of place (torch's _index_put_impl_
+    on a copy, IndexPutImplBackward0): the backward of indexing under create_graph=True."""
+    out = _make(np.array(self._data, copy=True))
+    if accumulate:
+        np.add.at(out._data, indices, values._data)
+    else:
+        out._data[indices] = values._data
+    if _needs(self, values):
+        record(D["index_put_impl"], out, (self, values), (indices, accumulate, values.shape))
+    return out
+
+
+# ----- Assignment through indexing ----------------------------------------------------------
+
+@method("__setitem__")
+def setitem(self, key, value):
+    """a[key] = value as torch's set_item: basic indexing picks the destination (a itself when
+    the key selects everything, else a view, so the edit becomes CopySlices on a), then fill_
+    for a 0-d value, copy_ otherwise, or index_put_ for tensor, list and mask indices."""
+    if key is False:
+        return
+    v = value if isinstance(value, Tensor) else _scalar_to_tensor(value, self)
+    dst, adv = _setitem_target(self, key)
+    if adv is None:
+        _copy_to(dst, v)
+        return
+    _index_put_(dst, adv, v)
+
+
+@records("index_put")
+def _index_put_(self, indices, values):
+    """self[indices] = values for the advanced (tensor, list, mask) part of a key: torch's
+    index_put_ (IndexPutBackward0)."""
+    _check_inplace(self)
+    a = self._array()
+    try:
+        a[indices] = values._data
+    except IndexError as exc:
+        raise _index_error(exc, a, indices) from None
+    except ValueError:
+        got, want = values._data.shape, a[indices].shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, got))}] "
+                           f"cannot be broadcast to indexing result of shape "
+                           f"[{', '.join(map(str, want))}]") from None
+    _commit(self, D["index_put"], (self, values), (indices, values.shape), "setitem")
+
+
+def _scalar_to_tensor(value, like):
+    if isinstance(value, (bool, int, float)):
+        return _make(np.array(value, dtype=like._data.dtype))
+    return _as_tensor(value, like)
+
+
+def _setitem_target(self, key):
+    """(destination tensor, NumPy key of the remaining advanced indices or None), following
+    torch's set_item: a full slice or Ellipsis gives self itself (no view)."""
+    if not isinstance(key, tuple):
+        if key is Ellipsis:
+            return self, None
+        if key is None or key is True:
+            return unsqueeze(self, 0), None
+        if isinstance(key, slice):
+            return _slice(self, 0, key, optimize=True), None
+        if type(key) is int:
+            return _select(self, 0, key, "index"), None
+    return _apply_slicing(self, key)
+
+
+def _copy_to(dst, src):
+    """torch's copy_to: copy_ for equal shapes, fill_ for a 0-d source, else view the source
+    without leading ones, expand it to the destination and copy_."""
+    if dst._data.shape == src._data.shape:
+        _copy(dst, src, "setitem")
+    elif src._data.ndim == 0:
+        _fill(dst, src, "setitem")
+    else:
+        shape = src._data.shape
+        i = 0
+        while i < len(shape) and shape[i] == 1:
+            i += 1
+        _copy(dst, expand(view(src, *shape[i:]), *dst.shape), "setitem")

@@ -1,0 +1,283 @@
+"""In-place ops: the leaf and view checks, writing into storage, version bumps, and the rewrite of
+a view's base history (CopySlices).
+"""
+
+import numpy as np
+
+from .._derivatives import DERIVATIVES as D
+from .._registry import method, records
+from .._tensor import Tensor
+from ..autograd.formula import record
+from ..autograd.graph import CopySlices, edge_of
+from ..autograd.grad_mode import _state
+from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs, _operand
+from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB
+from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
+                        _np_sigmoid)
+
+
+# ----- In-place ----------------------------------------------------------------------------
+
+# Ops returning several views at once, by node class: torch's name for them in its error.
+_MULTI_VIEW = {D["unbind"].cls: "Unbind", D["split"].cls: "Split",
+               D["split_with_sizes"].cls: "SplitWithSizes"}
+
+
+def _check_inplace(self):
+    if _state.enabled:
+        msg = None
+        multi = _MULTI_VIEW.get(type(self._fn)) if self._fn is not None else None
+        if multi is not None:
+            # torch refuses first to edit one of several views returned together (unbind,
+            # split).
+            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. This "
+                   "view is the output of a function that returns multiple views. Such "
+                   "functions do not allow the output views to be modified inplace. You should "
+                   "replace the inplace operation by an out-of-place one.")
+        elif self._rg and self._fn is None:
+            msg = "a leaf Variable that requires grad is being used in an in-place operation."
+        else:
+            base = self._base_
+            if base is not None and base._rg and base._fn is None:
+                msg = ("a view of a leaf Variable that requires grad is being used in an "
+                       "in-place operation.")
+        if msg is not None:
+            if _state.trace is not None:
+                _state.trace.refused(self, msg)
+            raise RuntimeError(msg)
+
+
+def _write(self, new):
+    """Store new values into self's storage (visible through every view)."""
+    d = self._data
+    if type(d) is np.ndarray:
+        if not d.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+        if np.result_type(new).kind == "f" and d.dtype.kind in "iub":
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_TORCH_SCALAR[d.dtype.name]}")
+        try:
+            np.copyto(d, new, casting="unsafe")
+        except ValueError as exc:
+            raise _write_error(d, new, exc) from None
+    else:
+        self._data = np.asarray(new, dtype=d.dtype).reshape(np.shape(d))[()]
+
+
+def _write_error(d, new, exc):
+    """torch's message when `new` cannot be written into an output of d's shape."""
+    err = _broadcast_error(d, new, exc)
+    if err is not exc:
+        return err
+    try:
+        full = np.broadcast_shapes(d.shape, np.shape(new))
+    except ValueError:
+        return exc
+    return RuntimeError(f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the "
+                        f"broadcast shape [{', '.join(map(str, full))}]")
+
+
+def bump_version(self, op):
+    """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
+    self._version_counter().v += 1
+    trace = _state.trace
+    if trace is not None:
+        trace.inplace(self, op)
+
+
+def _commit(self, entry, inputs, args, op):
+    """After writing into self: bump the version and, if needed, rewrite self's history."""
+    bump_version(self, op)
+    if not _needs(*inputs):
+        return
+    base = self._base_
+    if base is None:
+        record(entry, self, inputs, args)
+        return
+    # In-place through a view: the base's grad_fn becomes CopySlices over the op's node, and
+    # the view reads its gradient from the base again (AsStridedBackward0), as in torch.
+    base_edge = edge_of(base)
+    fn = record(entry, self, inputs, args)
+    cs = CopySlices(base_edge, self._view_fn, fn)
+    base._rg, base._fn, base._nr = True, cs, 0
+    reread_from_base(base, self)
+
+
+@records("as_strided")
+def reread_from_base(self, view):
+    """After an in-place edit through `view`, the view reads its gradient back from its base
+    `self` (AsStridedBackward0 over the base's CopySlices), as torch's rebase_history does."""
+    record(D["as_strided"], view, (self,), (self.shape, view._view_fn))
+
+
+def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
+    _check_inplace(self)
+    b, ot = _operand(other)
+    if alpha != 1:
+        b = b * alpha
+    orig = self.detach().clone() if (saves_self and ot is not None and ot._rg) else self
+    d = self._data
+    done = False
+    if type(d) is np.ndarray and d.flags.writeable:
+        # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ufunc(d, b, out=d, casting="same_kind")
+            done = True
+        except (TypeError, ValueError):
+            pass        # a promotion or shape torch refuses: the path below says why
+    if not done:
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                new = ufunc(self._data, b)
+        except ValueError as exc:
+            raise _broadcast_error(self._data, b, exc) from None
+        _write(self, new)
+    if entry is _E_MUL or entry is _E_DIV:
+        args = (orig, other)
+    else:
+        args = (alpha,)
+    _commit(self, entry, (self, ot), args, op)
+    return self
+
+
+@method("add_")
+@records("add")
+def add_(self, other, alpha=1):
+    return _inplace_binary(self, other, _E_ADD, np.add, "add_", alpha=alpha)
+
+
+@method("sub_")
+@records("sub")
+def sub_(self, other, alpha=1):
+    return _inplace_binary(self, other, _E_SUB, np.subtract, "sub_", alpha=alpha)
+
+
+@method("mul_")
+@records("mul")
+def mul_(self, other):
+    return _inplace_binary(self, other, _E_MUL, np.multiply, "mul_", saves_self=True)
+
+
+@method("div_")
+@records("div")
+def div_(self, other):
+    return _inplace_binary(self, other, _E_DIV, np.true_divide, "div_", saves_self=True)
+
+
+@method("pow_")
+@records("pow", "pow_tensor")
+def pow_(self, exponent):
+    _check_inplace(self)
+    if isinstance(exponent, Tensor):
+        # PowBackward1, saving self as it was before the edit.
+        orig = self.detach().clone() if _needs(self, exponent) else self
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                new = np.power(self._data, exponent._data)
+            except ValueError as exc:
+                raise _broadcast_error(self._data, exponent._data, exc) from None
+        _write(self, new)
+        _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
+        return self
+    orig = self.detach().clone() if _needs(self) else self
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _write(self, np.power(self._data, exponent))
+    _commit(self, D["pow"], (self,), (orig, exponent), "pow_")
+    return self
+
+
+def _inplace_unary(self, entry, ufunc, op, saves_self=False):
+    _check_inplace(self)
+    orig = self.detach().clone() if (saves_self and _needs(self)) else self
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        _write(self, ufunc(self._data))
+    _commit(self, entry, (self,), (orig,), op)
+    return self
+
+
+@method("exp_")
+@records("exp")
+def exp_(self):
+    return _inplace_unary(self, _E_EXP, np.exp, "exp_")
+
+
+@method("log_")
+@records("log")
+def log_(self):
+    return _inplace_unary(self, _E_LOG, np.log, "log_", saves_self=True)
+
+
+@method("sqrt_")
+@records("sqrt")
+def sqrt_(self):
+    return _inplace_unary(self, _E_SQRT, np.sqrt, "sqrt_")
+
+
+@method("tanh_")
+@records("tanh")
+def tanh_(self):
+    return _inplace_unary(self, _E_TANH, np.tanh, "tanh_")
+
+
+@method("sigmoid_")
+@records("sigmoid")
+def sigmoid_(self):
+    return _inplace_unary(self, _E_SIG, _np_sigmoid, "sigmoid_")
+
+
+@method("relu_")
+@records("relu")
+def relu_(self):
+    return _inplace_unary(self, _E_RELU, _np_relu, "relu_")
+
+
+@method("neg_")
+@records("neg")
+def neg_(self):
+    return _inplace_unary(self, D["neg"], np.negative, "neg_")
+
+
+@method("zero_")
+@records("zero_")
+def zero_(self):
+    _check_inplace(self)
+    _write(self, np.zeros_like(self._data))
+    _commit(self, D["zero_"], (self,), (), "zero_")
+    return self
+
+
+@method("fill_")
+@records("fill_", "fill_tensor_")
+def fill_(self, value):
+    return _fill(self, value, "fill_")
+
+
+def _fill(self, value, op):
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    _check_inplace(self)
+    v, vt = _operand(value)
+    _write(self, np.full_like(self._data, v))
+    if vt is not None:
+        _commit(self, D["fill_tensor_"], (self, vt), (), op)
+    else:
+        _commit(self, D["fill_"], (self,), (), op)
+    return self
+
+
+@method("copy_")
+@records("copy_")
+def copy_(self, src, non_blocking=False):
+    return _copy(self, src, "copy_")
+
+
+def _copy(self, src, op):
+    _check_inplace(self)
+    s = _as_tensor(src, self)
+    _write(self, s._data)
+    _commit(self, D["copy_"], (self, s), (s.shape,), op)
+    return self

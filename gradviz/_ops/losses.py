@@ -1,0 +1,228 @@
+"""Losses recorded as one node each, as torch records them: mse_loss (MseLossBackward0),
+nll_loss (NllLossBackward0, NllLoss2DBackward0 for images), binary_cross_entropy(_with_logits),
+smooth_l1_loss and huber_loss; and the two Scalar overloads torch's composite losses record
+(AddBackward1, DivBackward1). gradviz.nn.functional composes the other losses from these and
+the other ops exactly where torch composes them (cross_entropy is log_softmax then nll_loss).
+
+`reduction` is torch's enum, as torch saves it: 0 none, 1 mean, 2 sum.
+"""
+
+import numpy as np
+
+from .._derivatives import DERIVATIVES as D
+from .._registry import records
+from .._tensor import _make
+from ..autograd.formula import record
+from ..autograd.grad_mode import _state
+from ._common import _TORCH_SCALAR, _needs
+
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def reduction_enum(reduction):
+    """torch's Reduction enum of a reduction name (torch's ValueError for another name)."""
+    try:
+        return _REDUCTION[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _reduce(d, reduction):
+    if reduction == 1:
+        return np.mean(d, dtype=d.dtype) if d.size else d.dtype.type(np.nan)
+    if reduction == 2:
+        return np.sum(d, dtype=d.dtype)
+    return d
+
+
+def _not_differentiable(fn, name, t):
+    if t is not None and _state.enabled and t._rg:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{name}'. This input cannot have requires_grad True.")
+
+
+@records("mse_loss")
+def mse_loss(input, target, reduction=1):
+    """Mean squared error (MseLossBackward0)."""
+    a, b = np.broadcast_arrays(input._data, target._data)
+    out = _make(_reduce((a - b) ** 2, reduction))
+    if _state.enabled and (input._rg or target._rg):
+        record(D["mse_loss"], out, (input, target), (input, target, reduction))
+    return out
+
+
+# ----- nll_loss ----------------------------------------------------------------------------
+
+def _check_target(target):
+    t = target._data
+    if t.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_TORCH_SCALAR.get(t.dtype.name, t.dtype.name)}")
+    return t
+
+
+_ARANGE = [np.arange(0)]
+
+
+def _arange(n):
+    """np.arange(n), cached: a batch's row numbers are the same every step."""
+    a = _ARANGE[0]
+    if len(a) != n:
+        a = _ARANGE[0] = np.arange(n)
+    return a
+
+
+@records("nll_loss", "nll_loss2d")
+def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
+    """Negative log likelihood of class indices: -weight[t] * input[t] per sample
+    (NllLossBackward0; NllLoss2DBackward0 for (N, C, H, W) input, as in torch)."""
+    x = input._data
+    t = _check_target(target)
+    if x.ndim not in (1, 2, 4):
+        raise NotImplementedError(f"gradviz: nll_loss of a {x.ndim}-D input is not implemented "
+                                  "by gradviz's core; run with --backend torch to use PyTorch")
+    if x.ndim == 2 and t.shape[:1] != x.shape[:1]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 1}).")
+    c = x.shape[0] if x.ndim == 1 else x.shape[1]
+    if x.ndim == 4 and t.shape != (x.shape[0],) + x.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)}, target: "
+                           f"{list(t.shape)})")
+    if weight is not None:
+        _not_differentiable("nll_loss_forward", "weight", weight)
+        if weight._data.shape != (c,):
+            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or "
+                               f"no classes but got weight tensor of shape: "
+                               f"[{', '.join(map(str, weight._data.shape))}]")
+    if x.ndim == 2:
+        x2, t2 = x, t.reshape(-1)
+    else:
+        x2 = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
+        t2 = t.reshape(-1)
+    valid = t2 != ignore_index
+    all_valid = valid.all()
+    safe = t2 if all_valid else np.where(valid, t2, 0)
+    if (safe.astype(np.uint64, copy=False) >= c).any():      # negatives wrap to huge
+        raise IndexError(f"Target {safe[(safe < 0) | (safe >= c)][0]} is out of bounds.")
+    m = len(t2)
+    picked = x2[_arange(m), safe]
+    dt = x.dtype.type
+    if weight is None:
+        w = None if all_valid else valid.astype(x.dtype)
+        total_weight = dt(m if all_valid else int(valid.sum()))
+    else:
+        w = weight._data[safe] if all_valid else weight._data[safe] * valid
+        total_weight = dt(np.add.reduce(w, dtype=x.dtype))
+    vals = -picked if w is None else -picked * w
+    if reduction == 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
+    elif reduction == 2:
+        r = dt(np.add.reduce(vals, dtype=x.dtype))
+    else:
+        r = vals.reshape(t.shape).astype(x.dtype, copy=False)
+        total_weight = dt(0)
+    out = _make(r)
+    if _state.enabled and input._rg:
+        row = D["nll_loss2d"] if x.ndim == 4 else D["nll_loss"]
+        record(row, out, (input,), (input, target, weight, reduction, ignore_index,
+                                    _make(total_weight)))
+    return out
+
+
+# ----- Binary cross entropy ------------------------------------------------------------------
+
+def _reduction_args(input, target, weight):
+    if weight is not None:
+        return np.broadcast_to(weight._data, input._data.shape)
+    return None
+
+
+@records("binary_cross_entropy")
+def binary_cross_entropy(self, target, weight=None, reduction=1):
+    """-w (t log x + (1 - t) log(1 - x)), each log clamped to >= -100 as torch does
+    (BinaryCrossEntropyBackward0)."""
+    _not_differentiable("binary_cross_entropy", "weight", weight)
+    x, t = self._data, target._data
+    if np.any((x < 0) | (x > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
+    w = _reduction_args(self, target, weight)
+    if w is not None:
+        d = d * w
+    out = _make(_reduce(d.astype(x.dtype, copy=False), reduction))
+    if _needs(self, target):
+        record(D["binary_cross_entropy"], out, (self, target),
+               (self, target, weight, reduction))
+    return out
+
+
+def np_log_sigmoid(a):
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+@records("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+    """-w (pos_weight t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed without
+    overflow (BinaryCrossEntropyWithLogitsBackward0)."""
+    _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    x, t = self._data, target._data
+    if pos_weight is not None:
+        log_weight = (pos_weight._data - 1) * t + 1
+        d = (1 - t) * x - log_weight * np_log_sigmoid(x)
+    else:
+        d = (1 - t) * x - np_log_sigmoid(x)
+    w = _reduction_args(self, target, weight)
+    if w is not None:
+        d = d * w
+    out = _make(_reduce(d.astype(x.dtype, copy=False), reduction))
+    if _needs(self, target):
+        record(D["binary_cross_entropy_with_logits"], out, (self, target),
+               (self, target, weight, pos_weight, reduction))
+    return out
+
+
+# ----- Smooth L1 and Huber -------------------------------------------------------------------
+
+@records("smooth_l1_loss")
+def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    """0.5 z^2 / beta where |z| < beta, else |z| - 0.5 beta, for z = x - t
+    (SmoothL1LossBackward0)."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, t = np.broadcast_arrays(self._data, target._data)
+    z = np.abs(x - t)
+    d = np.where(z < beta, 0.5 * z * z / beta if beta else z, z - 0.5 * beta)
+    out = _make(_reduce(d.astype(z.dtype, copy=False), reduction))
+    if _needs(self, target):
+        record(D["smooth_l1_loss"], out, (self, target), (self, target, reduction, beta))
+    return out
+
+
+@records("huber_loss")
+def huber_loss(self, target, reduction=1, delta=1.0):
+    """0.5 z^2 where |z| < delta, else delta (|z| - 0.5 delta), for z = x - t
+    (HuberLossBackward0)."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, t = np.broadcast_arrays(self._data, target._data)
+    z = np.abs(x - t)
+    d = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    out = _make(_reduce(d.astype(z.dtype, copy=False), reduction))
+    if _needs(self, target):
+        record(D["huber_loss"], out, (self, target), (self, target, reduction, delta))
+    return out
+
+
+# ----- The Scalar overload recorded by cross_entropy's probability targets -----------------
+
+@records("div_scalar")
+def div_scalar(self, other):
+    """self / a Python number as torch's C++ div(Tensor, Scalar) (DivBackward1): recorded by
+    cross_entropy's mean over probability targets."""
+    out = _make(self._data / other)
+    if _state.enabled and self._rg:
+        record(D["div_scalar"], out, (self,), (other,))
+    return out

@@ -1,0 +1,163 @@
+"""Normalization, each one node as torch records it: layer_norm (NativeLayerNormBackward0),
+batch_norm (NativeBatchNormBackward0, with torch's update of the running statistics) and
+group_norm (NativeGroupNormBackward0). Each saves the mean and the reciprocal standard
+deviation it computed as torch's `result1` and `result2`.
+"""
+
+import numpy as np
+
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, records
+from .._tensor import _make
+from ..autograd.formula import record
+from ._common import _TORCH_SCALAR, _needs
+
+
+def _float_input(a, kernel):
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
+
+
+def _shape_text(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _affine(y, weight, bias, shape):
+    """y * weight + bias, with weight and bias viewed as `shape` to broadcast (in place: y is
+    a fresh array)."""
+    if weight is not None:
+        w = weight._data
+        np.multiply(y, w if w.shape == shape[1:] else w.reshape(shape), out=y, casting="unsafe")
+    if bias is not None:
+        b = bias._data
+        np.add(y, b if b.shape == shape[1:] else b.reshape(shape), out=y, casting="unsafe")
+    return y
+
+
+# ----- layer_norm --------------------------------------------------------------------------
+
+@export(tensor=False)
+@records("native_layer_norm")
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
+               cudnn_enable=True):
+    """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims, then
+    * weight + bias (NativeLayerNormBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.layer_norm(torch.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    x = input._data
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    k = len(shape)
+    if x.shape[x.ndim - k:] != shape or k > x.ndim:
+        raise RuntimeError(f"Given normalized_shape={_shape_text(shape)}, expected input with "
+                           f"shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size{_shape_text(x.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {_shape_text(t.shape)} and "
+                               f"normalized_shape = {_shape_text(shape)}")
+    _float_input(x, "LayerNormKernelImpl")
+    dims = tuple(range(x.ndim - k, x.ndim))
+    mean = np.mean(x, axis=dims, keepdims=True, dtype=x.dtype)
+    xc = x - mean
+    rstd = 1 / np.sqrt(np.mean(xc * xc, axis=dims, keepdims=True, dtype=x.dtype) + eps)
+    out = _make(_affine(xc * rstd, weight, bias, shape).astype(x.dtype, copy=False))
+    if _needs(input, weight, bias):
+        record(D["native_layer_norm"], out, (input, weight, bias),
+               (input, shape, weight, bias, _make(mean), _make(rstd.astype(x.dtype)), eps))
+    return out
+
+
+# ----- batch_norm --------------------------------------------------------------------------
+
+@export(tensor=False)
+@records("native_batch_norm")
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled=True):
+    """Normalization per channel (dim 1) over the batch and any spatial dims
+    (NativeBatchNormBackward0). In training, the batch statistics are used and the running
+    ones updated in place, as torch does: mean * momentum + running * (1 - momentum), with the
+    unbiased variance; in eval, the running statistics are used."""
+    x = input._data
+    if x.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got 1)")
+    _float_input(x, "batch_norm")
+    c = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if training:
+        # np.add.reduce rather than np.mean: the same sums without mean's overhead, which
+        # dominates on a makemore-sized batch.
+        n = x.size // c
+        dt = x.dtype.type
+        mean = np.add.reduce(x, axis=dims, dtype=x.dtype) / dt(n)
+        xc = x - (mean if x.ndim == 2 else mean.reshape(shape))
+        var = np.add.reduce(xc * xc, axis=dims, dtype=x.dtype) / dt(n)
+        invstd = 1 / np.sqrt(var + dt(eps))
+        # The running statistics change in place without a version bump, as in torch.
+        if running_mean is not None:
+            rm = running_mean._data
+            np.copyto(rm, momentum * mean + (1 - momentum) * rm, casting="unsafe")
+        if running_var is not None:
+            rv = running_var._data
+            unbiased = var * (n / (n - 1)) if n > 1 else var * np.inf
+            np.copyto(rv, momentum * unbiased + (1 - momentum) * rv, casting="unsafe")
+        y = xc * (invstd if x.ndim == 2 else invstd.reshape(shape))
+        save_mean, save_invstd = mean, invstd
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation "
+                               "mode")
+        rstd = 1 / np.sqrt(running_var._data + eps)
+        y = (x - running_mean._data.reshape(shape)) * rstd.reshape(shape)
+        save_mean = save_invstd = np.zeros(0, dtype=x.dtype)
+    out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
+    if _needs(input, weight, bias):
+        record(D["native_batch_norm"], out, (input, weight, bias),
+               (input, weight, running_mean, running_var, _make(save_mean),
+                _make(save_invstd), bool(training), eps))
+    return out
+
+
+# ----- group_norm --------------------------------------------------------------------------
+
+@export(tensor=False)
+@records("native_group_norm")
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    """Normalization over groups of channels, per sample (NativeGroupNormBackward0)."""
+    x = input._data
+    n, c = x.shape[0], x.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_shape_text(x.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{_shape_text(t.shape)} and input of shape "
+                               f"{_shape_text(x.shape)}")
+    _float_input(x, "group_norm")
+    hxw = int(np.prod(x.shape[2:], dtype=np.int64))
+    g = x.reshape(n, num_groups, -1)
+    mean = np.mean(g, axis=2, keepdims=True, dtype=x.dtype)
+    gc = g - mean
+    rstd = (1 / np.sqrt(np.mean(gc * gc, axis=2, keepdims=True, dtype=x.dtype) + eps))
+    y = (gc * rstd).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
+    if _needs(input, weight, bias):
+        record(D["native_group_norm"], out, (input, weight, bias),
+               (input, weight, n, c, hxw, num_groups, eps, _make(mean.reshape(n, num_groups)),
+                _make(rstd.reshape(n, num_groups).astype(x.dtype))))
+    return out

@@ -1,0 +1,451 @@
+"""Elementwise functions: exp, log, the trigonometric and activation functions, clamp,
+maximum/minimum, where, clone, to, and the piecewise-constant ones.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, method, records
+from .._tensor import Tensor, _make, device
+from ..autograd.formula import record
+from ..autograd.grad_mode import _state
+from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
+                      _operand)
+from .arithmetic import _binary, pow
+
+
+# ----- Elementwise functions ---------------------------------------------------------------
+
+def _unary(entry, ufunc, self, floating=True, quiet=False):
+    """One elementwise function. torch never warns about inf/nan results, so NumPy's warnings
+    are silenced, except for functions that cannot raise them (`quiet`): np.errstate costs
+    about a microsecond, more than a small op itself."""
+    a = self._data
+    if floating and a.dtype.kind != "f":
+        a = a.astype(_default_float())
+    if quiet:
+        out = _make(ufunc(a))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = _make(ufunc(a))
+    if _state.enabled and self._rg:
+        record(entry, out, (self,), (self,))
+    return out
+
+
+_E_EXP, _E_LOG, _E_SQRT = D["exp"], D["log"], D["sqrt"]
+_E_SIN, _E_COS, _E_TANH, _E_SIG, _E_RELU = D["sin"], D["cos"], D["tanh"], D["sigmoid"], D["relu"]
+
+
+@export()
+@records("exp")
+def exp(self):
+    return _unary(_E_EXP, np.exp, self)
+
+
+@export()
+@records("log")
+def log(self):
+    return _unary(_E_LOG, np.log, self)
+
+
+@export()
+@records("sqrt")
+def sqrt(self):
+    return _unary(_E_SQRT, np.sqrt, self)
+
+
+@export()
+@records("sin")
+def sin(self):
+    return _unary(_E_SIN, np.sin, self)
+
+
+@export()
+@records("cos")
+def cos(self):
+    return _unary(_E_COS, np.cos, self)
+
+
+@export()
+@records("tanh")
+def tanh(self):
+    return _unary(_E_TANH, np.tanh, self, quiet=True)
+
+
+def _np_sigmoid(a):
+    # 1 / (1 + exp(-x)) overflows to 0 for large negative x harmlessly; keep the dtype.
+    with np.errstate(over="ignore"):
+        return np.reciprocal(1 + np.exp(-a))
+
+
+@export()
+@records("sigmoid")
+def sigmoid(self):
+    return _unary(_E_SIG, _np_sigmoid, self)
+
+
+def _np_relu(a):
+    return np.maximum(a, a.dtype.type(0))
+
+
+@export()
+@records("relu")
+def relu(self):
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _unary(_E_RELU, _np_relu, self, floating=False, quiet=True)
+
+
+@export()
+@method("__abs__")
+@records("abs")
+def abs(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("abs_cpu")
+    return _unary(D["abs"], np.abs, self, floating=False, quiet=True)
+
+
+def _no_bool_kernel(kernel):
+    return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _np_sign(a):
+    # torch's sign is 0 at nan (NumPy's is nan) and keeps a bool tensor as it is.
+    if a.dtype.kind == "b":
+        return a.copy()
+    r = np.sign(a)
+    if a.dtype.kind == "f":
+        r = np.where(r != r, r.dtype.type(0), r)
+    return r
+
+
+def _zero_grad_unary(entry, ufunc, self, args=()):
+    """An op whose derivative is 0 almost everywhere: torch still records it (SignBackward0,
+    FloorBackward0, ...), so that backward reaches the inputs with zeros."""
+    out = _make(ufunc(self._data))
+    if _state.enabled and self._rg:
+        record(entry, out, (self,), args)
+    return out
+
+
+@export()
+@records("sign")
+def sign(self):
+    return _zero_grad_unary(D["sign"], _np_sign, self)
+
+
+@export()
+def square(self):
+    return pow(self, 2)
+
+
+@export("clamp", "clip")
+@records("clamp", "clamp_tensor")
+def clamp(self, min=None, max=None):
+    """Clamp into [min, max]: ClampBackward1 for scalar bounds, ClampBackward0 for tensors."""
+    out, entry, inputs, args = _clamp(self, min, max)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
+
+
+def _clamp(self, min, max, op="clamp"):
+    """clamp's values, row, tensor inputs and saved args (shared with clamp_)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    a = self._data
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if not isinstance(min, (Tensor, type(None))) or not isinstance(max, (Tensor, type(None))):
+            # torch has no overload for one tensor bound and one number bound
+            given = tuple(b for b in (min, max) if b is not None)
+            raise invalid_arguments(op, given if op.endswith("_") else (self,) + given)
+        lo = None if min is None else _operand(min)[0]
+        hi = None if max is None else _operand(max)[0]
+        r = a
+        if lo is not None:
+            r = np.maximum(r, lo)
+        if hi is not None:
+            r = np.minimum(r, hi)
+        rt = _dtype.result_type([a] + [b for b in (lo, hi) if b is not None])
+        out = np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r)
+        mt = min if isinstance(min, Tensor) else None
+        xt = max if isinstance(max, Tensor) else None
+        return out, D["clamp_tensor"], (self, mt, xt), (self, min, max)
+    rt = _dtype.result_type([a] + [b for b in (min, max) if b is not None])
+    a = a if a.dtype == rt else a.astype(rt)
+    # maximum then minimum: torch's order (max wins when min > max), nan kept, and faster
+    # than np.clip on small arrays.
+    if min is not None:
+        a = np.maximum(a, rt.type(min))
+    if max is not None:
+        a = np.minimum(a, rt.type(max))
+    return a, D["clamp"], (self,), (self, min, max)
+
+
+@export()
+@records("clamp_min", "clamp_min_tensor")
+def clamp_min(self, min):
+    """max(self, min): ClampMinBackward0 for a number, ClampMinBackward1 for a tensor."""
+    out, entry, inputs, args = _clamp_bound(self, min, True)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
+
+
+@export()
+@records("clamp_max", "clamp_max_tensor")
+def clamp_max(self, max):
+    """min(self, max): ClampMaxBackward0 for a number, ClampMaxBackward1 for a tensor."""
+    out, entry, inputs, args = _clamp_bound(self, max, False)
+    out = _make(out)
+    if _needs(*inputs):
+        record(entry, out, inputs, args)
+    return out
+
+
+def _clamp_bound(self, bound, lower):
+    """clamp_min's (lower) or clamp_max's values, row, inputs and saved args."""
+    a = self._data
+    b, bt = _operand(bound)
+    rt = _dtype.result_type((a, b))
+    a = a if a.dtype == rt else a.astype(rt)
+    b = np.asarray(b, dtype=rt) if bt is not None else rt.type(b)
+    try:
+        out = np.maximum(a, b) if lower else np.minimum(a, b)
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc) from None
+    name = "clamp_min" if lower else "clamp_max"
+    if bt is None:
+        return out, D[name], (self,), (self, bound)
+    return out, D[name + "_tensor"], (self, bt), (self, bt)
+
+
+@export("maximum", tensor=False)
+@records("maximum")
+def maximum(self, other):
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("maximum", self, other, 2)
+    return _binary(D["maximum"], np.maximum, self, other, _both)
+
+
+@method("maximum")
+def _maximum_method(self, other):
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("maximum", self, other, 1)
+    return _binary(D["maximum"], np.maximum, self, other, _both)
+
+
+@export("minimum", tensor=False)
+@records("minimum")
+def minimum(self, other):
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("minimum", self, other, 2)
+    return _binary(D["minimum"], np.minimum, self, other, _both)
+
+
+@method("minimum")
+def _minimum_method(self, other):
+    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+        raise _not_a_tensor("minimum", self, other, 1)
+    return _binary(D["minimum"], np.minimum, self, other, _both)
+
+
+def _both(st, ot, s, o):
+    return (st, ot)
+
+
+def _not_a_tensor(op, self, other, position):
+    """torch's TypeError for a binary op whose operands must both be tensors."""
+    name, pos, x = ("input", 1, self) if not isinstance(self, Tensor) else \
+        ("other", position, other)
+    return TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                     f"{type(x).__name__}")
+
+
+_UINT8_WARNED = []
+
+
+def _warn_uint8_condition():
+    """torch warns once per process (TORCH_WARN_ONCE) about a uint8 condition."""
+    if not _UINT8_WARNED:
+        _UINT8_WARNED.append(True)
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=3)
+
+
+@export("where", tensor=False)
+@records("where")
+def where(condition, input, other):
+    """input where condition else other (WhereBackward0)."""
+    c = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if c.dtype == np.uint8:
+        _warn_uint8_condition()
+        c = c.astype(np.bool_)
+    elif c.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_TORCH_SCALAR.get(c.dtype.name, c.dtype.name)}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two Python numbers: torch's result dtype for them (int64, or the default float).
+        rt = _dtype.result_type((input, other))
+        return _make(np.where(c, rt.type(input), rt.type(other)))
+    a, it = _operand(input)
+    b, ot = _operand(other)
+    if it is None:
+        b2, a2 = _coerce(b, a)
+        a, b = a2, b2
+    else:
+        a, b = _coerce(a, b)
+    try:
+        out = _make(np.where(c, a, b))
+    except ValueError as exc:
+        raise _broadcast_error(a, b, exc, c) from None
+    if _needs(it, ot):
+        record(D["where"], out, (it, ot), (c,))
+    return out
+
+
+@export()
+@records("clone")
+def clone(self, memory_format=None):
+    if memory_format is not None:
+        raise _not_implemented("clone", "memory_format")
+    out = _make(np.array(self._data, copy=True))
+    if _needs(self):
+        record(D["clone"], out, (self,), ())
+    return out
+
+
+@method("contiguous")
+def contiguous(self, memory_format=None):
+    if memory_format is not None:
+        raise _not_implemented("Tensor.contiguous", "memory_format")
+    if self.is_contiguous():
+        return self
+    return clone(self)
+
+
+def invalid_arguments(op, args, kwargs=None, method=False):
+    """torch's TypeError for arguments that match none of an op's overloads (its first line)."""
+    names = [type(a).__name__ for a in args]
+    names += [f"{k}={type(v).__name__}" for k, v in (kwargs or {}).items()]
+    tail = ", " if method and kwargs else ""
+    return TypeError(f"{op}() received an invalid combination of arguments - got "
+                     f"({', '.join(names)}{tail}), but expected one of:")
+
+
+# torch's C++ names of dtypes, for some of its dtype errors.
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _not_implemented(op, arg):
+    return NotImplementedError(f"gradviz: {op}({arg}=...) is not implemented by gradviz's core; "
+                               f"run with --backend torch to use PyTorch")
+
+
+_PYTHON_TYPES = {float: _dtype.float64, int: _dtype.int64, bool: _dtype.bool_}
+_TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format")
+
+
+@method("to")
+@records("to_copy")
+def to(self, *args, **kwargs):
+    """Change dtype (ToCopyBackward0); copy=True copies even to the same dtype. The only device
+    is the CPU. non_blocking changes nothing on the CPU, in torch as here: a CPU copy is
+    synchronous."""
+    dt = dev = None
+    flags = []
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dt = a
+        elif isinstance(a, Tensor):
+            dt = a.dtype
+        elif a is float or a is int or a is bool:
+            dt = _PYTHON_TYPES[a]           # torch reads Python's types as dtypes
+        elif isinstance(a, bool):
+            flags.append(a)         # non_blocking, then copy
+        elif isinstance(a, (str, device)):
+            dev = a
+        elif isinstance(a, int):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        else:
+            raise invalid_arguments("to", args, kwargs, method=True)
+    if kwargs:
+        if any(k not in _TO_KEYWORDS for k in kwargs):
+            raise invalid_arguments("to", args, kwargs, method=True)
+        dt = kwargs.get("dtype", dt)
+        if dt is float or dt is int or dt is bool:
+            dt = _PYTHON_TYPES[dt]
+        dev = kwargs.get("device", dev)
+        if kwargs.get("memory_format") is not None:
+            raise _not_implemented("Tensor.to", "memory_format")
+    if dev is not None and str(dev).split(":")[0] != "cpu":
+        raise NotImplementedError(f"gradviz: Tensor.to(device='{dev}') is not implemented by "
+                                  f"gradviz's core (it computes on the CPU only); run with "
+                                  f"--backend torch to use PyTorch")
+    copy = flags[1] if len(flags) > 1 else kwargs.get("copy", False)
+    if dt is None or dt.np == self._data.dtype:
+        if not copy:
+            return self
+        dt = self.dtype
+    out = _make(np.asarray(self._data).astype(dt.np))
+    if _needs(self) and dt.is_floating_point:
+        record(D["to_copy"], out, (self,), ())
+    return out
+
+
+
+@export()
+@records("floor")
+def floor(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("floor_vml_cpu")
+    return _zero_grad_unary(D["floor"], np.floor, self)
+
+
+@export()
+@records("ceil")
+def ceil(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("ceil_vml_cpu")
+    return _zero_grad_unary(D["ceil"], np.ceil, self)
+
+
+@export()
+@records("trunc")
+def trunc(self):
+    if self._data.dtype.kind == "b":
+        raise _no_bool_kernel("trunc_vml_cpu")
+    return _zero_grad_unary(D["trunc"], np.trunc, self)
+
+
+@export()
+@records("round", "round_decimals")
+def round(self, *, decimals=None):
+    """Round half to even; with decimals (even 0), torch's round.decimals (RoundBackward1)."""
+    out, entry, inputs, args = _round(self, decimals)
+    out = _make(out)
+    if _state.enabled and self._rg:
+        record(entry, out, inputs, args)
+    return out
+
+
+def _round(self, decimals):
+    """round's values, row, inputs and saved args (shared with round_)."""
+    kind = self._data.dtype.kind
+    if kind == "b":
+        raise _no_bool_kernel("round_vml_cpu" if decimals is None else "round_cpu")
+    if decimals is not None and kind in "iu":
+        raise NotImplementedError(f'"round_cpu" not implemented for '
+                                  f"'{_TORCH_SCALAR[self._data.dtype.name]}'")
+    if decimals is None:
+        return np.round(self._data), D["round"], (self,), ()
+    return np.round(self._data, decimals), D["round_decimals"], (self,), (decimals,)

@@ -1,0 +1,139 @@
+"""Random ops on tensors: the in-place fills (uniform_, normal_, bernoulli_, exponential_,
+random_), torch.normal, torch.bernoulli and torch.multinomial. The draws come from
+gradviz._random, which gives torch's values for the same seed or Generator.
+
+An in-place fill is an in-place edit like any other: it bumps `_version` and is refused on a
+leaf that requires grad while grad mode is on (nn.init fills under no_grad, as torch does).
+Recording a fill on a tensor that requires grad (torch's NormalBackward0, ...) is not
+implemented and says so.
+"""
+
+import numpy as np
+
+from .. import _random
+from .._registry import export, method
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import _state
+from .inplace import _check_inplace, _write, bump_version
+
+
+def _refuse(name, arg):
+    raise NotImplementedError(f"gradviz: {name}({arg}=...) is not implemented by gradviz's "
+                              "core; run with --backend torch to use PyTorch")
+
+
+def _fill(self, values, op):
+    _check_inplace(self)
+    if _state.enabled and self._rg:
+        raise NotImplementedError(f"gradviz: {op} on a tensor that requires grad (torch records "
+                                  "a node for it) is not implemented by gradviz's core; fill it "
+                                  "under torch.no_grad(), or run with --backend torch")
+    _write(self, values)
+    bump_version(self, op)
+    return self
+
+
+def _float(self, kernel):
+    dt = self._data.dtype
+    if dt.kind != "f":
+        from .._creation import _SCALAR_NAMES
+        raise RuntimeError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
+    return dt
+
+
+@method()
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill with samples of U[a, b) (torch's values for the same seed)."""
+    if not a <= b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} "
+                           f"> to={b}")
+    dt = _float(self, "check_uniform_bounds")
+    return _fill(self, _random.uniform(self.shape, dt, a, b, generator), "uniform_")
+
+
+@method()
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with samples of N(mean, std**2) (torch's values for the same seed)."""
+    dt = _float(self, "normal_kernel_cpu")
+    return _fill(self, _random.normal(self.shape, dt, mean, std, generator), "normal_")
+
+
+@method()
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 where a uniform draw is below p, else 0."""
+    if isinstance(p, Tensor):
+        _refuse("Tensor.bernoulli_", "p as a tensor")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    draws = _random.bernoulli(self.shape, p, generator)
+    return _fill(self, draws.astype(self._data.dtype), "bernoulli_")
+
+
+@method()
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with samples of Exp(lambd)."""
+    dt = _float(self, "exponential_cpu")
+    return _fill(self, _random.exponential(self.shape, dt, lambd, generator), "exponential_")
+
+
+@method()
+def random_(self, from_=0, to=None, *, generator=None):
+    """Fill with integers in [from_, to) (a single argument is `to`)."""
+    if to is None:
+        if from_ == 0:
+            _refuse("Tensor.random_", "no bounds")
+        from_, to = 0, from_
+    vals = _random.randint(int(from_), int(to), self.shape, generator)
+    return _fill(self, vals.astype(self._data.dtype), "random_")
+
+
+@export(tensor=False)
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           device=None, requires_grad=False):
+    """torch.normal for number mean and std with a size (tensor means and stds are not
+    implemented)."""
+    from .._creation import _check_device, _dt
+    if out is not None:
+        _refuse("torch.normal", "out")
+    _check_device(device)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor) or size is None:
+        _refuse("torch.normal", "mean or std as a tensor")
+    dt = _dt(dtype)
+    t = _make(_random.normal(tuple(size), dt, float(mean), float(std), generator))
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+@export()
+def bernoulli(input, p=None, *, generator=None):
+    """A tensor of 0s and 1s: 1 where a uniform draw is below p (a number), or below each
+    element of `input` when p is not given."""
+    if p is None:
+        probs = input._data.astype(np.float64).reshape(-1)
+        u = _random._unit_f64(_random._gen(generator), probs.size)
+        return _make((u < probs).reshape(input.shape).astype(input._data.dtype))
+    return bernoulli_(_make(np.empty_like(input._data)), p, generator=generator)
+
+
+@export()
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categories weighted by each row of input (torch's draws)."""
+    probs = input._data
+    if probs.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if probs.dtype.kind != "f":
+        from .._creation import _SCALAR_NAMES
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_SCALAR_NAMES[probs.dtype.name]}")
+    n = probs.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if (probs < 0).any() or not np.isfinite(probs).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (probs.reshape(-1, n).sum(-1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return _make(_random.multinomial(probs, int(num_samples), replacement, generator))

@@ -1,0 +1,654 @@
+"""Reductions: sum, mean, prod, max/min (whole and along a dim), argmax/argmin, softmax and
+log_softmax.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype, return_types
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, method, records
+from .._tensor import Tensor, _make, _wrap_dim
+from ..autograd.formula import record, record_outputs
+from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
+from .inplace import _check_inplace, _commit, _write
+from .pointwise import maximum, minimum, to
+
+
+# ----- Reductions --------------------------------------------------------------------------
+
+
+
+@export()
+@records("sum", "sum_dim")
+def sum(self, dim=None, keepdim=False, dtype=None):
+    a = self._data
+    if dtype is not None:
+        a = a.astype(_dtype.to_numpy_dtype(dtype))
+    elif a.dtype.kind in "bi" and a.dtype != np.int64:
+        a = a.astype(np.int64)
+    if dim is None or dim == ():
+        out = _make(np.sum(a) if not keepdim else np.sum(a, keepdims=True))
+        if _needs(self):
+            if keepdim:
+                record(D["sum_dim"], out, (self,), (a.shape, tuple(range(a.ndim)), True))
+            else:
+                record(D["sum"], out, (self,), (a.shape,))
+        return out
+    dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
+    r = np.sum(a, axis=dims, keepdims=keepdim) if a.ndim else a
+    if not r.flags.c_contiguous:
+        # torch allocates the result contiguous; NumPy follows the input's layout, which would
+        # make a later reshape of it a view where torch's is a _reshape_alias (or the reverse).
+        r = np.ascontiguousarray(r)
+    out = _make(r)
+    if _needs(self):
+        record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
+    return out
+
+
+def _need_float(a, name):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: "
+                           f"{_TORCH_SCALAR[a.dtype.name]}")
+
+
+
+
+@export()
+@records("mean", "mean_dim")
+def mean(self, dim=None, keepdim=False, dtype=None):
+    a = self._data
+    if dtype is not None:
+        a = a.astype(_dtype.to_numpy_dtype(dtype))
+    _need_float(a, "mean")
+    if dim is None:
+        out = _make(np.mean(a, dtype=a.dtype) if not keepdim else np.mean(a, keepdims=True))
+        if _needs(self):
+            record(D["mean"], out, (self,), (a.shape, a.size))
+        return out
+    dims = _dims(dim, a.ndim) if a.ndim else ()
+    out = _make(np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a)
+    if _needs(self):
+        count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
+        record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count))
+    return out
+
+
+@export()
+@records("prod", "prod_dim")
+def prod(self, dim=None, keepdim=False, dtype=None):
+    a = self._data
+    if a.dtype.kind in "bi" and a.dtype != np.int64:
+        a = a.astype(np.int64)
+    if dim is None:
+        out = _make(np.prod(a))
+        if _needs(self):
+            record(D["prod"], out, (self,), (self,))
+        return out
+    d = _wrap_dim(dim, a.ndim)
+    out = _make(np.prod(a, axis=d, keepdims=keepdim) if a.ndim else a)
+    if _needs(self):
+        record(D["prod_dim"], out, (self,), (self, d, keepdim))
+    return out
+
+
+def _extreme(self, dim, keepdim, is_max, other):
+    if other is not None or isinstance(dim, Tensor):
+        return (maximum if is_max else minimum)(self, dim if other is None else other)
+    a = self._data
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError(f"{'max' if is_max else 'min'}(): Expected reduction dim to be "
+                               "specified for input.numel() == 0. Specify the reduction dim "
+                               "with the 'dim' argument.")
+        out = _make(np.max(a) if is_max else np.min(a))
+        if _needs(self):
+            record(D["max" if is_max else "min"], out, (self,), (self,))
+        return out
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        idx = np.int64(0)
+        vals = a
+    else:
+        idx = np.argmax(a, axis=d) if is_max else np.argmin(a, axis=d)
+        vals = np.take_along_axis(a, np.expand_dims(idx, d), d)
+        if not keepdim:
+            vals = np.squeeze(vals, d)
+        else:
+            idx = np.expand_dims(idx, d)
+    values = _make(vals)
+    indices = _make(np.asarray(idx, dtype=np.int64) if np.ndim(idx) else np.int64(idx))
+    if _needs(self):
+        record(D["max_dim" if is_max else "min_dim"], values, (self,),
+               (a.shape, d, keepdim, indices))
+    return (return_types.max if is_max else return_types.min)(values, indices)
+
+
+@export()
+@records("max", "max_dim")
+def max(self, dim=None, keepdim=False, *, other=None, out=None):
+    if out is not None:
+        raise _not_implemented("max", "out")
+    return _extreme(self, dim, keepdim, True, other)
+
+
+@export()
+@records("min", "min_dim")
+def min(self, dim=None, keepdim=False, *, other=None, out=None):
+    if out is not None:
+        raise _not_implemented("min", "out")
+    return _extreme(self, dim, keepdim, False, other)
+
+
+@export()
+def argmax(self, dim=None, keepdim=False):
+    a = self._data
+    if dim is None:
+        return _make(np.int64(np.argmax(a)))
+    return _make(np.argmax(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+
+
+@export()
+def argmin(self, dim=None, keepdim=False):
+    a = self._data
+    if dim is None:
+        return _make(np.int64(np.argmin(a)))
+    return _make(np.argmin(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+
+
+def _softmax_input(self, dim, dtype, kernel):
+    if dtype is not None:
+        self = to(self, dtype)
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        last = "lastdim_" if d == a.ndim - 1 or a.ndim == 0 else ""
+        raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
+    return self, a, d
+
+
+@export()
+@records("softmax")
+def softmax(self, dim, dtype=None):
+    self, a, d = _softmax_input(self, dim, dtype, "softmax")
+    if a.ndim == 0:
+        r = np.ones_like(a)
+    else:
+        e = np.exp(a - np.max(a, axis=d, keepdims=True))
+        r = e / np.sum(e, axis=d, keepdims=True)
+    out = _make(r)
+    if _needs(self):
+        record(D["softmax"], out, (self,), (d,))
+    return out
+
+
+@export()
+@records("log_softmax")
+def log_softmax(self, dim, dtype=None):
+    self, a, d = _softmax_input(self, dim, dtype, "log_softmax")
+    if a.ndim == 0:
+        r = np.zeros_like(a)
+    else:
+        m = np.max(a, axis=d, keepdims=True)
+        r = a - m - np.log(np.sum(np.exp(a - m), axis=d, keepdims=True))
+    out = _make(r)
+    if _needs(self):
+        record(D["log_softmax"], out, (self,), (d,))
+    return out
+
+
+# ----- Spread: var, std, var_mean, std_mean ------------------------------------------------
+
+def _spread_args(self, name, dim, unbiased, correction):
+    """(array, dims or None, correction as saved, effective correction) for var and std.
+    torch: var(x, False) means unbiased=False; unbiased and correction exclude each other."""
+    a = self._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool) and unbiased is None:
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        "correction= and unbiased= together")
+    if correction is None and unbiased is not None:
+        correction = 1 if unbiased else 0
+    dims = None if dim is None else (_dims(dim, a.ndim) if a.ndim else ())
+    if dims is not None:
+        _check_unique(dim, dims)
+    if correction is None and dims is not None:
+        correction = 1          # torch saves the overload's default (None for the whole tensor)
+    return a, dims, correction, (1 if correction is None else correction)
+
+
+def _check_unique(dim, dims):
+    if len(set(dims)) != len(dims):
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+
+
+def _spread(a, dims, ddof, keepdim, sqrt, name):
+    axis = None if dims is None else dims
+    n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis]))
+    if n - ddof <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.mean(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
+        ss = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
+        r = ss / a.dtype.type(n - ddof if n > ddof else 0)     # torch clamps at 0
+        if sqrt:
+            r = np.sqrt(r)
+        mean = np.mean(a, axis=axis, keepdims=keepdim) if a.size else \
+            np.full(np.shape(r), np.nan, a.dtype)
+    return np.asarray(r, dtype=a.dtype), np.asarray(mean, dtype=a.dtype)
+
+
+@export()
+@records("var")
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The variance over dim (all dims by default), with Bessel's correction unless
+    `unbiased=False` or `correction=` says otherwise.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 2.0, 4.0]).var()
+    tensor(2.3333)
+    """
+    a, dims, saved, ddof = _spread_args(self, "var", dim, unbiased, correction)
+    out = _make(_spread(a, dims, ddof, keepdim, False, "var")[0])
+    if _needs(self):
+        record(D["var"], out, (self,), (self, dims, saved, keepdim))
+    return out
+
+
+@export()
+@records("std")
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The standard deviation over dim (all dims by default); see var.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 3.0]).std()
+    tensor(1.4142)
+    """
+    a, dims, saved, ddof = _spread_args(self, "std", dim, unbiased, correction)
+    out = _make(_spread(a, dims, ddof, keepdim, True, "std")[0])
+    if _needs(self):
+        record(D["std"], out, (self,), (self, dims, saved, keepdim))
+    return out
+
+
+@export(tensor=False)
+@records("var_mean")
+def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) in one pass, one node with two outputs (VarMeanBackward0)."""
+    a, dims, saved, ddof = _spread_args(self, "var_mean", dim, unbiased, correction)
+    v, m = _spread(a, dims, ddof, keepdim, False, "var_mean")
+    outs = (_make(v), _make(m))
+    if _needs(self):
+        record_outputs(D["var_mean"], outs, (self,), (self, dims, saved, keepdim))
+    return outs
+
+
+@export(tensor=False)
+@records("std_mean")
+def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) in one pass, one node with two outputs (StdMeanBackward0)."""
+    a, dims, saved, ddof = _spread_args(self, "std_mean", dim, unbiased, correction)
+    s, m = _spread(a, dims, ddof, keepdim, True, "std_mean")
+    outs = (_make(s), _make(m))
+    if _needs(self):
+        record_outputs(D["std_mean"], outs, (self,), (self, dims, saved, keepdim, outs[0]))
+    return outs
+
+
+# ----- Norms -------------------------------------------------------------------------------
+
+@records("linalg_vector_norm")
+def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """torch.linalg.vector_norm: the ord-norm of the entries over dim (all dims by default).
+
+    >>> import gradviz as torch
+    >>> torch.linalg.vector_norm(torch.tensor([3.0, -4.0]))
+    tensor(5.)
+    """
+    if out is not None:
+        raise _not_implemented("linalg.vector_norm", "out")
+    if isinstance(ord, str) or isinstance(ord, Tensor):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    a = self._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_TORCH_SCALAR[a.dtype.name]}")
+    if dtype is not None:
+        # torch computes in dtype without a copy node: the gradient is cast back to self's.
+        a = a.astype(_dtype.to_numpy_dtype(dtype))
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = None if dim is None else (_dims(dim, a.ndim) if a.ndim else ())
+    if dims is not None:
+        _check_unique(dim, dims)
+    axis = dims if dims else None
+    if a.size == 0 and ord < 0 or (a.size == 0 and np.isinf(ord) and axis is None):
+        raise RuntimeError("linalg.vector_norm cannot compute the "
+                           f"{_ord_text(ord)} norm on an empty tensor because the operation "
+                           "does not have an identity")
+    x = np.abs(a)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if ord == 2:
+            r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
+        elif ord == 1:
+            r = np.sum(x, axis=axis, keepdims=keepdim)
+        elif ord == 0:
+            r = np.sum(x != 0, axis=axis, keepdims=keepdim).astype(a.dtype)
+        elif ord == np.inf:
+            r = np.max(x, axis=axis, keepdims=keepdim)
+        elif ord == -np.inf:
+            r = np.min(x, axis=axis, keepdims=keepdim)
+        else:
+            r = np.sum(x ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    out = _make(np.asarray(r, dtype=a.dtype))
+    if _needs(self):
+        record(D["linalg_vector_norm"], out, (self,), (self, ord, dims, keepdim))
+    return out
+
+
+def _ord_text(ord):
+    return "-inf" if ord == -np.inf else "inf" if ord == np.inf else f"{ord}"
+
+
+@export()
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """The p-norm (Frobenius by default) of the entries, over dim; torch.norm and
+    Tensor.norm, recorded as torch 2.13 does: one LinalgVectorNormBackward0.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([[3.0, 0.0], [0.0, -4.0]]).norm()
+    tensor(5.)
+    """
+    if out is not None:
+        raise _not_implemented("norm", "out")
+    if p is None:
+        p = "fro"
+    if isinstance(p, str):
+        if p == "fro":
+            if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+                raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                   + " ".join(str(d) for d in dim))
+            return vector_norm(self, 2, dim, keepdim, dtype=dtype)
+        if p == "nuc":
+            raise _not_implemented("norm", "p='nuc'")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return vector_norm(self, p, dim, keepdim, dtype=dtype)
+
+
+def matrix_or_vector_norm(self, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """torch.linalg.norm: a vector norm for 1-D input or an int dim, a matrix norm for 2-D
+    input or a 2-tuple dim ('fro', and ord 1, -1, inf, -inf composed of vector_norm and
+    amax/amin as torch composes them); the 2-norm and 'nuc' need an SVD and raise."""
+    if out is not None:
+        raise _not_implemented("linalg.norm", "out")
+    nd = self.dim()
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None:
+        is_matrix = len(dim) == 2
+    else:
+        if ord is not None and nd not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {nd}D.")
+        is_matrix = ord is not None and nd == 2
+    if isinstance(ord, str) or is_matrix and ord is not None:
+        if nd < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                               "dimensions.")
+        return _matrix_norm(self, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
+                            dtype)
+    return vector_norm(self, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def _matrix_norm(self, ord, dim, keepdim, dtype):
+    if ord == "fro":
+        return vector_norm(self, 2, dim, keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        raise _not_implemented("linalg.norm", f"ord={ord!r}")
+    if isinstance(ord, str) or ord not in (1, -1, np.inf, -np.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    # torch: the max (min) over one dim of the 1-norms along the other.
+    d0, d1 = (_wrap_dim(d, self.dim()) for d in dim)
+    if abs(ord) == np.inf:
+        d0, d1 = d1, d0
+    sums = vector_norm(self, 1, (d0,), keepdim, dtype=dtype)
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    return (amax if ord > 0 else amin)(sums, d1, keepdim)
+
+
+# ----- Scans and extreme values ------------------------------------------------------------
+
+def _int64_sum_type(a, dtype):
+    """torch's accumulation dtype for sums and scans: int64 for bool and integer input."""
+    if dtype is not None:
+        return a.astype(_dtype.to_numpy_dtype(dtype))
+    if a.dtype.kind in "bui" and a.dtype != np.int64:
+        return a.astype(np.int64)
+    return a
+
+
+@export()
+@records("cumsum")
+def cumsum(self, dim, *, dtype=None, out=None):
+    """Running sums along dim.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 2.0, 3.0]).cumsum(0)
+    tensor([1., 3., 6.])
+    """
+    if out is not None:
+        raise _not_implemented("cumsum", "out")
+    a = _int64_sum_type(self._data, dtype)
+    d = _wrap_dim(dim, a.ndim)
+    out = _make(np.cumsum(a, axis=d) if a.ndim else a.copy())
+    if _needs(self):
+        record(D["cumsum"], out, (self,), (d,))
+    return out
+
+
+@export()
+@records("cumprod")
+def cumprod(self, dim, *, dtype=None, out=None):
+    """Running products along dim.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 2.0, 3.0]).cumprod(0)
+    tensor([1., 2., 6.])
+    """
+    if out is not None:
+        raise _not_implemented("cumprod", "out")
+    a = _int64_sum_type(self._data, dtype)
+    d = _wrap_dim(dim, a.ndim)
+    out = _make(np.cumprod(a, axis=d) if a.ndim else a.copy())
+    if _needs(self):
+        record(D["cumprod"], out, (self,), (self, d))
+    return out
+
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _same_dtype(self, dtype):
+    """An in-place scan keeps self's dtype: torch refuses any other dtype=."""
+    if dtype is None:
+        return
+    want = np.dtype(_dtype.to_numpy_dtype(dtype))
+    have = self._data.dtype
+    if want != have:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_NAMES[have.name]} and "
+                           f"output tensor dtype {_CPP_NAMES[want.name]} should match")
+
+
+@method("cumsum_")
+@records("cumsum")
+def cumsum_(self, dim, *, dtype=None):
+    _same_dtype(self, dtype)
+    _check_inplace(self)
+    d = _wrap_dim(dim, self._data.ndim)
+    _write(self, np.cumsum(self._data, axis=d) if self._data.ndim else self._data)
+    _commit(self, D["cumsum"], (self,), (d,), "cumsum_")
+    return self
+
+
+@method("cumprod_")
+@records("cumprod")
+def cumprod_(self, dim, *, dtype=None):
+    _same_dtype(self, dtype)
+    _check_inplace(self)
+    orig = self.detach().clone() if _needs(self) else self     # saved before the write
+    d = _wrap_dim(dim, self._data.ndim)
+    _write(self, np.cumprod(self._data, axis=d) if self._data.ndim else self._data)
+    _commit(self, D["cumprod"], (self,), (orig, d), "cumprod_")
+    return self
+
+
+def _reduce_dims(a, dim, name):
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = _dims(dim, a.ndim) if a.ndim else ()
+    _check_unique(dim, dims)
+    return dims
+
+
+@export()
+@records("logsumexp")
+def logsumexp(self, dim, keepdim=False, *, out=None):
+    """log(sum(exp(x))) over dim, computed without overflow.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([0.0, 0.0]).logsumexp(0)
+    tensor(0.6931)
+    """
+    if out is not None:
+        raise _not_implemented("logsumexp", "out")
+    a = self._data
+    if a.dtype.kind != "f":
+        a = a.astype(_dtype._default[0].np)
+    dims = _reduce_dims(a, dim, "logsumexp")
+    axis = dims if dims else None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if a.size:
+            m = np.max(a, axis=axis, keepdims=True)
+            m = np.where(np.isinf(m), 0, m)     # torch: an infinite max is not subtracted
+            r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+        else:
+            r = np.log(np.sum(np.exp(a), axis=axis, keepdims=True))
+        if not keepdim:
+            r = np.squeeze(r, axis=tuple(range(a.ndim)) if axis is None else axis)
+    out = _make(np.asarray(r, dtype=a.dtype))
+    if _needs(self):
+        record(D["logsumexp"], out, (self,), (self, dims, keepdim))
+    return out
+
+
+def _amax_amin(self, dim, keepdim, is_max, out):
+    name = "amax" if is_max else "amin"
+    if out is not None:
+        raise _not_implemented(name, "out")
+    a = self._data
+    dims = _reduce_dims(a, dim, name)
+    axis = dims if dims else None
+    if a.size == 0 and (axis is None or 0 in [a.shape[d] for d in axis]):
+        if axis is None:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        d = next(d for d in axis if a.shape[d] == 0)
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    r = (np.max if is_max else np.min)(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
+    res = _make(np.asarray(r, dtype=a.dtype))
+    if _needs(self):
+        record(D[name], res, (self,), (self, dims, keepdim))
+    return res
+
+
+@export()
+@records("amax")
+def amax(self, dim=(), keepdim=False, *, out=None):
+    """The maximum over dim (all dims by default); ties share the gradient evenly.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(1)
+    tensor([5., 7.])
+    """
+    return _amax_amin(self, dim, keepdim, True, out)
+
+
+@export()
+@records("amin")
+def amin(self, dim=(), keepdim=False, *, out=None):
+    """The minimum over dim (all dims by default); ties share the gradient evenly.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(1)
+    tensor([1., 2.])
+    """
+    return _amax_amin(self, dim, keepdim, False, out)
+
+
+# ----- Predicates over dims (never recorded) -----------------------------------------------
+
+def _truth(self, dim, keepdim, fn, name, out):
+    if out is not None:
+        raise _not_implemented(name, "out")
+    a = self._data
+    kind = np.uint8 if a.dtype == np.uint8 else np.bool_     # torch keeps uint8 for uint8
+    if dim is None:
+        return _make(np.asarray(fn(a), dtype=kind))
+    dims = _reduce_dims(a, dim, name)
+    if not a.ndim:
+        return _make(np.asarray(a != 0, dtype=kind))
+    return _make(np.asarray(fn(a, axis=dims, keepdims=keepdim), dtype=kind))
+
+
+@export()
+def all(self, dim=None, keepdim=False, *, out=None):
+    """True where every element (over dim) is non-zero.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 0.0]).all()
+    tensor(False)
+    """
+    return _truth(self, dim, keepdim, np.all, "all", out)
+
+
+@export()
+def any(self, dim=None, keepdim=False, *, out=None):
+    """True where some element (over dim) is non-zero.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, 0.0]).any()
+    tensor(True)
+    """
+    return _truth(self, dim, keepdim, np.any, "any", out)
+
+
+@export()
+def count_nonzero(self, dim=None):
+    """The number of non-zero elements (over dim), as int64.
+
+    >>> import gradviz as torch
+    >>> torch.count_nonzero(torch.tensor([1.0, 0.0, 3.0]))
+    tensor(2)
+    """
+    a = self._data
+    if dim is None:
+        return _make(np.int64(np.count_nonzero(a)))
+    dims = _reduce_dims(a, dim, "count_nonzero")
+    if not a.ndim:
+        return _make(np.int64(a != 0))
+    return _make(np.asarray(np.count_nonzero(a, axis=dims), dtype=np.int64))

@@ -1,0 +1,207 @@
+"""Sorting and order statistics: sort, argsort, topk, median (whole and along a dim).
+
+The sorted order is stable (equal values keep their order, as torch's stable sort), NaN sorts
+above every number (last ascending, first descending), as in torch.
+"""
+
+import numpy as np
+
+from .. import return_types
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, records
+from .._tensor import _make, _wrap_dim
+from ..autograd.formula import record
+from ._common import _needs, _not_implemented
+
+
+def _order(a, d, descending):
+    """Stable argsort of a along d; descending keeps equal values in their original order."""
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    n = a.shape[d]
+    rev = np.flip(a, d)
+    return np.flip(n - 1 - np.argsort(rev, axis=d, kind="stable"), d)
+
+
+# ----- Sorting -----------------------------------------------------------------------------
+
+@export()
+@records("sort", "sort_stable")
+def sort(self, dim=-1, descending=False, *, stable=None, out=None):
+    """(values, indices) sorted along dim.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([3.0, 1.0, 2.0]).sort().values
+    tensor([1., 2., 3.])
+    """
+    if out is not None:
+        raise _not_implemented("sort", "out")
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        idx = np.int64(0)
+        vals = a.copy()
+    else:
+        idx = _order(a, d, descending)
+        vals = np.take_along_axis(a, idx, d)
+    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    if _needs(self):
+        # torch: sort(stable=...) is the sort.stable overload (SortBackward1).
+        record(D["sort" if stable is None else "sort_stable"], values, (self,),
+               (d, a.shape, indices))
+    return return_types.sort(values, indices)
+
+
+@export()
+def argsort(self, dim=-1, descending=False, *, stable=False):
+    """The indices that sort self along dim (never recorded).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([3.0, 1.0, 2.0]).argsort()
+    tensor([1, 2, 0])
+    """
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return _make(np.int64(0))
+    return _make(_order(a, d, descending).astype(np.int64))
+
+
+@export()
+@records("topk")
+def topk(self, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The k largest (or smallest) values along dim and their indices, in sorted order.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([3.0, 1.0, 2.0]).topk(2).values
+    tensor([3., 2.])
+    """
+    if out is not None:
+        raise _not_implemented("topk", "out")
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    size = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if a.ndim == 0:
+        vals, idx = a.copy(), np.int64(0)
+    else:
+        idx = np.take(_order(a, d, largest), np.arange(k), axis=d)
+        vals = np.take_along_axis(a, idx, d)
+    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    if _needs(self):
+        record(D["topk"], values, (self,), (d, a.shape, indices))
+    return return_types.topk(values, indices)
+
+
+# ----- Median ------------------------------------------------------------------------------
+
+@export()
+@records("median", "median_dim")
+def median(self, dim=None, keepdim=False, *, out=None):
+    """The lower median (of all elements, or along dim with its indices); NaN if a NaN is
+    present, as torch.
+
+    >>> import gradviz as torch
+    >>> torch.tensor([4.0, 1.0, 3.0, 2.0]).median()
+    tensor(2.)
+    """
+    if out is not None:
+        raise _not_implemented("median", "out")
+    a = self._data
+    if dim is None:
+        flat = a.reshape(-1)
+        if flat.size == 0:
+            r = np.array(np.nan, dtype=a.dtype) if a.dtype.kind == "f" else None
+            if r is None:
+                raise IndexError("median() input tensor cannot be empty")
+        elif a.dtype.kind == "f" and np.isnan(flat).any():
+            r = np.array(np.nan, dtype=a.dtype)
+        else:
+            r = np.sort(flat, kind="stable")[(flat.size - 1) // 2]
+        out = _make(np.asarray(r, dtype=a.dtype)[()])
+        if _needs(self):
+            record(D["median"], out, (self,), (self,))
+        return out
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        vals, idx = a.copy(), np.int64(0)
+    else:
+        n = a.shape[d]
+        if n == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+        idx = np.take(np.argsort(a, axis=d, kind="stable"), [(n - 1) // 2], axis=d)
+        if a.dtype.kind == "f":
+            nan = np.isnan(a)
+            has_nan = nan.any(axis=d, keepdims=True)
+            idx = np.where(has_nan, np.argmax(nan, axis=d, keepdims=True), idx)
+        vals = np.take_along_axis(a, idx, d)
+        if not keepdim:
+            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
+    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    if _needs(self):
+        record(D["median_dim"], values, (self,), (d, keepdim, a.shape, indices))
+    return return_types.median(values, indices)
+
+
+@export()
+def msort(self):
+    """self sorted along its first dim (sort(dim=0).values, as torch records it).
+
+    >>> import gradviz as torch
+    >>> torch.msort(torch.tensor([3.0, 1.0, 2.0]))
+    tensor([1., 2., 3.])
+    """
+    return sort(self, 0).values
+
+
+@export()
+@records("nanmedian", "nanmedian_dim")
+def nanmedian(self, dim=None, keepdim=False, *, out=None):
+    """The lower median ignoring NaNs (NaN only where every value is NaN).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([4.0, float("nan"), 1.0]).nanmedian()
+    tensor(1.)
+    """
+    if out is not None:
+        raise _not_implemented("nanmedian", "out")
+    a = self._data
+    if a.dtype.kind != "f":
+        return _renamed(median(self, dim, keepdim), "nanmedian")
+    if dim is None:
+        flat = a.reshape(-1)
+        flat = flat[~np.isnan(flat)]
+        if flat.size == 0:
+            r = np.array(np.nan, dtype=a.dtype)
+        else:
+            r = np.sort(flat, kind="stable")[(flat.size - 1) // 2]
+        out = _make(np.asarray(r, dtype=a.dtype)[()])
+        if _needs(self):
+            record(D["nanmedian"], out, (self,), (self,))
+        return out
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        vals, idx = a.copy(), np.int64(0)
+    else:
+        n = a.shape[d]
+        if n == 0:
+            raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
+        order = np.argsort(a, axis=d, kind="stable")            # NaNs sort last
+        count = np.sum(~np.isnan(a), axis=d, keepdims=True)
+        pos = np.maximum(count - 1, 0) // 2
+        idx = np.take_along_axis(order, pos, d)
+        vals = np.take_along_axis(a, idx, d)
+        if not keepdim:
+            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
+    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    if _needs(self):
+        record(D["nanmedian_dim"], values, (self,), (d, keepdim, a.shape, indices))
+    return return_types.nanmedian(values, indices)
+
+
+def _renamed(r, name):
+    """median's result of an integer tensor, as nanmedian's (same values)."""
+    if isinstance(r, tuple):
+        return getattr(return_types, name)(r[0], r[1])
+    return r

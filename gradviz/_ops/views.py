@@ -1,0 +1,372 @@
+"""Views and shape: view, reshape, squeeze/unsqueeze, expand, transpose/permute, narrow, select,
+unbind, cat and stack. Views share their base's storage and version counter.
+"""
+
+import operator
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._derivatives import DERIVATIVES as D
+from .._registry import export, method, records
+from .._tensor import _make, _wrap_dim
+from ..autograd.formula import record, record_outputs
+from ._common import _as_tensor, _dims, _needs
+from .pointwise import clone
+
+
+# ----- Views -------------------------------------------------------------------------------
+
+def make_view(src, data, step):
+    """A tensor over `data`, a NumPy view of src's storage made by `step` = (func, args).
+
+    Views share their base's version counter; `_base` is the root tensor and `_view_fn` the
+    steps from the root, so in-place edits through the view can rewrite the base's history.
+    """
+    t = _make(data)
+    base = src._base_
+    if base is None:
+        src._array()
+        t._base_ = src
+        t._view_fn = (step,)
+    else:
+        t._base_ = base
+        t._view_fn = src._view_fn + (step,)
+    t._vc = src._version_counter()
+    return t
+
+
+def _reshape_view(a, shape):
+    return np.reshape(a, shape, copy=False)
+
+
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    n = 1
+    for s in shape:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input "
+                           f"of size {numel}")
+    return tuple(int(s) for s in shape)
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _view_op(self, entry, step, args):
+    a = self._array()
+    data = step[0](a, *step[1])
+    out = make_view(self, data, step)
+    if _needs(self):
+        record(entry, out, (self,), args)
+    return out
+
+
+@method("view")
+@records("view")
+def view(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise NotImplementedError("view(dtype) is not supported by gradviz")
+    shape = _infer_shape(_shape_args(shape), self.numel())
+    try:
+        return _view_op(self, D["view"], (_reshape_view, (shape,)), (self.shape,))
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.") from None
+
+
+@export()
+@records("view", "reshape_alias")
+def reshape(self, *shape):
+    shape = _infer_shape(_shape_args(shape), self.numel())
+    a = self._array()
+    try:
+        np.reshape(a, shape, copy=False)
+    except ValueError:
+        # Not viewable: torch copies (CloneBackward0) and then _unsafe_view.
+        return _unsafe_view(clone(self), shape)
+    # torch: a view for a contiguous tensor, _reshape_alias for a viewable non-contiguous one.
+    entry = D["view"] if a.flags.c_contiguous else D["reshape_alias"]
+    return _view_op(self, entry, (_reshape_view, (shape,)), (self.shape,))
+
+
+@records("unsafe_view")
+def _unsafe_view(self, shape):
+    out = _make(np.reshape(self._data, shape))
+    if _needs(self):
+        record(D["unsafe_view"], out, (self,), (self.shape,))
+    return out
+
+
+@export()
+def flatten(self, start_dim=0, end_dim=-1):
+    if self.dim() == 0:
+        return reshape(self, 1)
+    s = _wrap_dim(start_dim, self.dim())
+    e = _wrap_dim(end_dim, self.dim())
+    if s == e:
+        return self
+    shape = tuple(self.shape[:s]) + (-1,) + tuple(self.shape[e + 1:])
+    return reshape(self, *shape)
+
+
+@export()
+@records("squeeze", "squeeze_dim", "squeeze_dims")
+def squeeze(self, dim=None):
+    shape = self._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+        return _view_op(self, D["squeeze"], (_reshape_view, (new,)), (self.shape,))
+    if isinstance(dim, (tuple, list)):
+        dims = _dims(dim, len(shape)) if shape else ()
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        return _view_op(self, D["squeeze_dims"], (_reshape_view, (new,)), (self.shape, dims))
+    d = _wrap_dim(dim, len(shape)) if shape else 0
+    new = tuple(s for i, s in enumerate(shape) if not (i == d and s == 1))
+    return _view_op(self, D["squeeze_dim"], (_reshape_view, (new,)), (self.shape, d))
+
+
+@export()
+@records("unsqueeze")
+def unsqueeze(self, dim):
+    shape = self._data.shape
+    d = _wrap_dim(dim, len(shape) + 1)
+    new = shape[:d] + (1,) + shape[d:]
+    return _view_op(self, D["unsqueeze"], (_reshape_view, (new,)), (d, self.shape))
+
+
+def _broadcast_view(a, shape):
+    return np.broadcast_to(a, shape)
+
+
+@method("expand")
+@records("expand")
+def expand(self, *sizes):
+    sizes = _shape_args(sizes)
+    shape = self._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, "
+                           f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
+                           f"({len(sizes)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    new = tuple(shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
+    for i, s in enumerate(shape):
+        if s != 1 and s != new[i + lead]:
+            raise RuntimeError(f"The expanded size of the tensor ({new[i + lead]}) must match "
+                               f"the existing size ({s}) at non-singleton dimension {i + lead}."
+                               f"  Target sizes: [{', '.join(map(str, sizes))}].  Tensor sizes:"
+                               f" [{', '.join(map(str, shape))}]")
+    return _view_op(self, D["expand"], (_broadcast_view, (new,)), (self.shape,))
+
+
+@method("expand_as")
+def expand_as(self, other):
+    return expand(self, *other.shape)
+
+
+def _transpose_view(a, d0, d1):
+    return np.swapaxes(a, d0, d1)
+
+
+def _permute_view(a, dims):
+    return np.transpose(a, dims)
+
+
+@export()
+@records("t")
+def t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    if self.dim() < 2:
+        return _view_op(self, D["t"], (_permute_view, (tuple(range(self.dim())),)), ())
+    return _view_op(self, D["t"], (_transpose_view, (0, 1)), ())
+
+
+@export()
+@records("transpose")
+def transpose(self, dim0, dim1):
+    n = self.dim()
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    return _view_op(self, D["transpose"], (_transpose_view, (d0, d1)), (d0, d1))
+
+
+@export()
+@records("permute")
+def permute(self, *dims):
+    dims = _shape_args(dims)
+    if len(dims) != self.dim():
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {self.dim()} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, self.dim()) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _view_op(self, D["permute"], (_permute_view, (dims,)), (dims,))
+
+
+_WARNED = set()
+
+
+def _T(self):
+    n = self.dim()
+    if n != 2:
+        if n == 0:
+            msg = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                   "these cases.")
+        else:
+            msg = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                   "is deprecated and it will throw an error in a future release. Consider "
+                   "`x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim "
+                   "- 1, -1, -1))` to reverse the dimensions of a tensor.")
+        if msg not in _WARNED:
+            # torch's TORCH_WARN_ONCE: once per process, whatever the warnings filters say.
+            _WARNED.add(msg)
+            warnings.warn(msg, UserWarning, stacklevel=2)
+    return permute(self, *reversed(range(n)))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+@export()
+@records("slice")
+def narrow(self, dim, start, length):
+    d = _wrap_dim(dim, self.dim())
+    size = self._data.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    key = (slice(None),) * d + (slice(start, start + length),)
+    return _view_op(self, D["slice"], (operator.getitem, (key,)),
+                    (self.shape, d, start, start + length, 1, key))
+
+
+@export()
+@records("select")
+def select(self, dim, index):
+    """The view at `index` along `dim` (SelectBackward0)."""
+    return _select(self, dim, index, "select")
+
+
+def _select(self, dim, index, how):
+    if not self._data.ndim:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    d = _wrap_dim(dim, self.dim())
+    size = self._data.shape[d]
+    if not -size <= index < size:
+        if how == "select":
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"[{', '.join(map(str, self._data.shape))}] at dimension {d}")
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    key = (slice(None),) * d + (index,)
+    return _view_op(self, D["select"], (_getitem_view, (key,)), (self.shape, d, index, key))
+
+
+def _getitem_view(a, key):
+    r = a[key]
+    # a[int] on a 1-D array gives a NumPy scalar copy; index with Ellipsis to keep a view.
+    return r if isinstance(r, np.ndarray) else a[key + (Ellipsis,)]
+
+
+@export()
+@records("unbind")
+def unbind(self, dim=0):
+    d = _wrap_dim(dim, self.dim())
+    a = self._array()
+    outs = []
+    for i in range(a.shape[d]):
+        key = (slice(None),) * d + (i,)
+        outs.append(make_view(self, _getitem_view(a, key), (_getitem_view, (key,))))
+    if _needs(self) and outs:
+        part = a.shape[:d] + a.shape[d + 1:]
+        record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))
+    return tuple(outs)
+
+
+@method("__iter__")
+def _iter(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
+@export("cat", "concat", "concatenate", tensor=False)
+@records("cat")
+def cat(tensors, dim=0):
+    tensors = [_as_tensor(x) for x in tensors]
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    _check_cat(tensors, dim)
+    d = _wrap_dim(dim, tensors[0].dim())
+    rt = _dtype.result_type([x._data if x._data.ndim else x._data.reshape(1) for x in tensors])
+    out = _make(np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False))
+    if _needs(*tensors):
+        record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
+    return out
+
+
+
+def _check_cat(tensors, dim):
+    """torch's cat errors (NumPy's would name arrays and axes)."""
+    first = tensors[0]._data.shape
+    for i, x in enumerate(tensors):
+        if not x._data.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    d = _wrap_dim(dim, len(first))
+    for i, x in enumerate(tensors):
+        shape = x._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} "
+                               f"and {len(shape)}")
+        for k, (s0, s1) in enumerate(zip(first, shape)):
+            if k != d and s0 != s1:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {s0} but got size {s1} for tensor number "
+                                   f"{i} in the list.")
+
+
+@export("stack", tensor=False)
+@records("stack")
+def stack(tensors, dim=0):
+    tensors = [_as_tensor(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    d = _wrap_dim(dim, tensors[0].dim() + 1)
+    first = tensors[0]._data.shape
+    for i, x in enumerate(tensors):
+        if x._data.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"[{', '.join(map(str, first))}] at entry 0 and "
+                               f"[{', '.join(map(str, x._data.shape))}] at entry {i}")
+    out = _make(np.stack([x._data for x in tensors], axis=d))
+    if _needs(*tensors):
+        record(D["stack"], out, tuple(tensors), (d, len(tensors)))
+    return out

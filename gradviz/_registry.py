@@ -1,0 +1,72 @@
+"""The export registry: every op is defined once and marked public once.
+
+`export` marks a forward function as `torch.X` and/or `Tensor.X` (under one or more names);
+`gradviz/__init__.py` imports exactly the registry's torch names (a test checks the two lists
+are equal) and `install_methods` puts the Tensor names on the class. `records` binds a forward
+to the derivative rows it records, so that the row's tensor parameters are checked against the
+forward's signature at import (see gradviz.autograd.formula.check_bindings).
+
+`ops` is a namespace holding every registered forward by its Python name: the derivative
+helpers call ops through it on Tensors (create_graph=True) instead of importing gradviz._ops,
+so that the table and the ops never import each other.
+
+>>> import gradviz as torch
+>>> from gradviz import _registry
+>>> _registry.TORCH["clip"] is torch.clip
+True
+"""
+
+import types
+
+__all__ = ["TORCH", "TENSOR", "BINDINGS", "ops", "export", "records", "method",
+           "install_methods"]
+
+TORCH = {}          # name -> function exported as torch.<name>
+TENSOR = {}         # name -> function installed as Tensor.<name>
+BINDINGS = []       # (row name, forward function) for every @records
+ops = types.SimpleNamespace()
+
+
+def _add(table, name, fn, where):
+    old = table.get(name)
+    if old is not None and old is not fn:
+        raise ValueError(f"{where}.{name} is exported twice ({old.__qualname__} and "
+                         f"{fn.__qualname__})")
+    table[name] = fn
+
+
+def export(*names, torch=True, tensor=True):
+    """Mark a forward public: `torch.<name>` and/or `Tensor.<name>` for each name given (the
+    function's own name when none is given)."""
+    def mark(fn):
+        if not names and not hasattr(fn, "__name__"):
+            raise ValueError("export() of an object without a name needs the names")
+        if hasattr(fn, "__name__"):
+            setattr(ops, fn.__name__, fn)
+        for name in names or (fn.__name__,):
+            if torch:
+                _add(TORCH, name, fn, "torch")
+            if tensor:
+                _add(TENSOR, name, fn, "Tensor")
+        return fn
+    return mark
+
+
+def method(*names):
+    """A Tensor-only method (dunder methods, `view_as`, ...)."""
+    return export(*names, torch=False, tensor=True)
+
+
+def records(*rows):
+    """Bind a forward to the derivative rows it records (checked at import)."""
+    def mark(fn):
+        setattr(ops, fn.__name__, fn)
+        for row in rows:
+            BINDINGS.append((row, fn))
+        return fn
+    return mark
+
+
+def install_methods(tensor_cls):
+    for name, fn in TENSOR.items():
+        setattr(tensor_cls, name, fn)

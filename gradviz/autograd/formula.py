@@ -1,0 +1,500 @@
+"""The derivative-table machinery: rows, their plans, and the nodes made from them.
+
+gradviz._derivatives holds the rows (one per differentiable op, like torch's
+derivatives.yaml); this module turns each into a Node subclass named after torch's grad_fn
+and records nodes from the ops' forwards. A row is declared with the op's signature,
+`"mul(Tensor self, Tensor other)"`, and one formula per Tensor parameter, keyed by the
+parameter's name. Checks that make a broken row an import error, never a None gradient:
+
+- every Tensor parameter of the signature has a formula or is listed as not differentiable,
+  and no formula names a parameter the signature lacks (`defderiv`);
+- a formula only uses names in scope: the row's saved values and `result` (`Derivative`);
+- every row is bound to at least one forward (`gradviz._registry.records`), and each forward
+  has the row's differentiable parameters by name, in the signature's order
+  (`check_bindings`);
+- a node is recorded with exactly one input per differentiable parameter (`record`), and the
+  plan built for an input mask covers only those inputs (`Plan`).
+"""
+
+import inspect
+import re
+import sys
+
+import numpy as np
+
+from .._dmath import fit_to
+from .._tensor import Tensor, _make
+from .grad_mode import _state
+from .graph import (_FREED, _PKG_DIR, Node, _internal, _seq, accumulator, modified_error,
+                    user_stack)
+
+__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
+           "record_outputs", "check_bindings"]
+
+_SIGNATURE = re.compile(r"(\w+)\((.*)\)")
+
+
+class RowError(TypeError):
+    """A derivative row that does not match its op's signature (raised at import)."""
+
+
+def parse_signature(signature):
+    """(op name, [(type, name), ...]) of `"op(Type name, Type name=default, *, ...)"`."""
+    m = _SIGNATURE.fullmatch(signature.strip())
+    if m is None:
+        raise RowError(f"malformed op signature {signature!r}")
+    params = []
+    for p in m.group(2).split(","):
+        p = p.split("=")[0].strip()
+        if not p or p == "*":
+            continue
+        typ, _, name = p.rpartition(" ")
+        if not typ:
+            raise RowError(f"{m.group(1)}: parameter {p!r} has no type")
+        params.append((typ.strip(), name))
+    return m.group(1), params
+
+
+class Derivative:
+    """One row of the table; `cls` is the generated Node subclass named `node`.
+
+    `params` are the signature's parameter names, `inputs` its differentiable Tensor
+    parameters (one formula each, in signature order: the node's next_functions order), `args`
+    the values the forward passes in for saving (exposed as `_saved_<name>`).
+    """
+
+    def __init__(self, signature, node, args, formulas, nondiff=(), n_out=1, variadic=False,
+                 name=None, wrapped=(), internal=(), result_name="result"):
+        op, params = parse_signature(signature)
+        self.op = op
+        self.signature = signature
+        self.node = node
+        self.display = name or node     # what node.name() says, when torch's differs
+        self.params = tuple(p for _, p in params)
+        tensors = [(t, p) for t, p in params if t.startswith("Tensor")]
+        self.tensor_params = tuple(p for _, p in tensors)
+        for key in formulas:
+            if key not in self.tensor_params:
+                raise RowError(f"{op} ({node}): formula for {key!r}, which is not a Tensor "
+                               f"parameter of {signature}")
+        for key in nondiff:
+            if key not in self.tensor_params or key in formulas:
+                raise RowError(f"{op} ({node}): {key!r} listed as not differentiable but it is "
+                               f"not a Tensor parameter without a formula")
+        for p in self.tensor_params:
+            if p not in formulas and p not in nondiff:
+                raise RowError(f"{op} ({node}): Tensor parameter {p!r} has no formula and is "
+                               f"not listed as not differentiable")
+        self.inputs = tuple(p for p in self.tensor_params if p in formulas)
+        self.variadic = variadic or any(t.startswith("Tensor[]") for t, _ in tensors)
+        self.wrapped = frozenset(wrapped)
+        self.args = tuple(args)
+        for key in internal:
+            if key not in self.args:
+                raise RowError(f"{op} ({node}): internal value {key!r} is not a saved name")
+        self.internal = frozenset(internal)
+        self.result_name = result_name      # torch's name for the saved output
+        self.n_out = n_out
+        # Variadic rows (cat, stack) take any number of inputs through one formula.
+        self.n_inputs = None if self.variadic and n_out == 1 else len(self.inputs)
+        self.result_index = len(self.args)
+        scope = self.args + ("result",)
+        self.formulas = []
+        for key in self.inputs:
+            f = formulas[key]
+            code = f.__code__
+            fparams = code.co_varnames[:code.co_argcount]
+            skip = 2 if self.variadic else 1            # grad (and mask for variadic formulas)
+            for p in fparams[skip:]:
+                if p not in scope:
+                    raise RowError(f"{node}: formula for {key!r} uses unknown name {p!r}")
+            self.formulas.append((f, tuple(scope.index(p) for p in fparams[skip:])))
+        self._needed = {}
+        self._plans = {}
+        self.saves_tensors = False
+        self.cls = make_node_class(self)
+
+    def plan(self, mask):
+        """The Plan for the inputs in `mask` (cached): what to keep and how to call formulas."""
+        p = self._plans.get(mask)
+        if p is None:
+            p = self._plans[mask] = Plan(self, mask)
+        return p
+
+    def needed(self, mask):
+        """Indices of args (and result) used by the formulas of inputs in `mask`."""
+        r = self._needed.get(mask)
+        if r is None:
+            used = set()
+            for i, (_, idx) in enumerate(self.formulas):
+                if self.variadic or mask >> i & 1:
+                    used.update(idx)
+            r = self._needed[mask] = tuple(sorted(used))
+        return r
+
+    def saved_names(self, mask):
+        scope = self.args + ("result",)
+        return tuple(scope[j] for j in self.needed(mask))
+
+    def __repr__(self):
+        return f"<Derivative {self.signature} -> {self.node}>"
+
+
+class Plan:
+    """How a node of one row saves and calls, for one set of inputs needing a gradient.
+
+    `keep` lists the args kept alive (only those the needed formulas use, as torch saves
+    only what it will need); the node stores them in that order, followed by the result at
+    backward time. `calls` are (input index, formula, positions into that list).
+    """
+
+    __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
+                 "n_args")
+
+    def __init__(self, entry, mask):
+        if entry.n_inputs is not None and mask >> entry.n_inputs:
+            raise RowError(f"{entry.op} ({entry.node}): recorded with an input beyond its "
+                           f"{entry.n_inputs} differentiable parameters {entry.inputs}")
+        needed = entry.needed(mask)
+        self.keep = tuple(j for j in needed if j != entry.result_index)
+        self.n_args = len(entry.args)
+        self.all_args = self.keep == tuple(range(self.n_args))
+        self.saves_result = entry.result_index in needed
+        self.position = {j: k for k, j in enumerate(self.keep)}
+        self.position[entry.result_index] = len(self.keep)
+        self.n_inputs = len(entry.formulas)
+        self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
+                           for i, (f, idx) in enumerate(entry.formulas)
+                           if entry.variadic or mask >> i & 1)
+
+
+DERIVATIVES = {}
+
+
+def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
+             wrapped=(), nondiff=(), internal=(), result_name="result", **formulas):
+    """Add a row for the op `signature` ("op(Tensor self, Scalar other)"); `formulas` maps
+    each differentiable Tensor parameter to its formula, `nondiff` lists the others.
+
+    n_out is the number of outputs whose gradients the node receives (None: as many as the op
+    returns, and the formula then gets the list `grads`); variadic formulas take one list of
+    tensors (cat, stack) and return one gradient per tensor; `name` is node.name() when torch's
+    differs from the class name; `wrapped` names the args that torch declares as Tensors, so a
+    Python number saved there reads back as a 0-d tensor (torch's wrapped number); `internal`
+    names saved values torch does not have (gradviz's own bookkeeping): they get no
+    `_saved_<name>` attribute; `result_name` is torch's name for the saved output when it is
+    not `result` (LinalgInvExBackward0's `_saved_inverse`).
+    """
+    d = Derivative(signature, node, args, formulas, nondiff, n_out, variadic, name, wrapped,
+                   internal, result_name)
+    if d.op in DERIVATIVES:
+        raise RowError(f"duplicate derivative for {d.op}")
+    DERIVATIVES[d.op] = d
+    d.saves_tensors = saves_tensors
+    return d
+
+
+def entry(op):
+    """The row of op; a missing row fails loudly and names the op."""
+    try:
+        return DERIVATIVES[op]
+    except KeyError:
+        raise NotImplementedError(f"gradviz has no derivative for '{op}'") from None
+
+
+def check_bindings(bindings):
+    """Every row is recorded by at least one forward, and every forward bound to a row has
+    the row's differentiable Tensor parameters by name, in the signature's order (import-time
+    check)."""
+    bound = {}
+    for row, fn in bindings:
+        e = entry(row)
+        bound.setdefault(row, []).append(fn)
+        names = list(inspect.signature(fn).parameters)
+        missing = [p for p in e.inputs if p not in names]
+        if missing:
+            raise RowError(f"{row} ({e.node}): forward {fn.__module__}.{fn.__qualname__}"
+                           f"{inspect.signature(fn)} has no parameter {missing[0]!r} of "
+                           f"{e.signature}")
+        order = [names.index(p) for p in e.inputs]
+        if order != sorted(order):
+            raise RowError(f"{row} ({e.node}): forward {fn.__qualname__} takes the Tensor "
+                           f"parameters in another order than {e.signature}")
+    unbound = sorted(set(DERIVATIVES) - set(bound))
+    if unbound:
+        raise RowError(f"derivative rows without a forward: {', '.join(unbound)}")
+    return bound
+
+
+class FormulaNode(Node):
+    """A node whose backward is one row of gradviz._derivatives (class attribute `_entry`).
+
+    `_saved` holds the op's saveable arguments in the entry's `args` order, `_vers` the versions
+    of the saved tensors at save time (None: all were 0), `_mask` which inputs need a gradient,
+    `_meta` the (shape, dtype) of each input when broadcasting or promotion changed them, and
+    `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
+    """
+
+    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
+    # from the output's (broadcasting, promotion), and saved versions other than 0.
+    _meta = _vers = None
+
+    @property
+    def _released(self):
+        """Backward freed the saved values. (`_res` and `_resvc` are set only on nodes whose
+        formulas use the result.)"""
+        return type(self._saved) is _Freed
+
+    def name(self):
+        # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
+        return self._entry.display
+
+    def _apply(self, grads, create_graph):
+        if self._released:
+            raise RuntimeError(_FREED)
+        plan = self._plan
+        vals = self._unpack(plan, create_graph)
+        e = self._entry
+        # One gradient for a single-output op (cat and stack included), the list for unbind.
+        grad = grads[0] if e.n_out == 1 else grads
+        if e.variadic:
+            _, f, pos = plan.calls[0]
+            out = list(f(grad, self._mask, *[vals[p] for p in pos]))
+        else:
+            out = [None] * plan.n_inputs
+            for i, f, pos in plan.calls:
+                n = len(pos)
+                if n == 1:
+                    out[i] = f(grad, vals[pos[0]])
+                elif n == 0:
+                    out[i] = f(grad)
+                else:
+                    out[i] = f(grad, *[vals[p] for p in pos])
+        meta = self._meta
+        if meta is not None:
+            for i, m in enumerate(meta):
+                if m is not None and out[i] is not None:
+                    out[i] = fit_to(out[i], m[0], m[1])
+        return out
+
+    def _unpack(self, plan, create_graph):
+        """Saved values for the formulas (arrays for a plain backward, Tensors with
+        create_graph), after checking that no saved tensor was modified in place."""
+        vers = self._vers
+        vals = []
+        for k, v in enumerate(self._saved):
+            if isinstance(v, _Tensor):
+                vc = v._vc
+                if vc is not None:
+                    want = 0 if vers is None else vers[k]
+                    if vc.v != want:
+                        raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
+                vals.append(v if create_graph else v._data)
+            else:
+                vals.append(v)
+        if plan.saves_result:
+            vc = self._resvc
+            want = 0 if vers is None else vers[-1]
+            if vc.v != want:
+                raise modified_error(self._res, (self, 0), vc.v, want)
+            if create_graph:
+                t = _make_tensor(self._res)
+                t._rg, t._fn = True, self
+                vals.append(t)
+            else:
+                vals.append(self._res)
+        return vals
+
+    def _saved_items(self):
+        """(name, value, saved_version) for each saved value; the result's value is None."""
+        e = self._entry
+        plan = self._plan
+        vers = self._vers
+        out = []
+        for k, j in enumerate(plan.keep):
+            out.append((e.args[j], self._saved[k], 0 if vers is None else vers[k]))
+        if plan.saves_result:
+            out.append(("result", None, 0 if vers is None else vers[-1]))
+        return out
+
+    def _release(self):
+        if self._entry.saves_tensors:
+            saved = self._saved
+            for v in saved:
+                if not isinstance(v, _Tensor):
+                    self._saved = _Freed(_keep_numbers(saved))
+                    break
+            else:
+                self._saved = _ALL_FREED         # the common case: only tensors were saved
+            if self._plan.saves_result:
+                self._res = None
+
+    def _saved_lookup(self, name):
+        """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
+        backward, saved tensors are freed but numbers stay readable, as in torch."""
+        e = self._entry
+        released = self._released
+        j = e.result_index if name == "result" else e.args.index(name)
+        k = self._plan.position.get(j)
+        if released and (k is None or j == e.result_index or k >= len(self._saved) or
+                         self._saved[k] is None or name in e.wrapped):
+            raise RuntimeError(_FREED)
+        if k is None or (j == e.result_index and not self._plan.saves_result):
+            return None
+        if j == e.result_index:
+            t = _make(self._res)
+            t._rg, t._fn = True, self
+            return t
+        return self._wrapped(name, self._saved[k])
+
+    def _wrapped(self, name, v):
+        if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
+            # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
+            # (bool, int64 or float64); the formulas keep using the plain number.
+            return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
+                                  np.int64 if isinstance(v, int) else np.float64))
+        return v
+
+
+class _Freed(tuple):
+    """A node's saved values after backward: None for each freed tensor (or array), the
+    numbers kept (empty when there were only tensors)."""
+
+    __slots__ = ()
+
+
+_ALL_FREED = _Freed()
+
+
+def _keep_numbers(saved):
+    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
+
+
+def make_node_class(entry):
+    """A Node subclass named after torch's grad_fn (e.g. MulBackward0) for one row, with a
+    `_saved_<name>` attribute for each value torch saves (`_saved_result` when a formula uses
+    the result)."""
+    ns = {"__slots__": (), "_entry": entry}
+    names = [a for a in entry.args if a not in entry.internal]
+    if any(entry.result_index in idx for _, idx in entry.formulas):
+        names.append("result")
+    for name in names:
+        if hasattr(FormulaNode, "_saved_" + name):
+            raise RowError(f"{entry.node}: saved name {name!r} clashes with FormulaNode."
+                           f"_saved_{name}")
+        ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
+    if entry.result_name != "result" and "result" in names:
+        ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
+    return type(entry.node, (FormulaNode,), ns)
+
+
+def record(entry, out, inputs, args=()):
+    """Make `out` the result of a new `entry` node over `inputs` (Tensors or None) and return it.
+
+    Only inputs that require grad get an edge (the others get (None, 0), as in torch), and only
+    the values that the needed formulas use are kept alive and version-checked later.
+    """
+    n = entry.n_inputs
+    if n is not None and len(inputs) != n:
+        raise RowError(f"{entry.op} ({entry.node}) recorded with {len(inputs)} inputs; its row "
+                       f"has {n} differentiable parameters {entry.inputs}")
+    nexts = []
+    nrs = None
+    mask = 0
+    meta = None
+    od = out._data
+    shape, dt = od.shape, od.dtype
+    for i, t in enumerate(inputs):
+        if t is None or not t._rg:
+            nexts.append(None)
+            continue
+        mask |= 1 << i
+        fn = t._fn
+        if fn is None:
+            ref = t._acc
+            fn = None if ref is None else ref()
+            if fn is None:
+                fn = accumulator(t)
+        elif t._nr:
+            if nrs is None:
+                nrs = [0] * len(inputs)
+            nrs[i] = t._nr
+        nexts.append(fn)
+        d = t._data
+        if d.shape != shape or d.dtype != dt:
+            if meta is None:
+                meta = [None] * len(inputs)
+            meta[i] = (d.shape, d.dtype)
+    plan = entry._plans.get(mask) or entry.plan(mask)
+    node = _new(entry.cls)
+    node._next = tuple(nexts)
+    if nrs is not None:
+        node._nrs = tuple(nrs)
+    node._seq = next(_seq)
+    # user_frame(1), inlined: the user's code object and line, skipping gradviz's own frames.
+    f = _getframe(1)
+    while f is not None:
+        code = f.f_code
+        inside = _internal.get(code)
+        if inside is None:
+            inside = _internal[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            break
+        f = f.f_back
+    if f is None:
+        node._code, node._line = None, 0
+    else:
+        node._code, node._line = code, f.f_lineno
+    node._mask = mask
+    node._plan = plan
+    if meta is not None:
+        node._meta = tuple(meta)
+    if plan.all_args and len(args) == plan.n_args:
+        saved = args
+    else:
+        saved = tuple([args[j] for j in plan.keep])
+    node._saved = saved
+    vers = None
+    for k, v in enumerate(saved):
+        if isinstance(v, _Tensor) and v._vc is not None and v._vc.v:
+            if vers is None:
+                vers = [0] * (len(saved) + 1)
+            vers[k] = v._vc.v
+    if plan.saves_result:
+        node._res = od
+        vc = node._resvc = out._version_counter()
+        if vc.v:
+            if vers is None:
+                vers = [0] * (len(saved) + 1)
+            vers[-1] = vc.v
+    if vers is not None:
+        node._vers = tuple(vers)
+    out._rg = True
+    out._fn = node
+    out._nr = 0
+    if _state.anomaly:
+        node._stack = user_stack()
+    trace = _state.trace
+    if trace is not None:
+        trace.node(node)
+        node._inputs = tuple(inputs)
+        trace.made(out, node)
+    return node
+
+
+def record_outputs(entry, outs, inputs, args=()):
+    """record() for an op with several differentiable outputs (output k gets output_nr k)."""
+    node = record(entry, outs[0], inputs, args)
+    node._n_out = len(outs)      # stored in the node's __dict__, over the class default
+    for k, t in enumerate(outs):
+        t._rg, t._fn, t._nr = True, node, k
+        if k and _state.trace is not None:
+            _state.trace.made(t, node)
+    return node
+
+
+_new = object.__new__
+_getframe = sys._getframe
+_Tensor = Tensor
+_make_tensor = _make

@@ -1,0 +1,149 @@
+"""Normalization modules: LayerNorm, BatchNorm1d/2d and GroupNorm, with torch's parameters
+and buffers (names, order, initial values) and reprs."""
+
+from .. import _creation
+from .._dtype import int64
+from . import functional as F
+from . import init
+from .modules import Module, Parameter
+
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"]
+
+
+def _param(shape, dtype, fill):
+    p = Parameter(_creation.empty(*shape, dtype=dtype))
+    fill(p)
+    return p
+
+
+class LayerNorm(Module):
+    """layer_norm over the last dims, with an elementwise weight (ones) and bias (zeros).
+
+    >>> import gradviz as torch
+    >>> torch.nn.LayerNorm(4)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
+    """
+
+    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = _param(self.normalized_shape, dtype, init.ones_)
+            if bias:
+                self.bias = _param(self.normalized_shape, dtype, init.zeros_)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class _BatchNorm(Module):
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = _param((num_features,), dtype, init.ones_)
+            if bias:
+                self.bias = _param((num_features,), dtype, init.zeros_)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", init.zeros_(
+                _creation.empty(num_features, dtype=dtype)))
+            self.register_buffer("running_var", init.ones_(
+                _creation.empty(num_features, dtype=dtype)))
+            self.register_buffer("num_batches_tracked", init.zeros_(
+                _creation.empty((), dtype=int64)))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                object.__setattr__(self, name, None)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def forward(self, input):
+        """torch's _BatchNorm.forward: count the batch, pick the averaging factor (momentum,
+        or 1 / batches seen when momentum is None), normalize with batch statistics in
+        training, with the running ones in eval."""
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        use_stats = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use_stats else None,
+                            self.running_var if use_stats else None, self.weight, self.bias,
+                            bn_training, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """batch_norm over (N, C) or (N, C, L) input; running statistics in buffers."""
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """batch_norm over (N, C, H, W) input; running statistics in buffers."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = _param((num_channels,), dtype, init.ones_)
+            if bias:
+                self.bias = _param((num_channels,), dtype, init.zeros_)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")

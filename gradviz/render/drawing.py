@@ -1,0 +1,123 @@
+"""What `gradviz graph` does with a report: the outputs it names, the drawing built once, what
+to tell the user about it, and each output written.
+
+>>> from gradviz.render.drawing import GraphDrawing
+>>> drawing = GraphDrawing({"file": "f.py", "tensors": [], "nodes": [], "roots": []})
+>>> drawing.count, [note.plain for note in drawing.notes]     # doctest: +NORMALIZE_WHITESPACE
+(0, ['f.py: no graph to draw (no tensor that requires grad has a grad_fn or an
+      AccumulateGrad)'])
+"""
+
+import os
+import sys
+from typing import NamedTuple
+
+from rich.text import Text
+
+from .dot import LARGE_GRAPH, build_graph
+from .output import OutputError, check_output
+from .renderer import RenderError, render
+from .terminal import printable
+
+__all__ = ["EXTENSIONS", "GraphDrawing", "Target", "output_targets"]
+
+# The format of -o FILE, from its extension.
+EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+
+
+class Target(NamedTuple):
+    """One output: its format, the path as the user gave it ("-" is stdout, DOT only), and
+    that path made absolute before the user's file runs (the file may change directory)."""
+
+    fmt: str
+    path: str
+    resolved: str
+
+
+def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, protected=None):
+    """Return the Targets the options name, each checked before anything runs: RenderError
+    (exit_code 2) when none is named, an extension says no format, or a path must not be
+    written (the file being run, a folder, a read-only file: see output.check_output).
+
+    >>> output_targets(svg="g.svg", output="-")[0][:2], output_targets(output="-")[0][:2]
+    (('svg', 'g.svg'), ('dot', '-'))
+    """
+    named = [(fmt, path) for fmt, path in (("svg", svg), ("png", png), ("pdf", pdf),
+                                           ("dot", dot)) if path]
+    if output == "-":
+        named.append(("dot", "-"))
+    elif output:
+        ext = os.path.splitext(output)[1].lower()
+        if ext not in EXTENSIONS:
+            raise RenderError(f"cannot tell the format of {output!r} from its extension "
+                              f"(use {', '.join(sorted(EXTENSIONS))}, or --svg/--png/--pdf/"
+                              "--dot)", exit_code=2)
+        named.append((EXTENSIONS[ext], output))
+    if not named:
+        raise RenderError("say where to draw: --svg FILE, --png FILE, --pdf FILE, --dot FILE "
+                          "or -o FILE (-o - for DOT on stdout)", exit_code=2)
+    targets = []
+    for fmt, path in named:
+        if path != "-":
+            try:
+                check_output(path, protected)
+            except OutputError as exc:
+                raise RenderError(str(exc), exc.exit_code) from None
+        targets.append(Target(fmt, path, path if path == "-" else os.path.abspath(path)))
+    return targets
+
+
+class GraphDrawing:
+    """A report's graph drawn once: DOT source, node count, shared tensors and notes.
+
+    notes are rich Texts to show before writing: the file's error, an empty graph, a graph
+    too big to read. Every text from the user's file in them is escaped (terminal.printable).
+    """
+
+    def __init__(self, report, *, view="backward", roots=None, show_saved=False,
+                 max_depth=None, collapse=False, legend=True):
+        built = build_graph(report, view=view, roots=roots, show_saved=show_saved,
+                            legend=legend, max_depth=max_depth, collapse=collapse)
+        self.source, self.count, self.shared = built
+        self.notes = _notes(report, built.count, collapse, max_depth)
+
+    def write(self, targets, *, renderer=None, protected=None, stdout=None):
+        """Write every target (DOT ones first, so a missing renderer can point at them) and
+        yield one line per file written. Errors raise RenderError with the exit code:
+        2 a path that cannot or must not be written, 3 no renderer (the DOT is written
+        anyway), 4 the renderer failed."""
+        dot_copy = None
+        for target in sorted(targets, key=lambda t: t.fmt != "dot"):
+            if target.path == "-":
+                stream = sys.stdout if stdout is None else stdout
+                stream.write(self.source)
+                stream.flush()
+                continue
+            # The path as the user wrote it, unless their file changed the directory.
+            path = target.path if os.path.abspath(target.path) == target.resolved \
+                else target.resolved
+            render(self.source, target.fmt, path, renderer=renderer, protected=protected,
+                   dot_copy=dot_copy)
+            if target.fmt == "dot" and dot_copy is None:
+                dot_copy = path
+            yield Text(printable(f"wrote {path} ({self.count} nodes, "
+                                 f"{target.fmt.upper()})", keep=""))
+
+
+def _notes(report, count, collapse, max_depth):
+    notes = []
+    error = report.get("error")
+    if error:
+        note = Text(printable(f"{error.get('type')}: {error.get('message')}"), style="red")
+        note.append(printable(f" ({error.get('file')}:{error.get('line')}) — drawing what was "
+                              "recorded up to there"))
+        notes.append(note)
+    if count == 0:
+        notes.append(Text(printable(f"{report.get('file')}: no graph to draw (no tensor that "
+                                    "requires grad has a grad_fn or an AccumulateGrad)")))
+    if count > LARGE_GRAPH and not collapse and max_depth is None:
+        note = Text("warning:", style="yellow")
+        note.append(f" {count} nodes: the drawing will be hard to read; try --collapse, "
+                    "--max-depth N or --root NAME")
+        notes.append(note)
+    return notes

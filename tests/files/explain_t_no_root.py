@@ -1,0 +1,3 @@
+import torch
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
