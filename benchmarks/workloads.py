@@ -224,6 +224,31 @@ def makemore_checksum(torch: Any, state: dict) -> dict:
     return out
 
 
+# ----- MLP training step with Adam -----
+#
+# The same MLP step, updated by torch.optim.Adam (lr 1e-3, torch's defaults) instead of the
+# hand-written SGD: measures the optimizer's per-step cost (4 parameters, 407k elements: the
+# float32 update as torch's single-tensor Adam computes it) on top of the core.
+
+
+def mlp_adam_setup(torch: Any, batch: int) -> dict:
+    state = mlp_setup(torch, batch)
+    state["opt"] = torch.optim.Adam(state["params"], lr=1e-3)
+    return state
+
+
+def mlp_adam_run(torch: Any, state: dict) -> None:
+    w1, b1, w2, b2 = state["params"]
+    opt = state["opt"]
+    opt.zero_grad()
+    h = torch.tanh(state["x"] @ w1.t() + b1)
+    out = h @ w2.t() + b2
+    loss = ((out - state["target"]) ** 2).mean()
+    loss.backward()
+    opt.step()
+    state["loss"] = loss
+
+
 # ----- 1024x1024 matmul -----
 #
 # Inputs are uniform in [0, 1), so the output's sum and every gradient entry are positive sums
@@ -318,6 +343,119 @@ def wide_ops(n: int) -> int:
     return n + 2
 
 
+# ----- small CNN step -----
+#
+# Two conv2d + relu + max_pool2d blocks, a linear layer and cross entropy on a batch of 32 RGB
+# 32x32 images, then an SGD update: the functional forms with explicit parameters, so that it
+# measures the core's convolution and pooling and not nn/optim.
+
+CNN_LR = 0.01
+
+
+def cnn_data(batch: int) -> dict[str, np.ndarray]:
+    rng = _rng()
+    f32 = np.float32
+
+    def uniform(fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
+        bound = 1.0 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(f32)
+
+    return {
+        "x": rng.standard_normal((batch, 3, 32, 32)).astype(f32),
+        "target": rng.integers(0, 10, batch).astype(np.int64),
+        "w1": uniform(27, (16, 3, 3, 3)), "b1": uniform(27, (16,)),
+        "w2": uniform(144, (32, 16, 3, 3)), "b2": uniform(144, (32,)),
+        "w3": uniform(2048, (10, 2048)), "b3": uniform(2048, (10,)),
+    }
+
+
+def cnn_setup(torch: Any, batch: int) -> dict:
+    data = cnn_data(batch)
+    state = {"x": torch.tensor(data["x"]), "target": torch.tensor(data["target"])}
+    state["params"] = [torch.tensor(data[k], requires_grad=True)
+                       for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+    return state
+
+
+def cnn_run(torch: Any, state: dict) -> None:
+    F = torch.nn.functional
+    w1, b1, w2, b2, w3, b3 = params = state["params"]
+    for p in params:
+        p.grad = None
+    h = F.max_pool2d(F.relu(F.conv2d(state["x"], w1, b1, padding=1)), 2)
+    h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=1)), 2)
+    loss = F.cross_entropy(F.linear(h.flatten(1), w3, b3), state["target"])
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= CNN_LR * p.grad
+    state["loss"] = loss
+
+
+def cnn_checksum(torch: Any, state: dict) -> dict:
+    out = {"loss": _scalar_entry(state["loss"])}
+    for name, p in zip(("w1", "b1", "w2", "b2", "w3", "b3"), state["params"]):
+        out[name + ".grad"] = _sum_entry(p.grad)
+    return out
+
+
+# ----- attention block step -----
+#
+# One multi-head self-attention block (qkv projection, scaled_dot_product_attention over 4
+# heads, output projection, residual) on a batch of 8 sequences of 64 tokens of width 128,
+# MSE against a target, then an SGD update. (Layer norm joins it once the core has it.)
+
+ATTN_LR = 0.01
+
+
+def attention_data(batch: int) -> dict[str, np.ndarray]:
+    rng = _rng()
+    f32 = np.float32
+    bound = 1.0 / np.sqrt(128)
+    return {
+        "x": rng.standard_normal((batch, 64, 128)).astype(f32),
+        "target": rng.standard_normal((batch, 64, 128)).astype(f32),
+        "w_qkv": rng.uniform(-bound, bound, (384, 128)).astype(f32),
+        "b_qkv": rng.uniform(-bound, bound, (384,)).astype(f32),
+        "w_out": rng.uniform(-bound, bound, (128, 128)).astype(f32),
+        "b_out": rng.uniform(-bound, bound, (128,)).astype(f32),
+    }
+
+
+def attention_setup(torch: Any, batch: int) -> dict:
+    data = attention_data(batch)
+    state = {"x": torch.tensor(data["x"]), "target": torch.tensor(data["target"])}
+    state["params"] = [torch.tensor(data[k], requires_grad=True)
+                       for k in ("w_qkv", "b_qkv", "w_out", "b_out")]
+    return state
+
+
+def attention_run(torch: Any, state: dict) -> None:
+    F = torch.nn.functional
+    w_qkv, b_qkv, w_out, b_out = params = state["params"]
+    for p in params:
+        p.grad = None
+    x = state["x"]
+    b, n, d = x.shape
+    qkv = F.linear(x, w_qkv, b_qkv).view(b, n, 3, 4, d // 4).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    h = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    y = x + F.linear(h.transpose(1, 2).reshape(b, n, d), w_out, b_out)
+    loss = ((y - state["target"]) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= ATTN_LR * p.grad
+    state["loss"] = loss
+
+
+def attention_checksum(torch: Any, state: dict) -> dict:
+    out = {"loss": _scalar_entry(state["loss"])}
+    for name, p in zip(("w_qkv", "b_qkv", "w_out", "b_out"), state["params"]):
+        out[name + ".grad"] = _sum_entry(p.grad)
+    return out
+
+
 # ----- registry -----
 
 
@@ -370,6 +508,20 @@ WORKLOADS: dict[str, Workload] = {
             "tanh 200 with batch_norm, cross_entropy, fwd+bwd+SGD",
             makemore_setup, makemore_run, makemore_checksum, "ms",
             full=Plan(32, rounds=3, repeat=200), quick=Plan(32, rounds=1, repeat=50)),
+        Workload(
+            "mlp_adam_step", "the MLP step updated by optim.Adam instead of SGD",
+            mlp_adam_setup, mlp_adam_run, mlp_checksum, "ms",
+            full=Plan(256, rounds=3, repeat=20), quick=Plan(256, rounds=1, repeat=8)),
+        Workload(
+            "cnn_step", "CNN step: batch 32, 3x32x32, 2x (conv3x3+relu+maxpool), linear, "
+            "cross entropy, fwd+bwd+SGD",
+            cnn_setup, cnn_run, cnn_checksum, "ms",
+            full=Plan(32, rounds=3, repeat=10), quick=Plan(32, rounds=1, repeat=4)),
+        Workload(
+            "attention_step", "attention block step: batch 8, 64 tokens, width 128, 4 heads, "
+            "causal sdpa, fwd+bwd+SGD",
+            attention_setup, attention_run, attention_checksum, "ms",
+            full=Plan(8, rounds=3, repeat=10), quick=Plan(8, rounds=1, repeat=4)),
         Workload(
             "matmul_1024", "(a @ b).sum().backward(), a and b 1024x1024",
             matmul_setup, matmul_run, matmul_checksum, "ms",

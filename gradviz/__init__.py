@@ -23,8 +23,11 @@ from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor
                               rsub, sub, sub as subtract)
 from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
                               logical_not, lt, ne)
+from ._ops.bilinear import (bilinear)
+from ._ops.convolution import (conv1d, conv2d, convolution)
 from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
                           inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+from ._ops.padding import (constant_pad_nd)
 from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
                          broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
                          diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
@@ -60,10 +63,12 @@ from . import autograd
 from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
+from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import nn
 from . import optim
 from . import return_types
+from . import backends, cuda, utils
 from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
@@ -99,8 +104,9 @@ __all__ = [
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg",
-    "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
+    "is_inference", "is_inference_mode_enabled",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "backends", "cuda",
+    "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 
 _missing.install_tensor_stubs(Tensor)

@@ -40,11 +40,14 @@ def _check_device(device):
     """Only the CPU: another device is refused with torch's words on a CPU-only build."""
     if device is None:
         return
-    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    from ._tensor import device as _device
+    kind = _device(device).type
     if kind == "cpu":
         return
-    if kind == "cuda":
-        raise AssertionError("Torch not compiled with CUDA enabled")
+    if kind in ("cuda", "xpu"):
+        raise AssertionError(f"Torch not compiled with {kind.upper()} enabled")
+    if kind == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices")
     raise RuntimeError(f"gradviz: device {str(device)!r} is not available: gradviz's core runs "
                        "on the CPU only; run with --backend torch to use PyTorch")
 

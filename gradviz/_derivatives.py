@@ -33,9 +33,13 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      shift, sign, sin, cos, exp, split_grad, stack_grads, sum_dims, sum_to,
                      take, transpose, permute, unsqueeze_dims, unstack_grad, value, where0,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
-                     xlogy, trunc_div, plus)
+                     xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
+                     threshold_backward, softmax_backward_data, log_softmax_backward_data,
+                     select_backward, slice_backward, mse_loss_backward)
 from ._registry import ops
 from ._tensor import Tensor, _make
+from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
+                       gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
@@ -157,11 +161,17 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
 
 
 def softmax_grad(grad, result, dim):
-    return result * (grad - sum_dims(grad * result, dim, keepdim=True))
+    return softmax_backward_data(grad, result, dim)
 
 
 def log_softmax_grad(grad, result, dim):
-    return grad - exp(result) * sum_dims(grad, dim, keepdim=True)
+    return log_softmax_backward_data(grad, result, dim)
+
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d(output) of _softmax_backward_data, torch's softmax_double_backward."""
+    return (grad_output * grad - sum_dims(output * grad_output, dim, keepdim=True) * grad
+            - grad_output * sum_dims(output * grad, dim, keepdim=True))
 
 
 def maximum_grad(grad, self, other, pick_self):
@@ -211,13 +221,6 @@ def xlogy_self_grad(grad, self, other):
     """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
     x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
     return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
-
-
-def mse_grad(grad, self, target, reduction):
-    diff = self - target
-    n = np.size(value(diff))
-    g = grad * 2 * diff
-    return g / n if reduction == 1 else g
 
 
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
@@ -584,12 +587,12 @@ defderiv("sin(Tensor self)", "SinBackward0", ("self",),
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
          self=lambda grad, self: grad * -sin(self))
 defderiv("tanh(Tensor self)", "TanhBackward0",
-         self=lambda grad, result: grad * (1 - result * result))
+         self=tanh_backward)
 defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
-         self=lambda grad, result: grad * result * (1 - result))
+         self=sigmoid_backward)
 # relu: mask by result > 0, not by self > 0 (torch's threshold_backward on the result).
 defderiv("relu(Tensor self)", "ReluBackward0",
-         self=lambda grad, result: mask(value(result) > 0, grad))
+         self=lambda grad, result: threshold_backward(grad, result, 0))
 defderiv("clamp(Tensor self, Scalar? min, Scalar? max)",
          "ClampBackward1", ("self", "min", "max"),
          self=clamp_grad)
@@ -736,11 +739,13 @@ defderiv("expand(Tensor self, SymInt[] size)",
 defderiv("select(Tensor self, int dim, SymInt index)",
          "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
          internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, index, key: select_backward(
+             grad, self_sym_sizes, dim, index, key))
 defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
          "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
          saves_tensors=False, internal=("key",),
-         self=lambda grad, self_sym_sizes, key: put(grad, self_sym_sizes, key))
+         self=lambda grad, self_sym_sizes, dim, start, end, step, key: slice_backward(
+             grad, self_sym_sizes, dim, start, end, step, key))
 defderiv("index(Tensor self, Tensor?[] indices)",
          "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
          nondiff=("indices",),
@@ -804,8 +809,11 @@ defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
 
 defderiv("mse_loss(Tensor input, Tensor target, int reduction)",
          "MseLossBackward0", ("self", "target", "reduction"),
-         input=mse_grad,
-         target=lambda grad, self, target, reduction: -mse_grad(grad, self, target, reduction))
+         input=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target,
+                                                                       reduction),
+         # torch's formula for target swaps the arguments: 2 (target - self) grad.
+         target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self,
+                                                                        reduction))
 
 # ----- Pointwise and special functions -----------------------------------------------------
 # (formulas as torch's derivatives.yaml writes them; `self` is the input before the op)
@@ -1536,6 +1544,228 @@ defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
          saves_tensors=False,
          self=lambda grad, other: grad / other)
 
+# convolution, pooling, attention
+
+def _conv_geometry(weight_shape, stride, padding, dilation):
+    nd = len(weight_shape) - 2
+    return tuple(t * nd if len(t) == 1 else t for t in (stride, padding, dilation))
+
+
+# The conv and pooling formulas name every saved value, so that each stays readable on the
+# node (torch saves them all, whichever inputs need a gradient).
+
+def conv_input_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                    transposed, output_padding, groups, input_sizes):
+    st, pd, dl = _conv_geometry(np.shape(value(weight)), stride, padding, dilation)
+    return conv_grad_input(grad, input_sizes, weight, st, pd, dl, groups)
+
+
+def conv_weight_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                     transposed, output_padding, groups):
+    shape = np.shape(value(weight))
+    st, pd, dl = _conv_geometry(shape, stride, padding, dilation)
+    return conv_grad_weight(grad, input, shape, st, pd, dl, groups)
+
+
+def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+                   transposed, output_padding, groups):
+    nd = np.ndim(value(grad))
+    return sum_dims(grad, (0,) + tuple(range(2, nd)))
+
+
+def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, dropout_p,
+                          is_causal, attn_mask, scale):
+    """The gradients of softmax(q k^T * scale + mask) v w.r.t. q, k and v, from the saved
+    output and row log-sum-exp (the attention weights are recomputed, as torch's kernel
+    does). Under create_graph=True they are recorded as NotImplemented nodes, as in torch."""
+    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, output))
+    sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    if attn_mask is not None:
+        s = s + value_of(attn_mask)
+    if is_causal:
+        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+    # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
+    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
+    dv = np.matmul(np.swapaxes(p, -2, -1), g)
+    dp = np.matmul(g, np.swapaxes(v, -2, -1))
+    ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
+    ds *= q.dtype.type(sc)
+    dq = np.matmul(ds, k)
+    dk = np.matmul(np.swapaxes(ds, -2, -1), q)
+    if isinstance(grad, Tensor):
+        grads = list(ops.flash_attention_backward(grad, query, key, value, (dq, dk, dv)))
+    else:
+        grads = [dq, dk, dv]
+    return [r if mask >> i & 1 else None for i, r in enumerate(grads)]
+
+
+def value_of(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def no_derivative_flash_backward(grad):
+    raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+                       " is not implemented")
+
+
+defderiv("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
+         "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
+         "SymInt groups)",
+         "ConvolutionBackward0",
+         ("input", "weight", "bias_sym_sizes_opt", "stride", "padding", "dilation", "transposed",
+          "output_padding", "groups", "input_sizes"), internal=("input_sizes",),
+         input=conv_input_grad,
+         weight=conv_weight_grad,
+         bias=conv_bias_grad)
+defderiv("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride, "
+         "int[2] padding, int[2] dilation, bool ceil_mode)",
+         "MaxPool2DWithIndicesBackward0",
+         ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
+          "self_sizes"), internal=("self_sizes",),
+         self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+             self_sizes: max_pool_grad(grad, self_sizes, result1))
+defderiv("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
+         "bool ceil_mode, bool count_include_pad, int? divisor_override)",
+         "AvgPool2DBackward0",
+         ("self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+          "divisor_override", "geometry"), internal=("geometry",),
+         self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+             divisor_override, geometry: avg_pool_grad(grad, geometry))
+defderiv("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size)",
+         "AdaptiveAvgPool2DBackward0", ("self", "bins"), internal=("bins",),
+         self=lambda grad, self, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
+defderiv("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value)",
+         "ConstantPadNdBackward0", ("pad",), saves_tensors=False,
+         self=lambda grad, pad: constant_pad(grad, [-p for p in pad]))
+defderiv("reflection_pad1d(Tensor self, SymInt[2] padding)",
+         "ReflectionPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("reflection_pad2d(Tensor self, SymInt[4] padding)",
+         "ReflectionPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("replication_pad1d(Tensor self, SymInt[2] padding)",
+         "ReplicationPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+defderiv("replication_pad2d(Tensor self, SymInt[4] padding)",
+         "ReplicationPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
+         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+# The CPU attention kernel torch 2.13 picks for 4-D float inputs without dropout and with a
+# mask that needs no gradient. Its one formula gives all three gradients (variadic), and is not
+# itself differentiable (torch records a NotImplemented node for create_graph=True).
+defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
+         "float dropout_p, bool is_causal, *, Tensor? attn_mask, float? scale)",
+         "ScaledDotProductFlashAttentionForCpuBackward0",
+         ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
+          "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
+         query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+def trilinear_mid(grad, i2):
+    """sum_o grad[n, o] i2[o, i, j], as (N, I, J): shared by the gradients of i1 and i3."""
+    o, i, j = np.shape(value(i2))
+    return reshape(matmul(grad, reshape(i2, (o, i * j))), (-1, i, j))
+
+
+def trilinear_i1_grad(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    return reshape(matmul(mid, unsqueeze_dims(i3, (2,), 3)), np.shape(value(mid))[:2])
+
+
+def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
+    n, i = np.shape(value(i1))
+    j = np.shape(value(i3))[1]
+    pairs = reshape(unsqueeze_dims(i1, (2,), 3) * unsqueeze_dims(i3, (1,), 3), (n, i * j))
+    return reshape(matmul(transpose(grad), pairs), np.shape(value(i2)))
+
+
+def trilinear_i3_grad(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    mid = trilinear_mid(grad, i2)
+    n, j = np.shape(value(mid))[0], np.shape(value(mid))[2]
+    return reshape(matmul(unsqueeze_dims(i1, (1,), 3), mid), (n, j))
+
+
+# bilinear's product (torch's _trilinear with bilinear's expand and sum dims)
+defderiv("trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, "
+         "int[] expand3, int[] sumdim)",
+         "TrilinearBackward0", ("i1", "i2", "i3", "expand1", "expand2", "expand3", "sumdim"),
+         i1=trilinear_i1_grad, i2=trilinear_i2_grad, i3=trilinear_i3_grad)
+# torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
+defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
+         self=softmax_grad)
+defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
+         "Tensor key, Tensor value)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         n_out=None,
+         grad_out=no_derivative_flash_backward, query=no_derivative_flash_backward,
+         key=no_derivative_flash_backward, value=no_derivative_flash_backward)
+
 
 # ----- Higher-order nodes ------------------------------------------------------------------
-# (TanhBackwardBackward0, SigmoidBackwardBackward0, ... where torch has them)
+# The backward functions torch records as ops under create_graph=True, so that the graph of a
+# gradient shows TanhBackwardBackward0, ... Their first edge is the incoming gradient's.
+# Their own formulas are composed as torch's C++ formulas are: `-2 * output` there is
+# mul(Tensor, Scalar) (MulBackward1), `+ 1` is add(Tensor, Scalar) (AddBackward1, `plus`).
+
+defderiv("tanh_backward(Tensor grad_output, Tensor output)",
+         "TanhBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: tanh_backward(grad, output),
+         output=lambda grad, grad_output, output: grad * (scale(output, -2) * grad_output))
+defderiv("sigmoid_backward(Tensor grad_output, Tensor output)",
+         "SigmoidBackwardBackward0", ("grad_output", "output"),
+         grad_output=lambda grad, output: sigmoid_backward(grad, output),
+         output=lambda grad, grad_output, output: grad * grad_output * plus(
+             scale(output, -2), 1))
+# torch's relu backward is threshold_backward(grad, result, 0): `self` is relu's result, and
+# its gradient is zero (the mask is piecewise constant).
+defderiv("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold)",
+         "ThresholdBackwardBackward0", ("self", "threshold"),
+         grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+         self=lambda grad: zeros_like(grad))
+defderiv("_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "SoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         grad_output=lambda grad, dim, output: softmax_backward_data(grad, output, dim),
+         output=lambda grad, dim, grad_output, output: softmax_double_backward(
+             grad, grad_output, dim, output))
+defderiv("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim)",
+         "LogSoftmaxBackwardDataBackward0", ("dim", "grad_output", "output"),
+         # not log_softmax_backward_data again: this linear map is not its own adjoint.
+         grad_output=lambda grad, dim, output: grad - sum_dims(grad * exp(output), dim,
+                                                               keepdim=True),
+         output=lambda grad, dim, grad_output, output: -sum_dims(
+             grad_output, dim, keepdim=True) * exp(output) * grad)
+defderiv("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index)",
+         "SelectBackwardBackward0", ("dim", "index", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))
+defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+         "SymInt end, SymInt step)",
+         "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
+         internal=("key",),
+         grad_output=lambda grad, key: take(grad, key))
+
+
+def mse_double_grad_output(grad, self, target, reduction):
+    """d/d(grad_output) of mse_loss_backward: the reduction of 2 (self - target) grad."""
+    r = mse_loss_backward(grad, self, target, 0)       # torch's Reduction: 0 none, 1 mean, 2 sum
+    if reduction == 0:
+        return r
+    total = r.sum()
+    return total / np.size(value(r)) if reduction == 1 else total
+
+
+def mse_double_grad_input(grad, grad_output, self, target, reduction):
+    """d/d(self) of mse_loss_backward: 2 grad grad_output, over the element count for mean."""
+    g = scale(grad * grad_output, 2)
+    if reduction == 1:
+        g = g / int(np.prod(np.broadcast_shapes(np.shape(value(self)),
+                                                np.shape(value(target)))))
+    return g
+
+
+defderiv("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction)",
+         "MseLossBackwardBackward0", ("grad_output", "self", "target", "reduction"),
+         grad_output=lambda grad, self, target, reduction: mse_double_grad_output(
+             grad, self, target, reduction),
+         self=mse_double_grad_input,
+         target=lambda grad, grad_output, self, target, reduction: -mse_double_grad_input(
+             grad, grad_output, self, target, reduction))
+

@@ -537,3 +537,78 @@ def trunc_div(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.trunc(np.true_divide(value(a), value(b)))
     return _make(q) if _t(a) or _t(b) else q
+
+
+# ----- Backward functions that record their own node under create_graph ----------------------
+
+def _both(a, b):
+    """a and b as Tensors when either is one (create_graph), else None."""
+    if _t(a) or _t(b):
+        return (a if _t(a) else _make(np.asarray(a))), (b if _t(b) else _make(np.asarray(b)))
+    return None
+
+
+# tanh and sigmoid are on the hot path of every small network: the array case is tested
+# first, without a helper call. (The parameter is named `result` so that the rows of tanh and
+# sigmoid can use these functions as their formulas directly.)
+
+def tanh_backward(grad, result):
+    """grad * (1 - result**2); TanhBackwardBackward0 on Tensors."""
+    if not (isinstance(result, Tensor) or isinstance(grad, Tensor)):
+        return grad * (1 - result * result)
+    return ops.tanh_backward(*_both(grad, result))
+
+
+def sigmoid_backward(grad, result):
+    """grad * result * (1 - result); SigmoidBackwardBackward0 on Tensors."""
+    if not (isinstance(result, Tensor) or isinstance(grad, Tensor)):
+        return grad * result * (1 - result)
+    return ops.sigmoid_backward(*_both(grad, result))
+
+
+def threshold_backward(grad, self, threshold):
+    """grad where self > threshold, else 0; ThresholdBackwardBackward0 on Tensors."""
+    if not (isinstance(self, Tensor) or isinstance(grad, Tensor)):
+        return grad * (self > threshold).astype(np.result_type(grad), copy=False)
+    return ops.threshold_backward(*_both(grad, self), threshold)
+
+
+def softmax_backward_data(grad, output, dim):
+    """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
+    tt = _both(grad, output)
+    if tt is None:
+        return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
+    return ops.softmax_backward_data(tt[0], tt[1], dim)
+
+
+def log_softmax_backward_data(grad, output, dim):
+    """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
+    tt = _both(grad, output)
+    if tt is None:
+        return grad - np.exp(output) * np.sum(grad, axis=dim, keepdims=True)
+    return ops.log_softmax_backward_data(tt[0], tt[1], dim)
+
+
+def select_backward(grad, input_sizes, dim, index, key):
+    """zeros(input_sizes) with grad at [key]; SelectBackwardBackward0 on Tensors."""
+    if _t(grad):
+        return ops.select_backward(grad, input_sizes, dim, index, key)
+    return put(grad, input_sizes, key)
+
+
+def slice_backward(grad, input_sizes, dim, start, end, step, key):
+    """zeros(input_sizes) with grad at [key]; SliceBackwardBackward0 on Tensors."""
+    if _t(grad):
+        return ops.slice_backward(grad, input_sizes, dim, start, end, step, key)
+    return put(grad, input_sizes, key)
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    """2 (self - target) grad, over the element count for "mean"; MseLossBackwardBackward0
+    on Tensors."""
+    if _t(grad) or _t(self) or _t(target):
+        return ops.mse_loss_backward(*[x if _t(x) else _make(np.asarray(x))
+                                       for x in (grad, self, target)], reduction)
+    d = self - target
+    g = 2 * d * grad
+    return g / np.size(d) if reduction == 1 else g   # 1: torch's Reduction::Mean

@@ -14,7 +14,8 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 
 import difflib
 
-from ._torch_api import FUNCTIONAL, LINALG, NN, OPTIM, TENSOR, TORCH, VERSION
+from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, LINALG,
+                         NN, OPTIM, TENSOR, TORCH, VERSION)
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -23,12 +24,17 @@ _OWNERS = {
     "functional": (FUNCTIONAL, "module 'torch.nn.functional'", "torch.nn.functional."),
     "optim": (OPTIM, "module 'torch.optim'", "torch.optim."),
     "linalg": (LINALG, "module 'torch.linalg'", "torch.linalg."),
+    "autograd": (AUTOGRAD, "module 'torch.autograd'", "torch.autograd."),
+    "autograd.functional": (AUTOGRAD_FUNCTIONAL, "module 'torch.autograd.functional'",
+                            "torch.autograd.functional."),
+    "autograd.graph": (AUTOGRAD_GRAPH, "module 'torch.autograd.graph'", "torch.autograd.graph."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional", "optim" or "linalg"); `have` lists the names gradviz does define there."""
+    "functional", "optim", "linalg", "autograd", "autograd.functional" or "autograd.graph");
+    `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:
         msg = f"{subject} has no attribute '{name}'"

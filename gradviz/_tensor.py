@@ -30,25 +30,95 @@ class _Version:
         self.v = v
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
+class _InferenceVersion:
+    """The version counter of an inference tensor (made in inference mode): torch tracks no
+    version for it, so reading one (to save the tensor for backward) raises torch's error."""
+
+    __slots__ = ()
+
+    @property
+    def v(self):
+        if _state.inference:
+            return 0
+        raise RuntimeError(_INFERENCE_SAVED)
+
+    @v.setter
+    def v(self, value):
+        pass                # in-place edits inside inference mode: nothing to count
+
+
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def check_inference_inplace(t):
+    """torch's refusal of an in-place edit of an inference tensor outside inference mode."""
+    if type(t._vc) is _InferenceVersion and not _state.inference:
+        raise RuntimeError(_INFERENCE_INPLACE)
+
+
 class device:
-    """The only device gradviz has: the CPU."""
+    """A device name, as torch.device parses it. Tensors only ever live on the CPU: naming
+    another device is allowed (`torch.device("cuda" if ... else "cpu")`), moving a tensor
+    there is refused with torch's error on a CPU-only build.
 
-    __slots__ = ("type",)
+    >>> import gradviz as torch
+    >>> torch.device("cuda:1"), torch.device("cpu") == torch.device("cpu")
+    (device(type='cuda', index=1), True)
+    """
 
-    def __init__(self, type="cpu"):
-        self.type = type
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, (type.index if index is None else index)
+        elif isinstance(type, int) and not isinstance(type, bool):
+            # torch.device(0) names the first accelerator; a CPU-only build has none
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        name = str(type)
+        kind, colon, idx = name.partition(":")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start "
+                               f"of device string: {name}")
+        if colon:
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
+                raise RuntimeError(f"Invalid device string: '{name}'")
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {name}")
+            index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        self.type = kind
+        self.index = index
 
     def __repr__(self):
-        return f"device(type='{self.type}')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __eq__(self, other):
-        return str(other) == self.type or getattr(other, "type", None) == self.type
+        # torch compares devices with devices only: t.device == "cpu" is False.
+        return (isinstance(other, device) and other.type == self.type
+                and other.index == self.index)
 
     def __hash__(self):
-        return hash(self.type)
+        return hash((self.type, self.index))
 
     def __str__(self):
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
 
 _CPU = device()
@@ -56,6 +126,11 @@ _CPU = device()
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+# The C++ type names torch 2.13 prints when a .grad of the wrong dtype is assigned.
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -83,6 +158,7 @@ class Tensor:
     _acc = None
     _retains = False
     _hooks = None
+    _post_hooks = None      # post-accumulate-grad hooks of a leaf
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.
@@ -253,7 +329,13 @@ class Tensor:
     @property
     def _version(self):
         vc = self._vc
+        if type(vc) is _InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if vc is None else vc.v
+
+    def is_inference(self):
+        """True for a tensor made inside `torch.inference_mode()` (or a view of one)."""
+        return type(self._vc) is _InferenceVersion
 
     @property
     def _base(self):
@@ -271,8 +353,20 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
+            want, got = self._data.dtype, value._data.dtype
+            if got != want:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[got.name]}' to a "
+                    f"tensor with grad_dtype '{_TYPE_NAMES[want.name][:-6]}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size")
         self._grad = value
 
     @property
@@ -283,7 +377,10 @@ class Tensor:
     def data(self):
         # Shares storage but not the version counter: edits through .data are invisible to
         # autograd, exactly as in torch.
-        return _make(self._array())
+        t = _make(self._array())
+        if type(self._vc) is _InferenceVersion:
+            t._vc = _new(_InferenceVersion)
+        return t
 
     @data.setter
     def data(self, value):
@@ -333,6 +430,26 @@ class Tensor:
             return RemovableHandle(self._hooks, hook)
         return self._fn._add_tensor_prehook(self._nr, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after backward has accumulated into this leaf's .grad.
+
+        >>> import gradviz as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> h = x.register_post_accumulate_grad_hook(lambda t: print(t.grad))
+        >>> (x * 3).sum().backward()
+        tensor([3., 3.])
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from .autograd.graph import RemovableHandle
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return RemovableHandle(self._post_hooks, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (see autograd.backward)."""
         from .autograd.engine import backward
@@ -376,6 +493,9 @@ def _set_requires_grad(t, flag, dtype_message):
     """Set a leaf's requires_grad flag, refusing non-float dtypes with torch's message."""
     if flag and t._data.dtype.kind != "f":
         raise RuntimeError(dtype_message)
+    if flag and type(t._vc) is _InferenceVersion and not _state.inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
     if flag and not t._rg and _state.trace is not None:
         _state.trace.leaf(t)
     t._rg = bool(flag)
@@ -386,7 +506,7 @@ def _init(t, data):
     t._rg = False
     t._fn = None
     t._nr = 0
-    t._vc = None
+    t._vc = _new(_InferenceVersion) if _state.inference else None
 
 
 _new = object.__new__
@@ -400,6 +520,8 @@ def _make(data, cls=Tensor):
     t._fn = None
     t._nr = 0
     t._vc = None
+    if _state.inference:
+        t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
     if _state.trace is not None:
         _state.trace.created(t)
     return t

@@ -348,3 +348,31 @@ LINALG = frozenset((
     "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
     "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ))
+
+AUTOGRAD = frozenset((
+    "DeviceType", "Function", "Mapping", "NestedIOFunction", "ProfilerActivity",
+    "ProfilerConfig", "ProfilerEvent", "ProfilerState", "SavedTensor", "Sequence", "Variable",
+    "anomaly_mode", "backward", "cast", "detect_anomaly", "enable_grad",
+    "enforce_grad_layout_policy", "forward_ad", "function", "functional", "grad", "grad_mode",
+    "gradcheck", "gradgradcheck", "graph", "handle_torch_function", "has_torch_function",
+    "inference_mode", "is_multithreading_enabled", "is_tensor_like", "is_view_replay_enabled",
+    "kineto_available", "no_grad", "overload", "profiler", "profiler_legacy", "profiler_util",
+    "set_detect_anomaly", "set_grad_enabled", "set_multithreading_enabled", "torch", "variable",
+    "warnings",
+))
+
+AUTOGRAD_FUNCTIONAL = frozenset((
+    "fwAD", "hessian", "hvp", "jacobian", "jvp", "torch", "vhp", "vjp",
+))
+
+AUTOGRAD_GRAPH = frozenset((
+    "Any", "Callable", "Generator", "GradientEdge", "Iterable", "Iterator", "Literal",
+    "MutableMapping", "NamedTuple", "Node", "Optional", "RemovableHandle", "Sequence",
+    "TYPE_CHECKING", "TorchDispatchMode", "TypeAlias", "Union", "Variable", "WeakKeyDictionary",
+    "WeakValueDictionary", "abc", "allow_mutation_on_saved_tensors", "cast", "contextlib",
+    "contextvars", "defaultdict", "deque", "disable_saved_tensors_hooks", "functools",
+    "get_gradient_edge", "increment_version", "log", "logging",
+    "region_activation_memory_budget", "register_multi_grad_hook", "save_on_cpu",
+    "saved_tensors_hooks", "set_override_stale_capture_stream",
+    "set_warn_on_accumulate_grad_stream_mismatch", "threading", "torch",
+))

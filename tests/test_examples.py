@@ -41,6 +41,12 @@ CHECKS = {
     "broadcast_grad_shape.py": (["--backward", "loss"], 0, {
         ("loss", "data"): 24.5, ("w", "grad"): [5.0, 7.0, 9.0], ("b", "grad"): 6.0,
         ("b", "shape"): []}),
+    "saved_tensors_hooks.py": ([], 0, {
+        ("x", "grad"): [14.7781], ("w", "grad"): [7.3891], ("z", "data"): [7.3891]}),
+    "jacobian_hessian.py": ([], 0, {
+        ("J", "data"): [[7.0, 1.0], [4.0, 16.0]], ("H", "data"): [[6.0, 0.0], [0.0, 12.0]],
+        ("Hv", "data"): [6.0, 12.0], ("vJ", "data"): [11.0, 17.0], ("Jv", "data"): [8.0, 20.0],
+        ("J", "grad_fn"): None}),
     "softmax_cross_entropy.py": (["--backward", "loss"], 0, {
         ("loss", "data"): 0.4170, ("loss", "grad_fn"): "NllLossBackward0",
         ("logits", "grad"): [[-0.3410, 0.2424, 0.0986]]}),
@@ -58,6 +64,9 @@ CHECKS = {
     "manual_derivative_x2_exp.py": ([], 0, {
         ("x", "grad"): [0.0, -0.3679, 0.0, 8.1548, 59.1124]}),
     "retain_graph_accumulate.py": ([], 0, {("w", "grad"): [0.0]}),
+    "hooks_marked.py": ([], 0, {
+        ("w", "grad"): 360.0, ("x", "grad"): 240.0, ("w", "grad_changed_by"): [0],
+        ("x", "grad_changed_by"): [0], ("y", "grad_changed_by"): []}),
     "dynamic_if_abs.py": ([], 0, {
         ("x_pos", "grad"): [1.0], ("x_neg", "grad"): [-1.0], ("y_neg", "grad_fn"): "NegBackward0"}),
     "no_grad_and_detach.py": ([], 0, {
@@ -77,8 +86,21 @@ CHECKS = {
         ("y", "data"): 64.0, ("dy_dx", "data"): 48.0, ("dy_dx", "grad_fn"): "MulBackward0",
         ("d2y_dx2", "data"): 24.0, ("d2y_dx2", "grad_fn"): None}),
     "training_loop_mlp.py": ([], 0, {}),
+    "cnn_random_data.py": ([], 0, {
+        ("loss", "data"): 0.4742, ("loss", "grad_fn"): "NllLossBackward0",
+        ("logits", "grad_fn"): "AddmmBackward0", ("model.0.weight", "shape"): [4, 1, 3, 3],
+        ("model.0.bias", "grad"): [-0.04087, -0.01446, -0.03744, -0.09785]}),
+    "module_hooks.py": ([], 0, {
+        ("out", "grad_fn"): "BackwardHookFunctionBackward", ("net.2.bias", "grad"): [5.0, 5.0],
+        ("x", "shape"): [5, 3]}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
+    "polynomial_custom_function.py": ([], 0, {
+        ("b", "data"): -1.5471, ("d", "data"): 0.2498, ("a", "grad"): None, ("b", "version"): 300,
+        ("loss", "data"): 100.70, ("loss", "grad_fn"): "SumBackward0"}),
+    "adam_scheduler_training.py": ([], 0, {
+        ("model.0.weight", "version"): 49, ("state['step']", "data"): 48.0,
+        ("state['exp_avg_sq']", "version"): 96, ("loss", "grad_fn"): "MseLossBackward0"}),
     "makemore_mlp.py": ([], 0, {
         ("loss", "data"): 1.6331, ("loss", "grad_fn"): "NllLossBackward0",
         ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
@@ -168,3 +190,4 @@ def test_gradcheck_passes_on_examples(name):
     assert result.exit_code == 0, report
     assert report["passed"] and all(lf["checked"] for r in report["roots"]
                                     for lf in r["leaves"])
+

@@ -532,8 +532,8 @@ def test_to_arguments():
 
 def test_unimplemented_arguments_raise_and_name_the_backend():
     x = gradviz.ones(2)
-    cases = [(lambda: x.to("cuda"), "Tensor.to(device='cuda')"),
-             (lambda: x.to(memory_format=object()), "Tensor.to(memory_format=...)"),
+    # x.to("cuda") raises torch's own CPU-build error (tests/test_scaffolding.py)
+    cases = [(lambda: x.to(memory_format=object()), "Tensor.to(memory_format=...)"),
              (lambda: x.clone(memory_format=object()), "clone(memory_format=...)"),
              (lambda: x.contiguous(memory_format=object()),
               "Tensor.contiguous(memory_format=...)")]

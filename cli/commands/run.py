@@ -17,7 +17,12 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
 @click.option("--retain-grad", is_flag=True,
               help="Make every non-leaf retain its grad, so intermediate gradients show.")
 @click.option("--hooks", is_flag=True,
-              help="List, in firing order, which tensor or node received which gradient.")
+              help="List, in firing order, which tensor or node received which gradient, "
+                   "and each hook the file registered: what it got and what it returned.")
+@click.option("--step", is_flag=True,
+              help="Step through each backward call: one entry per node in the order the "
+                   "engine ran it, with the gradient it received and sent, hooks that fired "
+                   "and where AccumulateGrad wrote.")
 @click.option("--anomaly", is_flag=True,
               help="Run with anomaly detection: NaN/inf and backward errors point at the "
                    "forward line.")
@@ -27,8 +32,8 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
 @arg_option
 @no_color_option
 @debug_option
-def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, anomaly, full,
-        as_json, backend, args_opt, no_color, debug):
+def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, step, anomaly,
+        full, as_json, backend, args_opt, no_color, debug):
     """Run FILE and show its tensors, graph, gradients, hooks and anomalies.
 
     FILE is a Python file using gradviz (`import gradviz as torch`); a file that says
@@ -38,6 +43,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, a
     Examples:
       gradviz run examples/mul_chain_backward.py --backward e
       gradviz run examples/retain_grad_and_hooks.py --hooks
+      gradviz run examples/hooks_marked.py --hooks --step
       gradviz run examples/requires_grad_propagation.py --backward z --gradient ones
       gradviz run examples/nan_grad_where.py --backward loss --anomaly
       gradviz run examples/mul_chain_backward.py --json
@@ -63,11 +69,15 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, a
             frame.close()
     if not hooks:
         report["hooks"] = []
+        report["user_hooks"] = []
+    if not step:
+        for call in report["backward_calls"]:
+            call["steps"] = []
     code = 1 if result.failed else 0
     if as_json:
         click.echo(report_json(report))
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
     console.print()
-    print_report(console, report, full=full, hooks=hooks)
+    print_report(console, report, full=full, hooks=hooks, steps=step)
     raise click.exceptions.Exit(code)

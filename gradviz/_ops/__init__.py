@@ -17,6 +17,8 @@ from . import (arithmetic, comparison, indexing, inplace, linalg, losses, method
                pointwise, random, reductions, scatter, sorting, special, views)
 from . import activation, dropout, embedding, normalization  # noqa: F401
 from . import shape  # noqa: F401
+from . import attention, bilinear, convolution, padding, pooling  # noqa: F401
+from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 
 _registry.install_methods(Tensor)
 check_bindings(_registry.BINDINGS)

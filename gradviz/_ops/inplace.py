@@ -6,7 +6,7 @@ import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
-from .._tensor import Tensor
+from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state
@@ -24,6 +24,8 @@ _MULTI_VIEW = {D["unbind"].cls: "Unbind", D["split"].cls: "Split",
 
 
 def _check_inplace(self):
+    if type(self._vc) is _InferenceVersion:
+        check_inference_inplace(self)
     if _state.enabled:
         msg = None
         multi = _MULTI_VIEW.get(type(self._fn)) if self._fn is not None else None

@@ -359,8 +359,23 @@ _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format")
 @records("to_copy")
 def to(self, *args, **kwargs):
     """Change dtype (ToCopyBackward0); copy=True copies even to the same dtype. The only device
-    is the CPU. non_blocking changes nothing on the CPU, in torch as here: a CPU copy is
-    synchronous."""
+    is the CPU: another one is refused with torch's error on a CPU-only build, never ignored.
+    non_blocking changes nothing on the CPU, in torch as here: a CPU copy is synchronous."""
+    dt, copy = _to_args(args, kwargs)
+    if dt is None or dt.np == self._data.dtype:
+        if not copy:
+            return self
+        dt = self.dtype
+    out = _make(np.asarray(self._data).astype(dt.np))
+    if _needs(self) and dt.is_floating_point:
+        record(D["to_copy"], out, (self,), ())
+    return out
+
+
+def _to_args(args, kwargs):
+    """(dtype or None, copy) from torch's forms of Tensor.to: (device, dtype, ...), (dtype, ...)
+    and (tensor, ...), each followed by non_blocking and copy; also Module.to's."""
+    from .._creation import _check_device
     dt = dev = None
     flags = []
     for a in args:
@@ -387,20 +402,17 @@ def to(self, *args, **kwargs):
         dev = kwargs.get("device", dev)
         if kwargs.get("memory_format") is not None:
             raise _not_implemented("Tensor.to", "memory_format")
-    if dev is not None and str(dev).split(":")[0] != "cpu":
-        raise NotImplementedError(f"gradviz: Tensor.to(device='{dev}') is not implemented by "
-                                  f"gradviz's core (it computes on the CPU only); run with "
-                                  f"--backend torch to use PyTorch")
+    _check_device(dev)
     copy = flags[1] if len(flags) > 1 else kwargs.get("copy", False)
-    if dt is None or dt.np == self._data.dtype:
-        if not copy:
-            return self
-        dt = self.dtype
-    out = _make(np.asarray(self._data).astype(dt.np))
-    if _needs(self) and dt.is_floating_point:
-        record(D["to_copy"], out, (self,), ())
-    return out
+    if dev is not None and device(dev).index is not None:
+        copy = True                            # torch copies for an indexed "cpu:0"
+    return dt, copy
 
+
+@method("cuda")
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """No CUDA in gradviz's core: torch's error on a CPU-only build."""
+    raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 @export()

@@ -78,13 +78,32 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 @method()
 def random_(self, from_=0, to=None, *, generator=None):
-    """Fill with integers in [from_, to) (a single argument is `to`)."""
+    """Fill with integers in [from_, to) (a single argument is `to`; no argument: torch's
+    full range for the dtype, e.g. [0, 2**63) for int64)."""
     if to is None:
         if from_ == 0:
-            _refuse("Tensor.random_", "no bounds")
+            return _fill(self, _full_range(self, generator), "random_")
         from_, to = 0, from_
     vals = _random.randint(int(from_), int(to), self.shape, generator)
     return _fill(self, vals.astype(self._data.dtype), "random_")
+
+
+# random_() with no bounds draws one raw value per element (64 bits for int64 and float64, 32
+# otherwise) and keeps it modulo the dtype's range: max + 1 for integers, 2**digits + 1 for
+# floats (torch's uniform_int transformation).
+_FULL_RANGE = {"int64": (True, 1 << 63), "int32": (False, 1 << 31), "int16": (False, 1 << 15),
+               "int8": (False, 1 << 7), "uint8": (False, 1 << 8), "bool": (False, 2),
+               "float64": (True, (1 << 53) + 1), "float32": (False, (1 << 24) + 1),
+               "float16": (False, (1 << 11) + 1)}
+
+
+def _full_range(self, generator):
+    dt = self._data.dtype
+    wide, span = _FULL_RANGE[dt.name]
+    gen = _random._gen(generator)
+    n = int(self._data.size)
+    raw = gen._r64(n) if wide else gen._r32(n)
+    return (raw % np.uint64(span)).astype(dt).reshape(self.shape)
 
 
 @export(tensor=False)

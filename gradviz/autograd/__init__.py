@@ -1,14 +1,23 @@
 """gradviz.autograd: backward, grad, Function, gradcheck, grad and anomaly modes."""
 
-from . import graph
+from . import functional, graph
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
+           "gradgradcheck",
            "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "graph"]
+           "is_anomaly_check_nan_enabled", "graph", "functional"]
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether torch.autograd has it.
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz.autograd' has no attribute '{name}'")
+    from .._missing import missing
+    raise missing("autograd", name, globals())

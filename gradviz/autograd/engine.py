@@ -7,16 +7,20 @@ Python's recursion limit.
 """
 
 import heapq
+import itertools
+import warnings
 
 import numpy as np
 
 from .grad_mode import _state
+from .grad_mode import no_grad as _no_grad
 from .graph import AccumulateGrad, edge_of
 
 __all__ = ["backward", "grad"]
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
     """Accumulate d(tensors)/d(leaf) into each leaf's .grad.
 
     >>> import gradviz as torch
@@ -25,6 +29,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensor(3.)
     """
     from .._tensor import Tensor
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments "
+                               "both passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     if isinstance(grad_tensors, Tensor):
@@ -50,6 +61,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return d(outputs)/d(inputs) without touching any .grad.
 
+    With is_grads_batched=True the first dimension of each grad_output is a batch: the
+    result has one vector-Jacobian product per batch entry (one backward pass each).
+
     >>> import gradviz as torch
     >>> x = torch.tensor(3.0, requires_grad=True)
     >>> (g,) = torch.autograd.grad(x ** 3, x, create_graph=True); g
@@ -62,8 +76,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if single:
         inputs = (inputs,)
     inputs = tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     for t in inputs:
@@ -71,8 +94,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(tuple(outputs), inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     found = _run(roots, grads, retain_graph, create_graph, inputs, capture=True)
+    return _results(inputs, found, allow_unused, materialize_grads)
+
+
+def _results(inputs, found, allow_unused, materialize_grads):
     result = []
     for k, (t, g) in enumerate(zip(inputs, found)):
         if g is None:
@@ -86,6 +116,60 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """grad(..., is_grads_batched=True) as one backward pass per batch entry (torch runs one
+    vmapped pass; the values are the same, and without create_graph so is the result)."""
+    from .._ops.views import stack
+    from .._tensor import Tensor
+    if create_graph:
+        raise NotImplementedError(
+            "gradviz: torch.autograd.grad(is_grads_batched=True, create_graph=True) is not "
+            "implemented by gradviz's core; run with --backend torch to use PyTorch")
+    if grad_outputs is None or len(grad_outputs) != len(outputs) or any(
+            not isinstance(g, Tensor) for g in grad_outputs):
+        raise NotImplementedError(
+            "gradviz: torch.autograd.grad(is_grads_batched=True) without a Tensor grad_output "
+            "per output is not implemented by gradviz's core; run with --backend torch to use "
+            "PyTorch")
+    grad_outputs = tuple(grad_outputs)
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g.dim() == 0 or g.shape[1:] != out.shape:
+            # torch prints the shape of grad_output[i][0] without its first dimension.
+            inner = "torch.Size([" + ", ".join(str(s) for s in g.shape[2:]) + "])"
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {inner} and output[{i}] has a shape "
+                f"of {out.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+    n = grad_outputs[0].shape[0]
+    per_input = [[] for _ in inputs]
+    for b in range(n):
+        last = b == n - 1
+        roots, grads = _roots(outputs, tuple(g[b].detach() for g in grad_outputs), False)
+        found = _run(roots, grads, retain_graph or not last, False, inputs, capture=True)
+        for k, g in enumerate(found):
+            per_input[k].append(g)
+    result = []
+    for k, (t, gs) in enumerate(zip(inputs, per_input)):
+        if all(g is None for g in gs):
+            if materialize_grads:
+                result.append(_to_tensor(np.zeros_like(t._data)))
+            elif allow_unused:
+                result.append(None)
+            else:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {k} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+            continue
+        with _no_grad():
+            result.append(stack([_to_tensor(np.zeros_like(t._data) if g is None else g)
+                                 for g in gs]))
+    return tuple(result)
+
+
 def _roots(tensors, grad_tensors, create_graph):
     from .._tensor import Tensor
     tensors = tuple(tensors)
@@ -95,7 +179,7 @@ def _roots(tensors, grad_tensors, create_graph):
     if len(grad_tensors) != len(tensors):
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     roots, grads = [], []
-    for t, g in zip(tensors, grad_tensors):
+    for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t._rg:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                                "grad_fn")
@@ -112,8 +196,8 @@ def _roots(tensors, grad_tensors, create_graph):
             if not isinstance(g, Tensor):
                 g = _to_tensor(np.asarray(g, dtype=t._data.dtype))
             if g._data.shape != t._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                                   f"{g.shape} and output[0] has a shape of {t.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
+                                   f"{g.shape} and output[{k}] has a shape of {t.shape}.")
             if not create_graph:
                 g = g._data
         roots.append(edge_of(t))
@@ -202,6 +286,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
 
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    _tasks.append((next(_task_ids), deps, only))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     try:
@@ -210,7 +295,26 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                   capture)
     finally:
         _state.enabled = prev_mode
+        _tasks.pop()
     return found
+
+
+# The backward passes running (a hook may start another), innermost last: (id, dependency
+# counts, the nodes worth running or None), for register_multi_grad_hook.
+_tasks = []
+_task_ids = itertools.count()
+
+
+def current_task():
+    """(id, will_execute) of the innermost running backward pass; torch's
+    _current_graph_task_id and _will_engine_execute_node."""
+    if not _tasks:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    tid, deps, only = _tasks[-1]
+
+    def will_execute(node):
+        return node in deps and (only is None or node in only)
+    return tid, will_execute
 
 
 def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only, capture):
@@ -268,7 +372,10 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         if hooks and grads[nr] is not None:
             for hook in list(hooks.values()):
                 r = hook(_to_tensor(grads[nr]))
+                if _state.trace is not None:
+                    _state.trace.fired(node, "tensor", nr, hook, grads[nr], r)
                 if r is not None:
+                    _check_hook_value(hook, grads[nr], r)
                     grads[nr] = r if create_graph else _raw(r)
                     if _state.trace is not None:
                         _state.trace.hooked(node, nr, hook)
@@ -283,10 +390,15 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                     t._grad = t._grad + g
                 else:
                     t._grad = _to_tensor(t._grad._data + _raw(g))
+                if _state.trace is not None:
+                    _state.trace.fired(node, "retain_grad", nr, None, g, None)
     if node._prehooks:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
+            if _state.trace is not None:
+                _state.trace.fired(node, "pre", None, hook, grads, r)
             if r is not None:
+                _check_hook_values(hook, grads, r)
                 grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
     trace = _state.trace
     if trace is not None:
@@ -320,11 +432,48 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         gout = tuple(None if g is None else _to_tensor(g) for g in grads)
         for hook in list(node._hooks.values()):
             r = hook(gin, gout)
+            if trace is not None:
+                trace.fired(node, "post", None, hook, outs, r)
             if r is not None:
+                _check_hook_values(hook, gin, r)
                 outs = [None if g is None else (g if create_graph else _raw(g)) for g in r]
+    if trace is not None:
+        trace.ran(node, outs)
     if not retain_graph and (trace is None or not trace.retain_all):
         node._release()
     return outs
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _check_hook_values(hook, old, new):
+    """torch's checks on what a node hook returned: one value per gradient, each as before."""
+    new = tuple(new)
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        if n is None:
+            continue
+        if o is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        _check_hook_value(hook, o, n)
+
+
+def _check_hook_value(hook, old, new):
+    """torch's check_variable_result: a hook may not change a gradient's type or size."""
+    from .._tensor import Tensor, _TYPE_NAMES
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    od = np.result_type(_raw(old))
+    nd = new._data.dtype
+    if od != nd:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"torch.{_TYPE_NAMES[od.name]} got torch.{_TYPE_NAMES[nd.name]})")
+    if np.shape(_raw(old)) != new._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
 
 
 def _raw(t):

@@ -239,6 +239,11 @@ class FormulaNode(Node):
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
+    # saved_tensors_hooks were active: `_packs` maps a position in `_saved` (len(_saved) for
+    # the result) to what pack returned; backward reads those back through unpack. The
+    # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
+    _packed = False
+    _packs = None
 
     @property
     def _released(self):
@@ -282,6 +287,8 @@ class FormulaNode(Node):
         """Saved values for the formulas (arrays for a plain backward, Tensors with
         create_graph), after checking that no saved tensor was modified in place."""
         vers = self._vers
+        if self._packed:
+            return self._unpack_hooked(plan, create_graph)
         vals = []
         for k, v in enumerate(self._saved):
             if isinstance(v, _Tensor):
@@ -304,6 +311,32 @@ class FormulaNode(Node):
                 vals.append(t)
             else:
                 vals.append(self._res)
+        return vals
+
+    def _unpack_hooked(self, plan, create_graph):
+        """_unpack for a node whose saved tensors were packed by saved_tensors_hooks: each is
+        unpacked (in torch's order: by saved name, the result last), then version-checked."""
+        vers = self._vers
+        e = self._entry
+        vals = list(self._saved)
+        n = len(vals)
+        for name, k in _pack_order(e, plan, vals):
+            packed = self._packs[k]
+            t = packed.get()
+            vc = packed.vc
+            want = 0 if vers is None else vers[-1 if k == n else k]
+            if vc is not None and vc.v != want:
+                who = (self, 0) if k == n else (packed.fn, packed.nr)
+                raise modified_error(t._data, who, vc.v, want)
+            if k == n:
+                if create_graph:
+                    t = _make_tensor(t._data)
+                    t._rg, t._fn = True, self
+                    vals.append(t)
+                else:
+                    vals.append(t._data)
+            else:
+                vals[k] = t if create_graph else t._data
         return vals
 
     def _saved_items(self):
@@ -329,6 +362,8 @@ class FormulaNode(Node):
                 self._saved = _ALL_FREED         # the common case: only tensors were saved
             if self._plan.saves_result:
                 self._res = None
+            if self._packed:
+                self._packs = None
 
     def _saved_lookup(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
@@ -342,6 +377,15 @@ class FormulaNode(Node):
             raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
+        if self._packed:
+            v = self._packs.get(len(self._saved) if j == e.result_index else k)
+            if v is not None:
+                if j != e.result_index:
+                    return v.get()
+                # torch: the unpacked output gets its history back (this node).
+                t = _make(v.get()._data)
+                t._rg, t._fn = True, self
+                return t
         if j == e.result_index:
             t = _make(self._res)
             t._rg, t._fn = True, self
@@ -355,6 +399,51 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+class _Packed:
+    """A saved tensor as saved_tensors_hooks' pack returned it, with the unpack hook to call
+    and what the version check needs (the original's version counter and history)."""
+
+    __slots__ = ("packed", "unpack", "vc", "fn", "nr")
+
+    def __init__(self, packed, unpack, t):
+        self.packed, self.unpack = packed, unpack
+        self.vc, self.fn, self.nr = t._vc, t._fn, t._nr
+
+    def get(self):
+        t = self.unpack(self.packed)
+        if not isinstance(t, _Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        return t
+
+
+def _pack_order(entry, plan, saved):
+    """(name, position) of the saved tensors in torch's pack and unpack order: by saved
+    name, then the result (position len(saved))."""
+    order = sorted((entry.args[j], k) for k, j in enumerate(plan.keep)
+                   if isinstance(saved[k], _Tensor))
+    if plan.saves_result:
+        order.append(("result", len(saved)))
+    return order
+
+
+def _pack_node(node, out, hooks):
+    """Run saved_tensors_hooks' pack on each tensor the node saves (the result included)."""
+    pack, unpack = hooks
+    saved = node._saved
+    n = len(saved)
+    packs = {}
+    for _, k in _pack_order(node._entry, node._plan, saved):
+        if k == n:
+            t = _make_tensor(out._data)
+            t._rg, t._fn, t._nr, t._vc = True, node, 0, out._vc
+        else:
+            t = saved[k]
+        packs[k] = _Packed(pack(t), unpack, t)
+    node._packs = packs
+    node._packed = True
 
 
 class _Freed(tuple):
@@ -473,6 +562,8 @@ def record(entry, out, inputs, args=()):
     out._rg = True
     out._fn = node
     out._nr = 0
+    if _state.saved_hooks is not None:
+        _pack_node(node, out, _state.saved_hooks)
     if _state.anomaly:
         node._stack = user_stack()
     trace = _state.trace

@@ -24,6 +24,10 @@ class FunctionCtx:
             from .graph import _FREED
             raise RuntimeError(_FREED)
         node._check_saved()
+        packed = node.__dict__.get("_packed")
+        if packed is not None:
+            # saved_tensors_hooks were active at save time: read each back through unpack.
+            return tuple(None if p is None else p.get() for p in packed)
         return tuple(node._saved)
 
     def mark_dirty(self, *tensors):
@@ -96,6 +100,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def _release(self):
         self._freed = True
         self._saved = ()
+        self.__dict__.pop("_packed", None)
 
 
 def _fit(node, k, g):
@@ -206,6 +211,11 @@ class Function(metaclass=FunctionMeta):
         ctx._edge_meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
         ctx._saved = tuple(ctx._to_save)
         ctx._saved_vers = tuple(t._version if t is not None else 0 for t in ctx._saved)
+        hooks = _state.saved_hooks
+        if hooks is not None:
+            from .formula import _Packed
+            ctx._packed = tuple(None if t is None else _Packed(hooks[0](t), hooks[1], t)
+                                for t in ctx._saved)
         ctx._n_out = len(outs)
         ctx._input_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
                                 else ((), np.float32) for o in outs)

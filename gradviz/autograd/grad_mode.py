@@ -5,14 +5,19 @@ The state is process-global (torch keeps it per thread); the hot path reads `_st
 
 import functools
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "is_inference"]
 
 
 class _State:
-    __slots__ = ("enabled", "anomaly", "anomaly_nan", "trace")
+    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "trace", "saved_hooks",
+                 "saved_hooks_disabled")
 
     def __init__(self):
         self.enabled = True
+        self.inference = False     # inside inference_mode(): new tensors are inference tensors
+        self.saved_hooks = None    # (pack, unpack) of the innermost saved_tensors_hooks
+        self.saved_hooks_disabled = None    # disable_saved_tensors_hooks' error message
         self.anomaly = False       # record a forward stack per node, check backward outputs
         self.anomaly_nan = True
         # The inspector's tracer (gradviz.inspect.tracer.Tracer) or None: told of every node
@@ -90,17 +95,28 @@ class enable_grad(_NoParamDecoratorContextManager):
 
 class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode: takes effect at once as a function, and is undone at the end of a `with`.
+    As a decorator it leaves the mode as it was and applies it inside each call, as torch's.
 
     >>> import gradviz as torch
     >>> _ = torch.set_grad_enabled(False); torch.is_grad_enabled()
     False
     >>> _ = torch.set_grad_enabled(True)
+    >>> @torch.set_grad_enabled(False)
+    ... def f():
+    ...     return torch.is_grad_enabled()
+    >>> f(), torch.is_grad_enabled()
+    (False, True)
     """
 
     def __init__(self, mode):
         self.prev = _state.enabled
         self.mode = bool(mode)
         _state.enabled = self.mode
+
+    def __call__(self, func):
+        # torch: the constructor already switched the mode; a decorator must not.
+        _state.enabled = self.prev
+        return super().__call__(func)
 
     def __enter__(self):
         pass
@@ -113,11 +129,36 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __repr__(self):
-        return f"<torch.autograd.grad_mode.set_grad_enabled object at {hex(id(self))}>"
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
-class inference_mode(no_grad):
-    """Same as no_grad for gradviz (there are no inference tensors)."""
+def is_inference_mode_enabled():
+    """True inside `torch.inference_mode()`.
+
+    >>> import gradviz as torch
+    >>> with torch.inference_mode():
+    ...     torch.is_inference_mode_enabled()
+    True
+    """
+    return _state.inference
+
+
+def is_inference(input):
+    """True for a tensor made in inference mode (see Tensor.is_inference)."""
+    return input.is_inference()
+
+
+class inference_mode(_DecoratorContextManager):
+    """Grad mode off, and tensors made inside are inference tensors: they can never be saved
+    for backward, and edited in place only inside inference mode (torch's rules and errors).
+    `inference_mode(False)` turns grad mode on instead, as torch's does.
+
+    >>> import gradviz as torch
+    >>> with torch.inference_mode():
+    ...     a = torch.ones(2)
+    >>> a.is_inference(), torch.is_grad_enabled()
+    (True, True)
+    """
 
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
@@ -131,6 +172,10 @@ class inference_mode(no_grad):
         return self.__class__(self.mode)
 
     def __enter__(self):
-        self.prev = _state.enabled
-        if self.mode:
-            _state.enabled = False
+        self.prev = (_state.enabled, _state.inference)
+        _state.enabled = not self.mode
+        _state.inference = self.mode
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+        return False

@@ -21,7 +21,8 @@ import numpy as np
 
 from .grad_mode import _state
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _seq = itertools.count()
 # torch gives AccumulateGrad the highest priority in the ready queue, so do we (each its own,
@@ -89,6 +90,125 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class _MultiHandle(RemovableHandle):
+    """The handle of register_multi_grad_hook: remove() removes every tensor hook."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call fn once per backward pass for a group of tensors.
+
+    mode="all": after the gradients of every tensor of the group that this pass will reach,
+    with the tuple of them (None for the others); mode="any": with the first of them.
+
+    >>> import gradviz as torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = torch.ones(2, requires_grad=True)
+    >>> h = torch.autograd.graph.register_multi_grad_hook(
+    ...     (a, b), lambda gs: print([g is not None for g in gs]))
+    >>> (a * 2).sum().backward()
+    [True, False]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    from .engine import current_task
+    tensors = tuple(tensors)
+    if mode == "all":
+        count, buffer = {}, {}
+
+        def inner(idx):
+            def hook(grad):
+                tid, will_execute = current_task()
+                if tid not in count:
+                    count[tid] = sum(bool(will_execute(edge_of(t)[0])) for t in tensors)
+                    buffer[tid] = [None] * len(tensors)
+                buffer[tid][idx] = grad
+                count[tid] -= 1
+                if count[tid] == 0:
+                    del count[tid]
+                    fn(buffer.pop(tid))
+            return hook
+
+        handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
+    else:
+        ran = set()
+
+        def hook(grad):
+            tid, _ = current_task()
+            if tid not in ran:
+                ran.add(tid)
+                fn(grad)
+
+        handles = tuple(t.register_hook(hook) for t in tensors if t.requires_grad)
+    return _MultiHandle(handles)
+
+
+class saved_tensors_hooks:
+    """Inside, every tensor a node saves for backward goes through pack(tensor), and backward
+    (or reading `_saved_<name>`) gets it back through unpack(packed), as in torch: inputs in
+    the order of their saved names, then the result; the innermost hooks win.
+
+    >>> import gradviz as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: print("pack") or t,
+    ...                                               lambda p: print("unpack") or p):
+    ...     y = x.exp()
+    pack
+    >>> y.sum().backward()
+    unpack
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _state.saved_hooks_disabled is not None:
+            raise RuntimeError(_state.saved_hooks_disabled)
+        self._prev = _state.saved_hooks
+        _state.saved_hooks = (self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _state.saved_hooks = self._prev
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU: for gradviz, where every tensor is, they are kept
+    as they are."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        if pin_memory:
+            raise NotImplementedError("gradviz: torch.autograd.graph.save_on_cpu(pin_memory=True) "
+                                      "is not implemented by gradviz's core; run with --backend "
+                                      "torch to use PyTorch")
+        super().__init__(lambda t: t, lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _state.saved_hooks_disabled
+        _state.saved_hooks_disabled = self.error_message
+
+    def __exit__(self, *exc):
+        _state.saved_hooks_disabled = self._prev
+        return False
 
 
 class Node:
@@ -242,6 +362,9 @@ class AccumulateGrad(Node):
                     np.add(od, g, out=od, casting="unsafe")
                 else:
                     old._data = np.asarray(od + g, dtype=var._data.dtype)
+        if var._post_hooks:
+            for hook in list(var._post_hooks.values()):
+                hook(var)
         return ()
 
 
@@ -352,3 +475,11 @@ class CopySlices(Node):
 
     def _release(self):
         self._fn._release()
+
+
+def __getattr__(name):
+    # Only for names not defined above: say whether torch.autograd.graph has it.
+    if name.startswith("_"):
+        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    from .._missing import missing
+    raise missing("autograd.graph", name, globals())

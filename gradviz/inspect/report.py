@@ -14,9 +14,11 @@ import numpy as np
 
 from .saved import saved_entries
 
-__all__ = ["build_report", "report_json", "to_json_value", "VALUE_LIMIT"]
+__all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
+           "STEP_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
+STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
 
 
 def to_json_value(x, full=False):
@@ -25,10 +27,22 @@ def to_json_value(x, full=False):
         return None
     a = np.asarray(x)
     if a.size > VALUE_LIMIT and not full:
-        lo, hi, mean = summary_stats(a)
-        return (f"<{a.size} elements, shape {list(a.shape)}: min {lo:.4g}, "
-                f"max {hi:.4g}, mean {mean:.4g}; --full for all values>")
+        return _summary(a, "; --full for all values")
     return _clean(a.tolist())
+
+
+def step_value(x):
+    """A gradient in a backward step: whole up to STEP_LIMIT elements, else a summary."""
+    if x is None or isinstance(x, str):
+        return x
+    a = np.asarray(x)
+    return _clean(a.tolist()) if a.size <= STEP_LIMIT else _summary(a, "")
+
+
+def _summary(a, tail):
+    lo, hi, mean = summary_stats(a)
+    return (f"<{a.size} elements, shape {list(a.shape)}: min {lo:.4g}, "
+            f"max {hi:.4g}, mean {mean:.4g}{tail}>")
 
 
 _CHUNK = 1 << 18
@@ -292,12 +306,14 @@ class _Builder:
                 return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
                          "saved_version": None, "version": None, "value": None, "freed": True}
                         for n in _saved_names(node)]
+        # Backward frees saved tensors only: numbers, sizes and flags stay readable.
+        kept = getattr(getattr(node, "_fn", node), "_kept", None) is not None
         out = []
         for e in entries or ():
             if not e.is_tensor:
                 out.append({"name": e.label, "tensor": None, "shape": None, "dtype": None,
                             "saved_version": None, "version": None,
-                            "value": _plain_value(e.value), "freed": freed})
+                            "value": _plain_value(e.value), "freed": freed and not kept})
                 continue
             d = np.asarray(e.data)
             saved_t = e.tensor
@@ -463,6 +479,7 @@ def _build(run, full):
     else:
         hooks = [{"target": name, "node": None, "kind": "tensor",
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
+    user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
     return {
         "file": run.path,
@@ -472,9 +489,144 @@ def _build(run, full):
         "roots": roots,
         "backward": run.backward_root,
         "hooks": hooks,
+        "user_hooks": user_hooks,
+        "backward_calls": calls,
         "anomalies": anomalies,
         "stdout": run.stdout,
         "warnings": [dict(w) for w in getattr(run, "warnings", ())],
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else error.to_dict(),
     }
+
+
+# ----- The file's own hooks, and the engine's steps ------------------------------------------
+
+_HOOK_KINDS = (("_tpre", "tensor"), ("_prehooks", "pre"), ("_hooks", "post"))
+
+
+def _hook_site(hook):
+    """(function name, file, line) of a hook: where its function is defined."""
+    if hook is None:
+        return "retain_grad", None, None
+    fn = getattr(hook, "__func__", hook)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        code = getattr(getattr(type(hook), "__call__", None), "__code__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
+        or type(hook).__name__
+    if code is None:
+        return name, None, None
+    return name, code.co_filename, code.co_firstlineno
+
+
+def _registered_hooks(node):
+    """[(kind, input_nr, hook or None)] registered on a gradviz node now (retain_grad too)."""
+    out = []
+    if _node_type(node) == "AccumulateGrad":
+        for hook in (getattr(node.variable, "_hooks", None) or {}).values():
+            out.append(("tensor", 0, hook))
+        return out
+    for nr, hooks in sorted((getattr(node, "_tpre", None) or {}).items()):
+        out += [("tensor", nr, hook) for hook in hooks.values()]
+    for nr in sorted(getattr(node, "_retain", None) or {}):
+        out.append(("retain_grad", nr, None))
+    out += [("pre", None, hook) for hook in (getattr(node, "_prehooks", None) or {}).values()]
+    out += [("post", None, hook) for hook in (getattr(node, "_hooks", None) or {}).values()]
+    return out
+
+
+def _hook_value(v, full):
+    if isinstance(v, list):
+        return [None if g is None else to_json_value(g, full) for g in v]
+    return to_json_value(v, full)
+
+
+def _grads_value(grads):
+    if grads is None:
+        return None
+    return [step_value(g) for g in grads]
+
+
+def _hooks_and_steps(run, b, tensors, nodes, full):
+    """The report's "user_hooks" and "backward_calls"; marks "hooks" on node entries and
+    "grad_changed_by" on tensor entries (see docs/report-schema.md)."""
+    for entry in nodes:
+        entry["hooks"] = []
+    for entry in tensors:
+        entry["grad_changed_by"] = []
+    if not b.gv:
+        return [], []
+    tracer = run.tracer
+    by_id = {entry["id"]: entry for entry in nodes}
+
+    def target(node, kind, nr):
+        if _node_type(node) == "AccumulateGrad":
+            return b.name_of.get(id(node.variable))
+        name = b.outs.get((id(node), nr or 0))
+        if name is None:
+            t = tracer.output_of(node, nr or 0)
+            name = None if t is None else b.name_of.get(id(t))
+        return name
+
+    user_hooks = []
+    seen = set()
+    for k, e in enumerate(tracer.hook_events):
+        function, file, line = _hook_site(e.hook)
+        nid = b.node_ids.get(id(e.node))
+        user_hooks.append({
+            "index": k, "call": e.call, "kind": e.kind, "node": nid,
+            "node_name": _node_type(e.node), "target": target(e.node, e.kind, e.nr),
+            "input_nr": e.nr, "function": function, "file": file, "line": line,
+            "grad_in": _hook_value(e.given, full), "grad_out": _hook_value(e.returned, full),
+            "changed": e.changed, "changed_upstream": sorted(e.taint)})
+        if nid is not None:
+            seen.add((nid, e.kind, e.nr, id(e.hook)))
+            by_id[nid]["hooks"].append({"kind": e.kind, "input_nr": e.nr, "function": function,
+                                        "file": file, "line": line})
+    for node in b.nodes:
+        nid = b.node_ids[id(node)]
+        for kind, nr, hook in _registered_hooks(node):
+            if (nid, kind, nr, id(hook)) in seen:
+                continue
+            seen.add((nid, kind, nr, id(hook)))
+            function, file, line = _hook_site(hook)
+            by_id[nid]["hooks"].append({"kind": kind, "input_nr": nr, "function": function,
+                                        "file": file, "line": line})
+
+    by_name = {entry["name"]: entry for entry in tensors}
+    for t, call, hooks in tracer.changed_grads:
+        name = b.name_of.get(id(t))
+        if name in by_name:
+            marks = by_name[name]["grad_changed_by"]
+            marks += [k for k in sorted(hooks) if k not in marks]
+
+    cli_call = getattr(run, "backward_call", None)
+    calls = []
+    for k, (roots, site, capture) in enumerate(tracer.backward_calls):
+        by_gradviz = k == cli_call
+        calls.append({
+            "call": k, "kind": "grad" if capture else "backward",
+            "roots": [None if r is None else (b.outs.get((id(r), 0)) or _node_type(r))
+                      for r in roots],
+            "file": None if by_gradviz or site is None else site[0],
+            "line": None if by_gradviz or site is None else site[1],
+            "by_gradviz": by_gradviz, "steps": [],
+            # a long loop's earlier calls: their steps were let go (the tracer keeps the last
+            # two calls' steps), so "steps" is empty without meaning that no node ran
+            "steps_kept": k >= getattr(tracer, "steps_from_call", 0)})
+    for step in tracer.steps:
+        node = step.node
+        acc = _node_type(node) == "AccumulateGrad"
+        sent = []
+        for i, (nxt, nr) in enumerate(_next_functions(node)):
+            g = step.outs[i] if i < len(step.outs) else None
+            sent.append({"node": None if nxt is None else b.node_ids.get(id(nxt)),
+                         "name": None if nxt is None else _node_type(nxt), "input_nr": nr,
+                         "grad": step_value(g)})
+        calls[step.call]["steps"].append({
+            "node": b.node_ids.get(id(node)), "name": _node_type(node),
+            "tensor": None if acc else target(node, None, 0),
+            "grad_in": _grads_value(step.grads), "grad_out": sent,
+            "hooks": list(step.hooks),
+            "accumulated": b.name_of.get(id(node.variable)) if acc else None})
+    return user_hooks, calls

@@ -51,7 +51,10 @@ def saved_entries(node, output=None):
     if node._released:
         return []
     out = []
+    internal = node._entry.internal
     for name, v, want in node._saved_items():
+        if name in internal:
+            continue        # gradviz's own bookkeeping: torch's node has no such attribute
         if name == "result":
             out.append(Saved("_saved_" + node._entry.result_name, output, node._res,
                              node._resvc, want))

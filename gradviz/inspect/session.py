@@ -35,6 +35,7 @@ class Run:
         self.exit_code = (1 if error else 0) if exit_code is None else exit_code
         self.backward_root = None
         self.backward_error = None
+        self.backward_call = None   # index of the --backward call among the tracer's calls
         self.torch_hooks = []       # (tensor name, grad array): hooks fired on the torch backend
         self._named = None
         self._lines = None
@@ -69,6 +70,7 @@ class Run:
         """Call NAME.backward() after the file ran, traced like the file was."""
         root = self.tensor(name)
         self.backward_root = name
+        self.backward_call = len(self.tracer.backward_calls)   # the index of the call below
         mod = self.module
         grad = None
         if gradient == "ones":

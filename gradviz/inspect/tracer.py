@@ -2,7 +2,8 @@
 
 Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps, for
 every node still alive, its creation order and outputs, the gradients it received (in firing
-order), and every in-place edit with the user's file and line.
+order), and every in-place edit with the user's file and line, every firing of a hook the file registered (what it got and
+returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
 
 It never keeps a graph alive by itself: nodes are held weakly, so a training loop's earlier
 steps are freed as they would be under plain Python, and what they received goes with them.
@@ -14,15 +15,17 @@ import math
 import os
 import sys
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.graph import user_site
 from ..autograd.grad_mode import _state
+from .report import step_value
 from .saved import saved_entries
 
-__all__ = ["Tracer", "InplaceEvent", "tracing"]
+__all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _inside = {}        # code object -> is it gradviz's own?
@@ -40,6 +43,41 @@ class InplaceEvent:
         self.version = version
         self.grad_enabled = grad_enabled
         self.seq = seq              # nodes created before the edit (compare with order())
+
+
+class HookEvent(NamedTuple):
+    """One firing of a hook the file registered (or of retain_grad), in firing order.
+
+    kind is "tensor" (Tensor.register_hook), "pre" (Node.register_prehook), "post"
+    (Node.register_hook) or "retain_grad". `given` is what the hook received (one array for
+    tensor hooks and retain_grad, a list per gradient slot for node hooks: a pre-hook's
+    grad_outputs, a post-hook's grad_inputs) and `returned` what it returned (None when it
+    returned nothing, so the gradient went on unchanged). `changed` is True when it returned
+    values different from the ones it was given; `taint` is the set of earlier changing hooks
+    (indices into Tracer.hook_events) whose change reached this gradient.
+    """
+
+    call: int
+    node: object
+    kind: str
+    nr: object
+    hook: object
+    given: object
+    returned: object
+    changed: bool
+    taint: frozenset
+
+
+class Step(NamedTuple):
+    """One node the engine ran in backward call `call`: the gradients it received (after its
+    hooks), what it sent along each edge (after its post-hooks, large ones summarized), and
+    the hooks that fired (indices into Tracer.hook_events)."""
+
+    call: int
+    node: object
+    grads: object
+    outs: list
+    hooks: list
 
 
 class Tracer:
@@ -72,6 +110,12 @@ class Tracer:
         # are never summarized or pruned, so that positions in them stay valid (explain
         # indexes them per backward call). It keeps every step's graph alive, as before.
         self.keep_history = keep_history
+        self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
+        self.steps = []             # Step per node run, in the engine's order (the last two
+        #                             backward calls' only, without keep_history)
+        self.steps_from_call = 0    # steps of earlier calls were let go
+        self.changed_grads = []     # (tensor, call, hook event indices): a .grad a hook changed
+        self._taint = {}            # node -> indices of changing hooks upstream (this call)
         self._summarized = 0        # events before this index hold summaries of big grads
         self._pruned_at = 0         # len(_events) after the last pruning
 
@@ -141,12 +185,66 @@ class Tracer:
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
         site = user_site(3)
+        self._taint = {}
         if self.keep_history:
             self._calls.append(([n for n, _ in roots], site, capture))
             return
         self._previous, self._recent = self._recent, []
         self._settle_history()
         self._calls.append(([weakref.ref(n) for n, _ in roots], site, capture))
+        # The engine's steps of a long loop: the last two calls are kept, not every step's.
+        keep_from = len(self._calls) - 2
+        if keep_from > self.steps_from_call:
+            self.steps = [st for st in self.steps if st.call >= keep_from]
+            self.steps_from_call = keep_from
+
+    def fired(self, node, kind, nr, hook, given, returned):
+        """A hook the file registered ran at node (see HookEvent); retain_grad too."""
+        if not self.keep_grads:
+            return
+        call = len(self._calls) - 1
+        given, returned = _copy(given), _copy(returned)
+        changed = returned is not None and not _same(given, returned)
+        taint = set(self._taint.get(node, ()))
+        for k in range(len(self.hook_events) - 1, -1, -1):
+            e = self.hook_events[k]
+            if e.node is not node or e.call != call:
+                break
+            if e.changed and (kind != "retain_grad" or e.nr == nr):
+                taint.add(k)
+        event = HookEvent(call, node, kind, nr, hook, given, returned, changed,
+                          frozenset(taint))
+        self.hook_events.append(event)
+        if kind == "retain_grad" and taint:
+            t = self.output_of(node, nr)
+            if t is not None:
+                self.changed_grads.append((t, call, event.taint))
+
+    def ran(self, node, outs):
+        """The engine finished node: record the step, and carry a hook's change downstream."""
+        if not self.keep_grads:
+            return
+        call = len(self._calls) - 1
+        hooks = []
+        for k in range(len(self.hook_events) - 1, -1, -1):
+            e = self.hook_events[k]
+            if e.node is not node or e.call != call:
+                break
+            hooks.append(k)
+        hooks.reverse()
+        taint = set(self._taint.pop(node, ()))
+        taint.update(k for k in hooks if self.hook_events[k].changed)
+        # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
+        snap = [None if g is None else step_value(_snapshot(g)) for g in outs]
+        self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
+        if not taint:
+            return
+        variable = getattr(node, "variable", None)
+        if variable is not None and type(node).__name__ == "AccumulateGrad":
+            self.changed_grads.append((variable, call, frozenset(taint)))
+        for i, (nxt, _) in enumerate(node.next_functions):
+            if nxt is not None and i < len(snap) and snap[i] is not None:
+                self._taint.setdefault(nxt, set()).update(taint)
 
     def hooked(self, node, nr, hook):
         self._hook_changes.append((node if self.keep_history else weakref.ref(node), nr, hook))
@@ -315,6 +413,25 @@ def _maker():
             func = code.co_name
         f = f.f_back
     return func, None
+
+
+def _copy(v):
+    """A snapshot of what a hook got or returned: an array, a list of them, or None."""
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return [None if g is None else _snapshot(g) for g in v]
+    return _snapshot(v)
+
+
+def _same(a, b):
+    if isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+            return False
+        return all(_same(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
 def _snapshot(g):

@@ -1,5 +1,6 @@
 """gradviz.nn.functional: relu, tanh, sigmoid, softmax, log_softmax, linear, mse_loss,
-cross_entropy, nll_loss — with torch's grad_fn names (linear is AddmmBackward0)."""
+cross_entropy, nll_loss, conv1d, conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, pad,
+scaled_dot_product_attention — with torch's grad_fn names (linear is AddmmBackward0)."""
 
 import warnings
 
@@ -7,7 +8,12 @@ import numpy as np
 
 from .._ops import (activation, dropout as _dropout, embedding as _embedding, linalg, losses,
                     normalization, pointwise, reductions, views)
-from .._ops.inplace import relu_
+from .._ops.attention import scaled_dot_product_attention
+from .._ops.bilinear import bilinear
+from .._ops.convolution import conv1d, conv2d
+from .._ops.inplace import add_, relu_
+from .._ops.padding import pad
+from .._ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .._registry import ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.grad_mode import no_grad
@@ -18,7 +24,9 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "glu", "leaky_relu_", "elu_", "hardtanh_", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
-           "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity"]
+           "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity", "bilinear",
+           "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
+           "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):
@@ -55,7 +63,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias: AddmmBackward0 for 2-D input with a bias, as in torch.
+    """input @ weight.T + bias, composed as torch composes it: AddmmBackward0 for 2-D input
+    with a bias, ViewBackward0 over AddmmBackward0 for other contiguous input (the leading
+    dims folded into the rows), matmul then an in-place add otherwise.
 
     >>> import gradviz as torch
     >>> x, w = torch.ones(2, 3), torch.ones(4, 3, requires_grad=True)
@@ -63,13 +73,18 @@ def linear(input, weight, bias=None):
     <AddmmBackward0 ...>
     """
     wt = views.t(weight)
-    if input.dim() == 2 and bias is not None:
-        return linalg.addmm(bias, input, wt)
-    if input.dim() == 1 and bias is not None:
-        return views.view(linalg.addmm(bias, views.unsqueeze(input, 0), wt),
-                          weight.shape[0])
+    if bias is not None:
+        if input.dim() == 2:
+            return linalg.addmm(bias, input, wt)
+        if input.is_contiguous():
+            # torch's _flatten_nd_linear: fold every leading dim into the rows of one addmm
+            lead = tuple(input.shape[:-1])
+            folded = views.view(input, -1, input.shape[-1])
+            return views.view(linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
     out = linalg.matmul(input, wt)
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    return add_(out, bias)      # torch adds the bias in place (version 1)
 
 
 # ----- Activations -------------------------------------------------------------------------

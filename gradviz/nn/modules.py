@@ -1,15 +1,25 @@
 """Parameter and Module: registration by attribute assignment, parameters() as a generator."""
 
 import math
-from collections import OrderedDict
+import operator
+import sys
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import numpy as np
 
-from .._tensor import Tensor, _make
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import _PKG_DIR, RemovableHandle
 from . import functional as F
 from . import init
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "ModuleDict",
+           "ParameterList", "Identity", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+           "Flatten", "Unflatten", "Bilinear"]
 
 
 class Parameter(Tensor):
@@ -37,37 +47,262 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
+    __str__ = __repr__      # print(param) shows it too, as in torch
+
+
+def _typename(obj):
+    """torch.typename: a tensor's type string, else the (module-qualified) class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns: the keys it did not find and the ones it did not use."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class _BackwardHookFunction(Function):
+    """The identity, recorded as BackwardHookFunctionBackward around a module's inputs and
+    outputs when it has full backward hooks (torch's BackwardHookFunction)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *args):
+        return args
+
+
+_BackwardHookFunction._backward_cls.__name__ = "BackwardHookFunctionBackward"
+_BackwardHookFunction._backward_cls.__qualname__ = "BackwardHookFunctionBackward"
+
+
+class _BackwardHook:
+    """torch's BackwardHook: identity nodes on a module's input and output tensors, whose
+    node hooks see the gradients w.r.t. the outputs (pre-hooks may replace them) and w.r.t. the
+    inputs (hooks may replace them)."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_outputs = -1
+        self.output_tensors_index = None
+        self.n_inputs = -1
+        self.input_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size):
+        res = [None] * size
+        for idx, val in zip(indices, values):
+            res[idx] = val
+        return tuple(res)
+
+    def _set_user_hook(self, grad_fn):
+        def hook(grad_input, _):
+            if self.grad_outputs is None:
+                # The gradient reached the inputs without passing through the outputs.
+                return None
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(out)}, but expected {len(res)}")
+                res = out
+            self.grad_outputs = None
+            return tuple(res[i] for i in self.input_tensors_index)
+
+        grad_fn.register_hook(hook)
+
+    def _apply_on_tensors(self, fn, args):
+        tensors_idx, tensors = [], []
+        requires_grad = False
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                tensors_idx.append(i)
+                tensors.append(arg)
+                requires_grad |= arg.requires_grad
+        if not (requires_grad and is_grad_enabled()):
+            return args, None
+        new_tensors = _BackwardHookFunction.apply(*tensors)
+        grad_fns = [t.grad_fn for t in new_tensors if t.grad_fn is not None
+                    and t.grad_fn.name() == "BackwardHookFunctionBackward"]
+        fn(grad_fns[0])
+        arg_list = list(args)
+        for idx, val in zip(tensors_idx, new_tensors):
+            arg_list[idx] = val
+        return tuple(arg_list), tensors_idx
+
+    def setup_input_hook(self, args):
+        res, self.input_tensors_index = self._apply_on_tensors(self._set_user_hook, args)
+        self.n_inputs = len(args)
+        return res
+
+    def setup_output_hook(self, result):
+        def fn(grad_fn):
+            def hook(_, grad_output):
+                self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output,
+                                                         self.n_outputs)
+                expected = len(self.grad_outputs)
+                for pre_hook in self.user_pre_hooks:
+                    replaced = pre_hook(self.module, self.grad_outputs)
+                    if replaced is None:
+                        continue
+                    if len(replaced) != expected:
+                        raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                           f"grad_output, got {len(replaced)}, but expected "
+                                           f"{expected}")
+                    self.grad_outputs = replaced
+                local = self.grad_outputs
+                if self.input_tensors_index is None:
+                    warnings.warn("Full backward hook is firing when gradients are computed with "
+                                  "respect to module outputs since no inputs require gradients. "
+                                  "See https://docs.pytorch.org/docs/main/generated/torch.nn."
+                                  "Module.html#torch.nn.Module.register_full_backward_hook for "
+                                  "more details.", stacklevel=_user_stacklevel())
+                    grad_inputs = (None,) * self.n_inputs
+                    for user_hook in self.user_hooks:
+                        res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                        if res is not None and not (isinstance(res, tuple)
+                                                    and all(r is None for r in res)):
+                            raise RuntimeError("Backward hook for Modules where no input "
+                                               "requires gradient should always return None "
+                                               "or None for all gradients.")
+                    self.grad_outputs = None
+                if local is not None:
+                    return tuple(local[i] for i in self.output_tensors_index)
+                return None
+
+            grad_fn.register_hook(hook)
+
+        is_tuple = isinstance(result, tuple)
+        args = result if is_tuple else (result,)
+        res, self.output_tensors_index = self._apply_on_tensors(fn, args)
+        self.n_outputs = len(args)
+        return res if is_tuple else res[0]
+
+
+def _user_stacklevel():
+    """The stacklevel of warnings.warn that names the user's frame (the first one outside
+    gradviz) as the warning's origin, as torch's does (the line that called backward)."""
+    f = sys._getframe(1)
+    level = 1
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _handle(hooks, hook, prepend):
+    h = RemovableHandle(hooks, hook)
+    if prepend:
+        hooks.move_to_end(h.id, last=False)
+    return h
+
 
 class Module:
-    """Base class of models: assign Parameters and sub-Modules as attributes."""
+    """Base class of models: assign Parameters, buffers and sub-Modules as attributes; they
+    register themselves (parameters, then buffers, then children, in assignment order).
 
-    def __init__(self):
-        object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
-        object.__setattr__(self, "_modules", OrderedDict())
+    >>> import gradviz as torch
+    >>> net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    >>> list(net.state_dict())
+    ['0.weight', '0.bias']
+    """
+
+    _version = 1
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given" if args else
+                            f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        setter = object.__setattr__
+        setter(self, "training", True)
+        setter(self, "_parameters", OrderedDict())
+        setter(self, "_buffers", OrderedDict())
+        setter(self, "_non_persistent_buffers_set", set())
+        setter(self, "_modules", OrderedDict())
+        setter(self, "_forward_pre_hooks", OrderedDict())
+        setter(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+        setter(self, "_forward_hooks", OrderedDict())
+        setter(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setter(self, "_backward_hooks", OrderedDict())
+        setter(self, "_backward_pre_hooks", OrderedDict())
+
+    # ----- attribute registration (torch's __setattr__ / __getattr__ / __delattr__) ---------
 
     def __setattr__(self, name, value):
-        params = self.__dict__.get("_parameters")
+        d = self.__dict__
+        params = d.get("_parameters")
+
+        def remove_from(*stores):
+            for store in stores:
+                if name in store:
+                    if isinstance(store, dict):
+                        del store[name]
+                    else:
+                        store.discard(name)
+
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            self._modules.pop(name, None)
-            params[name] = value
-        elif isinstance(value, Module):
-            if params is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            params.pop(name, None)
-            self._modules[name] = value
-        elif params is not None and name in params:
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
-                                f"'{name}' (torch.nn.Parameter or None expected)")
-            params[name] = None
-        else:
-            object.__setattr__(self, name, value)
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -78,121 +313,410 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for store in (self._parameters, self._buffers, self._modules):
-            if name in store:
-                del store[name]
-                return
-        object.__delattr__(self, name)
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(object.__dir__(self))
+        keys += list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def _check_name(self, kind, name, store):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f"{kind} name can't contain \".\"" if kind != "module" else
+                           f"module name can't contain \".\", got: {name}")
+        if name == "":
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"attribute '{name}' already exists")
 
     def register_parameter(self, name, param):
+        """Add a parameter (or None) under `name`."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name("parameter", name, self._parameters)
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' as a "
+                             f"function of another Tensor, compute the value in the forward() "
+                             f"method.")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
+        """Add a tensor that is part of the module's state but not a parameter; a persistent
+        buffer is in state_dict()."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
         self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
+        """Add a child module (or None) under `name`."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._check_name("module", name, self._modules)
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        self.add_module(name, module)
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    # ----- calling, with torch's hooks --------------------------------------------------------
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {res}.")
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_hook = _BackwardHook(self, list(self._backward_hooks.values()),
+                                    list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
+        result = self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_with_kwargs:
+                res = hook(self, args, kwargs, result)
+            else:
+                res = hook(self, args, result)
+            if res is not None:
+                result = res
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a "
+                              f"Tensor or a tuple of Tensors but received {type(result)}")
+            result = bw_hook.setup_output_hook(result)
+        return result
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) before forward (hook(module, args, kwargs) with_kwargs); it may
+        return new args."""
+        h = _handle(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[h.id] = True
+        return h
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """hook(module, args, output) after forward (hook(module, args, kwargs, output)
+        with_kwargs); it may return a new output."""
+        if always_call:
+            raise NotImplementedError("gradviz: Module.register_forward_hook(always_call=True) "
+                                      "is not implemented by gradviz's core; run with --backend "
+                                      "torch to use PyTorch")
+        h = _handle(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[h.id] = True
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) once the gradients w.r.t. the module's inputs
+        are computed; it may return new grad_input. The module's input and output tensors then
+        pass through BackwardHookFunctionBackward nodes, as in torch."""
+        return _handle(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) before the module's gradients are computed; it may return
+        new grad_output."""
+        return _handle(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        raise NotImplementedError("gradviz: Module.register_backward_hook (deprecated in torch) "
+                                  "is not implemented by gradviz's core; use "
+                                  "register_full_backward_hook, or run with --backend torch to "
+                                  "use PyTorch")
+
+    # ----- traversal -----------------------------------------------------------------------
+
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                if recurse else [(prefix, self)])
+        for mod_prefix, mod in mods:
+            for name, v in get_members(mod):
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(v))
+                yield (mod_prefix + "." + name if mod_prefix else name), v
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """(name, Parameter) pairs, sub-modules' with dotted names, as a generator."""
-        seen = set()
-        for mod_prefix, mod in (self.named_modules(prefix=prefix) if recurse
-                                else [(prefix, self)]):
-            for name, p in mod._parameters.items():
-                if p is None or (remove_duplicate and id(p) in seen):
-                    continue
-                seen.add(id(p))
-                yield (mod_prefix + "." + name if mod_prefix else name), p
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
 
     def parameters(self, recurse=True):
         """The module's parameters, as a generator (len() needs list(...) first)."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_modules(self, memo=None, prefix=""):
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every descendant, depth first."""
         if memo is None:
             memo = set()
         if id(self) in memo:
             return
-        memo.add(id(self))
+        if remove_duplicate:
+            memo.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
             if m is None:
                 continue
-            yield from m.named_modules(memo, prefix + "." + name if prefix else name)
+            yield from m.named_modules(memo, prefix + "." + name if prefix else name,
+                                       remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
+        memo = set()
         for name, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in memo:
+                memo.add(id(m))
                 yield name, m
 
     def children(self):
         for _, m in self.named_children():
             yield m
 
-    def named_buffers(self, prefix=""):
-        for mod_prefix, mod in self.named_modules(prefix=prefix):
-            for name, b in mod._buffers.items():
-                yield (mod_prefix + "." + name if mod_prefix else name), b
+    def apply(self, fn):
+        """fn(module) on every descendant, children first, then on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
 
-    def buffers(self):
-        for _, b in self.named_buffers():
-            yield b
-
-    def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad = _make(np.zeros_like(p._data))
+    # ----- modes and gradients -------------------------------------------------------------
 
     def train(self, mode=True):
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self):
         return self.train(False)
+
+    def to(self, *args, **kwargs):
+        """Cast floating-point parameters and buffers to a dtype; the CPU is the only device
+        (another one is refused with torch's error on a CPU-only build)."""
+        from .._ops.pointwise import _to_args
+        dt, _ = _to_args(args, kwargs)
+        if dt is None:
+            return self
+        if not dt.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dt}")
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None and p.is_floating_point():
+                    p.data = p.data.to(dt)     # the same Parameter object, as torch's default
+                    if p.grad is not None:
+                        p.grad.data = p.grad.data.to(dt)
+            for name, b in m._buffers.items():
+                if b is not None and b.is_floating_point():
+                    m._buffers[name] = b.to(dt)
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def double(self):
+        return self.to(_dtype.float64)
+
+    def float(self):
+        return self.to(_dtype.float32)
 
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def state_dict(self):
-        out = OrderedDict()
-        for name, p in self.named_parameters():
-            out[name] = p.detach()
-        for name, b in self.named_buffers():
-            out[name] = b
-        return out
+    def zero_grad(self, set_to_none=True):
+        """Reset the parameters' gradients: to None (the default), or zeroed in place."""
+        for p in self.parameters():
+            g = p.grad
+            if g is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    # ----- conversion ----------------------------------------------------------------------
+
+    def _apply(self, fn):
+        """fn on every parameter (in place: the Parameter objects stay the same), its grad,
+        and every buffer, in this module and its descendants; returns self."""
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new
+                g = p.grad
+                if g is not None:
+                    new_g = fn(g)
+                    if new_g is not g:
+                        p.grad = new_g
+        for key, b in self._buffers.items():
+            if b is not None:
+                self._buffers[key] = fn(b)
+        return self
+
+    # ----- state_dict ----------------------------------------------------------------------
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Module by module: its parameters, then its persistent buffers, then its children
+        (torch's order); detached unless keep_vars."""
+        if args:
+            raise NotImplementedError("gradviz: Module.state_dict() with positional arguments "
+                                      "is not implemented by gradviz's core; run with "
+                                      "--backend torch to use PyTorch")
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy state_dict's tensors into the parameters and buffers; with strict, missing
+        and unexpected keys are an error (torch's message)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        if assign:
+            raise NotImplementedError("gradviz: Module.load_state_dict(assign=True) is not "
+                                      "implemented by gradviz's core; run with --backend torch "
+                                      "to use PyTorch")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        with no_grad():
+            for key, target in own.items():
+                if key not in state_dict:
+                    continue
+                src = state_dict[key]
+                if not isinstance(src, Tensor):
+                    errors.append(f'While copying the parameter named "{key}", expected '
+                                  f'torch.Tensor or Tensor-like object from checkpoint but '
+                                  f'received {type(src)}')
+                    continue
+                if tuple(src.shape) != tuple(target.shape):
+                    errors.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{src.shape} from checkpoint, the shape in current model is "
+                                  f"{target.shape}.")
+                    continue
+                target.copy_(src)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ----- printing ------------------------------------------------------------------------
+
+    def _get_name(self):
+        return type(self).__name__
 
     def extra_repr(self):
         return ""
 
     def __repr__(self):
-        lines = []
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {sub}")
         extra = self.extra_repr()
-        if not lines:
-            return f"{type(self).__name__}({extra})"
-        body = "\n  ".join(([extra] if extra else []) + lines)
-        return f"{type(self).__name__}(\n  {body}\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
 
 
 class Linear(Module):
@@ -228,44 +752,543 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+def _abs_index(idx, n):
+    idx = operator.index(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx + n if idx < 0 else idx
+
+
 class Sequential(Module):
-    def __init__(self, *modules):
+    """Modules called in order; built from modules or from an OrderedDict of named ones.
+
+    >>> import gradviz as torch
+    >>> net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    >>> len(net), type(net[-1]).__name__
+    (2, 'ReLU')
+    """
+
+    def __init__(self, *args):
         super().__init__()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
 
     def forward(self, input):
         for m in self._modules.values():
             input = m(input)
         return input
 
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_abs_index(idx, len(self))]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[_abs_index(idx, len(self))]
+        setattr(self, key, module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for key in list(self._modules)[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, list(self._modules)[_abs_index(idx, len(self))])
+        # torch renumbers the remaining modules
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
-
-
-class ModuleList(Module):
-    def __init__(self, modules=()):
-        super().__init__()
-        for m in modules:
-            self.append(m)
-
-    def append(self, module):
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
 
     def __iter__(self):
         return iter(self._modules.values())
 
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+
+class ModuleList(Module):
+    """A list of sub-modules, registered as "0", "1", ...
+
+    >>> import gradviz as torch
+    >>> layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_abs_index(idx, len(self)))]
+
+    def __setitem__(self, idx, module):
+        setattr(self, str(_abs_index(idx, len(self))), module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for k in range(len(self._modules))[idx]:
+                delattr(self, str(k))
+        else:
+            delattr(self, str(_abs_index(idx, len(self))))
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
     def __len__(self):
         return len(self._modules)
 
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for m in list(self) + list(other):
+            combined.append(m)
+        return combined
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def extend(self, modules):
+        if not hasattr(modules, "__iter__") or isinstance(modules, Module) and not isinstance(
+                modules, (ModuleList, Sequential)):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+
+class ModuleDict(Module):
+    """A dict of sub-modules, in insertion order.
+
+    >>> import gradviz as torch
+    >>> heads = torch.nn.ModuleDict({"a": torch.nn.ReLU()})
+    >>> list(heads.keys())
+    ['a']
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, m in enumerate(modules):
+            if len(m) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length "
+                                 f"{len(m)}; 2 is required")
+            self[m[0]] = m[1]
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered as "0", "1", ... (plain tensors become Parameters).
+
+    >>> import gradviz as torch
+    >>> ps = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2))])
+    >>> len(ps), [n for n, _ in ps.named_parameters()]
+    (1, ['0'])
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            out = ParameterList()
+            for i in range(self._size)[idx]:
+                out.append(self[i])
+            return out
+        return getattr(self, str(_abs_index(idx, self._size)))
+
+    def __setitem__(self, idx, param):
+        idx = _abs_index(idx, self._size)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, str(idx), param)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values):
+        if not hasattr(values, "__iter__") or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        lines = []
+        for k, p in enumerate(self):
+            if isinstance(p, Tensor):
+                size = "x".join(str(n) for n in p.shape)
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.dtype} of size {size}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
 
 class Identity(Module):
+    """Returns its input; accepts (and ignores) any constructor arguments, as torch's does."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
     def forward(self, input):
         return input
+
+
+# ----- Convolution and pooling modules -------------------------------------------------------
+
+def _ntuple(value, n):
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return (value,) * n
+
+
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+class _ConvNd(Module):
+    _nd = 0
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        from .. import _creation
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in _PADDING_STRINGS:
+                # torch formats the set itself (its order varies from run to run)
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 f"{_PADDING_STRINGS}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.stride = _ntuple(stride, nd)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, nd)
+        self.dilation = _ntuple(dilation, nd)
+        self.transposed = False
+        self.output_padding = (0,) * nd
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if isinstance(self.padding, str):
+            pads = [0, 0] * nd
+            if padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size, range(nd - 1, -1, -1)):
+                    total = d * (k - 1)
+                    pads[2 * i] = total // 2
+                    pads[2 * i + 1] = total - total // 2
+            self._reversed_padding_repeated_twice = pads
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
+                                                     for _ in range(2)]
+        self.weight = Parameter(_creation.empty(out_channels, in_channels // groups,
+                                                *self.kernel_size, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
+        then U[-1/sqrt(fan_in), 1/sqrt(fan_in)] for the bias, fan_in counting the kernel."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _conv_forward(self, input, weight, bias):
+        conv = F.conv1d if self._nd == 1 else F.conv2d
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * len(self.padding):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution layer over (N, C, L) input (F.conv1d), with torch's initialisation.
+
+    >>> import gradviz as torch
+    >>> torch.nn.Conv1d(2, 3, 2)
+    Conv1d(2, 3, kernel_size=(2,), stride=(1,))
+    """
+
+    _nd = 1
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution layer over (N, C, H, W) input (F.conv2d), with torch's initialisation.
+
+    >>> import gradviz as torch
+    >>> torch.nn.Conv2d(3, 8, 3, padding=1)
+    Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    """
+
+    _nd = 2
+
+
+class MaxPool2d(Module):
+    """The maximum over each window (F.max_pool2d)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """The mean over each window (F.avg_pool2d)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size (F.adaptive_avg_pool2d)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class Flatten(Module):
+    """input.flatten(start_dim, end_dim), by default keeping the batch dim."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dim `dim` into `unflattened_size` (a view, ViewBackward0)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise NotImplementedError("gradviz: torch.nn.Unflatten over named dims is not "
+                                      "implemented by gradviz's core; run with --backend torch "
+                                      "to use PyTorch")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        shape = list(input.shape)
+        dim = self.dim + len(shape) if self.dim < 0 else self.dim
+        return input.view(*shape[:dim], *self.unflattened_size, *shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b (F.bilinear), with torch's initialisation.
+
+    >>> import gradviz as torch
+    >>> torch.nn.Bilinear(3, 4, 6)
+    Bilinear(in1_features=3, in2_features=4, out_features=6, bias=True)
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        from .. import _creation
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty(out_features, in1_features, in2_features,
+                                                dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import graphviz
 
 from ._format import format_shape, is_modified, saved_value, summarize, version
+from .steps import changed_mark
 
 __all__ = [
     "LARGE_GRAPH",
@@ -90,6 +91,10 @@ _LEGEND = {
     "const": "constant (Python scalar)",
     "elided": "deeper nodes hidden (max_depth)",
 }
+
+# A node where the file registered a hook (or retain_grad): an extra outline and a label line.
+_HOOK_BADGE = "[hook]"
+_HOOKED = {"color": "purple", "peripheries": "2"}
 
 # Edge from a saved tensor that was modified in place after it was saved.
 _MODIFIED_EDGE = {"color": "red", "fontcolor": "red", "penwidth": "2"}
@@ -288,6 +293,7 @@ class _Builder:
         self.next_id = 0
         self.kinds = {}  # kind -> shape, in order first drawn
         self.modified = False
+        self.hooked = False  # a node with the file's hooks was drawn (the legend says so)
         self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
 
     # -- drawing primitives --
@@ -297,13 +303,14 @@ class _Builder:
         self.next_id += 1
         return dot_id
 
-    def node(self, kind, shape, label, tooltip, dot_id=None, share=None):
-        """Draw a node; share=(label line, tooltip lines) draws a copy of a shared one."""
+    def node(self, kind, shape, label, tooltip, dot_id=None, share=None, extra=None):
+        """Draw a node; share=(label line, tooltip lines) draws a copy of a shared one;
+        extra attributes (a hook badge's outline) go over the kind's style."""
         if dot_id is None:
             dot_id = self.new_id()
         self.count += 1
         self.kinds.setdefault(kind, shape)
-        style = _STYLES[kind]
+        style = dict(_STYLES[kind], **(extra or {}))
         if share is not None:
             self.kinds.setdefault("shared", shape)
             label = label + [share[0]]
@@ -339,7 +346,7 @@ class _Builder:
             f"grad_fn: {t.get('grad_fn')}",
             f"version: {t.get('version')}",
             f"value: {summarize(t.get('data'))}",
-            f"grad: {summarize(t.get('grad'))}",
+            f"grad: {summarize(t.get('grad'))}{changed_mark(t.get('grad_changed_by'))}",
         ]
 
     def tensor_kind(self, name):
@@ -442,6 +449,13 @@ class _Builder:
             tooltip.append(f"anomaly: {message}")
         if self.show_saved and len(members) == 1:
             label += [saved_value(s) for s in top.get("saved") or [] if s.get("shape") is None]
+        hooks = [h for m in members for h in self.nodes[m].get("hooks") or []]
+        for hook in hooks[:3]:
+            label.append(f"{_HOOK_BADGE} {_hook_text(hook)}")
+        if len(hooks) > 3:
+            label.append(f"{_HOOK_BADGE} ... {len(hooks) - 3} more")
+        tooltip += [f"hook: {_hook_text(h)} at {h.get('file')}:{h.get('line')}" for h in hooks
+                    if h.get("file")]
         tooltip += _where(top)
         kind = "collapsed" if len(members) > 1 else "function"
         if anomalies:
@@ -449,7 +463,10 @@ class _Builder:
         elif made is not None and self.view == "backward" and self.tensor_kind(made) == "root":
             kind = "root"
         shape = "box3d" if len(members) > 1 else "box"
-        return self.node(kind, shape, label, tooltip, dot_id, share)
+        if hooks:
+            self.hooked = True
+        return self.node(kind, shape, label, tooltip, dot_id, share,
+                         extra=_HOOKED if hooks else None)
 
     def saved(self, node, dot_id):
         """Draw a node's saved tensors (show_saved), linked to the node that saved them."""
@@ -488,10 +505,18 @@ class _Builder:
                     name = "operator"
                 sub.node(f"legend{i}", escape_label([name]), shape=self.kinds[kind],
                          tooltip=escape_tooltip([name]), **_STYLES[kind])
+            extra = len(kinds)
             if self.modified:
                 text = ["red edge: saved tensor modified in place", "(version saved, now)"]
-                sub.node(f"legend{len(kinds)}", escape_label(text), shape="plaintext",
+                sub.node(f"legend{extra}", escape_label(text), shape="plaintext",
                          fontcolor="red", tooltip=escape_tooltip(text))
+                extra += 1
+            if self.hooked:
+                text = [f"{_HOOK_BADGE}, double purple outline:",
+                        "the file registered a hook here", "(tensor hook, node pre/post hook",
+                        "or retain_grad)"]
+                sub.node(f"legend{extra}", escape_label(text), shape="box",
+                         tooltip=escape_tooltip(text), **_HOOKED)
 
     # -- views --
 
@@ -709,6 +734,14 @@ class _Builder:
                 continue  # a next function with no input behind it: nothing to draw
             result.append((name, producer))
         return result
+
+
+def _hook_text(hook):
+    """A hook in a label: its function, its kind when not a tensor hook, and its line."""
+    kind = {"pre": " (pre-hook)", "post": " (post-hook)"}.get(hook.get("kind"), "")
+    name = "retain_grad()" if hook.get("kind") == "retain_grad" else hook.get("function")
+    line = f" line {hook['line']}" if hook.get("line") else ""
+    return f"{name}{kind}{line}"
 
 
 def _where(item):

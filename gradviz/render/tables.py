@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import format_shape, is_modified, saved_value, summarize, version
+from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
 
 __all__ = ["print_report", "report_renderables"]
@@ -109,6 +110,7 @@ def _tensors_table(report, full=False):
             blocks.append(Text("…", style="dim"))
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
                              summarize(t.get("data"), full))
+        grad += changed_mark(t.get("grad_changed_by"))
         cells = [t["name"], shape, t.get("dtype")] + [_flag(t.get(k)) for k in _TENSOR_FIELDS]
         rows.append([printable(cell, keep="") for cell in cells + [grad, data]])
         table.add_row(*(Text(cell) for cell in rows[-1]))
@@ -220,7 +222,7 @@ def _error_panel(error):
     return Panel(text, title="Error", title_align="left", border_style="red")
 
 
-def report_renderables(report, *, full=False, hooks=False):
+def report_renderables(report, *, full=False, hooks=False, steps=False):
     """Return the rich renderables for a report, in the order `gradviz run` prints them.
 
     Tables with no rows are left out; a file without tensors gets one plain sentence, and so
@@ -245,6 +247,10 @@ def report_renderables(report, *, full=False, hooks=False):
         parts.append(_hooks_table(report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
+    if hooks and report.get("user_hooks"):
+        parts.append(user_hooks_table(report))
+    if steps:
+        parts.append(steps_renderable(report))
     if report.get("anomalies"):
         parts.append(_anomalies_table(report))
     if report.get("error"):
@@ -252,7 +258,7 @@ def report_renderables(report, *, full=False, hooks=False):
     return [Padding(part, (0, 0, 1, 0)) for part in parts[:-1]] + parts[-1:]
 
 
-def print_report(console, report, *, full=False, hooks=False):
+def print_report(console, report, *, full=False, hooks=False, steps=False):
     """Print a report's tables to a rich Console (see report_renderables).
 
     >>> import io
@@ -262,4 +268,4 @@ def print_report(console, report, *, full=False, hooks=False):
     >>> console.file.getvalue()
     'No tensors found in f.py.\\n'
     """
-    console.print(Group(*report_renderables(report, full=full, hooks=hooks)))
+    console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps)))

@@ -1,0 +1,270 @@
+"""Sliding windows over the trailing (spatial) dims, for convolution and pooling.
+
+The forward's im2col (`windows`) and the backward's col2im (`col2im`) work on NumPy arrays
+(a strided view, and one slice-add per kernel offset) and on Tensors (one index and one
+accumulating index_put, so that create_graph=True can differentiate them again). Neither loops
+over output positions. The convolution formulas below are written once for both, with
+gradviz._dmath's array-or-Tensor helpers.
+"""
+
+import itertools
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ._dmath import _t, matmul, permute, put, reshape, sum_dims, take
+from ._registry import ops
+
+
+def out_size(n, k, s, p, d, ceil_mode=False):
+    """torch's output length along one dim (pooling_output_shape when ceil_mode)."""
+    span = n + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        o = -(-span // s) + 1
+        if (o - 1) * s >= n + p:    # torch: the last window must start inside the input
+            o -= 1
+        return o
+    return span // s + 1
+
+
+def pads(spatial, kernel, stride, padding, dilation, out):
+    """(low, high) padding per spatial dim: `padding` on both sides, more on the high side
+    when ceil_mode's last window reaches beyond it."""
+    return tuple((p, max(p, (o - 1) * s + d * (k - 1) + 1 - n - p))
+                 for n, k, s, p, d, o in zip(spatial, kernel, stride, padding, dilation, out))
+
+
+def pad_value(x, amounts, value=0.0):
+    """x padded by `amounts` ((low, high) per trailing dim) with a constant."""
+    if not any(lo or hi for lo, hi in amounts):
+        return x
+    if _t(x):
+        flat = []
+        for lo, hi in reversed(amounts):
+            flat += [lo, hi]
+        return ops.constant_pad_nd(x, flat, value)
+    lead = [(0, 0)] * (x.ndim - len(amounts))
+    return np.pad(x, lead + list(amounts), constant_values=value)
+
+
+def crop(x, amounts):
+    """The inverse of pad_value: x without its (low, high) borders."""
+    if not any(lo or hi for lo, hi in amounts):
+        return x
+    shape = np.shape(x.detach()._data if _t(x) else x)
+    nd = len(amounts)
+    key = (slice(None),) * (len(shape) - nd) + tuple(
+        slice(lo, n - hi) for (lo, hi), n in zip(amounts, shape[-nd:]))
+    return x[key]
+
+
+def window_index(spatial, kernel, stride, dilation, out, offset=(0,)):
+    """Flat index into `spatial` of every window element, shaped (*out, *kernel); `offset` is
+    subtracted from the positions first (the padding, for indices into the unpadded input),
+    and positions outside `spatial` are -1."""
+    nd = len(kernel)
+    offset = offset * nd if len(offset) == 1 else offset
+    flat = np.zeros(tuple(out) + tuple(kernel), dtype=np.int64)
+    outside = np.zeros(flat.shape, dtype=bool)
+    mult = 1
+    for i in reversed(range(nd)):
+        pos = (np.arange(out[i])[:, None] * stride[i] + np.arange(kernel[i])[None, :]
+               * dilation[i] - offset[i])
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = out[i], kernel[i]
+        pos = pos.reshape(shape)
+        outside = outside | (pos < 0) | (pos >= spatial[i])
+        flat = flat + pos * mult
+        mult *= spatial[i]
+    return np.where(outside, -1, flat)
+
+
+def windows(x, kernel, stride, dilation, out):
+    """(..., *out, *kernel): every window of the (already padded) trailing dims of x."""
+    nd = len(kernel)
+    if _t(x):
+        shape = tuple(x.shape)
+        lead = shape[:-nd]
+        idx = window_index(shape[-nd:], kernel, stride, dilation, out)
+        flat = reshape(x, lead + (int(np.prod(shape[-nd:])),))
+        return take(flat, (slice(None),) * len(lead) + (idx,))
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    w = sliding_window_view(x, span, axis=tuple(range(x.ndim - nd, x.ndim)))
+    key = ((slice(None),) * (x.ndim - nd)
+           + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))
+           + tuple(slice(None, None, d) for d in dilation))
+    return w[key]
+
+
+def col2im(cols, spatial, kernel, stride, dilation, out):
+    """The adjoint of windows: cols (..., *out, *kernel) summed into zeros (..., *spatial)."""
+    nd = len(kernel)
+    if _t(cols):
+        shape = tuple(cols.shape)
+        lead = shape[:-2 * nd]
+        idx = window_index(spatial, kernel, stride, dilation, out)
+        flat = put(cols, lead + (int(np.prod(spatial)),), (slice(None),) * len(lead) + (idx,),
+                   True)
+        return reshape(flat, lead + tuple(spatial))
+    lead = cols.shape[:-2 * nd]
+    res = np.zeros(lead + tuple(spatial), dtype=cols.dtype)
+    for offs in itertools.product(*(range(k) for k in kernel)):
+        dst = tuple(slice(j * d, j * d + (o - 1) * s + 1, s)
+                    for j, d, o, s in zip(offs, dilation, out, stride))
+        res[(Ellipsis,) + dst] += cols[(Ellipsis,) + offs]
+    return res
+
+
+# ----- Convolution as matrix products over the windows ---------------------------------------
+
+def _order(nd):
+    """(N, C, *out, *kernel) -> (C, *kernel, N, *out): the windows as one matrix per group,
+    rows (channel, kernel offset), columns (image, output position)."""
+    return (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+
+
+def _cols(x, kernel, stride, padding, dilation, groups):
+    """The windows of x as (G, Cg*K, N*L) matrices, with the output's spatial shape."""
+    shape = tuple(np.shape(x._data if _t(x) else x))
+    nd = len(kernel)
+    out = tuple(out_size(n, k, s, p, d) for n, k, s, p, d
+                in zip(shape[2:], kernel, stride, padding, dilation))
+    w = windows(pad_value(x, [(p, p) for p in padding]), kernel, stride, dilation, out)
+    n, c = shape[0], shape[1]
+    cols = reshape(permute(w, _order(nd)), (groups, (c // groups) * int(np.prod(kernel)),
+                                            n * int(np.prod(out))))
+    return cols, out
+
+
+def _grad_matrix(grad, groups):
+    """The output gradient (N, O, *out) as (G, Og, N*L) matrices."""
+    shape = tuple(np.shape(grad._data if _t(grad) else grad))
+    n, o = shape[0], shape[1]
+    g = reshape(grad, (n, groups, o // groups, int(np.prod(shape[2:]))))
+    return reshape(permute(g, (1, 2, 0, 3)), (groups, o // groups, -1))
+
+
+def conv(x, weight, stride, padding, dilation, groups):
+    """The convolution of x (N, C, *spatial) with weight (O, C/groups, *kernel), no bias:
+    one matrix product per group over all images at once."""
+    o = weight.shape[0]
+    n = x.shape[0]
+    nd = len(weight.shape) - 2
+    cols, out = _cols(x, tuple(weight.shape[2:]), stride, padding, dilation, groups)
+    r = matmul(reshape(weight, (groups, o // groups, -1)), cols)     # (G, Og, N*L)
+    r = permute(reshape(r, (groups, o // groups, n) + out),
+                (2, 0, 1) + tuple(range(3, 3 + nd)))
+    return reshape(r, (n, o) + out)
+
+
+def conv_grad_weight(grad, input, weight_shape, stride, padding, dilation, groups):
+    """d conv / d weight: the output gradient times the input's windows."""
+    cols, _ = _cols(input, tuple(weight_shape[2:]), stride, padding, dilation, groups)
+    gw = matmul(_grad_matrix(grad, groups), _swap(cols))            # (G, Og, Cg*K)
+    return reshape(gw, tuple(weight_shape))
+
+
+def conv_grad_input(grad, input_shape, weight, stride, padding, dilation, groups):
+    """d conv / d input: the weight's transpose times the output gradient, put back in
+    place by col2im, with the padding cropped."""
+    o = weight.shape[0]
+    nd = len(input_shape) - 2
+    kernel = tuple(weight.shape[2:])
+    n, c = input_shape[0], input_shape[1]
+    out = tuple(grad.shape[2:])
+    w = reshape(weight, (groups, o // groups, -1))
+    dcols = matmul(_swap(w), _grad_matrix(grad, groups))            # (G, Cg*K, N*L)
+    dcols = reshape(dcols, (c,) + kernel + (n,) + out)
+    dcols = permute(dcols, tuple(int(i) for i in np.argsort(_order(nd))))  # (N, C, *out, *k)
+    spatial = tuple(input_shape[2:])
+    padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
+    full = col2im(dcols, padded, kernel, stride, dilation, out)
+    # Rows and columns no window reached (stride larger than the kernel's reach) stay 0.
+    return crop(full, [(p, p) for p in padding])
+
+
+def _swap(x):
+    return x.transpose(-2, -1) if _t(x) else np.swapaxes(x, -2, -1)
+
+
+# ----- Pooling and padding gradients -------------------------------------------------------
+
+def max_pool_grad(grad, self_sizes, indices):
+    """The gradient of max pooling: each output's gradient added at its argmax (`indices`,
+    flat over the last two dims of the input, as torch returns them)."""
+    idx = indices._data if _t(indices) else indices
+    lead = int(np.prod(self_sizes[:-2]))
+    plane = int(np.prod(self_sizes[-2:]))
+    idx = idx.reshape(lead, -1)
+    if _t(grad):
+        rows = np.arange(lead)[:, None]
+        flat = put(reshape(grad, (lead, idx.shape[1])), (lead, plane), (rows, idx), True)
+        return reshape(flat, tuple(self_sizes))
+    where = (idx + (np.arange(lead) * plane)[:, None]).ravel()
+    g = np.bincount(where, weights=np.ravel(grad), minlength=lead * plane)
+    return g.astype(np.result_type(grad), copy=False).reshape(self_sizes)
+
+
+def avg_pool_grad(grad, geometry):
+    """The gradient of average pooling: each output's gradient over its divisor, spread over
+    its window by col2im, the padding cropped."""
+    padded, kernel, stride, out, amounts, divisor = geometry
+    nd = len(kernel)
+    g = grad / divisor if _t(grad) else grad / divisor.astype(grad.dtype, copy=False)
+    shape = tuple(np.shape(g._data if _t(g) else g))
+    full = shape + tuple(kernel)
+    g = reshape(g, shape + (1,) * nd)
+    g = g.expand(*full) if _t(g) else np.broadcast_to(g, full)
+    return crop(col2im(g, padded, kernel, stride, (1,) * nd, out), amounts)
+
+
+def constant_pad(x, pad):
+    """x padded by torch's flat `pad` list (last dim first; negative values crop)."""
+    if _t(x):
+        return ops.constant_pad_nd(x, list(pad), 0)
+    return constant_pad_array(x, pad, 0)
+
+
+def constant_pad_array(a, pad, value):
+    nd = len(pad) // 2
+    amounts = [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(nd))]
+    lead = a.ndim - nd
+    key = (slice(None),) * lead + tuple(
+        slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(amounts, a.shape[lead:]))
+    a = a[key]
+    widths = [(0, 0)] * lead + [(max(lo, 0), max(hi, 0)) for lo, hi in amounts]
+    if not any(lo or hi for lo, hi in widths):
+        return np.array(a)
+    return np.pad(a, widths, constant_values=value)
+
+
+def pad_maps(shape, pad, mode, dtype):
+    """For reflect / replicate padding: per padded dim (axis, source index per output position,
+    its one-hot matrix (input length x output length) for the backward)."""
+    nd = len(pad) // 2
+    maps = []
+    for i in range(nd):
+        axis = -1 - i
+        n = shape[axis]
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        pos = np.arange(-lo, n + hi)
+        if mode == "reflect":
+            period = 2 * (n - 1) if n > 1 else 1
+            pos = np.abs(pos) % period
+            src = np.where(pos >= n, period - pos, pos)
+        else:
+            src = np.clip(pos, 0, n - 1)
+        onehot = (np.arange(n)[:, None] == src[None, :]).astype(dtype)
+        maps.append((axis, src, onehot))
+    return maps
+
+
+def gather_pad_grad(grad, maps):
+    """The gradient of reflect / replicate padding: each output's gradient summed back onto the
+    input position it was copied from (a product with each dim's one-hot matrix)."""
+    for axis, _, onehot in maps:
+        if axis == -1:
+            grad = matmul(grad, onehot.T)
+        else:
+            grad = matmul(onehot, grad)
+    return grad

@@ -1,0 +1,136 @@
+"""torch.optim.Adam and AdamW (amsgrad, weight decay coupled or decoupled, maximize)."""
+
+import numpy as np
+
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import no_grad
+from . import _functional as F
+from .optimizer import (Optimizer, check_number, check_plain, increment, refuse, run_closure,
+                        scalar_state)
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam, with torch's defaults and its order of float32 operations.
+
+    >>> import gradviz as torch
+    >>> w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    >>> opt = torch.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step(); w
+    Parameter containing:
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        owner = type(self).__name__
+        check_number(owner, lr=lr, weight_decay=weight_decay)
+        if isinstance(betas[0], Tensor) or isinstance(betas[1], Tensor):
+            refuse(owner, "betas", "Tensors")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        check_plain(owner, foreach=foreach, capturable=capturable,
+                    differentiable=differentiable, fused=fused)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def _loaded(self):
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+
+    @no_grad()
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient (torch's single-tensor Adam)."""
+        loss = run_closure(closure)
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = scalar_state()
+                    state["exp_avg"] = _make(np.zeros_like(p._array()))
+                    state["exp_avg_sq"] = _make(np.zeros_like(p._array()))
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = _make(np.zeros_like(p._array()))
+                grad = np.asarray(p.grad._data)
+                if group["maximize"]:
+                    grad = -grad
+                step = increment(state["step"])
+                param = p._array()
+                if wd != 0:
+                    if decoupled:
+                        param *= param.dtype.type(1 - lr * wd)
+                        F.bump(p, "mul_")
+                    else:
+                        grad = F.add(grad, param, wd)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                m = exp_avg._array()
+                F.lerp(m, grad, 1 - beta1, out=m)
+                F.bump(exp_avg, "lerp_")
+                v = exp_avg_sq._array()
+                v *= v.dtype.type(beta2)
+                F.addcmul(v, grad, grad, 1 - beta2, out=v)
+                F.bump(exp_avg_sq, "addcmul_", 2)
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2 ** 0.5
+                if amsgrad:
+                    vmax = state["max_exp_avg_sq"]
+                    v = np.maximum(vmax._array(), v, out=vmax._array())
+                    F.bump(vmax, "maximum")
+                dt = v.dtype.type
+                denom = F.sqrt(v)
+                denom /= dt(bias_correction2_sqrt)
+                denom += dt(eps)
+                F.addcdiv(param, m, denom, -step_size, out=param)
+                F.bump(p, "addcdiv_")
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (the parameter is first scaled by 1 - lr * wd).
+
+    >>> import gradviz as torch
+    >>> opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))])
+    >>> opt.defaults["weight_decay"], opt.defaults["decoupled_weight_decay"]
+    (0.01, True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def _loaded(self):
+        super()._loaded()
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

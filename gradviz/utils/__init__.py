@@ -1,0 +1,5 @@
+"""gradviz.utils: torch.utils.data (datasets, samplers and the DataLoader over tensors)."""
+
+from . import data
+
+__all__ = ["data"]
