@@ -136,3 +136,15 @@ def test_report_json_is_the_report(tmp_path):
     assert text.splitlines()[0] == "{" and text.count("\n") > len(rep)
     rep["stdout"] = float("nan")        # a value no cleaner saw is still valid JSON
     assert json.loads(report_json(rep))["stdout"] == "nan"
+
+
+def test_a_long_loop_keeps_the_last_two_calls_steps_and_says_so(tmp_path):
+    run = run_file(training_loop(tmp_path, 10))
+    assert {step.call for step in run.tracer.steps} == {8, 9}
+    calls = run.report()["backward_calls"]
+    assert [c["steps_kept"] for c in calls] == [False] * 8 + [True, True]
+    assert calls[0]["steps"] == [] and calls[9]["steps"]
+    r = CliRunner().invoke(cli, ["run", training_loop(tmp_path, 10), "--step", "--no-color"],
+                           catch_exceptions=False)
+    assert "… 7 earlier backward calls not shown" in r.stdout
+    assert "(steps not kept: only the last two backward calls' are)" in r.stdout
