@@ -301,3 +301,23 @@ def test_collapse_repeats_handles_cycles():
     assert out == [{"line": 1}, {"line": 2}, {"line": 3}, {"repeated": 49, "frames": 2},
                    {"line": 4}]
     assert collapse_repeats([{"line": 1}, {"line": 1}, {"line": 1}]) == [{"line": 1}] * 3
+
+
+def test_input_on_a_terminal_shows_the_prompt_there(tmp_path):
+    import pty
+    import select
+    path = write(tmp_path, "name = input('name? ')\nprint('hello', name)\n")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([GRADVIZ, "run", path, "--json"], stdin=slave, stderr=slave,
+                            stdout=subprocess.PIPE, text=True)
+    os.close(slave)
+    seen = b""
+    while b"name? " not in seen:
+        ready, _, _ = select.select([master], [], [], 30)
+        assert ready, f"no prompt on the terminal (saw {seen!r})"
+        seen += os.read(master, 1024)
+    os.write(master, b"ada\n")
+    out, _ = proc.communicate(timeout=60)
+    os.close(master)
+    doc = json.loads(out)
+    assert doc["stdout"] == "hello ada\n"        # the prompt went to the terminal, not stdout
