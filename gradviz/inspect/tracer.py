@@ -22,7 +22,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.graph import user_site
 from ..autograd.grad_mode import _state
-from .report import step_value
+from .report import summary_stats
 from .saved import saved_entries
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
@@ -116,7 +116,6 @@ class Tracer:
         self.steps_from_call = 0    # steps of earlier calls were let go
         self.changed_grads = []     # (tensor, call, hook event indices): a .grad a hook changed
         self._taint = {}            # node -> indices of changing hooks upstream (this call)
-        self._summarized = 0        # events before this index hold summaries of big grads
         self._pruned_at = 0         # len(_events) after the last pruning
 
     # ----- protocol called by the core ----------------------------------------------------
@@ -127,7 +126,7 @@ class Tracer:
         # The entry goes when the node does (its snapshot holds the saved tensors, and with
         # them the graph above: that must not outlive the node).
         ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
-        nodes[k] = [self._count, ref, None, None, None]
+        nodes[k] = [self._count, ref, None, None, None, None]
         self._count += 1
 
     def made(self, out, node):
@@ -156,7 +155,17 @@ class Tracer:
             entry[_SNAPSHOT] = entries or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            self._events.append((node if self.keep_history else entry[_REF], snap))
+            if self.keep_history:
+                self._events.append((node, snap))
+            else:
+                # A node that lives on (a parameter's AccumulateGrad in a training loop)
+                # keeps each earlier gradient as a summary once the next one arrives.
+                last = entry[_LAST_EVENT]
+                if last is not None and any(isinstance(g, np.ndarray) and
+                                            g.size > _KEPT_ELEMENTS for g in last[1]):
+                    last[1] = [_summary(g) for g in last[1]]
+                event = entry[_LAST_EVENT] = [entry[_REF], snap]
+                self._events.append(event)
             entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
@@ -235,7 +244,9 @@ class Tracer:
         taint = set(self._taint.pop(node, ()))
         taint.update(k for k in hooks if self.hook_events[k].changed)
         # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
-        snap = [None if g is None else step_value(_snapshot(g)) for g in outs]
+        # Copies: the report makes values of them (summaries of large ones), for the last two
+        # backward calls only (see begin).
+        snap = [None if g is None else _snapshot(g) for g in outs]
         self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
         if not taint:
             return
@@ -256,18 +267,12 @@ class Tracer:
         self.refusals.append((tensor, message, user_site(3)))
 
     def _settle_history(self):
-        """Once per backward: summarize the big gradients of earlier calls, and drop the
-        events of dead nodes whenever the list doubled (amortized constant time per event)."""
+        """Once per backward: drop the events of dead nodes whenever the list doubled
+        (amortized constant time per event)."""
         events = self._events
-        for i in range(self._summarized, len(events)):
-            ref, snap = events[i]
-            if any(isinstance(g, np.ndarray) and g.size > _KEPT_ELEMENTS for g in snap):
-                # A node gone with its step needs no summary: its events are dropped below.
-                events[i] = (ref, [_summary(g) for g in snap] if ref() is not None else [])
         if len(events) > 2 * self._pruned_at + 64:
             self._events = events = [e for e in events if e[0]() is not None]
             self._pruned_at = len(events)
-        self._summarized = len(events)
 
     def _forget(self, ref):
         k = self._made_ids.pop(ref, None)
@@ -341,7 +346,7 @@ class Tracer:
         return [r() for r in self._leaves]
 
 
-_REF, _OUTS, _LAST_GRAD, _SNAPSHOT = 1, 2, 3, 4      # slots of a node's entry
+_REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT = 1, 2, 3, 4, 5   # slots of a node's entry
 _NOTHING_SAVED = object()       # a snapshot was taken, and the node held nothing
 
 
@@ -368,7 +373,7 @@ class _NodeSlot:
         return value
 
 
-# Gradients of earlier backward calls are kept whole up to this size, as a summary beyond it
+# A long-lived node's earlier gradients are kept whole up to this size, as a summary beyond it
 # (what `to_json_value` would print for a big array), so a long training loop does not keep a
 # copy of every parameter's gradient of every step.
 _KEPT_ELEMENTS = 64
@@ -377,9 +382,9 @@ _KEPT_ELEMENTS = 64
 def _summary(g):
     if not isinstance(g, np.ndarray) or g.size <= _KEPT_ELEMENTS:
         return g
-    f = g.astype(np.float64) if g.dtype.kind in "fiub" else g
-    return (f"<{g.size} elements, shape {list(g.shape)}: min {np.nanmin(f):.4g}, "
-            f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}; earlier backward call>")
+    lo, hi, mean = summary_stats(g)
+    return (f"<{g.size} elements, shape {list(g.shape)}: min {lo:.4g}, max {hi:.4g}, "
+            f"mean {mean:.4g}; earlier backward call>")
 
 
 def _all_finite(a):
