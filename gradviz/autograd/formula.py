@@ -202,6 +202,17 @@ def entry(op):
         raise NotImplementedError(f"gradviz has no derivative for '{op}'") from None
 
 
+def _parameter_names(fn):
+    """A function's parameter names, in order, from its code object (inspect.signature costs
+    about 50 us a call, which import would pay for every binding)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return list(inspect.signature(fn).parameters)
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])
+
+
 def check_bindings(bindings):
     """Every row is recorded by at least one forward, and every forward bound to a row has
     the row's differentiable Tensor parameters by name, in the signature's order (import-time
@@ -210,7 +221,7 @@ def check_bindings(bindings):
     for row, fn in bindings:
         e = entry(row)
         bound.setdefault(row, []).append(fn)
-        names = list(inspect.signature(fn).parameters)
+        names = _parameter_names(fn)
         missing = [p for p in e.inputs if p not in names]
         if missing:
             raise RowError(f"{row} ({e.node}): forward {fn.__module__}.{fn.__qualname__}"
