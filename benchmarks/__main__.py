@@ -22,7 +22,9 @@ from benchmarks.runner import RunConfig, run_all
 from benchmarks.workloads import WORKLOADS
 
 CLI_ROWS = ("cli_help", "cli_run", "graph_example", "graph_5000", "graph_5000_shared")
-GROUPS = ("import", "cli")
+SCALING_ROWS = ("run_training_loop", "run_chain_100k", "graph_chain_100k", "run_json_leaves_100k",
+                "graph_leaves_100k", "run_named_100k", "run_prints_50mb", "run_json_tensor_2e8")
+GROUPS = ("import", "cli", "scaling")
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -31,7 +33,7 @@ def _names(values: list[str] | None) -> list[str] | None:
     names: list[str] = []
     for value in values:
         for name in filter(None, (v.strip() for v in value.split(","))):
-            name = "cli" if name in CLI_ROWS else name
+            name = "cli" if name in CLI_ROWS else "scaling" if name in SCALING_ROWS else name
             if name not in names:
                 names.append(name)
     return names
@@ -67,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{w.name:14} {w.description}")
         print(f"{'import':14} python -c 'import gradviz' (and 'import torch'), whole process")
         print(f"{'cli':14} {', '.join(CLI_ROWS)}: the gradviz command, whole process")
+        print(f"{'scaling':14} {', '.join(SCALING_ROWS)}: the gradviz command against "
+              "python FILE, as ratios")
         return 0
     if args.threads == "default":
         threads = None

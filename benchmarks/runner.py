@@ -147,8 +147,8 @@ def run_workload(w: Workload, cfg: RunConfig, backends: dict[str, str],
 def run_all(cfg: RunConfig) -> RunResult:
     start = time.perf_counter()
     env = worker_env(cfg.threads)
-    names = cfg.only or list(WORKLOADS) + ["import", "cli"]
-    unknown = [n for n in names if n not in WORKLOADS and n not in ("import", "cli")]
+    names = cfg.only or list(WORKLOADS) + ["import", "cli", "scaling"]
+    unknown = [n for n in names if n not in WORKLOADS and n not in ("import", "cli", "scaling")]
     if unknown:
         raise ValueError(f"unknown workload(s): {', '.join(unknown)}")
 
@@ -195,6 +195,14 @@ def run_all(cfg: RunConfig) -> RunResult:
             cfg.log("cli: whole-process wall times of the gradviz command")
             plan = processes.QUICK if cfg.quick else processes.FULL
             measurements.extend(processes.measure_cli(plan, env, cfg.candidate_module, cfg.log))
+        elif name == "scaling":
+            cfg.log("scaling: the gradviz command against plain Python on the same file")
+            from benchmarks.scaling import measure_scaling
+            ms = measure_scaling(cfg.quick, env, cfg.log)
+            if cfg.candidate_module != "gradviz":
+                for m in ms:
+                    m.skipped = "gradviz only (the gradviz column is played by another backend)"
+            measurements.extend(ms)
         others = load.cores()
         if others is not None and others > BUSY_CORES:
             for m in measurements[first_new:]:

@@ -42,6 +42,11 @@ TARGETS: list[Target] = [
     Target("cli_help", "time", "absolute", 0.25, "< 0.25 s"),
     Target("import", "time", "absolute", 0.150, "< 0.150 s"),
     Target("graph_5000", "time", "absolute", 10.0, "< 10 s"),
+    # issue 12: the inspector costs little per op, and stays linear in the size of the run
+    Target("run_training_loop", "time", "absolute", 1.5, "<= 1.5x python"),
+    Target("run_chain_100k", "time", "absolute", 5.0, "<= 5x python"),
+    Target("graph_chain_100k", "time", "absolute", 5.0, "<= 5x python"),
+    Target("run_json_tensor_2e8", "time", "absolute", 1.5, "<= 1.5x python"),
 ]
 
 # Relative tolerance of the agreement check (float32; the backends differ in summation order

@@ -1,7 +1,5 @@
 """gradviz run: inspect a file's tensors, graph, backward, hooks and anomalies."""
 
-import json
-
 import click
 
 from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
@@ -51,11 +49,24 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
       gradviz run examples/mul_chain_backward.py --json
     """
     from gradviz.inspect import run_file
-    with library_errors():
-        result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
-                          anomaly=anomaly, retain_grad=retain_grad, backward=backward,
-                          gradient=gradient, retain_graph=retain_graph, debug=debug)
-        report = result.report(full=full)
+    from gradviz.inspect.report import report_json
+    from gradviz.render.text import OutputFrame, run_header
+    console = frame = None
+    if not as_json:
+        # The header first, then the file's output as it runs.
+        console = make_console(no_color)
+        console.print(run_header(file, backward, backend))
+        frame = OutputFrame(console, file, full=full)
+    try:
+        with library_errors():
+            result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
+                              anomaly=anomaly, retain_grad=retain_grad, backward=backward,
+                              gradient=gradient, retain_graph=retain_graph, debug=debug,
+                              on_output=None if frame is None else frame.write)
+            report = result.report(full=full)
+    finally:
+        if frame is not None:
+            frame.close()
     if not hooks:
         report["hooks"] = []
         report["user_hooks"] = []
@@ -64,11 +75,9 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
             call["steps"] = []
     code = 1 if result.failed else 0
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(report_json(report))
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
-    from gradviz.render.text import print_program_output
-    console = make_console(no_color)
-    print_program_output(console, report)
+    console.print()
     print_report(console, report, full=full, hooks=hooks, steps=step)
     raise click.exceptions.Exit(code)

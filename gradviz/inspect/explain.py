@@ -97,7 +97,7 @@ class _ExplainTracer(Tracer):
     write into a .grad. Once `frozen`, the calls are explain's own and change no history."""
 
     def __init__(self):
-        super().__init__(retain_grad=False)
+        super().__init__(retain_grad=False, keep_history=True)
         self.calls = []          # {"roots", "site", "capture", "inputs", "start", "by_gradviz"}
         self.histories = {}      # id(tensor) -> _GradHistory
         self.tensors = {}        # id(tensor) -> tensor, keeping ids unique

@@ -145,7 +145,7 @@ def _invisible_edits(run, node, label, tname, data, vc, affected):
     out = []
     if data is None or not isinstance(data, np.ndarray):
         return out
-    idx = run.tracer.nodes.index(node)
+    idx = run.tracer.order(node)
     for ev in run.tracer.inplace_events:
         if ev.seq <= idx or (vc is not None and ev.tensor._vc is vc):
             continue

@@ -14,25 +14,31 @@ _MAX_DEPTH = 3
 
 def frame_prefixes(frames):
     """The name prefix of each function frame: `main`, `Net.forward`, and `step[3]` (the third
-    call, counting from 1) when the same function made tensors in several calls.
+    call, counting from 1) when the same function made tensors in several calls. Each entry
+    of `frames` is a frame, or (frame, call number, calls of its function) when the caller
+    kept only some calls' frames.
 
     >>> import sys
     >>> def step():
     ...     return sys._getframe()
     >>> frame_prefixes([step(), step()])
     ['step[1]', 'step[2]']
+    >>> frame_prefixes([(step(), 7, 9)])
+    ['step[7]']
     """
-    calls = {}
-    for f in frames:
+    entries = [e if isinstance(e, tuple) else (e, None, None) for e in frames]
+    calls, seen = {}, {}
+    for f, _, _ in entries:
         calls[f.f_code] = calls.get(f.f_code, 0) + 1
-    seen = {}
     out = []
-    for f in frames:
+    for f, number, total in entries:
         code = f.f_code
         name = getattr(code, "co_qualname", code.co_name).replace(".<locals>", "")
-        if calls[code] > 1:
-            seen[code] = seen.get(code, 0) + 1
-            name = f"{name}[{seen[code]}]"
+        if number is None:
+            seen[code] = number = seen.get(code, 0) + 1
+            total = calls[code]
+        if total > 1:
+            name = f"{name}[{number}]"
         out.append(name)
     return out
 

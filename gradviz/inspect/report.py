@@ -6,13 +6,17 @@ gradviz adds what only it records (file:line of every node, saved versions, forw
 the gradient each node received). See docs/report-schema.md.
 """
 
+import json
 import math
 import re
 import warnings
 
 import numpy as np
 
-__all__ = ["build_report", "to_json_value", "step_value", "VALUE_LIMIT", "STEP_LIMIT"]
+from .saved import saved_entries
+
+__all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
+           "STEP_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
 STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
@@ -38,11 +42,83 @@ def step_value(x):
 
 
 def _summary(a, tail):
-    f = a.astype(np.float64) if a.dtype.kind in "fiub" else a
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # an all-nan slice
-        return (f"<{a.size} elements, shape {list(a.shape)}: min {np.nanmin(f):.4g}, "
-                f"max {np.nanmax(f):.4g}, mean {np.nanmean(f):.4g}{tail}>")
+    lo, hi, mean = summary_stats(a)
+    return (f"<{a.size} elements, shape {list(a.shape)}: min {lo:.4g}, "
+            f"max {hi:.4g}, mean {mean:.4g}{tail}>")
+
+
+_CHUNK = 1 << 18
+
+
+def summary_stats(a):
+    """(min, max, mean) of an array, ignoring NaN, 262,144 elements at a time: a summary of
+    a 2e8-element tensor must not cost a float64 copy of it (1.6 GB).
+
+    >>> summary_stats(np.array([1.0, np.nan, 3.0], dtype=np.float32))
+    (1.0, 3.0, 2.0)
+    """
+    flat = a.reshape(-1)        # a copy only for a non-contiguous array
+    if flat.dtype.kind not in "fiub":
+        return float("nan"), float("nan"), float("nan")
+    lo, hi, total, count = math.inf, -math.inf, 0.0, 0
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start:start + _CHUNK].astype(np.float64)
+        ok = ~np.isnan(chunk)
+        n = int(np.count_nonzero(ok))
+        if n:
+            lo = min(lo, float(np.min(chunk, where=ok, initial=math.inf)))
+            hi = max(hi, float(np.max(chunk, where=ok, initial=-math.inf)))
+            total += float(np.sum(chunk, where=ok))
+            count += n
+    if count == 0:
+        return float("nan"), float("nan"), float("nan")
+    return lo, hi, total / count
+
+
+def report_json(report):
+    """The report as JSON text: one key per line, and one line per tensor, node, hook, ...
+
+    Each item goes through the C encoder on its own (json's `indent` forces the pure-Python
+    encoder, 4x slower on a 100,000-node graph).
+
+    >>> print(report_json({"file": "f.py", "tensors": [{"name": "x"}, {"name": "y"}]}))
+    {
+      "file": "f.py",
+      "tensors": [
+        {"name": "x"},
+        {"name": "y"}
+      ]
+    }
+    """
+    strict = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
+
+    def dumps(value):
+        try:
+            return strict(value)
+        except ValueError:      # a nan that no value cleaner saw: JSON has none, say "nan"
+            return strict(_clean_deep(value))
+
+    lines = ["{"]
+    items = list(report.items())
+    for i, (key, value) in enumerate(items):
+        end = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {dumps(key)}: [")
+            last = len(value) - 1
+            lines.extend(f"    {dumps(v)}{',' if j < last else ''}" for j, v in enumerate(value))
+            lines.append(f"  ]{end}")
+        else:
+            lines.append(f"  {dumps(key)}: {dumps(value)}{end}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _clean_deep(v):
+    if isinstance(v, dict):
+        return {k: _clean_deep(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean_deep(x) for x in v]
+    return _clean(v)
 
 
 def _clean(v):
@@ -65,7 +141,17 @@ def _array(t):
 
 
 def _dtype_name(t):
-    return str(t.dtype).replace("torch.", "")
+    data = getattr(t, "_data", None)
+    key = getattr(data, "dtype", None) if data is not None else None
+    name = _DTYPE_NAMES.get(key) if key is not None else None
+    if name is None:
+        name = str(t.dtype).replace("torch.", "")
+        if key is not None and not hasattr(t, "__torch_function__"):
+            _DTYPE_NAMES[key] = name
+    return name
+
+
+_DTYPE_NAMES = {}       # NumPy dtype of a gradviz tensor's data -> its dtype's name
 
 
 def _node_type(node):
@@ -97,21 +183,30 @@ class _Builder:
         self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
         self._version_of = None      # id(node) -> (tensor, version) it made, for edited tensors
         self._module_names = None    # id(module) -> its attribute name in the file
+        self._accumulators = None
+        self._edges = {}             # id(node) -> next_functions, read once per node
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
     def traverse(self):
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
-        self._walk(starts)
-        consumed = {id(fn) for node in self.nodes for fn, _ in _next_functions(node)
+        began = self._walk(starts)
+        consumed = {id(fn) for node in self.nodes for fn, _ in self.edges(node)
                     if fn is not None}
+        if all(id(fn) not in consumed for fn in began):
+            return      # every walk began at a root: walking roots first gives the same order
         roots = [fn for fn in starts if id(fn) not in consumed]
         self.node_ids, self.nodes = {}, []
         self._walk(roots + starts)
 
     def _walk(self, starts):
+        """Preorder from each start not seen yet; returns those starts."""
+        began = []
         for start in starts:
+            if id(start) in self.node_ids:
+                continue
+            began.append(start)
             stack = [start]
             while stack:
                 node = stack.pop()
@@ -119,8 +214,9 @@ class _Builder:
                     continue
                 self.node_ids[id(node)] = f"n{len(self.nodes)}"
                 self.nodes.append(node)
-                nexts = [fn for fn, _ in _next_functions(node) if fn is not None]
+                nexts = [fn for fn, _ in self.edges(node) if fn is not None]
                 stack.extend(reversed(nexts))
+        return began
 
     def output_names(self):
         """(node id, nr) -> tensor name. Unnamed outputs get a name from what made them,
@@ -224,7 +320,7 @@ class _Builder:
         """The attribute name a module has in the file (`fc1` of model.fc1), or None."""
         if self._module_names is None:
             self._module_names = {}
-            spaces = [self.run.namespace] + [f.f_locals for f in self.run.tracer.frames]
+            spaces = [self.run.namespace] + [f.f_locals for f, _, _ in self.run.tracer.frames]
             for space in spaces:
                 for name, value in list(space.items()):
                     if not isinstance(name, str) or not _is_module_value(value):
@@ -238,13 +334,14 @@ class _Builder:
         call = self.run.tracer.module_output.get(id(t))
         if call is None:
             return None
-        module, args = call.f_locals.get("self"), call.f_locals.get("args") or ()
+        module, first = call
         name = self._module_name(module)
         if name is None:
             return None
-        arg = self.name_of.get(id(args[0])) if args else None
+        first = None if first is None else first()
+        arg = None if first is None else self.name_of.get(id(first))
         if arg is not None and len(arg) > 24:
-            arg = self._short.get(id(args[0]))
+            arg = self._short.get(id(first))
         name = f"{name}({arg or '…'})"
         return name if name not in taken else None
 
@@ -285,9 +382,7 @@ class _Builder:
                     "generated": True, "history": [], "edits": 0}
         fn = t.grad_fn
         history = self.history(t)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            grad = t.grad
+        grad = t.grad        # build_report ignores the non-leaf .grad warning
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
@@ -297,12 +392,7 @@ class _Builder:
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None
-        acc = None
-        if fn is None and t.requires_grad:
-            for node in self.nodes:
-                if _node_type(node) == "AccumulateGrad" and node.variable is t:
-                    acc = self.node_ids[id(node)]
-                    break
+        acc = self.accumulators().get(id(t)) if fn is None and t.requires_grad else None
         return {
             "name": name,
             "shape": list(t.shape),
@@ -326,14 +416,29 @@ class _Builder:
             "edits": len(history),
         }
 
+    def edges(self, node):
+        """node.next_functions, computed once per node."""
+        e = self._edges.get(id(node))
+        if e is None:
+            e = self._edges[id(node)] = _next_functions(node)
+        return e
+
+    def accumulators(self):
+        """id(leaf) -> id of the first AccumulateGrad node for it (built once)."""
+        if self._accumulators is None:
+            self._accumulators = {}
+            for node in self.nodes:
+                if _node_type(node) == "AccumulateGrad":
+                    self._accumulators.setdefault(id(node.variable), self.node_ids[id(node)])
+        return self._accumulators
+
     def next_names(self, node):
-        return [[None if fn is None else _node_type(fn), nr] for fn, nr in _next_functions(node)]
+        return [[None if fn is None else _node_type(fn), nr] for fn, nr in self.edges(node)]
 
     def saved(self, node):
         """Saved values of a node; after backward freed them, as the tracer saw them before."""
         if not self.gv:
             return self._saved_public(node)
-        from .saved import saved_entries
         tracer = self.run.tracer
         entries = saved_entries(node, tracer.output_of(node, 0))
         freed = False
@@ -353,8 +458,11 @@ class _Builder:
                             "value": _plain_value(e.value), "freed": freed and not kept})
                 continue
             d = np.asarray(e.data)
+            saved_t = e.tensor
+            if saved_t is None and e.label == "_saved_result":
+                saved_t = tracer.output_of(node, 0)
             out.append({"name": e.label,
-                        "tensor": None if e.tensor is None else self.name_of.get(id(e.tensor)),
+                        "tensor": None if saved_t is None else self.name_of.get(id(saved_t)),
                         "shape": list(d.shape), "dtype": d.dtype.name,
                         "saved_version": int(e.saved_version),
                         # after backward freed it, the version the tensor has now
@@ -405,7 +513,7 @@ class _Builder:
             "tensor": self.outs.get((id(node), 0)),
             "variable": self.name_of.get(id(node.variable)) if is_acc else None,
             "next_functions": [[None if fn is None else self.node_ids.get(id(fn)), nr]
-                               for fn, nr in _next_functions(node)],
+                               for fn, nr in self.edges(node)],
             "inputs": inputs,
             "saved": self.saved(node),
             "grad": grad,
@@ -471,12 +579,19 @@ def _error_anomaly(info, builder):
 
 def build_report(run, full=False):
     """The plain-data report of a Run (see docs/report-schema.md)."""
+    with warnings.catch_warnings():
+        # Reading .grad of a non-leaf warns; the report shows None without the noise.
+        warnings.simplefilter("ignore")
+        return _build(run, full)
+
+
+def _build(run, full):
     b = _Builder(run, full)
     b.traverse()
     b.output_names()
     consumed = set()
     for node in b.nodes:
-        for fn, nr in _next_functions(node):
+        for fn, nr in b.edges(node):
             if fn is not None:
                 consumed.add((id(fn), nr))
     anomalies = []
@@ -531,6 +646,8 @@ def build_report(run, full=False):
         "backward_calls": calls,
         "anomalies": anomalies,
         "stdout": run.stdout,
+        "warnings": [dict(w) for w in getattr(run, "warnings", ())],
+        "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path),
     }
 
@@ -646,7 +763,10 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
                       for r in roots],
             "file": None if by_gradviz or site is None else site[0],
             "line": None if by_gradviz or site is None else site[1],
-            "by_gradviz": by_gradviz, "steps": []})
+            "by_gradviz": by_gradviz, "steps": [],
+            # a long loop's earlier calls: their steps were let go (the tracer keeps the last
+            # two calls' steps), so "steps" is empty without meaning that no node ran
+            "steps_kept": k >= getattr(tracer, "steps_from_call", 0)})
     for step in tracer.steps:
         node = step.node
         acc = _node_type(node) == "AccumulateGrad"

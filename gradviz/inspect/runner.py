@@ -1,23 +1,42 @@
-"""Running a user's expression file the way `python file.py` would, but inspectable.
+"""Running a user's file the way `python file.py` would, but inspectable.
 
-The file runs as `__main__` with its own folder on sys.path and the given sys.argv. What it
-prints is captured (the CLI shows it apart from gradviz's own output). A file that says
-`import torch` gets gradviz under that name for the run, unless the torch backend is asked for,
-in which case a file that says `import gradviz` gets the real torch. Exceptions are caught and
-described with the user's own frames only.
+The file runs as a real `__main__` module (so pickling, multiprocessing and the
+`if __name__ == "__main__":` guard work), with its own folder on sys.path and the given sys.argv.
+Its source is read as Python reads it (a UTF-8 BOM, a `# coding:` line). Everything it writes to
+stdout, through print, os.write, threads or child processes, goes through a pipe into the run
+(never onto gradviz's own stdout) and, when asked, to a sink as it arrives; its warnings are
+collected with their file and line. Afterwards, its non-daemon threads are joined and whatever
+it changed in the interpreter (sys.stdout, the recursion limit, the working directory, modules
+imported from its folder) is put back.
+
+A file that says `import torch` gets gradviz under that name for the run, unless the torch
+backend is asked for, in which case a file that says `import gradviz` gets the real torch.
+Exceptions are caught and described with the user's own frames only.
 """
 
 import builtins
+import codecs
 import contextlib
 import io
+import json
 import os
+import secrets
 import sys
+import threading
+import tokenize
 import traceback
+import types
+import warnings
 
-__all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "execute", "backend_module",
-           "user_frames"]
+__all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
+           "execute", "backend_module", "user_frames", "read_source"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The repeated part of a traceback is shown once, as Python's own traceback does.
+_REPEAT_SHOWN = 3
+_MAX_PERIOD = 8
+# After the file ended, how long to wait for child processes that still hold its stdout.
+_DRAIN_SECONDS = 1.0
 
 
 class UsageError(Exception):
@@ -83,6 +102,513 @@ def _aliases(backend, mod):
             "gradviz.optim": mod.optim}
 
 
+# ----- Reading the source ----------------------------------------------------------------------
+
+def _check_path(path):
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a folder, not a Python file")
+    if not path.endswith(".py"):
+        raise UsageError(f"{path} is not a Python file (expected a .py file)")
+
+
+def read_source(path):
+    """The file's text, decoded as Python decodes it (UTF-8, a BOM, or its `# coding:` line).
+
+    UsageError when it is missing, a folder, not Python or unreadable; SyntaxError, with the
+    line, when its bytes are not in its encoding (as `python file.py` says).
+    """
+    _check_path(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = None     # an unknown or undecodable cookie: Python's own message below
+    try:
+        if encoding is None:
+            raise LookupError
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(path, data, exc.start, encoding) from None
+    except LookupError:
+        cookie = _cookie_line(data)
+        raise SyntaxError(f"invalid or missing encoding declaration for '{path}'",
+                          (path, cookie, None, None)) from None
+
+
+def _decode_error(path, data, start, encoding):
+    line = data.count(b"\n", 0, start) + 1
+    if encoding in ("utf-8", "utf-8-sig") and _cookie_line(data) is None:
+        # Python's own wording (Parser/tokenizer.c)
+        msg = (f"Non-UTF-8 code starting with '\\x{data[start]:02x}' in file {path} on line "
+               f"{line}, but no encoding declared; see https://peps.python.org/pep-0263/ for "
+               "details")
+    else:
+        msg = f"the bytes of line {line} are not {encoding} (byte 0x{data[start]:02x})"
+    text = data.splitlines()[line - 1].decode("utf-8", "backslashreplace")
+    return SyntaxError(msg, (path, line, None, text))
+
+
+def _cookie_line(data):
+    for i, raw in enumerate(data.splitlines()[:2], start=1):
+        if b"coding" in raw and raw.lstrip().startswith(b"#"):
+            return i
+    return None
+
+
+# ----- Tracebacks ------------------------------------------------------------------------------
+
+def user_frames(tb, debug=False):
+    """Frames of a traceback that belong to the user (all of them with debug), with runs of
+    repeated frames (recursion) collapsed into one entry {"repeated": N, "frames": k}."""
+    out = []
+    for fr in traceback.extract_tb(tb):
+        if not debug and (fr.filename.startswith(_PKG_DIR) or _is_library(fr.filename)):
+            continue
+        out.append({"file": fr.filename, "line": fr.lineno, "function": fr.name,
+                    "code": fr.line})
+    return collapse_repeats(out)
+
+
+def collapse_repeats(frames):
+    """Collapse a block of 1..8 frames repeated back to back: a single frame is kept three
+    times, as Python's traceback does, a longer block once; then one marker entry
+    {"repeated": N, "frames": k} says the last k frames were repeated N more times.
+
+    >>> f = [{"line": 1}, {"line": 2}] + [{"line": 5}] * 10 + [{"line": 9}]
+    >>> [x.get("line", x.get("repeated")) for x in collapse_repeats(f)]
+    [1, 2, 5, 5, 5, 7, 9]
+    """
+    key = [(f.get("file"), f.get("line"), f.get("function")) for f in frames]
+    out, i, n = [], 0, len(frames)
+    while i < n:
+        best = None
+        for p in range(1, _MAX_PERIOD + 1):
+            reps = 1
+            while i + (reps + 1) * p <= n and key[i + reps * p:i + (reps + 1) * p] == key[i:i + p]:
+                reps += 1
+            keep = _REPEAT_SHOWN if p == 1 else 1
+            if reps > keep and (best is None or reps * p > best[0] * best[1]):
+                best = (reps, p)
+        if best is None:
+            out.append(frames[i])
+            i += 1
+            continue
+        reps, p = best
+        keep = _REPEAT_SHOWN if p == 1 else 1
+        out.extend(frames[i:i + keep * p])
+        out.append({"repeated": reps - keep, "frames": p})
+        i += reps * p
+    return out
+
+
+def _is_library(filename):
+    return (os.sep + "site-packages" + os.sep in filename
+            or filename.startswith(os.path.dirname(contextlib.__file__) + os.sep)
+            or filename.startswith("<frozen"))
+
+
+def _plain_frames(frames):
+    return [f for f in frames if "repeated" not in f]
+
+
+def describe(exc, path, debug=False):
+    """ErrorInfo for an exception: innermost user frame, user traceback, failing node."""
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        return ErrorInfo(type(exc).__name__, exc.msg, path, exc.lineno,
+                         [{"file": path, "line": exc.lineno, "function": "<module>",
+                           "code": (exc.text or "").strip()}], code=(exc.text or "").strip())
+    frames = user_frames(exc.__traceback__, debug)
+    plain = _plain_frames(frames)
+    last = plain[-1] if plain else None
+    mine = [f for f in plain if os.path.abspath(f["file"]) == os.path.abspath(path)]
+    at = mine[-1] if mine else last
+    node = getattr(exc, "_gradviz_node", None)
+    forward = getattr(node, "_where", None) if node is not None else None
+    message = str(exc)
+    if isinstance(exc, KeyError) and exc.args:
+        message = repr(exc.args[0])
+    return ErrorInfo(type(exc).__name__, message, at and at["file"], at and at["line"],
+                     frames, node, forward, at and at["code"])
+
+
+@contextlib.contextmanager
+def quiet_anomaly_warnings():
+    """Anomaly mode's "Error detected in ..." warning repeats what the inspector reports (with
+    the forward traceback trimmed to the user's frames), so it is not printed twice."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Error detected in", category=RuntimeWarning)
+        yield
+
+
+# ----- What the file writes -------------------------------------------------------------------
+
+class _Capture:
+    """The file's stdout: fd 1 and sys.stdout both feed a pipe read by a thread.
+
+    The reader passes text to `sink(stream, text)` as it arrives ("stdout", or "warning" for
+    the file's warnings, which travel through the same pipe between two markers carrying a
+    random token, so that they keep their place among the prints) and keeps all of it.
+    """
+
+    def __init__(self, sink=None):
+        self.sink = sink
+        self.chunks = []
+        self.warnings = []
+        token = secrets.token_hex(8)
+        self.start = f"\x00gradviz-warning-{token}\x00".encode()
+        self.end = f"\x00gradviz-end-{token}\x00".encode()
+        self.saved_fd = None
+        self.read_fd = None
+        self.reader = None
+        self.closed = False
+        self.stream = None
+
+    def __enter__(self):
+        for s in (sys.stdout, sys.__stdout__):
+            try:
+                s.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        try:
+            self.saved_fd = os.dup(1)
+        except OSError:
+            self.saved_fd = None        # fd 1 is closed: nothing to protect
+        r, w = os.pipe()
+        os.dup2(w, 1)
+        os.close(w)
+        self.read_fd = r
+        self.reader = threading.Thread(target=self._read, name="gradviz-stdout", daemon=True)
+        self.reader.start()
+        raw = io.FileIO(1, "w", closefd=False)
+        self.stream = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8",
+                                       errors="backslashreplace", line_buffering=True)
+        return self
+
+    def warn(self, record, text):
+        """Send a warning through the pipe, in order with the prints before it."""
+        payload = json.dumps({"record": record, "text": text}).encode()
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+        try:
+            os.write(1, self.start + payload + self.end)
+        except OSError:
+            self._warning(payload)
+
+    def _read(self):
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pending = b""
+        while True:
+            try:
+                data = os.read(self.read_fd, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            pending = self._split(pending + data, decoder)
+        if pending:
+            self._text(decoder.decode(pending, final=True))
+        else:
+            self._text(decoder.decode(b"", final=True))
+
+    def _split(self, data, decoder):
+        """Route text and warnings; return the bytes that may be the start of a marker."""
+        while True:
+            i = data.find(self.start)
+            if i < 0:
+                keep = _partial_suffix(data, self.start)
+                self._text(decoder.decode(data[:len(data) - keep]))
+                return data[len(data) - keep:]
+            self._text(decoder.decode(data[:i]))
+            j = data.find(self.end, i + len(self.start))
+            if j < 0:
+                return data[i:]
+            self._warning(data[i + len(self.start):j])
+            data = data[j + len(self.end):]
+
+    def _text(self, text):
+        if text and not self.closed:
+            self.chunks.append(text)
+            if self.sink is not None:
+                self.sink("stdout", text)
+
+    def _warning(self, payload):
+        if self.closed:
+            return
+        item = json.loads(payload.decode())
+        self.warnings.append(item["record"])
+        if self.sink is not None:
+            self.sink("warning", item["text"])
+
+    def __exit__(self, *exc):
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+        if self.saved_fd is not None:
+            os.dup2(self.saved_fd, 1)
+            os.close(self.saved_fd)
+        else:
+            os.close(1)
+        # A child process that still holds the pipe keeps it open: stop listening after a
+        # moment (what it writes later is dropped, as after `python file.py` ended).
+        self.reader.join(_DRAIN_SECONDS)
+        self.closed = True
+        return False
+
+    def text(self):
+        return "".join(self.chunks)
+
+
+def _partial_suffix(data, marker):
+    """Length of the longest end of data that is a beginning of marker."""
+    for k in range(min(len(marker) - 1, len(data)), 0, -1):
+        if data.endswith(marker[:k]):
+            return k
+    return 0
+
+
+class _OsExit(BaseException):
+    """os._exit(n) called by the file: it ends the file, not gradviz."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+class Execution:
+    """What running the file left: namespace, output, warnings, error and exit code."""
+
+    def __init__(self, path):
+        self.path = path
+        self.namespace = {}
+        self.stdout = ""
+        self.warnings = []
+        self.error = None
+        self.exit_code = 0
+
+
+class ScriptEnvironment:
+    """Context manager: the interpreter set up as `python FILE ARGV` would have it.
+
+    Inside, the backend answers to both names, `__main__` is the file's module, sys.argv and
+    sys.path[0] are the file's, and stdout is captured (see _Capture). On leaving, the file's
+    non-daemon threads are joined and every change listed in the module docstring is undone.
+    """
+
+    def __init__(self, path, argv=(), backend="gradviz", sink=None):
+        self.path = path
+        self.argv = list(argv)
+        self.backend = backend
+        self.module = backend_module(backend)
+        self.sink = sink
+        self.capture = _Capture(sink)
+        self.pid = os.getpid()
+        self.main = types.ModuleType("__main__")
+        self.main.__dict__.update({"__file__": path, "__builtins__": builtins,
+                                   "__package__": None, "__doc__": None, "__spec__": None,
+                                   "__loader__": None, "__cached__": None})
+        self._stack = None
+
+    @property
+    def namespace(self):
+        return self.main.__dict__
+
+    def __enter__(self):
+        stack = contextlib.ExitStack()
+        stack.callback(self._restore_process, self._snapshot())
+        stack.enter_context(_patched_modules(_aliases(self.backend, self.module)))
+        stack.enter_context(self.capture)
+        stack.enter_context(_collected_warnings(self.capture))
+        stack.enter_context(_patched(sys, "stdout", self.capture.stream))
+        stack.enter_context(_patched(builtins, "input", self._input))
+        stack.enter_context(_patched(os, "_exit", self._os_exit))
+        self._threads = set(threading.enumerate())
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc):
+        self._stack.close()
+        return False
+
+    def run(self, code, execution, debug=False):
+        """exec the compiled file in its module; fill execution's error and exit code."""
+        try:
+            exec(code, self.namespace)
+        except SystemExit as exc:
+            execution.exit_code = _exit_status(exc.code)
+            if execution.exit_code != 0:
+                execution.error = describe(exc, self.path, debug)
+                execution.error.message = f"the file called sys.exit({exc.code!r})"
+        except _OsExit as exc:
+            execution.exit_code = exc.code
+            if exc.code != 0:
+                execution.error = describe(exc, self.path, debug)
+                execution.error.type = "SystemExit"
+                execution.error.message = f"the file called os._exit({exc.code!r})"
+        except KeyboardInterrupt:
+            self._leave_if_forked(130)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything
+            execution.exit_code = 1
+            execution.error = describe(exc, self.path, debug)
+            self._leave_if_forked(1, exc)
+        self._leave_if_forked(execution.exit_code)
+        self._join_threads()
+
+    def _leave_if_forked(self, code, exc=None):
+        """A child forked by the file ends where `python file.py`'s child would: here, never
+        reaching gradviz's report (which its parent writes)."""
+        if os.getpid() == self.pid:
+            return
+        if exc is not None:
+            traceback.print_exception(exc)
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        _REAL_EXIT(code)
+
+    def _join_threads(self):
+        # Python joins non-daemon threads when the main module ends (threading._shutdown).
+        for t in threading.enumerate():
+            if t not in self._threads and not t.daemon and t is not threading.current_thread():
+                t.join()
+
+    def _snapshot(self):
+        return {"cwd": _getcwd(), "recursion": sys.getrecursionlimit(),
+                "streams": (sys.stdout, sys.stderr, sys.stdin), "argv": sys.argv,
+                "path": list(sys.path), "main": sys.modules.get("__main__"),
+                "modules": set(sys.modules)}
+
+    def _restore_process(self, saved):
+        if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
+            os.chdir(saved["cwd"])
+        sys.setrecursionlimit(saved["recursion"])
+        sys.stdout, sys.stderr, sys.stdin = saved["streams"]
+        sys.argv = saved["argv"]
+        sys.path[:] = saved["path"]
+        if saved["main"] is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = saved["main"]
+        _forget_user_modules(saved["modules"], os.path.dirname(os.path.abspath(self.path)))
+
+    def install(self):
+        """Make the file's module `__main__`, its argv and folder current (inside the run)."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        sys.argv = [self.path] + self.argv
+        sys.path.insert(0, folder)
+        sys.modules["__main__"] = self.main
+        self._hidden = _hide_shadowed(folder)
+        self._stack.callback(sys.modules.update, self._hidden)
+
+    def _input(self, prompt=""):
+        """input(): on a terminal the prompt is shown there (not kept in the captured
+        output), since someone has to see it to answer."""
+        try:
+            on_tty = os.isatty(sys.stdin.fileno())
+        except (AttributeError, OSError, ValueError):
+            on_tty = False
+        tty = None
+        if on_tty:
+            for fd in (self.capture.saved_fd, 2):
+                if fd is not None and os.isatty(fd):
+                    tty = fd
+                    break
+        if tty is None:
+            return _REAL_INPUT(prompt)
+        self.capture.stream.flush()
+        os.write(tty, str(prompt).encode("utf-8", "backslashreplace"))
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line[:-1] if line.endswith("\n") else line
+
+    def _os_exit(self, code):
+        if os.getpid() != self.pid or threading.current_thread() is not threading.main_thread():
+            _REAL_EXIT(code)
+        raise _OsExit(code)
+
+
+_REAL_EXIT = os._exit
+_REAL_INPUT = builtins.input
+
+
+def _exit_status(code):
+    """The process exit status `python file.py` would have after sys.exit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    return 1
+
+
+def _getcwd():
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+# What the run itself needs; a user's module of the same name is not imported instead.
+_KEEP = ("gradviz", "torch", "numpy")
+
+
+def _hide_shadowed(folder):
+    """Take out of sys.modules, for the run, the libraries gradviz loaded that a module in the
+    file's folder shadows (its `rich.py`), so the file imports its own, as under Python.
+    Returns them, to be put back after."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    tops = set()
+    for n in names:
+        if n.endswith(".py"):
+            tops.add(n[:-3])
+        elif os.path.isfile(os.path.join(folder, n, "__init__.py")):
+            tops.add(n)
+    tops -= set(_KEEP) | set(getattr(sys, "stdlib_module_names", ()))
+    # Only the top-level module: its submodules stay, so that the library's own lazy
+    # imports (`from .text import Text` inside rich, while the output frame prints) still work.
+    hidden = {}
+    for name in tops & set(sys.modules):
+        file = getattr(sys.modules[name], "__file__", None) or ""
+        if not file.startswith(os.path.join(folder, "")):
+            hidden[name] = sys.modules.pop(name)
+    return hidden
+
+
+def _forget_user_modules(before, folder):
+    """Drop the modules the file imported from its own folder that shadow a module found
+    elsewhere on sys.path (a `rich.py` of the user's must not stand in for the library gradviz
+    prints with). The others stay, as they would in the process that ran the file."""
+    from importlib.machinery import PathFinder
+    folder = os.path.join(folder, "")
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules.get(name), "__file__", None) or ""
+        if not isinstance(file, str) or not file.startswith(folder) or \
+                file.startswith(_PKG_DIR):
+            continue
+        top = name.partition(".")[0]
+        try:
+            shadows = top in sys.builtin_module_names or \
+                PathFinder.find_spec(top, [p for p in sys.path if p]) is not None
+        except (ImportError, ValueError):
+            shadows = True
+        if shadows:
+            del sys.modules[name]
+
+
 @contextlib.contextmanager
 def _patched_modules(entries):
     saved = {k: sys.modules.get(k) for k in entries}
@@ -98,98 +624,57 @@ def _patched_modules(entries):
 
 
 @contextlib.contextmanager
-def _as_script(path, argv):
-    old_argv, old_path = sys.argv, list(sys.path)
-    sys.argv = [path] + list(argv)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+def _patched(obj, attr, value):
+    old = getattr(obj, attr)
+    setattr(obj, attr, value)
     try:
         yield
     finally:
-        sys.argv = old_argv
-        sys.path[:] = old_path
-
-
-def read_source(path):
-    """The file's text; UsageError when it is missing, a folder, or not Python."""
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise UsageError(f"{path} is a folder, not a Python file")
-    if not path.endswith(".py"):
-        raise UsageError(f"{path} is not a Python file (expected a .py file)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-
-
-def user_frames(tb, debug=False):
-    """Frames of a traceback that belong to the user (all of them with debug)."""
-    out = []
-    for fr in traceback.extract_tb(tb):
-        if not debug and (fr.filename.startswith(_PKG_DIR) or _is_library(fr.filename)):
-            continue
-        out.append({"file": fr.filename, "line": fr.lineno, "function": fr.name,
-                    "code": fr.line})
-    return out
-
-
-def _is_library(filename):
-    return (os.sep + "site-packages" + os.sep in filename
-            or filename.startswith(os.path.dirname(contextlib.__file__) + os.sep)
-            or filename.startswith("<frozen"))
-
-
-def describe(exc, path, debug=False):
-    """ErrorInfo for an exception: innermost user frame, user traceback, failing node."""
-    if isinstance(exc, SyntaxError) and exc.filename == path:
-        return ErrorInfo(type(exc).__name__, exc.msg, path, exc.lineno,
-                         [{"file": path, "line": exc.lineno, "function": "<module>",
-                           "code": (exc.text or "").strip()}], code=(exc.text or "").strip())
-    frames = user_frames(exc.__traceback__, debug)
-    last = frames[-1] if frames else None
-    mine = [f for f in frames if os.path.abspath(f["file"]) == os.path.abspath(path)]
-    at = mine[-1] if mine else last
-    node = getattr(exc, "_gradviz_node", None)
-    forward = getattr(node, "_where", None) if node is not None else None
-    message = str(exc)
-    if isinstance(exc, KeyError) and exc.args:
-        message = repr(exc.args[0])
-    return ErrorInfo(type(exc).__name__, message, at and at["file"], at and at["line"],
-                     frames, node, forward, at and at["code"])
+        setattr(obj, attr, old)
 
 
 @contextlib.contextmanager
-def quiet_anomaly_warnings():
-    """Anomaly mode's "Error detected in ..." warning repeats what the inspector reports (with
-    the forward traceback trimmed to the user's frames), so it is not printed twice."""
-    import warnings
+def _collected_warnings(capture):
+    """The file's warnings go to the capture (and so into its output, in order)."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        record = {"category": category.__name__, "message": str(message), "file": filename,
+                  "line": lineno}
+        capture.warn(record, warnings.formatwarning(message, category, filename, lineno, line))
     with warnings.catch_warnings():
+        warnings.showwarning = show
         warnings.filterwarnings("ignore", message="Error detected in", category=RuntimeWarning)
         yield
 
 
-def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False):
-    """Run the file; return (namespace, stdout text, ErrorInfo or None).
+def compile_file(path):
+    """The file's code object; SyntaxError (with file and line) when it is not valid Python."""
+    return compile(read_source(path), path, "exec", dont_inherit=True)
 
-    KeyboardInterrupt is not caught: the caller handles Ctrl-C once, at the top.
+
+def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
+                 sink=None, after=None):
+    """Run the file as `python FILE ARGV` would; return an Execution.
+
+    after(execution), when given, runs inside the same environment once the file ended (its
+    output is still captured): `--backward` runs there. sink(stream, text) receives the
+    file's output as it is written. KeyboardInterrupt is not caught: the caller handles
+    Ctrl-C once, at the top.
     """
-    source = read_source(path)
-    mod = backend_module(backend)
-    ns = {"__name__": "__main__", "__file__": path, "__builtins__": builtins,
-          "__package__": None, "__doc__": None}
-    out = io.StringIO()
-    error = None
+    _check_path(path)
+    result = Execution(path)
     try:
-        code = compile(source, path, "exec")
+        code = compile_file(path)
     except SyntaxError as exc:
-        return ns, "", describe(exc, path, debug)
+        result.error, result.exit_code = describe(exc, path, debug), 1
+        return result
+    env = ScriptEnvironment(path, argv, backend, sink)
+    result.namespace = env.namespace
     from ..autograd.grad_mode import _state
     from .tracer import tracing
+    mod = env.module
     prev_anomaly = (_state.anomaly, _state.anomaly_nan)
-    with _patched_modules(_aliases(backend, mod)), _as_script(path, argv), \
-            contextlib.redirect_stdout(out), quiet_anomaly_warnings():
+    with env:
+        env.install()
         if anomaly:
             if backend == "gradviz":
                 _state.anomaly, _state.anomaly_nan = True, True
@@ -198,18 +683,20 @@ def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=
         try:
             with (tracing(tracer) if tracer is not None and backend == "gradviz"
                   else contextlib.nullcontext()):
-                exec(code, ns)
-        except SystemExit as exc:
-            if exc.code not in (None, 0):
-                error = describe(exc, path, debug)
-                error.message = f"the file called sys.exit({exc.code!r})"
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything
-            error = describe(exc, path, debug)
+                env.run(code, result, debug)
         finally:
             if backend == "gradviz":
                 _state.anomaly, _state.anomaly_nan = prev_anomaly
             elif anomaly:
                 mod.autograd.set_detect_anomaly(False)
-    return ns, out.getvalue(), error
+        if after is not None:
+            after(result)
+    result.stdout = env.capture.text()
+    result.warnings = env.capture.warnings
+    return result
+
+
+def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False):
+    """Run the file; return (namespace, stdout text, ErrorInfo or None)."""
+    r = execute_file(path, argv, backend, anomaly, tracer, debug)
+    return r.namespace, r.stdout, r.error

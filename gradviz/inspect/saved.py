@@ -1,6 +1,10 @@
 """What a node saved for backward, read the same way by the report, check-inplace and the
 tracer (which snapshots it before backward frees it)."""
 
+from .._tensor import Tensor
+from ..autograd.function import BackwardCFunction
+from ..autograd.formula import FormulaNode
+from ..autograd.graph import CopySlices
 
 __all__ = ["Saved", "saved_entries"]
 
@@ -35,10 +39,6 @@ def saved_entries(node, output=None):
 
     output: the node's output tensor, when known (names `_saved_result`).
     """
-    from .._tensor import Tensor
-    from ..autograd.function import BackwardCFunction
-    from ..autograd.formula import FormulaNode
-    from ..autograd.graph import CopySlices
     if isinstance(node, CopySlices):
         node = node._fn
     if isinstance(node, BackwardCFunction):

@@ -12,7 +12,8 @@ import ast
 import difflib
 
 from .names import frame_prefixes, named_tensors
-from .runner import UsageError, backend_module, describe, execute, quiet_anomaly_warnings
+from .runner import (UsageError, backend_module, describe, execute_file, quiet_anomaly_warnings,
+                     read_source)
 from .tracer import Tracer, tracing
 
 __all__ = ["Run", "run_file"]
@@ -21,7 +22,8 @@ __all__ = ["Run", "run_file"]
 class Run:
     """The live result of running a file: its namespace, tensors, tracer, output and error."""
 
-    def __init__(self, path, backend, namespace, stdout, error, tracer, module):
+    def __init__(self, path, backend, namespace, stdout, error, tracer, module, warnings=(),
+                 exit_code=None):
         self.path = path
         self.backend = backend
         self.namespace = namespace
@@ -29,6 +31,8 @@ class Run:
         self.error = error
         self.tracer = tracer
         self.module = module
+        self.warnings = list(warnings)     # the file's warnings: category, message, file, line
+        self.exit_code = (1 if error else 0) if exit_code is None else exit_code
         self.backward_root = None
         self.backward_error = None
         self.backward_call = None   # index of the --backward call among the tracer's calls
@@ -47,7 +51,7 @@ class Run:
             named = named_tensors(self.namespace, self.module.Tensor, seen=seen)
             frames = self.tracer.frames if self.backend == "gradviz" else ()
             self._module_named = len(named)
-            for frame, prefix in zip(frames, frame_prefixes(frames)):
+            for (frame, _, _), prefix in zip(frames, frame_prefixes(frames)):
                 named += named_tensors(frame.f_locals, self.module.Tensor, prefix + ".", seen)
             self._named = named
         return self._named
@@ -165,28 +169,43 @@ class _null:
 
 
 def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
-             backward=None, gradient=None, retain_graph=False, debug=False):
-    """Run an expression file and return a Run (call .report() for the plain data)."""
+             backward=None, gradient=None, retain_graph=False, debug=False, on_output=None):
+    """Run an expression file and return a Run (call .report() for the plain data).
+
+    on_output(stream, text), when given, receives what the file writes as it runs ("stdout"
+    text, or a "warning" line); --backward's hooks print into the same output.
+    """
     module = backend_module(backend)
     tracer = Tracer(retain_grad=retain_grad)
-    ns, out, error = execute(path, argv, backend, anomaly, tracer, debug)
-    run = Run(path, backend, ns, out, error, tracer, module)
-    if retain_grad and backend == "torch":
-        for _, t in run.named:
-            if t.requires_grad and t.grad_fn is not None:
-                t.retain_grad()
-    if backward is not None:
-        run.tensor(backward)   # a usage error for an unknown name, even after a failed run
-        if error is None:
-            run.backward(backward, gradient, retain_graph, anomaly, debug)
+    runs = []
+
+    def after(execution):
+        run = Run(path, backend, execution.namespace, "", execution.error, tracer, module,
+                  exit_code=execution.exit_code)
+        runs.append(run)
+        if retain_grad and backend == "torch":
+            for _, t in run.named:
+                if t.requires_grad and t.grad_fn is not None:
+                    t.retain_grad()
+        if backward is not None:
+            run.tensor(backward)   # a usage error for an unknown name, even after a failed run
+            if execution.error is None:
+                run.backward(backward, gradient, retain_graph, anomaly, debug)
+
+    execution = execute_file(path, argv, backend, anomaly, tracer, debug, sink=on_output,
+                             after=after)
+    if not runs:        # the file did not compile
+        return Run(path, backend, execution.namespace, execution.stdout, execution.error,
+                   tracer, module, execution.warnings, execution.exit_code)
+    run = runs[0]
+    run.stdout, run.warnings = execution.stdout, list(execution.warnings)
     return run
 
 
 def _assignment_lines(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(read_source(path))
+    except (UsageError, SyntaxError, ValueError):
         return {}
     lines = {}
     for node in ast.walk(tree):

@@ -1,22 +1,36 @@
 """The tracer: what the autograd core tells the inspector while a user's file runs.
 
-Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps every
-node and every result in creation order (so tensors reachable only through the graph can get
-generated names), every gradient a node received (in firing order), every in-place edit
-with the user's file and line, every firing of a hook the file registered (what it got and
+Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps, for
+every node still alive, its creation order and outputs, the gradients it received (in firing
+order), and every in-place edit with the user's file and line, every firing of a hook the file registered (what it got and
 returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
+
+It never keeps a graph alive by itself: nodes are held weakly, so a training loop's earlier
+steps are freed as they would be under plain Python, and what they received goes with them.
+Output tensors are held strongly only for the last two backward generations (the forward of
+the last step, whose intermediates the report names), weakly before that.
 """
 
+import collections
+import math
 import os
 import sys
+import weakref
 from typing import NamedTuple
 
+import numpy as np
+
+from .._tensor import Tensor
 from ..autograd.graph import _PKG_DIR, _internal, user_site
 from ..autograd.grad_mode import _state
+from .report import summary_stats
+from .saved import saved_entries
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
 _INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FRAMES_PER_FUNCTION = 3   # a function's last calls whose frames name tensors (step[998].y)
+_MODULE_CALLS_KEPT = 64    # module calls still open that may name their output (fc1(x))
 
 
 class InplaceEvent:
@@ -30,7 +44,7 @@ class InplaceEvent:
         self.site = site
         self.version = version
         self.grad_enabled = grad_enabled
-        self.seq = seq
+        self.seq = seq              # nodes created before the edit (compare with order())
 
 
 class HookEvent(NamedTuple):
@@ -71,89 +85,148 @@ class Step(NamedTuple):
 class Tracer:
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
-    def __init__(self, retain_grad=False, keep_grads=True):
-        self.nodes = []             # every node, in creation order
-        self.outputs = {}           # node -> [tensor for output 0, 1, ...]
-        self.events = []            # (node, grads) in the order nodes received them
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
+        # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] or None,
+        #              grads it last received, its saved values before backward freed them];
+        # an entry is dropped when its node dies.
+        self._nodes = {}
+        self._count = 0             # nodes created so far
+        self._recent = []           # outputs made since the previous backward began
+        self._previous = []         # outputs made in the generation before
+        self._events = []           # (weakref node, grads) in the order nodes received them
         self.inplace_events = []
         self.retain_grad = retain_grad
         self.keep_grads = keep_grads
-        self.last_grad = {}         # node -> grads it last received
+        self.last_grad = _NodeSlot(self, _LAST_GRAD)      # node -> grads it last received
         self.nonfinite = []         # (node, output index) that turned finite grads into nan/inf
         self.refusals = []          # (tensor, message, site): in-place edits autograd refused
-        self.leaves = []            # tensors that were made to require grad, in order
-        self.made_by = {}           # id(tensor) -> (function, site, grad enabled)
-        self._alive = []            # keeps those tensors alive, so ids stay unique
-        self.backward_calls = []    # (root nodes, site, capture) for each backward / grad
-        self.hook_changes = []      # (node, output nr, hook) where a hook replaced a gradient
-        self.saved_snapshot = {}    # node -> its saved values, as they were before backward
+        self._leaves = []           # weakrefs to tensors made to require grad, in order
+        self.made_by = {}           # id(tensor) -> (function, site, grad enabled), while alive
+        self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
+        self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
+        self._hook_changes = []     # (weakref node, output nr, hook)
+        self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
+        #                                                   backward freed them
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
+        # keep_history: events, hook changes and backward calls hold their nodes strongly and
+        # are never summarized or pruned, so that positions in them stay valid (explain
+        # indexes them per backward call). It keeps every step's graph alive, as before.
+        self.keep_history = keep_history
         self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
-        self.steps = []             # Step per node run, in the engine's order
+        self.steps = []             # Step per node run, in the engine's order (the last two
+        #                             backward calls' only, without keep_history)
+        self.steps_from_call = 0    # steps of earlier calls were let go
         self.changed_grads = []     # (tensor, call, hook event indices): a .grad a hook changed
         self._taint = {}            # node -> indices of changing hooks upstream (this call)
-        self.frames = []            # the user's function frames that made tensors, outer first
-        self.module_calls = {}      # id(Module.__call__ frame) -> [frame, last tensor it made]
-        self.module_output = {}     # id(tensor) -> the module call frame it is the output of
-        self._frame_ids = set()
+        self._pruned_at = 0         # len(_events) after the last pruning
+        # The user's function frames that made tensors (their locals name them: main.x,
+        # step[3].y): the last few calls of each function, with their call numbers.
+        self._frames = {}           # id(frame) -> (sequence, frame, call number)
+        self._frames_of = {}        # code -> deque of the kept frames of that function
+        self._frame_seq = 0
+        self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
+        self.module_calls = {}      # id(Module.__call__ frame) -> [frame, id of its last tensor]
+        self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
 
     # ----- protocol called by the core ----------------------------------------------------
 
     def node(self, node):
-        self.nodes.append(node)
+        k = id(node)
+        nodes = self._nodes
+        # The entry goes when the node does (its snapshot holds the saved tensors, and with
+        # them the graph above: that must not outlive the node).
+        ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
+        nodes[k] = [self._count, ref, None, None, None, None]
+        self._count += 1
 
     def made(self, out, node):
-        outs = self.outputs.setdefault(node, [])
-        while len(outs) <= out._nr:
+        entry = self._entry(node, create=True)
+        outs = entry[_OUTS]
+        if outs is None:
+            outs = entry[_OUTS] = []
+        nr = out._nr
+        while len(outs) <= nr:
             outs.append(None)
-        outs[out._nr] = out
+        outs[nr] = weakref.ref(out)
+        self._recent.append(out)
         if self.retain_grad and out._rg and not out._retains:
             out.retain_grad()
 
     def grad(self, node, grads):
-        if node not in self.saved_snapshot:
-            from .saved import saved_entries
-            entries = saved_entries(node, self.output_of(node, 0))
+        entry = self._entry(node, create=True)
+        if entry[_SNAPSHOT] is None:
+            entries = saved_entries(node, None)
             if entries:
-                self.saved_snapshot[node] = entries
+                # The result's tensor is the node's own output: holding it would keep the
+                # node alive, so the report finds it through output_of() instead.
+                for e in entries:
+                    if e.label == "_saved_result":
+                        e.tensor = None
+            entry[_SNAPSHOT] = entries or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            self.events.append((node, snap))
-            self.last_grad[node] = snap
+            if self.keep_history:
+                self._events.append((node, snap))
+            else:
+                # A node that lives on (a parameter's AccumulateGrad in a training loop)
+                # keeps each earlier gradient as a summary once the next one arrives.
+                last = entry[_LAST_EVENT]
+                if last is not None and any(isinstance(g, np.ndarray) and
+                                            g.size > _KEPT_ELEMENTS for g in last[1]):
+                    last[1] = [_summary(g) for g in last[1]]
+                event = entry[_LAST_EVENT] = [entry[_REF], snap]
+                self._events.append(event)
+            entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
-        import numpy as np
-        received = self.last_grad.get(node, ())
-        if any(g is not None and not np.all(np.isfinite(g)) for g in received):
+        bad = [i for i, g in enumerate(outs)
+               if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g)]
+        if not bad:
             return
-        for i, g in enumerate(outs):
-            if g is not None and not np.all(np.isfinite(_snapshot(g))):
-                self.nonfinite.append((node, i))
+        # Only a node that turned finite gradients into nan/inf is where they came from.
+        received = self.last_grad.get(node, ())
+        if any(g is not None and not _all_finite(g) for g in received):
+            return
+        for i in bad:
+            self.nonfinite.append((node, i))
 
     def inplace(self, tensor, op):
         site = user_site(3)
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
-                                                _state.enabled, len(self.nodes)))
+                                                _state.enabled, self._count))
 
     def created(self, tensor):
         func, site, frame, call = _maker()
-        self.made_by[id(tensor)] = (func, site, _state.enabled)
+        k = id(tensor)
+        self.made_by[k] = (func, site, _state.enabled)
+        self._made_ids[weakref.ref(tensor, self._forget)] = k
         if call is not None:
-            self._module_call(call, tensor)
-        self._alive.append(tensor)
+            self._module_call(call, k)
         if frame is not self._last_frame and frame is not None:
             self._saw_frame(frame)
 
     def begin(self, roots, inputs, capture):
-        self.backward_calls.append(([n for n, _ in roots], user_site(3), capture))
+        # A new backward: a training loop's step before the previous one is history now.
+        site = user_site(3)
         self._taint = {}
+        if self.keep_history:
+            self._calls.append(([n for n, _ in roots], site, capture))
+            return
+        self._previous, self._recent = self._recent, []
+        self._settle_history()
+        self._calls.append(([weakref.ref(n) for n, _ in roots], site, capture))
+        # The engine's steps of a long loop: the last two calls are kept, not every step's.
+        keep_from = len(self._calls) - 2
+        if keep_from > self.steps_from_call:
+            self.steps = [st for st in self.steps if st.call >= keep_from]
+            self.steps_from_call = keep_from
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
         if not self.keep_grads:
             return
-        call = len(self.backward_calls) - 1
+        call = len(self._calls) - 1
         given, returned = _copy(given), _copy(returned)
         changed = returned is not None and not _same(given, returned)
         taint = set(self._taint.get(node, ()))
@@ -175,7 +248,7 @@ class Tracer:
         """The engine finished node: record the step, and carry a hook's change downstream."""
         if not self.keep_grads:
             return
-        call = len(self.backward_calls) - 1
+        call = len(self._calls) - 1
         hooks = []
         for k in range(len(self.hook_events) - 1, -1, -1):
             e = self.hook_events[k]
@@ -185,9 +258,10 @@ class Tracer:
         hooks.reverse()
         taint = set(self._taint.pop(node, ()))
         taint.update(k for k in hooks if self.hook_events[k].changed)
-        from .report import step_value
         # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
-        snap = [None if g is None else step_value(_snapshot(g)) for g in outs]
+        # Copies: the report makes values of them (summaries of large ones), for the last two
+        # backward calls only (see begin).
+        snap = [None if g is None else _snapshot(g) for g in outs]
         self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
         if not taint:
             return
@@ -199,13 +273,27 @@ class Tracer:
                 self._taint.setdefault(nxt, set()).update(taint)
 
     def hooked(self, node, nr, hook):
-        self.hook_changes.append((node, nr, hook))
+        self._hook_changes.append((node if self.keep_history else weakref.ref(node), nr, hook))
 
     def leaf(self, tensor):
-        self.leaves.append(tensor)
+        self._leaves.append(weakref.ref(tensor))
 
     def refused(self, tensor, message):
         self.refusals.append((tensor, message, user_site(3)))
+
+    def _settle_history(self):
+        """Once per backward: drop the events of dead nodes whenever the list doubled
+        (amortized constant time per event)."""
+        events = self._events
+        if len(events) > 2 * self._pruned_at + 64:
+            self._events = events = [e for e in events if e[0]() is not None]
+            self._pruned_at = len(events)
+
+    def _forget(self, ref):
+        k = self._made_ids.pop(ref, None)
+        if k is not None:
+            self.made_by.pop(k, None)
+            self.module_output.pop(k, None)
 
     # ----- the user's frames (for names like main.x) ---------------------------------------
 
@@ -214,44 +302,181 @@ class Tracer:
 
         A function's frame, kept alive, still holds its locals after it returned: at the end
         of the run they name the tensors it made (`main.x`, `step[3].out`). Called by created()
-        when the frame making a tensor is not the one that made the last.
+        when the frame making a tensor is not the one that made the last. Only the last few
+        calls of each function are kept, so a loop does not keep every step's graph alive.
         """
         self._last_frame = f
         chain = []
+        kept = self._frames
         while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
-            if id(f) in self._frame_ids:
+            if id(f) in kept:
                 break
             if not f.f_code.co_filename.startswith(_PKG_DIR) and \
                     not f.f_code.co_name.startswith("<"):
                 chain.append(f)
             f = f.f_back
         for f in reversed(chain):
-            self._frame_ids.add(id(f))
-            self.frames.append(f)
+            code = f.f_code
+            number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
+            self._frame_seq += 1
+            kept[id(f)] = (self._frame_seq, f, number)
+            recent = self._frames_of.get(code)
+            if recent is None:
+                recent = self._frames_of[code] = collections.deque()
+            recent.append(f)
+            if len(recent) > _FRAMES_PER_FUNCTION:
+                kept.pop(id(recent.popleft()), None)
 
-    def _module_call(self, call, tensor):
-        """Note that `tensor` was made inside a module call the user wrote (`self.fc1(x)`):
-        the last tensor a call made is its output."""
-        entry = self.module_calls.get(id(call))
+    @property
+    def frames(self):
+        """[(frame, call number, calls of its function)]: the kept frames, outer first."""
+        calls = self.function_calls
+        return [(f, n, calls[f.f_code]) for _, f, n in sorted(self._frames.values(),
+                                                                key=lambda e: e[0])]
+
+    def _module_call(self, call, k):
+        """Note that the tensor with id k was made inside a module call the user wrote
+        (`self.fc1(x)`): the last tensor a call made is its output."""
+        calls = self.module_calls
+        entry = calls.get(id(call))
         if entry is None:
-            entry = self.module_calls[id(call)] = [call, None]
+            entry = calls[id(call)] = [call, None]
+            if len(calls) > _MODULE_CALLS_KEPT:
+                del calls[next(iter(calls))]
         if entry[1] is not None:
-            self.module_output.pop(id(entry[1]), None)
-        entry[1] = tensor
-        self.module_output[id(tensor)] = call
+            self.module_output.pop(entry[1], None)
+        entry[1] = k
+        loc = call.f_locals
+        args = loc.get("args") or ()
+        first = args[0] if args and isinstance(args[0], Tensor) else None
+        self.module_output[k] = (loc.get("self"), None if first is None else weakref.ref(first))
 
     # ----- queries --------------------------------------------------------------------------
 
+    def _entry(self, node, create=False):
+        entry = self._nodes.get(id(node))
+        if entry is None or entry[_REF]() is not node:
+            if not create:
+                return None
+            self.node(node)
+            entry = self._nodes[id(node)]
+        return entry
+
+    @property
+    def nodes(self):
+        """The nodes still alive, in creation order."""
+        live = []
+        for entry in list(self._nodes.values()):
+            node = entry[1]()
+            if node is not None:
+                live.append((entry[0], node))
+        live.sort(key=lambda pair: pair[0])
+        return [node for _, node in live]
+
+    def order(self, node):
+        """The node's creation number (compare with InplaceEvent.seq), or None."""
+        entry = self._entry(node)
+        return None if entry is None else entry[0]
+
     def output_of(self, node, nr=0):
-        outs = self.outputs.get(node)
-        if outs is None or nr >= len(outs):
+        entry = self._entry(node)
+        outs = None if entry is None else entry[_OUTS]
+        if outs is None or nr >= len(outs) or outs[nr] is None:
             return None
-        return outs[nr]
+        return outs[nr]()
+
+    @property
+    def events(self):
+        """(node, grads) for every gradient a live node received, in firing order."""
+        if self.keep_history:
+            return self._events
+        out = []
+        for ref, snap in self._events:
+            node = ref()
+            if node is not None:
+                out.append((node, snap))
+        return out
+
+    @property
+    def backward_calls(self):
+        """(root nodes still alive, site, capture) for each backward / grad call."""
+        if self.keep_history:
+            return self._calls
+        return [([n for n in (r() for r in refs) if n is not None], site, capture)
+                for refs, site, capture in self._calls]
+
+    @property
+    def hook_changes(self):
+        if self.keep_history:
+            return self._hook_changes
+        return [(n, nr, hook) for n, nr, hook in ((r(), nr, h) for r, nr, h in self._hook_changes)
+                if n is not None]
+
+    @property
+    def leaves(self):
+        """Tensors made to require grad, in order (None where one no longer exists)."""
+        return [r() for r in self._leaves]
+
+
+_REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT = 1, 2, 3, 4, 5   # slots of a node's entry
+_NOTHING_SAVED = object()       # a snapshot was taken, and the node held nothing
+
+
+class _NodeSlot:
+    """A read-only view of one slot of the tracer's node entries, as a mapping node -> value
+    (`tracer.last_grad.get(node)`)."""
+
+    def __init__(self, tracer, slot):
+        self._tracer = tracer
+        self._slot = slot
+
+    def get(self, node, default=None):
+        entry = self._tracer._entry(node)
+        value = None if entry is None else entry[self._slot]
+        return default if value is None or value is _NOTHING_SAVED else value
+
+    def __contains__(self, node):
+        return self.get(node) is not None
+
+    def __getitem__(self, node):
+        value = self.get(node)
+        if value is None:
+            raise KeyError(node)
+        return value
+
+
+# A long-lived node's earlier gradients are kept whole up to this size, as a summary beyond it
+# (what `to_json_value` would print for a big array), so a long training loop does not keep a
+# copy of every parameter's gradient of every step.
+_KEPT_ELEMENTS = 64
+
+
+def _summary(g):
+    if not isinstance(g, np.ndarray) or g.size <= _KEPT_ELEMENTS:
+        return g
+    lo, hi, mean = summary_stats(g)
+    return (f"<{g.size} elements, shape {list(g.shape)}: min {lo:.4g}, max {hi:.4g}, "
+            f"mean {mean:.4g}; earlier backward call>")
+
+
+def _all_finite(a):
+    if isinstance(a, float):
+        return math.isfinite(a)
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc":
+        return True
+    if a.size == 1:
+        return bool(np.isfinite(a.reshape(-1)[0]))
+    return bool(np.isfinite(a).all())
 
 
 def _maker():
-    """(innermost gradviz function name, user site, user frame, the Module.__call__ frame the
-    user called, or None) of the current call, for created()."""
+    """(innermost public gradviz function name, user site, user frame, the Module.__call__
+    frame the user called, or None) of the current call, for created().
+
+    gradviz's frames are recognised through a cache of code objects, so the walk costs a dict
+    lookup a frame.
+    """
     f = sys._getframe(3)
     func = call = None
     internal = _internal
@@ -288,7 +513,6 @@ def _copy(v):
 
 
 def _same(a, b):
-    import numpy as np
     if isinstance(a, list) or isinstance(b, list):
         if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
             return False
@@ -299,8 +523,6 @@ def _same(a, b):
 
 
 def _snapshot(g):
-    import numpy as np
-    from .._tensor import Tensor
     return np.array(g._data if isinstance(g, Tensor) else g, copy=True)
 
 

@@ -139,13 +139,19 @@ def steps_renderable(report):
     hooks = report.get("user_hooks") or []
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     parts = []
+    if len(calls) > 6:
+        # A training loop: the first call, then the last ones (whose steps are kept).
+        parts.append(Text(f"… {len(calls) - 3:,} earlier backward calls not shown (--json has "
+                          "each call's roots and line)", style="dim"))
+        calls = calls[-3:]
     for call in calls:
         parts.append(Text(printable(_call_title(call), keep=""), style="bold"))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(justify="right", no_wrap=True)
         grid.add_column(overflow="fold")
         if not call["steps"]:
-            grid.add_row("", Text("(no node ran)"))
+            grid.add_row("", Text("(no node ran)" if call.get("steps_kept", True) else
+                                  "(steps not kept: only the last two backward calls' are)"))
         for i, step in enumerate(call["steps"], start=1):
             _step_rows(grid, i, step, hooks, nodes, report.get("file"))
         parts.append(grid)

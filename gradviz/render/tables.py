@@ -21,6 +21,25 @@ __all__ = ["print_report", "report_renderables"]
 
 # A folding column gets at least this many characters before a table gives way to blocks.
 _FOLDED = 12
+# Without --full, a long table shows its first _HEAD and last _TAIL rows.
+_HEAD = 30
+_TAIL = 10
+
+
+def _capped(items, full):
+    """(items to show, number left out, where the gap is): head and tail of a long list."""
+    items = list(items)
+    if full or len(items) <= _HEAD + _TAIL:
+        return items, 0, None
+    return items[:_HEAD] + items[-_TAIL:], len(items) - _HEAD - _TAIL, _HEAD
+
+
+def _with_gap(table, left_out, what):
+    """The table, then a line saying how many rows the "…" row stands for."""
+    if not left_out:
+        return table
+    return Group(table, Text(f"… {left_out:,} more {what} — --full or --json for all",
+                             style="dim"))
 
 
 def _table(title, *columns, folding=None):
@@ -91,7 +110,11 @@ def _tensors_table(report, full=False):
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
     blocks, rows = [Text("Tensors", style="italic")], []
-    for t in report.get("tensors") or []:
+    shown, left_out, gap = _capped(report.get("tensors") or [], full)
+    for i, t in enumerate(shown):
+        if i == gap:
+            rows.append(["…"] + [""] * (len(_TENSOR_HEADERS) - 1))
+            blocks.append(Text("…", style="dim"))
         shape, grad, data = (format_shape(t.get("shape")), summarize(t.get("grad"), full),
                              summarize(t.get("data"), full))
         grad += changed_mark(t.get("grad_changed_by"))
@@ -114,7 +137,7 @@ def _tensors_table(report, full=False):
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         choices.append((table, _needed_width(headers, rows, folding, fold_at)))
-    return _Fit(choices, Group(*blocks))
+    return _with_gap(_Fit(choices, Group(*blocks)), left_out, "tensors")
 
 
 def _history_text(report):
@@ -162,12 +185,15 @@ def _saved_text(entry):
     return text
 
 
-def _graph_table(report):
+def _graph_table(report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     table = _table("Graph", "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
-    for node in report.get("nodes") or []:
+    shown, left_out, gap = _capped(report.get("nodes") or [], full)
+    for i, node in enumerate(shown):
+        if i == gap:
+            table.add_row(Text("…", style="dim"))
         nexts = []
         for nid, _ in node.get("next_functions") or []:
             if nid is None:
@@ -177,31 +203,39 @@ def _graph_table(report):
         saved = [_saved_text(s) for s in node.get("saved") or []]
         title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
         # One sub-row per edge / saved value, so a wrapped line stays beside its own node.
-        for i in range(max(1, len(nexts), len(saved))):
-            first = i == 0
+        for j in range(max(1, len(nexts), len(saved))):
+            first = j == 0
             table.add_row(Text(node["id"] if first else ""), title if first else Text(""),
-                          Text(nexts[i] if i < len(nexts) else ""),
-                          saved[i] if i < len(saved) else Text(""))
-    return table
+                          Text(nexts[j] if j < len(nexts) else ""),
+                          saved[j] if j < len(saved) else Text(""))
+    return _with_gap(table, left_out, "nodes")
 
 
-def _hooks_table(report):
+def _hooks_table(report, full=False):
     """The Hooks table, in firing order."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     tensors = {t["name"] for t in report.get("tensors") or []}
     table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
-    for i, hook in enumerate(report.get("hooks") or [], start=1):
+    hooks = list(enumerate(report.get("hooks") or [], start=1))
+    shown, left_out, gap = _capped(hooks, full)
+    for k, (i, hook) in enumerate(shown):
+        if k == gap:
+            table.add_row(Text("…", style="dim"))
         target = hook.get("target")
         if target in nodes and target not in tensors:
             target = f"{target} {_node_title(nodes[target])}"
         table.add_row(*(Text(printable(cell, keep="")) for cell in (
             i, target, hook.get("kind"), summarize(hook.get("grad")))))
-    return table
+    return _with_gap(table, left_out, "gradients")
 
 
 def _traceback_text(frames):
     lines = []
     for frame in frames or []:
+        if "repeated" in frame:
+            what = "line" if frame.get("frames", 1) == 1 else f"{frame['frames']} frames"
+            lines.append(f"  [Previous {what} repeated {frame['repeated']} more times]")
+            continue
         lines.append(printable(f'  File "{frame.get("file")}", line {frame.get("line")}, '
                                f'in {frame.get("function")}', keep=""))
         if frame.get("code"):
@@ -261,9 +295,9 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
     if history is not None:
         parts.append(history)
     if report.get("nodes"):
-        parts.append(_graph_table(report))
+        parts.append(_graph_table(report, full))
     if report.get("hooks"):
-        parts.append(_hooks_table(report))
+        parts.append(_hooks_table(report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
     if hooks and report.get("user_hooks"):

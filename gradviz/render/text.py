@@ -1,5 +1,6 @@
 """Rich output for check-inplace, gradcheck and explain (plain data in, text out)."""
 
+import io
 import os
 
 from rich.padding import Padding
@@ -8,24 +9,155 @@ from rich.text import Text
 
 from .terminal import printable, program_output
 
-__all__ = ["print_program_output", "print_inplace", "print_gradcheck", "print_explain",
-           "where"]
+__all__ = ["print_program_output", "run_header", "OutputFrame", "print_inplace",
+           "print_gradcheck", "print_explain", "where"]
 
 
-def print_program_output(console, report):
-    """What the user's file printed, in a frame of its own, before gradviz's tables."""
-    from rich.panel import Panel
-    out = report.get("stdout") or ""
-    head = _t(f"gradviz run {where(report['file'], None)}", style="bold")
-    if report.get("backward"):
-        head.append(printable(f"  (then {report['backward']}.backward())"))
-    if report.get("backend") != "gradviz":
-        head.append(printable(f"  [backend: {report['backend']}]"))
-    console.print(head)
-    if out:
-        title = _t(f"output of {os.path.basename(report['file'])}")
-        console.print(Panel(program_output(out.rstrip("\n")), title=title, title_align="left",
-                            border_style="dim"))
+def run_header(file, backward=None, backend="gradviz"):
+    """The first line of `gradviz run`: the file, then what gradviz did after it."""
+    head = _t(f"gradviz run {where(file, None)}", style="bold")
+    if backward:
+        head.append(printable(f"  (then {backward}.backward())"))
+    if backend != "gradviz":
+        head.append(printable(f"  [backend: {backend}]"))
+    return head
+
+
+class OutputFrame:
+    """What the user's file writes, in a frame of its own, printed line by line as it arrives.
+
+    Beyond `head` lines only the last `tail` are kept, and the frame says how many were left
+    out (`full=True` shows every line). Warnings print in yellow, in their place. Nothing is
+    printed (not even the frame) when the file writes nothing.
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> console = Console(file=io.StringIO(), width=30, no_color=True)
+    >>> frame = OutputFrame(console, "f.py", head=1, tail=1)
+    >>> frame.write("stdout", "one\\ntwo\\nthree\\n")
+    >>> frame.close()
+    >>> print(console.file.getvalue(), end="")
+    ╭─ output of f.py ───────────╮
+    │ one                        │
+    │ … 1 more line — --full or  │
+    │ --json for all             │
+    │ three                      │
+    ╰────────────────────────────╯
+    """
+
+    def __init__(self, console, file, *, full=False, head=50, tail=20):
+        from collections import deque
+        self.console = console
+        self.title = printable(f"output of {os.path.basename(file)}", keep="")
+        self.full = full
+        self.head = head
+        self.tail = deque(maxlen=max(tail, 0))
+        self.shown = 0
+        self.skipped = 0
+        self.partial = ""
+        self.opened = False
+        from rich.console import Console
+        self.render = Console(file=io.StringIO(), width=console.width,
+                              color_system=console.color_system, no_color=console.no_color,
+                              force_terminal=console.is_terminal, highlight=False,
+                              soft_wrap=False, markup=False, emoji=False)
+        # While the file runs, fd 1 is the capture's pipe: the frame writes to a copy of the
+        # stdout it was given (an fd taken now, before the run).
+        self.target, self.own = console.file, False
+        try:
+            fd = self.target.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        if fd is not None:
+            self.target.flush()
+            self.target = open(os.dup(fd), "w", encoding=getattr(console.file, "encoding",
+                                                                 None) or "utf-8",
+                               errors="replace")
+            self.own = True
+
+    def write(self, stream, text):
+        """Take a piece of the output: stream "stdout" or "warning"."""
+        if stream == "warning":
+            if self.partial:
+                self._line(self.partial, "")
+                self.partial = ""
+            for line in text.rstrip("\n").split("\n"):
+                self._line(line, "yellow")
+            return
+        lines = (self.partial + text).split("\n")
+        self.partial = lines.pop()
+        for line in lines:
+            self._line(line, "")
+
+    def _line(self, line, style):
+        if self.full or self.shown < self.head:
+            self.shown += 1
+            self._print(line, style)
+            return
+        if self.tail.maxlen == 0 or len(self.tail) == self.tail.maxlen:
+            self.skipped += 1
+        if self.tail.maxlen:
+            self.tail.append((line, style))
+
+    def _print(self, line, style):
+        width = self.console.width
+        rows = []
+        if not self.opened:
+            self.opened = True
+            title = f"─ {self.title} "
+            top = "╭" + title + "─" * max(width - 2 - len(title), 0) + "╮"
+            rows.append(Text(top[:width - 1] + "╮" if len(top) > width else top, style="dim"))
+        inner = max(width - 4, 1)
+        # The file's colours are kept; its other control sequences never reach the terminal.
+        text = program_output(line.expandtabs())
+        if style:
+            text.stylize(style)
+        for piece in text.wrap(self.console, inner):
+            piece.pad_right(inner - piece.cell_len)
+            rows.append(Text.assemble(("│ ", "dim"), piece, (" │", "dim")))
+        self._emit(rows)
+
+    def _emit(self, rows):
+        # Rendered on a console of the frame's own, into a string: the reader thread calls
+        # this while the file runs, when sys.stdout is the capture's pipe.
+        out = self.render.file
+        out.seek(0)
+        out.truncate()
+        for row in rows:
+            self.render.print(row, no_wrap=True, crop=True)
+        self.target.write(out.getvalue())
+        self.target.flush()
+
+    def close(self):
+        """Print the last lines, say how many were left out, and close the frame."""
+        if self.partial:
+            self._line(self.partial, "")
+            self.partial = ""
+        if self.skipped:
+            s = "" if self.skipped == 1 else "s"
+            self._print(f"… {self.skipped:,} more line{s} — --full or --json for all", "dim")
+        for line, style in self.tail:
+            self._print(line, style)
+        self.tail.clear()
+        if self.opened:
+            width = self.console.width
+            self._emit([Text("╰" + "─" * max(width - 2, 0) + "╯", style="dim")])
+            self.opened = False
+        if self.own:
+            self.target.close()
+            self.own = False
+            self.target = self.console.file
+
+
+def print_program_output(console, report, full=False):
+    """The header line, then what the user's file printed (and warned), in a frame of its own,
+    before gradviz's tables."""
+    console.print(run_header(report["file"], report.get("backward"), report.get("backend")))
+    frame = OutputFrame(console, report["file"], full=full)
+    frame.write("stdout", report.get("stdout") or "")
+    for w in report.get("warnings") or []:
+        frame.write("warning", f"{w['file']}:{w['line']}: {w['category']}: {w['message']}")
+    frame.close()
     console.print()
 
 

@@ -1,0 +1,150 @@
+"""Everything the inspector does is linear in the size of the run (issue 12).
+
+No timing here (benchmarks/ times): these tests count work and memory at two modest sizes, and
+a quadratic step shows as a ratio near 4 where linear gives 2.
+"""
+
+import json
+import textwrap
+import tracemalloc
+
+import numpy as np
+from click.testing import CliRunner
+
+from gradviz.inspect import report as report_module
+from gradviz.inspect import run_file
+from gradviz.inspect.report import report_json, summary_stats
+from gradviz_cli.main import cli
+
+
+def write(tmp_path, source, name="prog.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return str(path)
+
+
+def leaves_file(tmp_path, n):
+    return write(tmp_path, f"""
+        import gradviz as torch
+        xs = [torch.tensor(float(i % 7), requires_grad=True) for i in range({n})]
+        total = sum(xs)
+    """, name=f"leaves_{n}.py")
+
+
+def count_node_type_calls(monkeypatch, path):
+    calls = [0]
+    real = report_module._node_type
+
+    def counted(node):
+        calls[0] += 1
+        return real(node)
+
+    monkeypatch.setattr(report_module, "_node_type", counted)
+    run_file(path).report()
+    monkeypatch.setattr(report_module, "_node_type", real)
+    return calls[0]
+
+
+def test_report_work_grows_linearly_with_leaves(tmp_path, monkeypatch):
+    # Each generated leaf used to scan every node for its AccumulateGrad: quadratic.
+    small = count_node_type_calls(monkeypatch, leaves_file(tmp_path, 300))
+    big = count_node_type_calls(monkeypatch, leaves_file(tmp_path, 1200))
+    assert small > 300
+    assert big / small < 4.5        # linear: ~4 for 4x the leaves; quadratic: ~16
+
+
+def training_loop(tmp_path, steps):
+    return write(tmp_path, f"""
+        import gradviz as torch
+        w = torch.randn(64, requires_grad=True)
+        x = torch.randn(64)
+        for step in range({steps}):
+            loss = ((w * x).tanh() * x).sum()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.01 * w.grad
+            w.grad = None
+    """, name=f"loop_{steps}.py")
+
+
+def test_tracer_keeps_the_last_step_not_every_step(tmp_path):
+    short = run_file(training_loop(tmp_path, 20)).tracer
+    long = run_file(training_loop(tmp_path, 200)).tracer
+    assert len(long.nodes) == len(short.nodes) > 0
+    assert len(long.made_by) <= len(short.made_by) + 5
+    # a dead step's gradients are dropped; w's AccumulateGrad lives on (each step's graph is
+    # alive while the next forward reuses it, as in torch), and keeps one entry per step
+    def per_kind(tracer):
+        ops = sum(1 for node, _ in tracer.events if type(node).__name__ != "AccumulateGrad")
+        return ops, len(tracer.events) - ops
+    assert per_kind(short)[0] == per_kind(long)[0] > 0
+    assert per_kind(long)[1] - per_kind(short)[1] == 180
+    big = [g for _, grads in long.events for g in grads if isinstance(g, np.ndarray)
+           and g.size > 1]
+    assert big, "the last step's gradients are kept whole"
+
+
+def test_gradients_of_a_long_lived_node_are_summarized_after_their_step(tmp_path):
+    path = write(tmp_path, """
+        import gradviz as torch
+        w = torch.randn(1000, requires_grad=True)
+        for step in range(5):
+            (w * 2).sum().backward()
+    """)
+    tracer = run_file(path).tracer
+    grads = [g[0] for node, g in tracer.events if node.name() == "torch::autograd::"
+             "AccumulateGrad" or type(node).__name__ == "AccumulateGrad"]
+    assert len(grads) == 5
+    assert all(isinstance(g, str) and g.startswith("<1000 elements") for g in grads[:4])
+    assert isinstance(grads[4], np.ndarray) and grads[4].shape == (1000,)
+
+
+def test_long_tables_show_head_and_tail(tmp_path):
+    path = write(tmp_path, """
+        import gradviz as torch
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x
+        for i in range(300):
+            y = y * 2
+    """)
+    r = CliRunner().invoke(cli, ["run", path, "--no-color"], catch_exceptions=False)
+    assert r.exit_code == 0
+    out = r.stdout
+    assert "… 261 more tensors — --full or --json for all" in out
+    assert "… 261 more nodes — --full or --json for all" in out
+    assert len(out.splitlines()) < 200     # a node keeps a sub-row per edge; --full has 900+
+    full = CliRunner().invoke(cli, ["run", path, "--no-color", "--full"])
+    assert "more tensors" not in full.stdout and len(full.stdout.splitlines()) > 600
+
+
+def test_summary_of_a_big_tensor_does_not_copy_it(tmp_path):
+    a = np.linspace(-1, 3, 4_000_000, dtype=np.float32)
+    a[7] = np.nan
+    tracemalloc.start()
+    lo, hi, mean = summary_stats(a)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (lo, hi) == (-1.0, 3.0) and abs(mean - 1.0) < 1e-3
+    assert peak < a.nbytes * 0.75          # a float64 copy would be 2x a.nbytes
+
+
+def test_report_json_is_the_report(tmp_path):
+    run = run_file(leaves_file(tmp_path, 5))
+    rep = run.report()
+    text = report_json(rep)
+    assert json.loads(text) == json.loads(json.dumps(rep))
+    assert text.splitlines()[0] == "{" and text.count("\n") > len(rep)
+    rep["stdout"] = float("nan")        # a value no cleaner saw is still valid JSON
+    assert json.loads(report_json(rep))["stdout"] == "nan"
+
+
+def test_a_long_loop_keeps_the_last_two_calls_steps_and_says_so(tmp_path):
+    run = run_file(training_loop(tmp_path, 10))
+    assert {step.call for step in run.tracer.steps} == {8, 9}
+    calls = run.report()["backward_calls"]
+    assert [c["steps_kept"] for c in calls] == [False] * 8 + [True, True]
+    assert calls[0]["steps"] == [] and calls[9]["steps"]
+    r = CliRunner().invoke(cli, ["run", training_loop(tmp_path, 10), "--step", "--no-color"],
+                           catch_exceptions=False)
+    assert "… 7 earlier backward calls not shown" in r.stdout
+    assert "(steps not kept: only the last two backward calls' are)" in r.stdout
