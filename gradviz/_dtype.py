@@ -7,6 +7,8 @@ dtype), and a 0-d tensor only decides the result when its category (bool < int <
 higher than that of the dimensioned operands.
 """
 
+import math
+
 import numpy as np
 
 __all__ = ["dtype", "Size", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -169,10 +171,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)

@@ -138,13 +138,6 @@ def _gen(generator):
     return default_generator if generator is None else generator
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 # ----- uniform -----------------------------------------------------------------------------
 
 def _unit_f32(gen, n):
@@ -184,7 +177,7 @@ def _fma64(a, b, c):
 def uniform(shape, dtype, low=0.0, high=1.0, generator=None):
     """Samples of U[low, high) as torch's uniform_ draws them, as an array of `dtype`."""
     gen = _gen(generator)
-    n = _numel(shape)
+    n = math.prod(shape)
     dt = np.dtype(dtype)
     if dt == np.float64:
         x = _unit_f64(gen, n)
@@ -297,7 +290,7 @@ def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     gen = _gen(generator)
-    n = _numel(shape)
+    n = math.prod(shape)
     dt = np.dtype(dtype)
     if n >= 16:
         f32 = dt != np.float64
@@ -336,7 +329,7 @@ def randint(low, high, shape, generator=None):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     gen = _gen(generator)
-    n = _numel(shape)
+    n = math.prod(shape)
     span = high - low
     raw = gen._r64(n) if span >= 1 << 28 else gen._r32(n)
     vals = (raw % np.uint64(span)).astype(np.int64) + np.int64(low)
@@ -358,13 +351,13 @@ def randperm(n, generator=None):
 def bernoulli(shape, p, generator=None):
     """1.0 where a uniform double draw is below p (torch's default CPU bernoulli_)."""
     gen = _gen(generator)
-    return (_unit_f64(gen, _numel(shape)) < p).reshape(shape)
+    return (_unit_f64(gen, math.prod(shape)) < p).reshape(shape)
 
 
 def exponential(shape, dtype, lambd=1.0, generator=None):
     """Samples of Exp(lambd): -1/lambd * log1p(-u), u a uniform double (torch's CPU kernel)."""
     gen = _gen(generator)
-    u = _unit_f64(gen, _numel(shape))
+    u = _unit_f64(gen, math.prod(shape))
     # libm's log1p (as torch's kernel calls it): NumPy's own can differ in the last bit.
     scale = -1.0 / lambd
     vals = np.fromiter((scale * _log1p(-x) for x in u.tolist()), np.float64, u.size)

@@ -164,58 +164,71 @@ _V_INPUT = ("The vector v can only be None if the input to the user-provided fun
             "single Tensor with a single element.")
 
 
+def _setup(inputs, fn, create_graph):
+    """The inputs as a tuple of new tensors that require grad: (was it a tuple, the tuple)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn)
+    return is_inputs_tuple, _preprocess(inputs, create_graph, need_graph=True)
+
+
+def _call(func, inputs, fn, strict):
+    """func(*inputs) as (was it a tuple, the tuple of outputs), checked for strict mode."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                          fn)
+    _check_requires_grad(outputs, "outputs", strict)
+    return is_outputs_tuple, outputs
+
+
+def _last_backward(outputs, inputs, v, refs, strict, create_graph, stage):
+    """The final backward pass, with v as grad_outputs: recorded only with create_graph (or
+    when grad mode was on outside), None gradients filled as zeros shaped like refs."""
+    with set_grad_enabled(True if create_graph else _state.enabled):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+
+
+def _results(outputs, is_outputs_tuple, res, is_res_tuple, create_graph):
+    """(func's outputs, the product), each detached unless create_graph, tuples unpacked."""
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(res, create_graph), is_res_tuple))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product at inputs.
 
     >>> import gradviz as torch
-    >>> out, g = torch.autograd.functional.vjp(lambda x: x ** 2, torch.tensor([1.0, 2.0]),
-    ...                                        torch.ones(2))
-    >>> g
-    tensor([2., 4.])
+    >>> x = torch.tensor([1.0, 2.0])
+    >>> torch.autograd.functional.vjp(lambda x: x ** 2, x, torch.tensor([1.0, 0.5]))[1]
+    tensor([2., 2.])
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _preprocess(inputs, create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _setup(inputs, "vjp", create_graph)
+        is_outputs_tuple, outputs = _call(func, inputs, "vjp", strict)
         v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp",
                        "The vector v can only be None if the user-provided function returns a "
                        "single Tensor with a single element.")
-    with set_grad_enabled(True if create_graph else _state.enabled):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+    res = _last_backward(outputs, inputs, v, inputs, strict, create_graph, "back")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick.
 
     >>> import gradviz as torch
-    >>> out, g = torch.autograd.functional.jvp(lambda x: x ** 2, torch.tensor([1.0, 2.0]),
-    ...                                        torch.ones(2))
-    >>> g
-    tensor([2., 4.])
+    >>> torch.autograd.functional.jvp(lambda x: x ** 2, torch.tensor([1.0, 2.0]), torch.ones(2))
+    (tensor([1., 4.]), tensor([2., 4.]))
     """
     from .._creation import zeros_like
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _preprocess(inputs, create_graph, need_graph=True)
+        is_inputs_tuple, inputs = _setup(inputs, "jvp", create_graph)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", _V_INPUT)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
+        # The trick: the gradient of (u^T J) with respect to u, applied to v, is J v.
         grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(True if create_graph else _state.enabled):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_outputs_tuple))
+    res = _last_backward(grad_inputs, grad_outputs, v, outputs, strict, create_graph,
+                         "back_trick")
+    return _results(outputs, is_outputs_tuple, res, is_outputs_tuple, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -240,12 +253,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if vectorize:
         _refuse("jacobian", "vectorize=True")
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _preprocess(inputs, create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _setup(inputs, "jacobian", create_graph)
+        is_outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
         jac = []
         for i, out in enumerate(outputs):
             rows = tuple([] for _ in inputs)
@@ -288,15 +297,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         _refuse("hessian", "vectorize=True")
 
     def single_output(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict)
-        if is_out_tuple:
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.nelement() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should "
-                               "contain a single element")
-        return out.squeeze()
+        return _scalar_function(func, inp, "hessian", strict)[1][0].squeeze()
 
     def jac_func(*inp):
         jac = jacobian(single_output, inp, create_graph=True)
@@ -308,9 +309,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _scalar_function(func, inputs, fn, strict):
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn)
-    _check_requires_grad(outputs, "outputs", strict)
+    """func(*inputs), which must be a single Tensor of one element: (False, (output,))."""
+    is_outputs_tuple, outputs = _call(func, inputs, fn, strict)
     if is_outputs_tuple:
         raise RuntimeError(f"The function given to {fn} should return a single Tensor")
     if outputs[0].nelement() != 1:
@@ -319,26 +319,37 @@ def _scalar_function(func, inputs, fn, strict):
     return is_outputs_tuple, outputs
 
 
+def _second_order(fn, func, inputs, v, create_graph, strict):
+    """vhp (v^T H: one more backward through the gradient, with v as its grad_outputs) and hvp
+    (H v by the double-backward trick), in torch's steps and with torch's strict checks."""
+    from .._creation import zeros_like
+    with enable_grad():
+        is_inputs_tuple, inputs = _setup(inputs, fn, create_graph)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, fn, _V_INPUT)
+        is_outputs_tuple, outputs = _scalar_function(func, inputs, fn, strict)
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        if fn == "vhp":
+            last, wrt, stage = jac, inputs, "double_back"
+        else:
+            grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
+            double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+            # torch checks jac again here, under the hessian's message.
+            _check_requires_grad(jac, "hessian", strict)
+            last, wrt, stage = double_back, grad_jac, "double_back_trick"
+    res = _last_backward(last, wrt, v, inputs, strict, create_graph, stage)
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a function returning one element.
 
     >>> import gradviz as torch
-    >>> f = lambda x: (x ** 3).sum()
-    >>> torch.autograd.functional.vhp(f, torch.tensor([1.0, 2.0]), torch.ones(2))[1]
-    tensor([ 6., 12.])
+    >>> x = torch.tensor([1.0, 2.0])
+    >>> torch.autograd.functional.vhp(lambda x: (x ** 3).sum(), x, torch.ones(2))
+    (tensor(9.), tensor([ 6., 12.]))
     """
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _preprocess(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "vhp", _V_INPUT)
-        is_outputs_tuple, outputs = _scalar_function(func, inputs, "vhp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-    with set_grad_enabled(True if create_graph else _state.enabled):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+    return _second_order("vhp", func, inputs, v, create_graph, strict)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -349,22 +360,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     >>> torch.autograd.functional.hvp(f, torch.tensor([1.0, 2.0]), torch.ones(2))[1]
     tensor([ 6., 12.])
     """
-    from .._creation import zeros_like
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _preprocess(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "hvp", _V_INPUT)
-        is_outputs_tuple, outputs = _scalar_function(func, inputs, "hvp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(True if create_graph else _state.enabled):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+    return _second_order("hvp", func, inputs, v, create_graph, strict)
 
 
 def __getattr__(name):

@@ -165,16 +165,21 @@ def _not_implemented(what):
                                "gradviz's core; run with --backend torch to use PyTorch")
 
 
-def _reduction(size_average, reduce, reduction):
-    """torch's Reduction enum (0 none, 1 mean, 2 sum), from the legacy size_average/reduce
-    flags when either is given (torch's _Reduction.legacy_get_string)."""
+def _legacy_reduction(size_average, reduce, reduction, stacklevel):
+    """The reduction name, from the legacy size_average/reduce flags when either is given
+    (torch's _Reduction.legacy_get_string, with its deprecation warning at stacklevel)."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
         warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
-    return losses.reduction_enum(reduction)
+                      f"reduction='{reduction}' instead.", stacklevel=stacklevel + 1)
+    return reduction
+
+
+def _reduction(size_average, reduce, reduction):
+    """torch's Reduction enum (0 none, 1 mean, 2 sum) for a loss function's arguments."""
+    return losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction, 3))
 
 
 def _size_warning(input, target):

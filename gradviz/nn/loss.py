@@ -1,8 +1,6 @@
 """Loss modules: each calls its nn.functional function with the arguments it was built with;
 class weights are buffers, as in torch."""
 
-import warnings
-
 from . import functional as F
 from .modules import Module
 
@@ -13,13 +11,7 @@ __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWith
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            size_average = True if size_average is None else size_average
-            reduce = True if reduce is None else reduce
-            reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-            warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                          f"reduction='{reduction}' instead.", stacklevel=3)
-        self.reduction = reduction
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction, 3)
 
 
 class _WeightedLoss(_Loss):

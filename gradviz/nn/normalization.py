@@ -16,6 +16,20 @@ def _param(shape, dtype, fill):
     return p
 
 
+def _affine(module, affine, shape, dtype, bias):
+    """torch's learnable affine pair: weight (ones) and bias (zeros) of the given shape, each
+    registered as a None parameter when switched off, as torch registers it."""
+    if affine:
+        module.weight = _param(shape, dtype, init.ones_)
+        if bias:
+            module.bias = _param(shape, dtype, init.zeros_)
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
 class LayerNorm(Module):
     """layer_norm over the last dims, with an elementwise weight (ones) and bias (zeros).
 
@@ -32,15 +46,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = _param(self.normalized_shape, dtype, init.ones_)
-            if bias:
-                self.bias = _param(self.normalized_shape, dtype, init.zeros_)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, elementwise_affine, self.normalized_shape, dtype, bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -59,15 +65,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = _param((num_features,), dtype, init.ones_)
-            if bias:
-                self.bias = _param((num_features,), dtype, init.zeros_)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, affine, (num_features,), dtype, bias)
         if track_running_stats:
             self.register_buffer("running_mean", init.zeros_(
                 _creation.empty(num_features, dtype=dtype)))
@@ -131,15 +129,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = _param((num_channels,), dtype, init.ones_)
-            if bias:
-                self.bias = _param((num_channels,), dtype, init.zeros_)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, affine, (num_channels,), dtype, bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

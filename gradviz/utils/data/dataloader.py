@@ -25,6 +25,16 @@ _COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, nu
                   "lists; found {}")
 
 
+def _like(mapping, out):
+    """out (a dict) in the type of mapping when that is mutable: torch copies the mapping and
+    updates the copy, so a subclass of dict (an OrderedDict, a defaultdict) keeps its type."""
+    if isinstance(mapping, collections.abc.MutableMapping):
+        clone = copy.copy(mapping)
+        clone.update(out)
+        return clone
+    return out
+
+
 def default_collate(batch):
     """Stack a list of samples into a batch: tensors are stacked along a new first dim,
     numbers become a tensor (float64 for floats), tuples and lists are collated element-wise
@@ -51,12 +61,7 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        out = {key: default_collate([d[key] for d in batch]) for key in elem}
-        if isinstance(elem, collections.abc.MutableMapping):
-            clone = copy.copy(elem)
-            clone.update(out)
-            return clone
-        return out
+        return _like(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
         return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
@@ -82,17 +87,10 @@ def default_convert(data):
     if isinstance(data, (np.bool_, np.number)):
         return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        out = {key: default_convert(data[key]) for key in data}
-        if isinstance(data, collections.abc.MutableMapping):
-            clone = copy.copy(data)
-            clone.update(out)
-            return clone
-        return out
+        return _like(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, tuple):
-        return [default_convert(d) for d in data]
-    if isinstance(data, list):
+    if isinstance(data, (tuple, list)):
         return [default_convert(d) for d in data]
     return data
 
