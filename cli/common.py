@@ -1,6 +1,7 @@
 """What every command shares: the console, library errors turned into click errors."""
 
 import contextlib
+import json
 import os
 
 import click
@@ -65,6 +66,18 @@ def library_errors():
         raise UsageFailure(str(exc)) from None
     except (RenderError, OutputError) as exc:
         raise LibraryFailure(str(exc), exc.exit_code) from None
+
+
+def print_result(result, code, as_json, no_color, printer):
+    """Print a library result, as one JSON document or as tables, then exit with code. printer
+    names the function of gradviz.render.text that prints the tables; it is imported only when
+    they are printed, so --json does not pay for loading the renderer."""
+    if as_json:
+        click.echo(json.dumps(result, indent=2, allow_nan=False))
+    else:
+        from gradviz.render import text
+        getattr(text, printer)(make_console(no_color), result)
+    raise click.exceptions.Exit(code)
 
 
 file_argument = click.argument("file", type=click.Path(dir_okay=True, path_type=str))

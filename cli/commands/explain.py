@@ -1,11 +1,9 @@
 """gradviz explain: why a tensor's .grad is None, zero or NaN."""
 
-import json
-
 import click
 
-from ..common import (arg_option, file_argument, json_option, library_errors, make_console,
-                      no_color_option)
+from ..common import (arg_option, file_argument, json_option, library_errors, no_color_option,
+                      print_result)
 
 
 @click.command()
@@ -37,10 +35,4 @@ def explain(file, name, file_args, root, as_json, args_opt, no_color):
     from gradviz.inspect.explain import explain as run_explain
     with library_errors():
         result = run_explain(file, name, root=root, argv=list(args_opt) + list(file_args))
-    code = 1 if result["error"] else 0
-    if as_json:
-        click.echo(json.dumps(result, indent=2, allow_nan=False))
-        raise click.exceptions.Exit(code)
-    from gradviz.render.text import print_explain
-    print_explain(make_console(no_color), result)
-    raise click.exceptions.Exit(code)
+    print_result(result, 1 if result["error"] else 0, as_json, no_color, "print_explain")

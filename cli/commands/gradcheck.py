@@ -1,11 +1,9 @@
 """gradviz gradcheck: a file's gradients against central finite differences in float64."""
 
-import json
-
 import click
 
-from ..common import (arg_option, file_argument, json_option, library_errors, make_console,
-                      no_color_option)
+from ..common import (arg_option, file_argument, json_option, library_errors, no_color_option,
+                      print_result)
 
 
 @click.command()
@@ -40,10 +38,4 @@ def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, arg
     with library_errors():
         result = gradcheck_file(file, argv=list(args_opt) + list(file_args), root=root,
                                 max_elements=max_elements, eps=eps, atol=atol, rtol=rtol)
-    code = 0 if result["passed"] else 1
-    if as_json:
-        click.echo(json.dumps(result, indent=2, allow_nan=False))
-        raise click.exceptions.Exit(code)
-    from gradviz.render.text import print_gradcheck
-    print_gradcheck(make_console(no_color), result)
-    raise click.exceptions.Exit(code)
+    print_result(result, 0 if result["passed"] else 1, as_json, no_color, "print_gradcheck")
