@@ -52,4 +52,4 @@ def test_the_torch_name_list_is_fresh():
     pytest.importorskip("torch")
     fresh = subprocess.run([sys.executable, str(ROOT / "docs" / "update_torch_api.py"),
                             "--print"], capture_output=True, text=True, check=True).stdout
-    assert (ROOT / "gradviz" / "_torch_api.py").read_text() == fresh
+    assert (ROOT / "gradviz" / "_torch_api.json").read_text(encoding="utf-8") == fresh

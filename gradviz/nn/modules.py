@@ -217,6 +217,23 @@ def _user_stacklevel():
     return level
 
 
+def _zero_grad(params, set_to_none):
+    """torch's zero_grad for Module and Optimizer alike: each .grad set to None, or detached
+    from any graph and zeroed in place (the same tensor object, as torch keeps it)."""
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()
+
+
 def _handle(hooks, hook, prepend):
     h = RemovableHandle(hooks, hook)
     if prepend:
@@ -596,18 +613,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Reset the parameters' gradients: to None (the default), or zeroed in place."""
-        for p in self.parameters():
-            g = p.grad
-            if g is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+        _zero_grad(self.parameters(), set_to_none)
 
     # ----- conversion ----------------------------------------------------------------------
 
