@@ -7,60 +7,72 @@ __all__ = ["ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "
            "ELU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU"]
 
 
-class ReLU(Module):
-    def __init__(self, inplace=False):
+class _Activation(Module):
+    """A module that keeps its options and calls one nn.functional function with them.
+
+    `super().__init__(F.fn, name=value, ...)` stores each option as the attribute torch names
+    it; forward(input) is `F.fn(input, *options)`, in the order given (the function's own
+    order), and extra_repr prints `name=value` for each option, except inplace, which torch
+    prints only when True.
+    """
+
+    def __init__(self, function, **options):
         super().__init__()
-        self.inplace = inplace
+        self._function = function
+        self._options = tuple(options)
+        for name, value in options.items():
+            setattr(self, name, value)
 
     def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
+        return self._function(input, *[getattr(self, name) for name in self._options])
 
     def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+        shown = [f"{name}={getattr(self, name)}" for name in self._options if name != "inplace"]
+        if "inplace" in self._options and self.inplace:
+            shown.append("inplace=True")
+        return ", ".join(shown)
 
 
-class Tanh(Module):
-    def forward(self, input):
-        return F.tanh(input)
+class ReLU(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(F.relu, inplace=inplace)
 
 
-class Sigmoid(Module):
-    def forward(self, input):
-        return F.sigmoid(input)
+class Tanh(_Activation):
+    def __init__(self):
+        super().__init__(F.tanh)
 
 
-class LogSigmoid(Module):
-    def forward(self, input):
-        return F.logsigmoid(input)
+class Sigmoid(_Activation):
+    def __init__(self):
+        super().__init__(F.sigmoid)
 
 
-class Softmax(Module):
+class LogSigmoid(_Activation):
+    def __init__(self):
+        super().__init__(F.logsigmoid)
+
+
+class Softmax(_Activation):
     """softmax along dim (SoftmaxBackward0)."""
 
     def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
+        super().__init__(F.softmax, dim=dim)
 
     def forward(self, input):
+        # Its own forward, to pass _stacklevel: the implicit-dim warning names the caller's line.
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_Activation):
     def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
+        super().__init__(F.log_softmax, dim=dim)
 
     def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class GELU(Module):
+class GELU(_Activation):
     """gelu, exact or with torch's tanh approximation.
 
     >>> import gradviz as torch
@@ -69,89 +81,42 @@ class GELU(Module):
     """
 
     def __init__(self, approximate="none"):
-        super().__init__()
-        self.approximate = approximate
-
-    def forward(self, input):
-        return F.gelu(input, approximate=self.approximate)
+        super().__init__(F.gelu, approximate=approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_Activation):
     def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+        super().__init__(F.silu, inplace=inplace)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_Activation):
     def __init__(self, negative_slope=0.01, inplace=False):
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self):
-        inplace = ", inplace=True" if self.inplace else ""
-        return f"negative_slope={self.negative_slope}{inplace}"
+        super().__init__(F.leaky_relu, negative_slope=negative_slope, inplace=inplace)
 
 
-class ELU(Module):
+class ELU(_Activation):
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        inplace = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace}"
+        super().__init__(F.elu, alpha=alpha, inplace=inplace)
 
 
-class Softplus(Module):
+class Softplus(_Activation):
     def __init__(self, beta=1.0, threshold=20.0):
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
-
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+        super().__init__(F.softplus, beta=beta, threshold=threshold)
 
 
-class Hardtanh(Module):
+class Hardtanh(_Activation):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
                  max_value=None):
-        super().__init__()
         if min_value is not None or max_value is not None:
             raise NotImplementedError("gradviz: torch.nn.Hardtanh(min_value=..., max_value=...) "
                                       "is not implemented by gradviz's core; run with --backend "
                                       "torch to use PyTorch")
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        super().__init__(F.hardtanh, min_val=min_val, max_val=max_val, inplace=inplace)
         assert self.max_val > self.min_val, \
             f"max_val ({max_val}) must be greater than min_val ({min_val})"
-
-    def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self):
-        inplace = ", inplace=True" if self.inplace else ""
-        return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
 
 
 class ReLU6(Hardtanh):
@@ -162,13 +127,6 @@ class ReLU6(Hardtanh):
         return "inplace=True" if self.inplace else ""
 
 
-class GLU(Module):
+class GLU(_Activation):
     def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+        super().__init__(F.glu, dim=dim)
