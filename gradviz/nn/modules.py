@@ -512,16 +512,14 @@ class Module:
 
     def parameters(self, recurse=True):
         """The module's parameters, as a generator (len() needs list(...) first)."""
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                        remove_duplicate)
 
     def buffers(self, recurse=True):
-        for _, b in self.named_buffers(recurse=recurse):
-            yield b
+        return (b for _, b in self.named_buffers(recurse=recurse))
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """(dotted name, module) for this module and every descendant, depth first."""
@@ -539,8 +537,7 @@ class Module:
                                        remove_duplicate)
 
     def modules(self):
-        for _, m in self.named_modules():
-            yield m
+        return (m for _, m in self.named_modules())
 
     def named_children(self):
         memo = set()
@@ -550,8 +547,7 @@ class Module:
                 yield name, m
 
     def children(self):
-        for _, m in self.named_children():
-            yield m
+        return (m for _, m in self.named_children())
 
     def apply(self, fn):
         """fn(module) on every descendant, children first, then on self; returns self."""
@@ -725,21 +721,27 @@ class Module:
         return main + ")"
 
 
+def _weight_and_bias(module, weight_shape, bias, dtype, device):
+    """The layer's weight (of weight_shape) and bias (of weight_shape[0], or a None parameter
+    when bias is False, as torch registers it), then its reset_parameters(), as torch's
+    layers do."""
+    from .. import _creation
+    module.weight = Parameter(_creation.empty(*weight_shape, dtype=dtype, device=device))
+    if bias:
+        module.bias = Parameter(_creation.empty(weight_shape[0], dtype=dtype, device=device))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Linear(Module):
     """y = x @ weight.T + bias, with torch's default uniform initialisation."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        from .. import _creation
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype,
-                                                device=device))
-        if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
-        else:
-            self.bias = None
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, dtype, device)
 
     def reset_parameters(self):
         """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
@@ -765,7 +767,36 @@ def _abs_index(idx, n):
     return idx + n if idx < 0 else idx
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: sub-modules in order, their count, iteration,
+    append and pop, and the renumbering torch does after a deletion or an insertion."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def _renumber(self):
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def _insert(self, index, module):
+        """module at index (0 <= index <= len), the later ones moved up one number."""
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+
+class Sequential(_ModuleSequence):
     """Modules called in order; built from modules or from an OrderedDict of named ones.
 
     >>> import gradviz as torch
@@ -804,17 +835,7 @@ class Sequential(Module):
         else:
             delattr(self, list(self._modules)[_abs_index(idx, len(self))])
         # torch renumbers the remaining modules
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+        self._renumber()
 
     def insert(self, index, module):
         if not isinstance(module, Module):
@@ -822,11 +843,7 @@ class Sequential(Module):
         n = len(self._modules)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        self._insert(index + n if index < 0 else index, module)
         return self
 
     def extend(self, sequential):
@@ -834,13 +851,8 @@ class Sequential(Module):
             self.append(layer)
         return self
 
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
 
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of sub-modules, registered as "0", "1", ...
 
     >>> import gradviz as torch
@@ -868,13 +880,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_abs_index(idx, len(self))))
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+        self._renumber()
 
     def __iadd__(self, modules):
         return self.extend(modules)
@@ -885,14 +891,8 @@ class ModuleList(Module):
             combined.append(m)
         return combined
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
     def insert(self, index, module):
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        self._insert(index, module)
 
     def extend(self, modules):
         if not hasattr(modules, "__iter__") or isinstance(modules, Module) and not isinstance(
@@ -903,11 +903,6 @@ class ModuleList(Module):
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
         return self
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
 
 
 class ModuleDict(Module):
@@ -1062,7 +1057,6 @@ class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        from .. import _creation
         nd = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -1101,13 +1095,8 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
                                                      for _ in range(2)]
-        self.weight = Parameter(_creation.empty(out_channels, in_channels // groups,
-                                                *self.kernel_size, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(_creation.empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias,
+                         dtype, device)
 
     def reset_parameters(self):
         """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
@@ -1167,18 +1156,26 @@ class Conv2d(_ConvNd):
     _nd = 2
 
 
-class MaxPool2d(Module):
-    """The maximum over each window (F.max_pool2d)."""
+class _Pool2d(Module):
+    """The window every pooling keeps: kernel_size, stride (kernel_size when None, as torch)
+    and padding; then the pooling's own options, each an attribute named as torch names it."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
+    def __init__(self, kernel_size, stride, padding, **options):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        for name, value in options.items():
+            setattr(self, name, value)
+
+
+class MaxPool2d(_Pool2d):
+    """The maximum over each window (F.max_pool2d)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__(kernel_size, stride, padding, dilation=dilation,
+                         return_indices=return_indices, ceil_mode=ceil_mode)
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -1189,18 +1186,13 @@ class MaxPool2d(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool2d):
     """The mean over each window (F.avg_pool2d)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad, divisor_override=divisor_override)
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -1274,17 +1266,10 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        from .. import _creation
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in1_features, in2_features,
-                                                dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, dtype, device)
 
     def reset_parameters(self):
         bound = 1 / math.sqrt(self.weight.shape[1])
