@@ -10,6 +10,18 @@ from .modules import Module, Parameter
 __all__ = ["Embedding"]
 
 
+def _row_index(padding_idx, num_embeddings):
+    """padding_idx as a row number (a negative one counts from the end), checked as torch
+    checks it."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
 class Embedding(Module):
     """Rows of `weight` looked up by index (EmbeddingBackward0).
 
@@ -28,14 +40,7 @@ class Embedding(Module):
                                       "torch to use PyTorch")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, \
-                    "Padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _row_index(padding_idx, num_embeddings)
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -44,9 +49,9 @@ class Embedding(Module):
             self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype),
                                     requires_grad=not _freeze)
             init.normal_(self.weight)
-            if padding_idx is not None:
+            if self.padding_idx is not None:
                 with no_grad():
-                    self.weight[padding_idx].fill_(0)
+                    self.weight[self.padding_idx].fill_(0)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and "
