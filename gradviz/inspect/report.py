@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .loops import add_iterations
 from .saved import saved_entries
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
@@ -634,7 +635,7 @@ def _build(run, full):
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return {
+    return add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -649,7 +650,7 @@ def _build(run, full):
         "warnings": [dict(w) for w in getattr(run, "warnings", ())],
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path),
-    }
+    }, run, b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

@@ -104,6 +104,7 @@ class Tracer:
         self.made_by = {}           # id(tensor) -> (function, site, grad enabled), while alive
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
+        self.call_marks = []        # nodes created before each backward/grad call began
         self._hook_changes = []     # (weakref node, output nr, hook)
         self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
         #                                                   backward freed them
@@ -210,6 +211,7 @@ class Tracer:
         # A new backward: a training loop's step before the previous one is history now.
         site = user_site(3)
         self._taint = {}
+        self.call_marks.append(self._count)
         if self.keep_history:
             self._calls.append(([n for n, _ in roots], site, capture))
             return

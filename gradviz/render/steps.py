@@ -86,13 +86,20 @@ def _on(hook):
     return node + (f" ({target})" if target else "")
 
 
-def user_hooks_table(report):
-    """The hooks the file registered, in firing order, with what each got and returned."""
-    table = Table(title="Your hooks (firing order)", title_justify="left", box=box.SIMPLE_HEAD,
+def user_hooks_table(report, hidden_calls=()):
+    """The hooks the file registered, in firing order, with what each got and returned;
+    firings during the backward calls in hidden_calls (a loop's earlier iterations) are
+    counted in the title instead."""
+    hooks = [h for h in report.get("user_hooks") or [] if h.get("call") not in hidden_calls]
+    title = "Your hooks (firing order)"
+    left_out = len(report.get("user_hooks") or []) - len(hooks)
+    if left_out:
+        title += f" ({left_out} firings in earlier iterations not shown; --full shows them)"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False, collapse_padding=True)
     for col in ("hook", "kind", "on", "grad in", "grad out"):
         table.add_column(col, overflow="fold")
-    for hook in report.get("user_hooks") or []:
+    for hook in hooks:
         given, out = _hook_in_out(hook)
         style = "bold yellow" if hook.get("changed") else ""
         table.add_row(Text(printable(hook_label(hook, report.get("file")), keep="")),

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from .grouping import View
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
 
@@ -104,13 +105,14 @@ def _flag(value):
     return "None" if value is None else str(value)
 
 
-def _tensors_table(report, full=False):
+def _tensors_table(view, full=False):
     """The Tensors table: one row per named tensor, in order of first assignment.
 
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
-    blocks, rows = [Text("Tensors", style="italic")], []
-    shown, left_out, gap = _capped(report.get("tensors") or [], full)
+    title = "Tensors" + view.tensor_note
+    blocks, rows = [Text(title, style="italic")], []
+    shown, left_out, gap = _capped(view.tensors, full)
     for i, t in enumerate(shown):
         if i == gap:
             rows.append(["…"] + [""] * (len(_TENSOR_HEADERS) - 1))
@@ -133,7 +135,7 @@ def _tensors_table(report, full=False):
     for headers, fold_at, folding in ((_LONG_HEADERS, 2 * _FOLDED, whole),
                                       (_TENSOR_HEADERS, _FOLDED, whole),
                                       (_TENSOR_HEADERS, _FOLDED, _TENSOR_FOLDING)):
-        table = _table("Tensors", *headers, folding=folding)
+        table = _table(title, *headers, folding=folding)
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         choices.append((table, _needed_width(headers, rows, folding, fold_at)))
@@ -185,23 +187,33 @@ def _saved_text(entry):
     return text
 
 
-def _graph_table(report, full=False):
+def _chain_title(node, chain, nodes):
+    """A folded chain (run --collapse): `MulBackward0 × 998 (h … mul(x, …))`."""
+    last = nodes.get(chain[-1], {})
+    ends = [n.get("tensor") for n in (node, last) if n.get("tensor") is not None]
+    return printable(f"{node['name']} × {len(chain)} ({chain[0]} … {chain[-1]}"
+                     + (f": {' … '.join(ends)})" if ends else ")"), keep="")
+
+
+def _graph_table(view, report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
-    table = _table("Graph", "id", "node", "next_functions", "saved",
+    table = _table("Graph" + view.node_note, "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
-    shown, left_out, gap = _capped(report.get("nodes") or [], full)
+    shown, left_out, gap = _capped(view.nodes, full)
     for i, node in enumerate(shown):
         if i == gap:
             table.add_row(Text("…", style="dim"))
+        chain = view.chain(node["id"])
         nexts = []
-        for nid, _ in node.get("next_functions") or []:
+        for nid, _ in nodes[chain[-1]].get("next_functions") or []:
             if nid is None:
                 nexts.append("None")
             else:
                 nexts.append(f"{nid} {_node_title(nodes.get(nid, {'name': '?'}))}")
-        saved = [_saved_text(s) for s in node.get("saved") or []]
-        title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
+        saved = [_saved_text(s) for s in node.get("saved") or []] if len(chain) == 1 else []
+        title = _node_title(node) if len(chain) == 1 else _chain_title(node, chain, nodes)
+        title = Text(title, style="bold red" if node.get("anomaly") else "")
         # One sub-row per edge / saved value, so a wrapped line stays beside its own node.
         for j in range(max(1, len(nexts), len(saved))):
             first = j == 0
@@ -272,12 +284,14 @@ def _error_panel(error):
     return Panel(text, title="Error", title_align="left", border_style="red")
 
 
-def report_renderables(report, *, full=False, hooks=False, steps=False):
+def report_renderables(report, *, full=False, hooks=False, steps=False, collapse=False):
     """Return the rich renderables for a report, in the order `gradviz run` prints them.
 
     Tables with no rows are left out; a file without tensors gets one plain sentence, and so
     does a run whose hooks (hooks=True: the user asked for them) never fired. Each part but the
-    last ends with a blank line, so printing them one after another reads well.
+    last ends with a blank line, so printing them one after another reads well. A loop's
+    earlier iterations are left out unless full; collapse folds chains of one op (see
+    grouping.View).
 
     >>> import io
     >>> from rich.console import Console
@@ -287,21 +301,22 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
     'No tensors found in f.py.\\n'
     """
     parts = []
+    view = View(report, full=full, collapse=collapse)
     if report.get("tensors"):
-        parts.append(_tensors_table(report, full))
+        parts.append(_tensors_table(view, full))
     else:
         parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
     history = _history_text(report)
     if history is not None:
         parts.append(history)
     if report.get("nodes"):
-        parts.append(_graph_table(report, full))
+        parts.append(_graph_table(view, report, full))
     if report.get("hooks"):
         parts.append(_hooks_table(report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
     if hooks and report.get("user_hooks"):
-        parts.append(user_hooks_table(report))
+        parts.append(user_hooks_table(report, view.hidden_calls))
     if steps:
         parts.append(steps_renderable(report))
     if report.get("anomalies"):
@@ -311,7 +326,7 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
     return [Padding(part, (0, 0, 1, 0)) for part in parts[:-1]] + parts[-1:]
 
 
-def print_report(console, report, *, full=False, hooks=False, steps=False):
+def print_report(console, report, *, full=False, hooks=False, steps=False, collapse=False):
     """Print a report's tables to a rich Console (see report_renderables).
 
     >>> import io
@@ -321,4 +336,5 @@ def print_report(console, report, *, full=False, hooks=False, steps=False):
     >>> console.file.getvalue()
     'No tensors found in f.py.\\n'
     """
-    console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps)))
+    console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps,
+                                            collapse=collapse)))
