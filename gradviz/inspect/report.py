@@ -319,6 +319,11 @@ class _Builder:
 
     def _module_name(self, module):
         """The attribute name a module has in the file (`fc1` of model.fc1), or None."""
+        name = self.module_path(module)
+        return None if name is None else name.split(".")[-1]
+
+    def module_path(self, module):
+        """The name a module has in the file (`model.fc1`, `net.0`), or None."""
         if self._module_names is None:
             self._module_names = {}
             spaces = [self.run.namespace] + [f.f_locals for f, _, _ in self.run.tracer.frames]
@@ -327,7 +332,7 @@ class _Builder:
                     if not isinstance(name, str) or not _is_module_value(value):
                         continue
                     for path, m in value.named_modules():
-                        self._module_names.setdefault(id(m), path.split(".")[-1] or name)
+                        self._module_names.setdefault(id(m), f"{name}.{path}" if path else name)
         return self._module_names.get(id(module))
 
     def _call_name(self, t, taken):
@@ -679,13 +684,18 @@ def _registered_hooks(node):
     if _node_type(node) == "AccumulateGrad":
         for hook in (getattr(node.variable, "_hooks", None) or {}).values():
             out.append(("tensor", 0, hook))
+        for hook in (getattr(node.variable, "_post_hooks", None) or {}).values():
+            out.append(("post_accumulate", 0, hook))
         return out
     for nr, hooks in sorted((getattr(node, "_tpre", None) or {}).items()):
         out += [("tensor", nr, hook) for hook in hooks.values()]
     for nr in sorted(getattr(node, "_retain", None) or {}):
         out.append(("retain_grad", nr, None))
     out += [("pre", None, hook) for hook in (getattr(node, "_prehooks", None) or {}).values()]
-    out += [("post", None, hook) for hook in (getattr(node, "_hooks", None) or {}).values()]
+    # a module's backward hooks run inside gradviz's own post-hook: they are reported one by
+    # one as they fire (Tracer.module_hook), the wrapper never
+    out += [("post", None, hook) for hook in (getattr(node, "_hooks", None) or {}).values()
+            if not getattr(hook, "_gradviz_module_hook", False)]
     return out
 
 
@@ -724,12 +734,16 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
 
     user_hooks = []
     seen = set()
+    modules = getattr(tracer, "hook_modules", {})
     for k, e in enumerate(tracer.hook_events):
         function, file, line = _hook_site(e.hook)
         nid = b.node_ids.get(id(e.node))
+        forward = e.node is None
         user_hooks.append({
-            "index": k, "call": e.call, "kind": e.kind, "node": nid,
-            "node_name": _node_type(e.node), "target": target(e.node, e.kind, e.nr),
+            "index": k, "call": None if forward else e.call, "kind": e.kind, "node": nid,
+            "node_name": None if forward else _node_type(e.node),
+            "target": None if forward else target(e.node, e.kind, e.nr),
+            "module": b.module_path(modules[k]) if k in modules else None,
             "input_nr": e.nr, "function": function, "file": file, "line": line,
             "grad_in": _hook_value(e.given, full), "grad_out": _hook_value(e.returned, full),
             "changed": e.changed, "changed_upstream": sorted(e.taint)})
@@ -753,6 +767,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
         if name in by_name:
             marks = by_name[name]["grad_changed_by"]
             marks += [k for k in sorted(hooks) if k not in marks]
+            marks.sort()
 
     cli_call = getattr(run, "backward_call", None)
     calls = []

@@ -114,6 +114,7 @@ class Tracer:
         # indexes them per backward call). It keeps every step's graph alive, as before.
         self.keep_history = keep_history
         self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
+        self.hook_modules = {}      # index into hook_events -> the module of a module hook
         self.steps = []             # Step per node run, in the engine's order (the last two
         #                             backward calls' only, without keep_history)
         self.steps_from_call = 0    # steps of earlier calls were let go
@@ -226,8 +227,8 @@ class Tracer:
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
-        if not self.keep_grads:
-            return
+        if not self.keep_grads or getattr(hook, "_gradviz_module_hook", False):
+            return      # a module's backward hooks are reported by module_hook, one by one
         call = len(self._calls) - 1
         given, returned = _copy(given), _copy(returned)
         changed = returned is not None and not _same(given, returned)
@@ -245,6 +246,21 @@ class Tracer:
             t = self.output_of(node, nr)
             if t is not None:
                 self.changed_grads.append((t, call, event.taint))
+        if kind == "post_accumulate" and changed:
+            self.changed_grads.append((node.variable, call, frozenset([len(self.hook_events) - 1])))
+
+    def module_hook(self, kind, module, hook, given, returned, node):
+        """A module hook of the file's ran: forward_pre / forward (node None: given and
+        returned are the args or output) or backward_pre / backward at node (see HookEvent)."""
+        if node is not None:
+            self.fired(node, "module_" + kind, None, hook, _tensors(given), _tensors(returned))
+        elif self.keep_grads:
+            given, returned = _copy(_tensors(given)), _copy(_tensors(returned))
+            self.hook_events.append(HookEvent(None, None, "module_" + kind, None, hook, given,
+                                              returned, returned is not None and
+                                              not _same(given, returned), frozenset()))
+        if self.keep_grads:
+            self.hook_modules[len(self.hook_events) - 1] = module
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
@@ -512,6 +528,13 @@ def _copy(v):
     if isinstance(v, (list, tuple)):
         return [None if g is None else _snapshot(g) for g in v]
     return _snapshot(v)
+
+
+def _tensors(v):
+    """A module hook's args or output as _copy takes them: tensors kept, anything else None."""
+    if isinstance(v, (list, tuple)):
+        return [x if isinstance(x, Tensor) else None for x in v]
+    return v if isinstance(v, Tensor) else None
 
 
 def _same(a, b):

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from ._fit import Fit, needed_width
 from .grouping import View
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
@@ -51,31 +52,6 @@ def _table(title, *columns, folding=None):
         fold = folding is None or name in folding
         table.add_column(name, overflow="fold", no_wrap=not fold)
     return table
-
-
-class _Fit:
-    """Render the first of `choices` ((renderable, columns needed), widest first) that fits
-    the console, else `narrow`."""
-
-    def __init__(self, choices, narrow):
-        self.choices = choices
-        self.narrow = narrow
-
-    def __rich_console__(self, console, options):
-        for renderable, needed in self.choices:
-            if needed <= options.max_width:
-                yield renderable
-                return
-        yield self.narrow
-
-
-def _needed_width(headers, rows, folding, fold_at=_FOLDED):
-    """Columns the table needs: the fixed columns whole, at most fold_at for folding ones."""
-    total = 2 * (len(headers) - 1)  # a space of padding and a space of border between columns
-    for i, header in enumerate(headers):
-        longest = max([len(header)] + [len(row[i]) for row in rows])
-        total += min(longest, fold_at) if header in folding else longest
-    return total
 
 
 def _where(item):
@@ -138,8 +114,8 @@ def _tensors_table(view, full=False):
         table = _table(title, *headers, folding=folding)
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
-        choices.append((table, _needed_width(headers, rows, folding, fold_at)))
-    return _with_gap(_Fit(choices, Group(*blocks)), left_out, "tensors")
+        choices.append((table, needed_width(headers, rows, folding, fold_at)))
+    return _with_gap(Fit(choices, Group(*blocks)), left_out, "tensors")
 
 
 def _history_text(report):
