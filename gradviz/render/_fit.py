@@ -1,6 +1,9 @@
-"""A renderable that picks, at print time, the first layout that fits the console's width."""
+"""Layouts decided at print time, from the console's width: the first table that fits, and
+lines that wrap under themselves (a traceback keeps its shape at any width)."""
 
-__all__ = ["Fit", "needed_width"]
+from rich.text import Text
+
+__all__ = ["Fit", "Hanging", "hang", "needed_width"]
 
 
 class Fit:
@@ -34,3 +37,37 @@ def needed_width(headers, rows, folding, fold_at=12):
         longest = max([len(header)] + [len(row[i]) for row in rows])
         total += min(longest, fold_at) if header in folding else longest
     return total
+
+
+def hang(console, text, width, lead=0, more=4):
+    """text wrapped to width: the first line indented by lead, the ones it wraps onto by
+    lead + more, so a wrapped line never starts at the left edge like a new one.
+
+    >>> from rich.console import Console
+    >>> [line.plain for line in hang(Console(), Text("File x, line 6, in function"), 20,
+    ...                               lead=2)]
+    ['  File x, line 6, in', '      function']
+    """
+    first = text.wrap(console, max(width - lead, 8), overflow="fold")[0]
+    rest = text[len(first.plain):]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+    first.rstrip()
+    out = [Text(" " * lead) + first]
+    if rest.plain:
+        for line in rest.wrap(console, max(width - lead - more, 8), overflow="fold"):
+            line.rstrip()
+            out.append(Text(" " * (lead + more)) + line)
+    return out
+
+
+class Hanging:
+    """Lines of (indent, text), each wrapped with hang() at the width it is printed in."""
+
+    def __init__(self, lines, more=4):
+        self.lines = lines
+        self.more = more
+
+    def __rich_console__(self, console, options):
+        for lead, text in self.lines:
+            text = text if isinstance(text, Text) else Text(text)
+            yield from hang(console, text, options.max_width, lead, self.more)

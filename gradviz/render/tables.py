@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
-from ._fit import Fit, needed_width
+from ._fit import Fit, Hanging, needed_width
 from .grouping import View
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
@@ -217,47 +217,68 @@ def _hooks_table(report, full=False):
     return _with_gap(table, left_out, "gradients")
 
 
-def _traceback_text(frames):
+def _traceback_lines(frames):
+    """[(indent, text)]: a traceback's lines as Python prints them, without the indent."""
     lines = []
     for frame in frames or []:
         if "repeated" in frame:
             what = "line" if frame.get("frames", 1) == 1 else f"{frame['frames']} frames"
-            lines.append(f"  [Previous {what} repeated {frame['repeated']} more times]")
+            lines.append((2, f"[Previous {what} repeated {frame['repeated']} more times]"))
             continue
-        lines.append(printable(f'  File "{frame.get("file")}", line {frame.get("line")}, '
-                               f'in {frame.get("function")}', keep=""))
+        lines.append((2, printable(f'File "{frame.get("file")}", line {frame.get("line")}, '
+                                   f'in {frame.get("function")}', keep="")))
         if frame.get("code"):
-            lines.append(printable(f"    {frame['code']}", keep=""))
-    return "\n".join(lines)
+            lines.append((4, printable(frame["code"], keep="")))
+    return lines
+
+
+def _labelled(rows):
+    """Rows of (label, text), the text wrapping under itself: `fix: …`, `see: …`."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, text in rows:
+        grid.add_row(label, text)
+    return grid
 
 
 def _anomalies_table(report):
-    """The Anomalies table: the node, where the user's code made it, and what went wrong."""
+    """The Anomalies table: the node, where the user's code made it, and what went wrong,
+    with the forward traceback below the message; where that does not fit, one block each."""
     table = _table("Anomalies", "node", "where", "message")
+    blocks = [Text("Anomalies", style="italic")]
+    rows = []
     for anomaly in report.get("anomalies") or []:
+        trace = _traceback_lines(anomaly.get("traceback"))
+        node = printable(f"{anomaly.get('node')} {anomaly.get('name')}", keep="")
+        at = printable(_where(anomaly), keep="")
         message = Text(printable(anomaly.get("message")), style="red")
-        trace = _traceback_text(anomaly.get("traceback"))
-        if trace:
-            message.append("\n" + trace)
-        node = f"{anomaly.get('node')} {anomaly.get('name')}"
-        table.add_row(Text(printable(node, keep="")), Text(printable(_where(anomaly), keep="")),
-                      message)
-    return table
+        text = message.copy()
+        for lead, line in trace:
+            text.append("\n" + " " * lead + line)
+        table.add_row(Text(node), Text(at), text)
+        rows.append([node, at] + [message.plain] + [" " * lead + line for lead, line in trace])
+        blocks.append(Text(f"{node}  at {at}" if at else node, style="bold"))
+        blocks.append(Hanging([(2, message)] + [(2 + lead, line) for lead, line in trace]))
+    needed = max((len(r[0]) + len(r[1]) + max(map(len, r[2:])) + 4 for r in rows), default=0)
+    return Fit([(table, needed)], Group(*blocks))
 
 
 def _error_panel(error):
-    """The Error panel: exception type and message, file:line, and the user's own frames."""
-    text = Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")
+    """The Error panel: exception type and message, file:line, the user's own frames, and
+    the fix hint; long lines wrap under themselves."""
+    parts = [Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")]
     if _where(error):
-        text.append("\nat " + printable(_where(error), keep=""))
-    trace = _traceback_text(error.get("traceback"))
+        parts.append(Text("at " + printable(_where(error), keep="")))
+    trace = _traceback_lines(error.get("traceback"))
     if trace:
-        text.append("\nTraceback (your code only):\n" + trace)
+        parts += [Text("Traceback (your code only):"), Hanging(trace)]
     hint = error.get("hint")
     if hint:
-        text.append("\nfix: " + printable(hint["fix"], keep=""), style="bold")
-        text.append("\nsee: " + printable(hint["command"], keep=""))
-    return Panel(text, title="Error", title_align="left", border_style="red")
+        parts.append(_labelled([(Text("fix: ", style="bold"),
+                                 Text(printable(hint["fix"], keep=""), style="bold")),
+                                (Text("see: "), Text(printable(hint["command"], keep="")))]))
+    return Panel(Group(*parts), title="Error", title_align="left", border_style="red")
 
 
 def report_renderables(report, *, full=False, hooks=False, steps=False, collapse=False):
