@@ -65,8 +65,10 @@ def test_error_box_at_60_columns(here):
         "fix: reduce the output first (y.sum().backward()) or",
         "     pass a gradient of its shape",
         "     (y.backward(torch.ones_like(y)))",
+        # the local as the tables name it (a word longer than the line folds)
         "see: gradviz run f.py --backward",
-        "     intermediate_result_with_long_name --gradient ones",
+        "     compute_the_loss_of_a_rather_long_function_name.int",
+        "     ermediate_result_with_long_name --gradient ones",
     ]
 
 

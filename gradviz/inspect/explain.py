@@ -285,6 +285,36 @@ def _site(node):
     return getattr(node, "_where", None)
 
 
+def _retain_advice(run, name, made_site):
+    """How to keep NAME's .grad, in code the user can write where they can write it: at
+    module level `y.retain_grad()`; for a function's local (`step[2].y`), `y.retain_grad()`
+    inside that function, after the line that made it."""
+    local = _function_local(run, name)
+    if local is None:
+        return f"call {name}.retain_grad() before backward to keep it"
+    function, expr = local
+    where = ""
+    if made_site:
+        file, line = made_site
+        where = f", after line {line}" if file == run.path else f", after {file}:{line}"
+    return (f"write {expr}.retain_grad() inside {function}(){where}, before backward runs, to "
+            "keep it")
+
+
+def _function_local(run, name):
+    """(function, local expression) for a function's local such as `step[2].y` -> ("step",
+    "y") or `Net.forward.h` -> ("Net.forward", "h"); None for a module-level name."""
+    from .names import frame_prefixes
+    if run.backend != "gradviz" or not run.made_in_function(name):
+        return None
+    prefixes = sorted(set(frame_prefixes(run.tracer.frames)), key=len, reverse=True)
+    for prefix in prefixes:
+        if name.startswith(prefix + ".") or name.startswith(prefix + "["):
+            rest = name[len(prefix):].lstrip(".")
+            return prefix.split("[")[0], rest
+    return None
+
+
 def _delivered(tracer, k, t, target):
     """Did call k give t a gradient? A leaf only gets one when the call's inputs= (always
     given to autograd.grad) name it; a non-leaf when gradient flowed through it."""
@@ -407,7 +437,7 @@ def explain(path, name, root=None, argv=()):
 
     # ----- Why .grad holds what it holds ------------------------------------------------
     if t._fn is not None and not t._retains:
-        fix = f"call {name}.retain_grad() before backward to keep it" \
+        fix = _retain_advice(run, name, made_site) \
             if name not in names.generated and name not in names.aliases else "the file has no name for it either"
         causes.append(_cause(
             "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "

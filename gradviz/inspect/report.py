@@ -654,7 +654,8 @@ def _build(run, full):
         "stdout": run.stdout,
         "warnings": [dict(w) for w in getattr(run, "warnings", ())],
         "exit_code": getattr(run, "exit_code", None),
-        "error": None if error is None else _error_dict(error, run.path),
+        "error": None if error is None else _error_dict(error, run.path,
+                                                         [t["name"] for t in tensors]),
     }, run, b.nodes)
 
 
@@ -801,9 +802,12 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
     return user_hooks, calls
 
 
-def _error_dict(error, path):
-    """The error as plain data, with a fix hint for autograd's classic errors."""
+def _error_dict(error, path, names=()):
+    """The error as plain data, with a fix hint for autograd's classic errors (names: the
+    report's tensor names, so the hint names a function's local as the tables do)."""
     from .hints import hint_for
     d = error.to_dict()
-    d["hint"] = hint_for(error.type, error.message, path, error.code)
+    frames = [f for f in d["traceback"] if "function" in f]
+    d["hint"] = hint_for(error.type, error.message, path, error.code,
+                         function=frames[-1]["function"] if frames else None, names=names)
     return d
