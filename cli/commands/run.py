@@ -51,7 +51,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
       gradviz run examples/hooks_marked.py --hooks --step
       gradviz run examples/requires_grad_propagation.py --backward z --gradient ones
       gradviz run examples/nan_grad_where.py --backward loss --anomaly
-      gradviz run examples/training_loop_mlp.py --collapse
+      gradviz run examples/loop_in_main.py --full --collapse
       gradviz run examples/mul_chain_backward.py --json
     """
     from gradviz.inspect import run_file
