@@ -209,3 +209,24 @@ def test_graph_badges_module_and_post_accumulate_hooks(tmp_path):
     dot = build_dot(report)
     assert "post_accumulate (post-accumulate) line 40" in dot
     assert "post-accumulate-grad hook, module" in dot
+
+
+def test_explain_says_which_hooks_changed_a_grad_checked_on_torch(tmp_path):
+    from gradviz.inspect.explain import explain
+    torch = pytest.importorskip("torch")
+    result = explain("examples/every_hook_kind.py", "x")
+    assert [c["message"] for c in result["causes"]] == [
+        "hooks above 'x' changed the gradient on its way to it: <lambda> (line 48), "
+        "<lambda> (line 35)",
+        "a post-accumulate-grad hook on 'x' (times_ten) changed its .grad in place after "
+        "backward wrote it, so .grad is not the gradient shown",
+    ]
+    ran = run_file("examples/every_hook_kind.py", backend="torch")
+    assert _same(result["grad"], ran.tensor("x").grad.tolist())
+    # Without the post-accumulate hook, torch's x.grad is the gradient explain shows.
+    source = open("examples/every_hook_kind.py").read()
+    path = tmp_path / "no_post_hook.py"
+    path.write_text(source.replace("x.register_post_accumulate_grad_hook(times_ten)", ""))
+    without = run_file(str(path), backend="torch").tensor("x").grad.tolist()
+    assert _same(result["computed"], without)
+    assert isinstance(torch.__version__, str)

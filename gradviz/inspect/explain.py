@@ -478,10 +478,45 @@ def explain(path, name, root=None, argv=()):
             causes.append(_cause("hook", f"a hook on '{name}' replaced its gradient "
                                  f"({getattr(hook, '__name__', 'hook')})", site))
             break
+    causes += _post_accumulate_causes(tracer, name, t, target, {call} | counted)
     quiet = ("backward_not_called", "file_raised")
     if not [c for c in causes if c["kind"] not in quiet]:
         causes.append(_ok(t, name, root, file_grad, made_site))
     return _result(run, names, name, root, t, causes, path_nodes, computed, file_grad)
+
+
+def _post_accumulate_causes(tracer, name, t, target, calls):
+    """Hooks above NAME that changed the gradient on its way (it is what reached NAME), and a
+    post-accumulate-grad hook that changed NAME's .grad in place after backward wrote it, in
+    one of `calls` (the first such hook: it is why .grad is not what backward computed)."""
+    out = []
+    # (a hook on NAME itself is the "a hook on NAME replaced its gradient" cause)
+    upstream = sorted({k for tensor, call, taint in tracer.changed_grads
+                       if tensor is t and call in calls for k in taint
+                       if tracer.hook_events[k].kind != "post_accumulate"
+                       and tracer.hook_events[k].node is not target})
+    if upstream:
+        where = [_hook_where(tracer.hook_events[k].hook) for k in upstream]
+        out.append(_cause("hook", f"hooks above '{name}' changed the gradient on its way to "
+                          f"it: {', '.join(where)}"))
+    for e in tracer.hook_events:
+        if e.kind != "post_accumulate" or not e.changed or e.call not in calls or \
+                getattr(e.node, "variable", None) is not t:
+            continue
+        code = getattr(e.hook, "__code__", None)
+        site = (code.co_filename, code.co_firstlineno) if code else None
+        return out + [_cause("hook", f"a post-accumulate-grad hook on '{name}' "
+                             f"({getattr(e.hook, '__name__', 'hook')}) changed its .grad in "
+                             "place after backward wrote it, so .grad is not the gradient "
+                             "shown", site)]
+    return out
+
+
+def _hook_where(hook):
+    """`scale (line 18)`: a hook's function and the line that defines it."""
+    code = getattr(hook, "__code__", None)
+    at = f" (line {code.co_firstlineno})" if code else ""
+    return f"{getattr(hook, '__name__', 'hook')}{at}"
 
 
 def _why_no_grad(t, name, made):
