@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from gradviz.inspect import run_file
 from gradviz.inspect.loops import loop_lines
+from gradviz.render.grouping import View
 from gradviz_cli.main import cli
 
 TRAIN = """
@@ -134,7 +135,9 @@ def test_loop_without_backward(tmp_path):
         "total  []     float32  yes       no    SumBackward0  0    no       None  8.151",
     ]
     assert "Graph (× 1000 MulBackward0 made at line 6, showing the last)" in lines
-    assert "mul(x, …)" in _run(path, "--full").output
+    # --full shows every one of them (checked on the view, not on 2,000 printed rows).
+    full = View(report, full=True)
+    assert len(full.tensors) == 1002 and len(full.nodes) == len(report["nodes"])
 
 
 def test_collapse_folds_a_chain_as_graph_does(tmp_path):
@@ -161,3 +164,23 @@ def test_a_function_called_twice_is_shown_whole():
     assert result.exit_code == 0
     assert "step[1].y" in result.output and "step[2].y" in result.output
     assert "iterations" not in result.output
+
+
+def test_hooks_of_earlier_iterations_are_counted_not_listed(tmp_path):
+    path = _write(tmp_path, """
+        w = torch.tensor(2.0, requires_grad=True)
+        for i in range(5):
+            y = w * (i + 1)
+            y.register_hook(lambda g: g * 2)
+            y.backward()
+        """)
+    lines = _lines(_run(path, "--hooks").output)
+    start = lines.index("Your hooks (firing order)")
+    assert lines[start + 3:] == [
+        "#5 <lambda> (line 6)  tensor hook  y   1        2 (changed)",
+        "… 4 firings in a loop's earlier iterations not shown — --full shows them",
+    ]
+    full = _lines(_run(path, "--hooks", "--full").output)
+    start = full.index("Your hooks (firing order)")
+    assert [line.split("  ")[0] for line in full[start + 3:start + 8]] == \
+        [f"#{k} <lambda> (line 6)" for k in range(1, 6)]

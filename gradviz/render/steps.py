@@ -112,8 +112,6 @@ def user_hooks_table(report, hidden_calls=()):
     hooks = [h for h in report.get("user_hooks") or [] if h.get("call") not in hidden_calls]
     title = "Your hooks (firing order)"
     left_out = len(report.get("user_hooks") or []) - len(hooks)
-    if left_out:
-        title += f" ({left_out} firings in earlier iterations not shown; --full shows them)"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False, collapse_padding=True)
     rows = []
@@ -135,7 +133,11 @@ def user_hooks_table(report, hidden_calls=()):
         blocks.append(line)
     headers = ("hook", "kind", "on", "grad in", "grad out")
     needed = needed_width(headers, rows, headers[2:])
-    return Fit([(table, needed)], Group(*blocks))
+    fit = Fit([(table, needed)], Group(*blocks))
+    if not left_out:
+        return fit
+    return Group(fit, Text(f"… {left_out} firings in a loop's earlier iterations not shown — "
+                           "--full shows them", style="dim"))
 
 
 def _node_text(node_id, name, tensor):
