@@ -69,21 +69,28 @@ def _earlier(item, groups):
 
 
 def _note(groups, items, shown, full):
-    """" (× 1,000 iterations, showing the last)" for each group that made some of items."""
-    notes = []
+    """" (× 1000 iterations, showing the last)" for each group that made some of items."""
     kept = {id(item) for item in shown}
-    for k, g in enumerate(groups):
-        members = [item for item in items if item.get("loop") == k]
-        if not members or g is None:
+    present, left_out, earlier = set(), set(), set()     # groups with members here, ...
+    for item in items:
+        k = item.get("loop")
+        if k is None or groups[k] is None:
             continue
+        present.add(k)
+        if id(item) not in kept:
+            left_out.add(k)
+        if _earlier(item, groups):
+            earlier.add(k)
+    notes = []
+    for k in sorted(present):
+        g = groups[k]
         # Without full, what is shown is the last iteration: the earlier ones were left out
         # here, or freed by the run (a training loop's graphs go with each step).
         what = "showing the last"
         if full:
-            earlier = any(_earlier(item, groups) for item in members)
-            what = "showing all" if earlier or g["kind"] == "line" else \
+            what = "showing all" if k in earlier or g["kind"] == "line" else \
                 "showing the last: the run freed the earlier ones"
-        elif not any(id(item) not in kept for item in members) and g["kind"] == "line":
+        elif k not in left_out and g["kind"] == "line":
             what = "showing all"
         if g["kind"] == "backward":
             notes.append(f"× {g['count']} iterations, {what}")
