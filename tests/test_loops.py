@@ -55,7 +55,8 @@ def _lines(output):
 
 
 def test_loop_lines_are_the_bodies_of_loops_and_comprehensions():
-    source = "a = 1\nfor i in x:\n    b = 2\n    c = 3\nwhile a:\n    d = 4\ne = [f(v) for v in\n     w]\n"
+    source = ("a = 1\nfor i in x:\n    b = 2\n    c = 3\nwhile a:\n    d = 4\n"
+              "e = [f(v) for v in\n     w]\n")
     assert loop_lines(source) == {3, 4, 6, 7, 8}
 
 
