@@ -185,3 +185,23 @@ def test_hooks_of_earlier_iterations_are_counted_not_listed(tmp_path):
     start = full.index("Your hooks (firing order)")
     assert [line.split("  ")[0] for line in full[start + 3:start + 8]] == \
         [f"#{k} <lambda> (line 6)" for k in range(1, 6)]
+
+
+def test_forward_hooks_of_earlier_iterations_are_counted_not_listed(tmp_path):
+    path = _write(tmp_path, """
+        lin = torch.nn.Linear(1, 1)
+        lin.register_forward_hook(lambda m, args, out: None)
+        for i in range(4):
+            lin(torch.ones(1, 1)).sum().backward()
+        """)
+    report = run_file(path).report()
+    forward = [h for h in report["user_hooks"] if h["kind"] == "module_forward"]
+    assert [(h["call"], h["before_call"]) for h in forward] == \
+        [(None, 0), (None, 1), (None, 2), (None, 3)]
+    lines = _lines(_run(path, "--hooks").output)
+    start = lines.index("Your hooks (firing order)")
+    # The last iteration's firing (hook #4; the output is lin's random init), then the count.
+    assert len(lines) == start + 5
+    assert lines[start + 3].startswith("#4 <lambda> (line 4)  forward hook  lin  output [[")
+    assert lines[start + 4] == \
+        "… 3 firings in a loop's earlier iterations not shown — --full shows them"

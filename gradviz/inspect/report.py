@@ -736,12 +736,15 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
     user_hooks = []
     seen = set()
     modules = getattr(tracer, "hook_modules", {})
+    n_calls = len(tracer.call_marks)
     for k, e in enumerate(tracer.hook_events):
         function, file, line = _hook_site(e.hook)
         nid = b.node_ids.get(id(e.node))
         forward = e.node is None
         user_hooks.append({
             "index": k, "call": None if forward else e.call, "kind": e.kind, "node": nid,
+            # a forward hook: the backward call that came after it (null: none did)
+            "before_call": (e.call + 1 if e.call + 1 < n_calls else None) if forward else None,
             "node_name": None if forward else _node_type(e.node),
             "target": None if forward else target(e.node, e.kind, e.nr),
             "module": b.module_path(modules[k]) if k in modules else None,

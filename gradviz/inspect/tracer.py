@@ -256,7 +256,9 @@ class Tracer:
             self.fired(node, "module_" + kind, None, hook, _tensors(given), _tensors(returned))
         elif self.keep_grads:
             given, returned = _copy(_tensors(given)), _copy(_tensors(returned))
-            self.hook_events.append(HookEvent(None, None, "module_" + kind, None, hook, given,
+            # call: the backward call before it (the report says which one came after)
+            self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
+                                              None, hook, given,
                                               returned, returned is not None and
                                               not _same(given, returned), frozenset()))
         if self.keep_grads:

@@ -109,7 +109,8 @@ def user_hooks_table(report, hidden_calls=()):
     """The hooks the file registered, in firing order, with what each got and returned;
     firings during the backward calls in hidden_calls (a loop's earlier iterations) are
     counted in the title instead. Where the table does not fit, each hook is two lines."""
-    hooks = [h for h in report.get("user_hooks") or [] if h.get("call") not in hidden_calls]
+    hooks = [h for h in report.get("user_hooks") or [] if h.get("call") not in hidden_calls
+             and h.get("before_call") not in hidden_calls]
     title = "Your hooks (firing order)"
     left_out = len(report.get("user_hooks") or []) - len(hooks)
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
