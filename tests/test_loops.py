@@ -113,6 +113,13 @@ def test_earlier_iterations_kept_alive_are_left_out_without_full(tmp_path):
     full = _run(path, "--full").output
     assert "Tensors (× 5 iterations, showing all)" in full
     assert "losses[1]" in full and "losses[3]" in full
+    # The gradients that reached those earlier iterations' nodes are counted, not listed.
+    lines = _lines(_run(path, "--hooks").output)
+    start = lines.index("Hooks (firing order)")
+    assert [line.split()[1] for line in lines[start + 3:start + 12]] == \
+        ["losses[0]", "mul(w,", "w", "w", "w", "w", "losses[4]", "%10", "w"]
+    assert lines[start + 12] == \
+        "… 6 gradients at nodes of a loop's earlier iterations not shown — --full shows them"
 
 
 def test_loop_without_backward(tmp_path):

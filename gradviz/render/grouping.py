@@ -33,6 +33,7 @@ class View:
         nodes = report.get("nodes") or []
         self.tensors = tensors if full else [t for t in tensors if not _earlier(t, groups)]
         shown = nodes if full else [n for n in nodes if not _earlier(n, groups)]
+        self.hidden_nodes = {n["id"] for n in nodes} - {n["id"] for n in shown}
         self.tensor_note = _note(groups, tensors, self.tensors, full)
         self.node_note = _note(groups, nodes, shown, full)
         self.hidden_calls = set()

@@ -199,12 +199,14 @@ def _graph_table(view, report, full=False):
     return _with_gap(table, left_out, "nodes")
 
 
-def _hooks_table(report, full=False):
-    """The Hooks table, in firing order."""
+def _hooks_table(view, report, full=False):
+    """The Hooks table, in firing order (without the nodes a loop's earlier iterations made)."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     tensors = {t["name"] for t in report.get("tensors") or []}
     table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
-    hooks = list(enumerate(report.get("hooks") or [], start=1))
+    hooks = [(i, h) for i, h in enumerate(report.get("hooks") or [], start=1)
+             if h.get("node") not in view.hidden_nodes]
+    earlier = len(report.get("hooks") or []) - len(hooks)
     shown, left_out, gap = _capped(hooks, full)
     for k, (i, hook) in enumerate(shown):
         if k == gap:
@@ -214,7 +216,11 @@ def _hooks_table(report, full=False):
             target = f"{target} {_node_title(nodes[target])}"
         table.add_row(*(Text(printable(cell, keep="")) for cell in (
             i, target, hook.get("kind"), summarize(hook.get("grad")))))
-    return _with_gap(table, left_out, "gradients")
+    shown_table = _with_gap(table, left_out, "gradients")
+    if not earlier:
+        return shown_table
+    return Group(shown_table, Text(f"… {earlier} gradients at nodes of a loop's earlier "
+                                   "iterations not shown — --full shows them", style="dim"))
 
 
 def _traceback_lines(frames):
@@ -309,7 +315,7 @@ def report_renderables(report, *, full=False, hooks=False, steps=False, collapse
     if report.get("nodes"):
         parts.append(_graph_table(view, report, full))
     if report.get("hooks"):
-        parts.append(_hooks_table(report, full))
+        parts.append(_hooks_table(view, report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
     if hooks and report.get("user_hooks"):
