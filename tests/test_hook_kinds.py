@@ -231,3 +231,18 @@ def test_explain_says_which_hooks_changed_a_grad_checked_on_torch(tmp_path):
     path.write_text(source.replace("x.register_post_accumulate_grad_hook(times_ten)", ""))
     without = run_file(str(path), backend="torch").tensor("x").grad.tolist()
     assert _same(result["computed"], without)
+
+
+def test_step_without_hooks_names_the_hooks_that_fired():
+    result = CliRunner().invoke(cli, ["run", "examples/every_hook_kind.py", "--step",
+                                      "--no-color"], catch_exceptions=False,
+                                env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    lines = [line.rstrip() for line in result.output.splitlines()]
+    assert "Your hooks (firing order)" not in lines
+    # x's post-accumulate-grad hook ran after AccumulateGrad wrote x.grad.
+    assert lines[-3:] == [
+        "11. n8 AccumulateGrad (x)  received [[-21, 42]]",
+        "      wrote x.grad",
+        "      hook #9 times_ten (line 41): .grad [[-21, 42]] -> .grad [[-210, 420]] (changed)",
+    ]

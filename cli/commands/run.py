@@ -75,7 +75,8 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
             frame.close()
     if not hooks:
         report["hooks"] = []
-        report["user_hooks"] = []
+        if not step:    # the steps name the hooks that fired by their place in user_hooks
+            report["user_hooks"] = []
     if not step:
         for call in report["backward_calls"]:
             call["steps"] = []

@@ -203,12 +203,9 @@ def _step_rows(grid, i, step, hooks, nodes, file):
                       step.get("accumulated"))
     grid.add_row(f"{i}.", Text(printable(f"{head}  received {_slots(step.get('grad_in'))}",
                                          keep="")))
-    for k in step.get("hooks") or []:
-        hook = hooks[k]
-        given, out = _hook_in_out(hook)
-        line = f"  hook {hook_label(hook, file)}: {given} -> {out}"
-        grid.add_row("", Text(printable(line, keep=""),
-                              style="yellow" if hook.get("changed") else ""))
+    # A post-accumulate-grad hook runs after AccumulateGrad wrote .grad: it is listed after.
+    fired = [hooks[k] for k in step.get("hooks") or []]
+    _hook_rows(grid, [h for h in fired if h["kind"] != "post_accumulate"], file)
     for edge in step.get("grad_out") or []:
         if edge.get("name") is None:
             continue
@@ -219,3 +216,12 @@ def _step_rows(grid, i, step, hooks, nodes, file):
     if step.get("accumulated"):
         grid.add_row("", Text(printable(f"  wrote {step['accumulated']}.grad", keep=""),
                               style="cyan"))
+    _hook_rows(grid, [h for h in fired if h["kind"] == "post_accumulate"], file)
+
+
+def _hook_rows(grid, fired, file):
+    for hook in fired:
+        given, out = _hook_in_out(hook)
+        line = f"  hook {hook_label(hook, file)}: {given} -> {out}"
+        grid.add_row("", Text(printable(line, keep=""),
+                              style="yellow" if hook.get("changed") else ""))
