@@ -212,3 +212,15 @@ def test_forward_hooks_of_earlier_iterations_are_counted_not_listed(tmp_path):
     assert lines[start + 3].startswith("#4 <lambda> (line 4)  forward hook  lin  output [[")
     assert lines[start + 4] == \
         "… 3 firings in a loop's earlier iterations not shown — --full shows them"
+
+
+def test_code_run_by_exec_has_no_file_to_read(tmp_path):
+    path = _write(tmp_path, """
+        x = torch.ones(2, requires_grad=True)
+        for i in range(5):
+            exec("y = x * 2")
+            y.sum().backward()
+        """)
+    result = _run(path)
+    assert result.exit_code == 0
+    assert "Tensors (× 5 iterations, showing the last)" in _lines(result.output)

@@ -27,7 +27,7 @@ neither signal.
 import ast
 import bisect
 
-from .runner import read_source
+from .runner import UsageError, read_source
 
 __all__ = ["add_iterations", "loop_lines"]
 
@@ -113,8 +113,8 @@ def _repeats(tracer, file, line, sources):
     if lines is None:
         try:
             lines = loop_lines(read_source(file))
-        except (OSError, SyntaxError, ValueError):
-            lines = set()
+        except (OSError, SyntaxError, ValueError, UsageError):
+            lines = set()       # code from exec() ("<string>"), a file gone since: no loops
         for code, calls in tracer.function_calls.items():
             if calls > 1 and code.co_filename == file:
                 lines.update(ln for _, _, ln in code.co_lines() if ln is not None)
