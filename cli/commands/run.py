@@ -26,14 +26,19 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
 @click.option("--anomaly", is_flag=True,
               help="Run with anomaly detection: NaN/inf and backward errors point at the "
                    "forward line.")
-@click.option("--full", is_flag=True, help="Whole values instead of summaries.")
+@click.option("--full", is_flag=True,
+              help="Whole values instead of summaries, every row, and every iteration of a "
+                   "loop (the tables show the last one).")
+@click.option("--collapse", is_flag=True,
+              help="Fold repeated chains of the same op into one Graph row (as graph "
+                   "--collapse folds them into one box).")
 @json_option
 @backend_option
 @arg_option
 @no_color_option
 @debug_option
 def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, step, anomaly,
-        full, as_json, backend, args_opt, no_color, debug):
+        full, collapse, as_json, backend, args_opt, no_color, debug):
     """Run FILE and show its tensors, graph, gradients, hooks and anomalies.
 
     FILE is a Python file using gradviz (`import gradviz as torch`); a file that says
@@ -46,6 +51,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
       gradviz run examples/hooks_marked.py --hooks --step
       gradviz run examples/requires_grad_propagation.py --backward z --gradient ones
       gradviz run examples/nan_grad_where.py --backward loss --anomaly
+      gradviz run examples/loop_in_main.py --full --collapse
       gradviz run examples/mul_chain_backward.py --json
     """
     from gradviz.inspect import run_file
@@ -69,7 +75,8 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
             frame.close()
     if not hooks:
         report["hooks"] = []
-        report["user_hooks"] = []
+        if not step:    # the steps name the hooks that fired by their place in user_hooks
+            report["user_hooks"] = []
     if not step:
         for call in report["backward_calls"]:
             call["steps"] = []
@@ -79,5 +86,5 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
     console.print()
-    print_report(console, report, full=full, hooks=hooks, steps=step)
+    print_report(console, report, full=full, hooks=hooks, steps=step, collapse=collapse)
     raise click.exceptions.Exit(code)

@@ -364,7 +364,14 @@ class AccumulateGrad(Node):
                     old._data = np.asarray(od + g, dtype=var._data.dtype)
         if var._post_hooks:
             for hook in list(var._post_hooks.values()):
-                hook(var)
+                trace = _state.trace
+                # what .grad held before the hook, which may change it in place
+                before = None if trace is None or var._grad is None else var._grad._data.copy()
+                returned = hook(var)
+                if trace is not None:
+                    trace.fired(self, "post_accumulate", 0, hook, before, var._grad)
+                if returned is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 

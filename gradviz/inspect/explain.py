@@ -285,6 +285,36 @@ def _site(node):
     return getattr(node, "_where", None)
 
 
+def _retain_advice(run, name, made_site):
+    """How to keep NAME's .grad, in code the user can write where they can write it: at
+    module level `y.retain_grad()`; for a function's local (`step[2].y`), `y.retain_grad()`
+    inside that function, after the line that made it."""
+    local = _function_local(run, name)
+    if local is None:
+        return f"call {name}.retain_grad() before backward to keep it"
+    function, expr = local
+    where = ""
+    if made_site:
+        file, line = made_site
+        where = f", after line {line}" if file == run.path else f", after {file}:{line}"
+    return (f"write {expr}.retain_grad() inside {function}(){where}, before backward runs, to "
+            "keep it")
+
+
+def _function_local(run, name):
+    """(function, local expression) for a function's local such as `step[2].y` -> ("step",
+    "y") or `Net.forward.h` -> ("Net.forward", "h"); None for a module-level name."""
+    from .names import frame_prefixes
+    if run.backend != "gradviz" or not run.made_in_function(name):
+        return None
+    prefixes = sorted(set(frame_prefixes(run.tracer.frames)), key=len, reverse=True)
+    for prefix in prefixes:
+        if name.startswith(prefix + ".") or name.startswith(prefix + "["):
+            rest = name[len(prefix):].lstrip(".")
+            return prefix.split("[")[0], rest
+    return None
+
+
 def _delivered(tracer, k, t, target):
     """Did call k give t a gradient? A leaf only gets one when the call's inputs= (always
     given to autograd.grad) name it; a non-leaf when gradient flowed through it."""
@@ -407,7 +437,7 @@ def explain(path, name, root=None, argv=()):
 
     # ----- Why .grad holds what it holds ------------------------------------------------
     if t._fn is not None and not t._retains:
-        fix = f"call {name}.retain_grad() before backward to keep it" \
+        fix = _retain_advice(run, name, made_site) \
             if name not in names.generated and name not in names.aliases else "the file has no name for it either"
         causes.append(_cause(
             "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "
@@ -448,10 +478,45 @@ def explain(path, name, root=None, argv=()):
             causes.append(_cause("hook", f"a hook on '{name}' replaced its gradient "
                                  f"({getattr(hook, '__name__', 'hook')})", site))
             break
+    causes += _post_accumulate_causes(tracer, name, t, target, {call} | counted)
     quiet = ("backward_not_called", "file_raised")
     if not [c for c in causes if c["kind"] not in quiet]:
         causes.append(_ok(t, name, root, file_grad, made_site))
     return _result(run, names, name, root, t, causes, path_nodes, computed, file_grad)
+
+
+def _post_accumulate_causes(tracer, name, t, target, calls):
+    """Hooks above NAME that changed the gradient on its way (it is what reached NAME), and a
+    post-accumulate-grad hook that changed NAME's .grad in place after backward wrote it, in
+    one of `calls` (the first such hook: it is why .grad is not what backward computed)."""
+    out = []
+    # (a hook on NAME itself is the "a hook on NAME replaced its gradient" cause)
+    upstream = sorted({k for tensor, call, taint in tracer.changed_grads
+                       if tensor is t and call in calls for k in taint
+                       if tracer.hook_events[k].kind != "post_accumulate"
+                       and tracer.hook_events[k].node is not target})
+    if upstream:
+        where = [_hook_where(tracer.hook_events[k].hook) for k in upstream]
+        out.append(_cause("hook", f"hooks above '{name}' changed the gradient on its way to "
+                          f"it: {', '.join(where)}"))
+    for e in tracer.hook_events:
+        if e.kind != "post_accumulate" or not e.changed or e.call not in calls or \
+                getattr(e.node, "variable", None) is not t:
+            continue
+        code = getattr(e.hook, "__code__", None)
+        site = (code.co_filename, code.co_firstlineno) if code else None
+        return out + [_cause("hook", f"a post-accumulate-grad hook on '{name}' "
+                             f"({getattr(e.hook, '__name__', 'hook')}) changed its .grad in "
+                             "place after backward wrote it, so .grad is not the gradient "
+                             "shown", site)]
+    return out
+
+
+def _hook_where(hook):
+    """`scale (line 18)`: a hook's function and the line that defines it."""
+    code = getattr(hook, "__code__", None)
+    at = f" (line {code.co_firstlineno})" if code else ""
+    return f"{getattr(hook, '__name__', 'hook')}{at}"
 
 
 def _why_no_grad(t, name, made):

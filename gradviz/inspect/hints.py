@@ -47,10 +47,17 @@ _RULES = (
 _NAME_ON_LINE = {"run": r"([A-Za-z_][\w]*)\.backward\(", "explain": r"([A-Za-z_][\w]*)\.grad\b"}
 
 
-def hint_for(error_type, message, file, code=None):
+def hint_for(error_type, message, file, code=None, function=None, names=()):
     """{"fix": one line, "command": the gradviz command that explains it} for one of autograd's
     classic errors, or None. `code` is the failing line: a None without `.grad` on that line
-    is not a missing gradient."""
+    is not a missing gradient. `function` is the function the line is in and `names` the
+    tensor names the tables print: a local `y` of step() is `step.y` (or `step[3].y`) there,
+    and the command says NAME when the name it would need is not one of them.
+
+    >>> hint_for("RuntimeError", "grad can be implicitly created only for scalar outputs",
+    ...          "f.py", "y.backward()", "step", ["step[1].y", "step[2].y"])["command"]
+    "gradviz run f.py --backward 'step[2].y' --gradient ones"
+    """
     for kind, start, fix, command in _RULES:
         if error_type != kind or not (message or "").startswith(start):
             continue
@@ -60,6 +67,16 @@ def hint_for(error_type, message, file, code=None):
         name = _NAME_ON_LINE.get(command.split()[1])
         found = name and re.search(name, code or "")
         if found:  # the tensor the failing line names, in place of NAME
-            command = command.replace("NAME", found.group(1))
+            command = command.replace("NAME", shlex.quote(_table_name(found.group(1), function,
+                                                                      names)))
         return {"fix": fix, "command": command}
     return None
+
+
+def _table_name(local, function, names):
+    """The name the tables give the variable `local` of `function` (NAME when none does)."""
+    if function in (None, "<module>"):
+        return local
+    pattern = re.compile(rf"(?:[\w.]+\.)?{re.escape(function)}(?:\[\d+\])?\.{re.escape(local)}")
+    found = [n for n in names if pattern.fullmatch(n)]
+    return found[-1] if found else "NAME"

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .loops import add_iterations
 from .saved import saved_entries
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
@@ -318,6 +319,11 @@ class _Builder:
 
     def _module_name(self, module):
         """The attribute name a module has in the file (`fc1` of model.fc1), or None."""
+        name = self.module_path(module)
+        return None if name is None else name.split(".")[-1]
+
+    def module_path(self, module):
+        """The name a module has in the file (`model.fc1`, `net.0`), or None."""
         if self._module_names is None:
             self._module_names = {}
             spaces = [self.run.namespace] + [f.f_locals for f, _, _ in self.run.tracer.frames]
@@ -326,7 +332,7 @@ class _Builder:
                     if not isinstance(name, str) or not _is_module_value(value):
                         continue
                     for path, m in value.named_modules():
-                        self._module_names.setdefault(id(m), path.split(".")[-1] or name)
+                        self._module_names.setdefault(id(m), f"{name}.{path}" if path else name)
         return self._module_names.get(id(module))
 
     def _call_name(self, t, taken):
@@ -634,7 +640,7 @@ def _build(run, full):
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return {
+    return add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -648,8 +654,9 @@ def _build(run, full):
         "stdout": run.stdout,
         "warnings": [dict(w) for w in getattr(run, "warnings", ())],
         "exit_code": getattr(run, "exit_code", None),
-        "error": None if error is None else _error_dict(error, run.path),
-    }
+        "error": None if error is None else _error_dict(error, run.path,
+                                                         [t["name"] for t in tensors]),
+    }, run, b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------
@@ -678,13 +685,18 @@ def _registered_hooks(node):
     if _node_type(node) == "AccumulateGrad":
         for hook in (getattr(node.variable, "_hooks", None) or {}).values():
             out.append(("tensor", 0, hook))
+        for hook in (getattr(node.variable, "_post_hooks", None) or {}).values():
+            out.append(("post_accumulate", 0, hook))
         return out
     for nr, hooks in sorted((getattr(node, "_tpre", None) or {}).items()):
         out += [("tensor", nr, hook) for hook in hooks.values()]
     for nr in sorted(getattr(node, "_retain", None) or {}):
         out.append(("retain_grad", nr, None))
     out += [("pre", None, hook) for hook in (getattr(node, "_prehooks", None) or {}).values()]
-    out += [("post", None, hook) for hook in (getattr(node, "_hooks", None) or {}).values()]
+    # a module's backward hooks run inside gradviz's own post-hook: they are reported one by
+    # one as they fire (Tracer.module_hook), the wrapper never
+    out += [("post", None, hook) for hook in (getattr(node, "_hooks", None) or {}).values()
+            if not getattr(hook, "_gradviz_module_hook", False)]
     return out
 
 
@@ -723,12 +735,19 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
 
     user_hooks = []
     seen = set()
+    modules = getattr(tracer, "hook_modules", {})
+    n_calls = len(tracer.call_marks)
     for k, e in enumerate(tracer.hook_events):
         function, file, line = _hook_site(e.hook)
         nid = b.node_ids.get(id(e.node))
+        forward = e.node is None
         user_hooks.append({
-            "index": k, "call": e.call, "kind": e.kind, "node": nid,
-            "node_name": _node_type(e.node), "target": target(e.node, e.kind, e.nr),
+            "index": k, "call": None if forward else e.call, "kind": e.kind, "node": nid,
+            # a forward hook: the backward call that came after it (null: none did)
+            "before_call": (e.call + 1 if e.call + 1 < n_calls else None) if forward else None,
+            "node_name": None if forward else _node_type(e.node),
+            "target": None if forward else target(e.node, e.kind, e.nr),
+            "module": b.module_path(modules[k]) if k in modules else None,
             "input_nr": e.nr, "function": function, "file": file, "line": line,
             "grad_in": _hook_value(e.given, full), "grad_out": _hook_value(e.returned, full),
             "changed": e.changed, "changed_upstream": sorted(e.taint)})
@@ -752,6 +771,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
         if name in by_name:
             marks = by_name[name]["grad_changed_by"]
             marks += [k for k in sorted(hooks) if k not in marks]
+            marks.sort()
 
     cli_call = getattr(run, "backward_call", None)
     calls = []
@@ -785,9 +805,12 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
     return user_hooks, calls
 
 
-def _error_dict(error, path):
-    """The error as plain data, with a fix hint for autograd's classic errors."""
+def _error_dict(error, path, names=()):
+    """The error as plain data, with a fix hint for autograd's classic errors (names: the
+    report's tensor names, so the hint names a function's local as the tables do)."""
     from .hints import hint_for
     d = error.to_dict()
-    d["hint"] = hint_for(error.type, error.message, path, error.code)
+    frames = [f for f in d["traceback"] if "function" in f]
+    d["hint"] = hint_for(error.type, error.message, path, error.code,
+                         function=frames[-1]["function"] if frames else None, names=names)
     return d

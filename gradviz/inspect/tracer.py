@@ -104,6 +104,7 @@ class Tracer:
         self.made_by = {}           # id(tensor) -> (function, site, grad enabled), while alive
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
+        self.call_marks = []        # nodes created before each backward/grad call began
         self._hook_changes = []     # (weakref node, output nr, hook)
         self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
         #                                                   backward freed them
@@ -113,6 +114,7 @@ class Tracer:
         # indexes them per backward call). It keeps every step's graph alive, as before.
         self.keep_history = keep_history
         self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
+        self.hook_modules = {}      # index into hook_events -> the module of a module hook
         self.steps = []             # Step per node run, in the engine's order (the last two
         #                             backward calls' only, without keep_history)
         self.steps_from_call = 0    # steps of earlier calls were let go
@@ -210,6 +212,7 @@ class Tracer:
         # A new backward: a training loop's step before the previous one is history now.
         site = user_site(3)
         self._taint = {}
+        self.call_marks.append(self._count)
         if self.keep_history:
             self._calls.append(([n for n, _ in roots], site, capture))
             return
@@ -224,8 +227,8 @@ class Tracer:
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
-        if not self.keep_grads:
-            return
+        if not self.keep_grads or getattr(hook, "_gradviz_module_hook", False):
+            return      # a module's backward hooks are reported by module_hook, one by one
         call = len(self._calls) - 1
         given, returned = _copy(given), _copy(returned)
         changed = returned is not None and not _same(given, returned)
@@ -243,6 +246,23 @@ class Tracer:
             t = self.output_of(node, nr)
             if t is not None:
                 self.changed_grads.append((t, call, event.taint))
+        if kind == "post_accumulate" and changed:
+            self.changed_grads.append((node.variable, call, frozenset([len(self.hook_events) - 1])))
+
+    def module_hook(self, kind, module, hook, given, returned, node):
+        """A module hook of the file's ran: forward_pre / forward (node None: given and
+        returned are the args or output) or backward_pre / backward at node (see HookEvent)."""
+        if node is not None:
+            self.fired(node, "module_" + kind, None, hook, _tensors(given), _tensors(returned))
+        elif self.keep_grads:
+            given, returned = _copy(_tensors(given)), _copy(_tensors(returned))
+            # call: the backward call before it (the report says which one came after)
+            self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
+                                              None, hook, given,
+                                              returned, returned is not None and
+                                              not _same(given, returned), frozenset()))
+        if self.keep_grads:
+            self.hook_modules[len(self.hook_events) - 1] = module
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
@@ -510,6 +530,13 @@ def _copy(v):
     if isinstance(v, (list, tuple)):
         return [None if g is None else _snapshot(g) for g in v]
     return _snapshot(v)
+
+
+def _tensors(v):
+    """A module hook's args or output as _copy takes them: tensors kept, anything else None."""
+    if isinstance(v, (list, tuple)):
+        return [x if isinstance(x, Tensor) else None for x in v]
+    return v if isinstance(v, Tensor) else None
 
 
 def _same(a, b):

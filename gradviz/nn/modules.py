@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import _state, is_grad_enabled, no_grad
 from ..autograd.graph import _PKG_DIR, RemovableHandle
 from . import functional as F
 from . import init
@@ -127,6 +127,7 @@ class _BackwardHook:
             res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
             for user_hook in self.user_hooks:
                 out = user_hook(self.module, res, self.grad_outputs)
+                _report("backward", self.module, user_hook, res, out, grad_fn)
                 if out is None:
                     continue
                 if len(out) != len(res):
@@ -136,6 +137,7 @@ class _BackwardHook:
             self.grad_outputs = None
             return tuple(res[i] for i in self.input_tensors_index)
 
+        hook._gradviz_module_hook = True    # the user's hooks it calls are what gets reported
         grad_fn.register_hook(hook)
 
     def _apply_on_tensors(self, fn, args):
@@ -170,6 +172,8 @@ class _BackwardHook:
                 expected = len(self.grad_outputs)
                 for pre_hook in self.user_pre_hooks:
                     replaced = pre_hook(self.module, self.grad_outputs)
+                    _report("backward_pre", self.module, pre_hook, self.grad_outputs, replaced,
+                            grad_fn)
                     if replaced is None:
                         continue
                     if len(replaced) != expected:
@@ -187,6 +191,7 @@ class _BackwardHook:
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                        _report("backward", self.module, user_hook, grad_inputs, res, grad_fn)
                         if res is not None and not (isinstance(res, tuple)
                                                     and all(r is None for r in res)):
                             raise RuntimeError("Backward hook for Modules where no input "
@@ -197,6 +202,7 @@ class _BackwardHook:
                     return tuple(local[i] for i in self.output_tensors_index)
                 return None
 
+            hook._gradviz_module_hook = True
             grad_fn.register_hook(hook)
 
         is_tuple = isinstance(result, tuple)
@@ -204,6 +210,14 @@ class _BackwardHook:
         res, self.output_tensors_index = self._apply_on_tensors(fn, args)
         self.n_outputs = len(args)
         return res if is_tuple else res[0]
+
+
+def _report(kind, module, hook, given, returned, node=None):
+    """Tell the inspector's tracer, if one is installed, that a module hook of the user's ran
+    (kind: forward_pre, forward, backward_pre or backward; node: where a backward one fired)."""
+    trace = _state.trace
+    if trace is not None:
+        trace.module_hook(kind, module, hook, given, returned, node)
 
 
 def _user_stacklevel():
@@ -424,6 +438,8 @@ class Module:
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
+                _report("forward_pre", self, hook, args,
+                        res[0] if isinstance(res, tuple) and len(res) == 2 else res)
                 if res is not None:
                     if not (isinstance(res, tuple) and len(res) == 2):
                         raise RuntimeError("forward pre-hook must return None or a tuple of "
@@ -431,6 +447,7 @@ class Module:
                     args, kwargs = res
             else:
                 res = hook(self, args)
+                _report("forward_pre", self, hook, args, res)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         bw_hook = None
@@ -444,6 +461,7 @@ class Module:
                 res = hook(self, args, kwargs, result)
             else:
                 res = hook(self, args, result)
+            _report("forward", self, hook, result, res)
             if res is not None:
                 result = res
         if bw_hook is not None:

@@ -516,8 +516,8 @@ class _Builder:
                 extra += 1
             if self.hooked:
                 text = [f"{_HOOK_BADGE}, double purple outline:",
-                        "the file registered a hook here", "(tensor hook, node pre/post hook",
-                        "or retain_grad)"]
+                        "the file registered a hook here", "(tensor hook, node pre/post hook,",
+                        "post-accumulate-grad hook, module", "backward hook or retain_grad)"]
                 sub.node(f"legend{extra}", escape_label(text), shape="box",
                          tooltip=escape_tooltip(text), **_HOOKED)
 
@@ -741,7 +741,9 @@ class _Builder:
 
 def _hook_text(hook):
     """A hook in a label: its function, its kind when not a tensor hook, and its line."""
-    kind = {"pre": " (pre-hook)", "post": " (post-hook)"}.get(hook.get("kind"), "")
+    kind = {"pre": " (pre-hook)", "post": " (post-hook)",
+            "post_accumulate": " (post-accumulate)", "module_backward_pre": " (module pre-hook)",
+            "module_backward": " (module hook)"}.get(hook.get("kind"), "")
     name = "retain_grad()" if hook.get("kind") == "retain_grad" else hook.get("function")
     line = f" line {hook['line']}" if hook.get("line") else ""
     return f"{name}{kind}{line}"

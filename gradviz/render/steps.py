@@ -11,13 +11,19 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ._fit import Fit, needed_width
 from ._format import summarize
 from .terminal import printable
 
 __all__ = ["user_hooks_table", "steps_renderable", "hook_label", "changed_mark"]
 
 _KIND_WORDS = {"tensor": "tensor hook", "pre": "node pre-hook", "post": "node post-hook",
-               "retain_grad": "retain_grad"}
+               "retain_grad": "retain_grad", "post_accumulate": "post-accumulate-grad hook",
+               "module_forward_pre": "forward pre-hook", "module_forward": "forward hook",
+               "module_backward_pre": "full backward pre-hook",
+               "module_backward": "full backward hook"}
+# Hooks that receive one value per slot (a tuple of gradients, or a module's args).
+_SLOTTED = ("pre", "post", "module_forward_pre", "module_backward_pre", "module_backward")
 
 
 def hook_label(hook, file=None):
@@ -68,10 +74,21 @@ def _slots(v):
 
 
 def _hook_in_out(hook):
-    show = _slots if hook["kind"] in ("pre", "post") else summarize
+    """(what the hook got, what it returned), as the tables print them."""
+    kind = hook["kind"]
+    show = _slots if kind in _SLOTTED else summarize
     given = show(hook.get("grad_in"))
-    if hook["kind"] == "retain_grad":
+    if kind == "module_forward_pre":
+        given = "args " + given
+    elif kind == "module_forward":
+        given = "output " + given
+    if kind == "retain_grad":
         return given, "stored in .grad"
+    if kind == "post_accumulate":
+        # It returns nothing; what counts is whether it changed .grad in place.
+        if not hook.get("changed"):
+            return ".grad " + given, ".grad unchanged"
+        return ".grad " + given, ".grad " + show(hook.get("grad_out")) + " (changed)"
     if hook.get("grad_out") is None:
         return given, "None (unchanged)"
     out = show(hook["grad_out"])
@@ -80,26 +97,48 @@ def _hook_in_out(hook):
 
 def _on(hook):
     target = hook.get("target")
+    if hook["kind"].startswith("module_"):
+        return hook.get("module") or "a module"
     node = f"{hook.get('node') or '?'} {hook.get('node_name')}"
-    if hook["kind"] in ("tensor", "retain_grad") and target is not None:
+    if hook["kind"] in ("tensor", "retain_grad", "post_accumulate") and target is not None:
         return target
     return node + (f" ({target})" if target else "")
 
 
-def user_hooks_table(report):
-    """The hooks the file registered, in firing order, with what each got and returned."""
-    table = Table(title="Your hooks (firing order)", title_justify="left", box=box.SIMPLE_HEAD,
+def user_hooks_table(report, hidden_calls=()):
+    """The hooks the file registered, in firing order, with what each got and returned;
+    firings during the backward calls in hidden_calls (a loop's earlier iterations) are
+    counted in the title instead. Where the table does not fit, each hook is two lines."""
+    hooks = [h for h in report.get("user_hooks") or [] if h.get("call") not in hidden_calls
+             and h.get("before_call") not in hidden_calls]
+    title = "Your hooks (firing order)"
+    left_out = len(report.get("user_hooks") or []) - len(hooks)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False, collapse_padding=True)
-    for col in ("hook", "kind", "on", "grad in", "grad out"):
-        table.add_column(col, overflow="fold")
-    for hook in report.get("user_hooks") or []:
+    rows = []
+    for hook in hooks:
         given, out = _hook_in_out(hook)
+        rows.append([printable(cell, keep="") for cell in (
+            hook_label(hook, report.get("file")), _KIND_WORDS.get(hook["kind"], hook["kind"]),
+            _on(hook), given, out)])
+    # A hook's name and kind are read whole; the values fold.
+    for col in ("hook", "kind", "on", "grad in", "grad out"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("hook", "kind"))
+    blocks = [Text(title, style="italic")]
+    for hook, row in zip(hooks, rows):
         style = "bold yellow" if hook.get("changed") else ""
-        table.add_row(Text(printable(hook_label(hook, report.get("file")), keep="")),
-                      Text(_KIND_WORDS.get(hook["kind"], hook["kind"])),
-                      Text(printable(_on(hook), keep="")), Text(printable(given, keep="")),
-                      Text(printable(out, keep=""), style=style))
-    return table
+        table.add_row(*(Text(cell) for cell in row[:4]), Text(row[4], style=style))
+        blocks.append(Text(f"{row[0]}  {row[1]} on {row[2]}", style="bold"))
+        line = Text(f"    in: {row[3]}  out: ")
+        line.append(row[4], style=style)
+        blocks.append(line)
+    headers = ("hook", "kind", "on", "grad in", "grad out")
+    needed = needed_width(headers, rows, headers[2:])
+    fit = Fit([(table, needed)], Group(*blocks))
+    if not left_out:
+        return fit
+    return Group(fit, Text(f"… {left_out} firings in a loop's earlier iterations not shown — "
+                           "--full shows them", style="dim"))
 
 
 def _node_text(node_id, name, tensor):
@@ -164,12 +203,9 @@ def _step_rows(grid, i, step, hooks, nodes, file):
                       step.get("accumulated"))
     grid.add_row(f"{i}.", Text(printable(f"{head}  received {_slots(step.get('grad_in'))}",
                                          keep="")))
-    for k in step.get("hooks") or []:
-        hook = hooks[k]
-        given, out = _hook_in_out(hook)
-        line = f"  hook {hook_label(hook, file)}: {given} -> {out}"
-        grid.add_row("", Text(printable(line, keep=""),
-                              style="yellow" if hook.get("changed") else ""))
+    # A post-accumulate-grad hook runs after AccumulateGrad wrote .grad: it is listed after.
+    fired = [hooks[k] for k in step.get("hooks") or []]
+    _hook_rows(grid, [h for h in fired if h["kind"] != "post_accumulate"], file)
     for edge in step.get("grad_out") or []:
         if edge.get("name") is None:
             continue
@@ -180,3 +216,12 @@ def _step_rows(grid, i, step, hooks, nodes, file):
     if step.get("accumulated"):
         grid.add_row("", Text(printable(f"  wrote {step['accumulated']}.grad", keep=""),
                               style="cyan"))
+    _hook_rows(grid, [h for h in fired if h["kind"] == "post_accumulate"], file)
+
+
+def _hook_rows(grid, fired, file):
+    for hook in fired:
+        given, out = _hook_in_out(hook)
+        line = f"  hook {hook_label(hook, file)}: {given} -> {out}"
+        grid.add_row("", Text(printable(line, keep=""),
+                              style="yellow" if hook.get("changed") else ""))

@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from ._fit import Fit, Hanging, needed_width
+from .grouping import View
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
 
@@ -52,31 +54,6 @@ def _table(title, *columns, folding=None):
     return table
 
 
-class _Fit:
-    """Render the first of `choices` ((renderable, columns needed), widest first) that fits
-    the console, else `narrow`."""
-
-    def __init__(self, choices, narrow):
-        self.choices = choices
-        self.narrow = narrow
-
-    def __rich_console__(self, console, options):
-        for renderable, needed in self.choices:
-            if needed <= options.max_width:
-                yield renderable
-                return
-        yield self.narrow
-
-
-def _needed_width(headers, rows, folding, fold_at=_FOLDED):
-    """Columns the table needs: the fixed columns whole, at most fold_at for folding ones."""
-    total = 2 * (len(headers) - 1)  # a space of padding and a space of border between columns
-    for i, header in enumerate(headers):
-        longest = max([len(header)] + [len(row[i]) for row in rows])
-        total += min(longest, fold_at) if header in folding else longest
-    return total
-
-
 def _where(item):
     if not item.get("file"):
         return ""
@@ -104,13 +81,14 @@ def _flag(value):
     return "None" if value is None else str(value)
 
 
-def _tensors_table(report, full=False):
+def _tensors_table(view, full=False):
     """The Tensors table: one row per named tensor, in order of first assignment.
 
     Where its columns do not fit, each tensor is shown as a short indented block instead.
     """
-    blocks, rows = [Text("Tensors", style="italic")], []
-    shown, left_out, gap = _capped(report.get("tensors") or [], full)
+    title = "Tensors" + view.tensor_note
+    blocks, rows = [Text(title, style="italic")], []
+    shown, left_out, gap = _capped(view.tensors, full)
     for i, t in enumerate(shown):
         if i == gap:
             rows.append(["…"] + [""] * (len(_TENSOR_HEADERS) - 1))
@@ -133,11 +111,11 @@ def _tensors_table(report, full=False):
     for headers, fold_at, folding in ((_LONG_HEADERS, 2 * _FOLDED, whole),
                                       (_TENSOR_HEADERS, _FOLDED, whole),
                                       (_TENSOR_HEADERS, _FOLDED, _TENSOR_FOLDING)):
-        table = _table("Tensors", *headers, folding=folding)
+        table = _table(title, *headers, folding=folding)
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
-        choices.append((table, _needed_width(headers, rows, folding, fold_at)))
-    return _with_gap(_Fit(choices, Group(*blocks)), left_out, "tensors")
+        choices.append((table, needed_width(headers, rows, folding, fold_at)))
+    return _with_gap(Fit(choices, Group(*blocks)), left_out, "tensors")
 
 
 def _history_text(report):
@@ -185,23 +163,33 @@ def _saved_text(entry):
     return text
 
 
-def _graph_table(report, full=False):
+def _chain_title(node, chain, nodes):
+    """A folded chain (run --collapse): `MulBackward0 × 998 (h … mul(x, …))`."""
+    last = nodes.get(chain[-1], {})
+    ends = [n.get("tensor") for n in (node, last) if n.get("tensor") is not None]
+    return printable(f"{node['name']} × {len(chain)} ({chain[0]} … {chain[-1]}"
+                     + (f": {' … '.join(ends)})" if ends else ")"), keep="")
+
+
+def _graph_table(view, report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
-    table = _table("Graph", "id", "node", "next_functions", "saved",
+    table = _table("Graph" + view.node_note, "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
-    shown, left_out, gap = _capped(report.get("nodes") or [], full)
+    shown, left_out, gap = _capped(view.nodes, full)
     for i, node in enumerate(shown):
         if i == gap:
             table.add_row(Text("…", style="dim"))
+        chain = view.chain(node["id"])
         nexts = []
-        for nid, _ in node.get("next_functions") or []:
+        for nid, _ in nodes[chain[-1]].get("next_functions") or []:
             if nid is None:
                 nexts.append("None")
             else:
                 nexts.append(f"{nid} {_node_title(nodes.get(nid, {'name': '?'}))}")
-        saved = [_saved_text(s) for s in node.get("saved") or []]
-        title = Text(_node_title(node), style="bold red" if node.get("anomaly") else "")
+        saved = [_saved_text(s) for s in node.get("saved") or []] if len(chain) == 1 else []
+        title = _node_title(node) if len(chain) == 1 else _chain_title(node, chain, nodes)
+        title = Text(title, style="bold red" if node.get("anomaly") else "")
         # One sub-row per edge / saved value, so a wrapped line stays beside its own node.
         for j in range(max(1, len(nexts), len(saved))):
             first = j == 0
@@ -211,12 +199,14 @@ def _graph_table(report, full=False):
     return _with_gap(table, left_out, "nodes")
 
 
-def _hooks_table(report, full=False):
-    """The Hooks table, in firing order."""
+def _hooks_table(view, report, full=False):
+    """The Hooks table, in firing order (without the nodes a loop's earlier iterations made)."""
     nodes = {n["id"]: n for n in report.get("nodes") or []}
     tensors = {t["name"] for t in report.get("tensors") or []}
     table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
-    hooks = list(enumerate(report.get("hooks") or [], start=1))
+    hooks = [(i, h) for i, h in enumerate(report.get("hooks") or [], start=1)
+             if h.get("node") not in view.hidden_nodes]
+    earlier = len(report.get("hooks") or []) - len(hooks)
     shown, left_out, gap = _capped(hooks, full)
     for k, (i, hook) in enumerate(shown):
         if k == gap:
@@ -226,58 +216,85 @@ def _hooks_table(report, full=False):
             target = f"{target} {_node_title(nodes[target])}"
         table.add_row(*(Text(printable(cell, keep="")) for cell in (
             i, target, hook.get("kind"), summarize(hook.get("grad")))))
-    return _with_gap(table, left_out, "gradients")
+    shown_table = _with_gap(table, left_out, "gradients")
+    if not earlier:
+        return shown_table
+    return Group(shown_table, Text(f"… {earlier} gradients at nodes of a loop's earlier "
+                                   "iterations not shown — --full shows them", style="dim"))
 
 
-def _traceback_text(frames):
+def _traceback_lines(frames):
+    """[(indent, text)]: a traceback's lines as Python prints them, without the indent."""
     lines = []
     for frame in frames or []:
         if "repeated" in frame:
             what = "line" if frame.get("frames", 1) == 1 else f"{frame['frames']} frames"
-            lines.append(f"  [Previous {what} repeated {frame['repeated']} more times]")
+            lines.append((2, f"[Previous {what} repeated {frame['repeated']} more times]"))
             continue
-        lines.append(printable(f'  File "{frame.get("file")}", line {frame.get("line")}, '
-                               f'in {frame.get("function")}', keep=""))
+        lines.append((2, printable(f'File "{frame.get("file")}", line {frame.get("line")}, '
+                                   f'in {frame.get("function")}', keep="")))
         if frame.get("code"):
-            lines.append(printable(f"    {frame['code']}", keep=""))
-    return "\n".join(lines)
+            lines.append((4, printable(frame["code"], keep="")))
+    return lines
+
+
+def _labelled(rows):
+    """Rows of (label, text), the text wrapping under itself: `fix: …`, `see: …`."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, text in rows:
+        grid.add_row(label, text)
+    return grid
 
 
 def _anomalies_table(report):
-    """The Anomalies table: the node, where the user's code made it, and what went wrong."""
+    """The Anomalies table: the node, where the user's code made it, and what went wrong,
+    with the forward traceback below the message; where that does not fit, one block each."""
     table = _table("Anomalies", "node", "where", "message")
+    blocks = [Text("Anomalies", style="italic")]
+    rows = []
     for anomaly in report.get("anomalies") or []:
+        trace = _traceback_lines(anomaly.get("traceback"))
+        node = printable(f"{anomaly.get('node')} {anomaly.get('name')}", keep="")
+        at = printable(_where(anomaly), keep="")
         message = Text(printable(anomaly.get("message")), style="red")
-        trace = _traceback_text(anomaly.get("traceback"))
-        if trace:
-            message.append("\n" + trace)
-        node = f"{anomaly.get('node')} {anomaly.get('name')}"
-        table.add_row(Text(printable(node, keep="")), Text(printable(_where(anomaly), keep="")),
-                      message)
-    return table
+        text = message.copy()
+        for lead, line in trace:
+            text.append("\n" + " " * lead + line)
+        table.add_row(Text(node), Text(at), text)
+        rows.append([node, at] + [message.plain] + [" " * lead + line for lead, line in trace])
+        blocks.append(Text(f"{node}  at {at}" if at else node, style="bold"))
+        blocks.append(Hanging([(2, message)] + [(2 + lead, line) for lead, line in trace]))
+    needed = max((len(r[0]) + len(r[1]) + max(map(len, r[2:])) + 4 for r in rows), default=0)
+    return Fit([(table, needed)], Group(*blocks))
 
 
 def _error_panel(error):
-    """The Error panel: exception type and message, file:line, and the user's own frames."""
-    text = Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")
+    """The Error panel: exception type and message, file:line, the user's own frames, and
+    the fix hint; long lines wrap under themselves."""
+    parts = [Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")]
     if _where(error):
-        text.append("\nat " + printable(_where(error), keep=""))
-    trace = _traceback_text(error.get("traceback"))
+        parts.append(Text("at " + printable(_where(error), keep="")))
+    trace = _traceback_lines(error.get("traceback"))
     if trace:
-        text.append("\nTraceback (your code only):\n" + trace)
+        parts += [Text("Traceback (your code only):"), Hanging(trace)]
     hint = error.get("hint")
     if hint:
-        text.append("\nfix: " + printable(hint["fix"], keep=""), style="bold")
-        text.append("\nsee: " + printable(hint["command"], keep=""))
-    return Panel(text, title="Error", title_align="left", border_style="red")
+        parts.append(_labelled([(Text("fix: ", style="bold"),
+                                 Text(printable(hint["fix"], keep=""), style="bold")),
+                                (Text("see: "), Text(printable(hint["command"], keep="")))]))
+    return Panel(Group(*parts), title="Error", title_align="left", border_style="red")
 
 
-def report_renderables(report, *, full=False, hooks=False, steps=False):
+def report_renderables(report, *, full=False, hooks=False, steps=False, collapse=False):
     """Return the rich renderables for a report, in the order `gradviz run` prints them.
 
     Tables with no rows are left out; a file without tensors gets one plain sentence, and so
     does a run whose hooks (hooks=True: the user asked for them) never fired. Each part but the
-    last ends with a blank line, so printing them one after another reads well.
+    last ends with a blank line, so printing them one after another reads well. A loop's
+    earlier iterations are left out unless full; collapse folds chains of one op (see
+    grouping.View).
 
     >>> import io
     >>> from rich.console import Console
@@ -287,21 +304,22 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
     'No tensors found in f.py.\\n'
     """
     parts = []
+    view = View(report, full=full, collapse=collapse)
     if report.get("tensors"):
-        parts.append(_tensors_table(report, full))
+        parts.append(_tensors_table(view, full))
     else:
         parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
     history = _history_text(report)
     if history is not None:
         parts.append(history)
     if report.get("nodes"):
-        parts.append(_graph_table(report, full))
+        parts.append(_graph_table(view, report, full))
     if report.get("hooks"):
-        parts.append(_hooks_table(report, full))
+        parts.append(_hooks_table(view, report, full))
     elif hooks:
         parts.append(Text("No hooks fired (nothing ran backward)."))
     if hooks and report.get("user_hooks"):
-        parts.append(user_hooks_table(report))
+        parts.append(user_hooks_table(report, view.hidden_calls))
     if steps:
         parts.append(steps_renderable(report))
     if report.get("anomalies"):
@@ -311,7 +329,7 @@ def report_renderables(report, *, full=False, hooks=False, steps=False):
     return [Padding(part, (0, 0, 1, 0)) for part in parts[:-1]] + parts[-1:]
 
 
-def print_report(console, report, *, full=False, hooks=False, steps=False):
+def print_report(console, report, *, full=False, hooks=False, steps=False, collapse=False):
     """Print a report's tables to a rich Console (see report_renderables).
 
     >>> import io
@@ -321,4 +339,5 @@ def print_report(console, report, *, full=False, hooks=False, steps=False):
     >>> console.file.getvalue()
     'No tensors found in f.py.\\n'
     """
-    console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps)))
+    console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps,
+                                            collapse=collapse)))

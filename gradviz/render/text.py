@@ -7,6 +7,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ._fit import hang
 from .terminal import printable, program_output
 
 __all__ = ["print_program_output", "run_header", "OutputFrame", "print_inplace",
@@ -112,7 +113,11 @@ class OutputFrame:
         text = program_output(line.expandtabs())
         if style:
             text.stylize(style)
-        for piece in text.wrap(self.console, inner):
+        # An indented line (a traceback's, a table's) wraps under itself, keeping its shape.
+        lead = min(len(text.plain) - len(text.plain.lstrip(" ")), inner // 2)
+        pieces = hang(self.console, text[lead:], inner, lead, 2) if lead else \
+            text.wrap(self.console, inner)
+        for piece in pieces:
             piece.pad_right(inner - piece.cell_len)
             rows.append(Text.assemble(("│ ", "dim"), piece, (" │", "dim")))
         self._emit(rows)
