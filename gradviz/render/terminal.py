@@ -10,6 +10,8 @@ colours a file printed and drops the rest of the terminal's control language.
 
 import re
 
+import rich.ansi  # noqa: F401 - Text.from_ansi imports it lazily, maybe while a user's rich.py
+#                   shadows the package during a run: imported here, it is found already
 from rich.text import Text
 
 __all__ = ["printable", "program_output"]
