@@ -22,6 +22,7 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import enable_grad
+from ..nn.modules import _zero_grad
 from . import _functional as F
 
 __all__ = ["Optimizer", "required"]
@@ -157,19 +158,7 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         """Set every parameter's .grad to None (or, with set_to_none=False, to zeros in
         place)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        _zero_grad((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def state_dict(self):
         """The state and the groups, parameters replaced by their index (in group order)."""
