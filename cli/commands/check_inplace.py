@@ -4,8 +4,8 @@ import json
 
 import click
 
-from ..common import (arg_option, debug_option, file_argument, json_option, library_errors,
-                      make_console, no_color_option)
+from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
+                      library_errors, make_console, no_color_option)
 
 
 @click.command("check-inplace")
@@ -13,10 +13,11 @@ from ..common import (arg_option, debug_option, file_argument, json_option, libr
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--strict", is_flag=True, help="Warnings (.data edits) fail too (exit 1).")
 @json_option
+@backend_option
 @arg_option
 @no_color_option
 @debug_option
-def check_inplace(file, file_args, strict, as_json, args_opt, no_color, debug):
+def check_inplace(file, file_args, strict, as_json, backend, args_opt, no_color, debug):
     """Find in-place edits of tensors saved for backward, without calling backward.
 
     Reports every in-place op (add_, mul_, a[i] = v, ...) that modified a tensor some node
@@ -29,10 +30,12 @@ def check_inplace(file, file_args, strict, as_json, args_opt, no_color, debug):
     Examples:
       gradviz check-inplace examples/inplace_version_error.py
       gradviz check-inplace examples/inplace_ok_when_not_saved.py --json
+      gradviz check-inplace examples/inplace_version_error.py --backend torch
     """
     from gradviz.inspect.inplace import check_inplace as check
     with library_errors():
-        result = check(file, argv=list(args_opt) + list(file_args), debug=debug)
+        result = check(file, argv=list(args_opt) + list(file_args), debug=debug,
+                       backend=backend)
     failed = bool(result["findings"]) or (strict and bool(result["warnings"]))
     code = 1 if failed or result["error"] else 0
     if as_json:

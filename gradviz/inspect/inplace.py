@@ -28,10 +28,11 @@ _LEAF_ERRORS = {
 }
 
 
-def _saved_tensors(node):
+def _saved_tensors(node, tracer):
     """(label, tensor or None, data, version counter, saved_version, node) still needed."""
     from .saved import saved_entries
-    for e in saved_entries(node) or ():
+    entries = tracer.saved_of(node) if hasattr(tracer, "saved_of") else saved_entries(node)
+    for e in entries or ():
         if e.is_tensor:
             yield e.label, e.tensor, e.data, e.vc, e.saved_version, node
 
@@ -57,13 +58,32 @@ def _fix(name, op):
             f"editing ({name} = {name}.clone()) so the saved value stays intact")
 
 
-def check_inplace(path, argv=(), debug=False):
+def _counter(t):
+    """What identifies t's version counter: the core's counter object; on torch, the tensor a
+    view (or a chain of views) was made from, which shares its counter."""
+    if t is None:
+        return None
+    vc = getattr(t, "_vc", None)
+    if vc is not None or not hasattr(t, "_base"):
+        return vc
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def _site(run, node):
+    if hasattr(run.tracer, "site_of"):
+        return run.tracer.site_of(node) or (None, None)
+    return node._where or (None, None)
+
+
+def check_inplace(path, argv=(), debug=False, backend="gradviz"):
     """Run the file and report the in-place hazards as plain data (see `gradviz check-inplace`).
 
     Returns {"file", "findings": [...], "warnings": [...], "error"}; each finding has kind,
     tensor, op, file, line, saved_by, saved_line, saved_version, version, roots and fix.
     """
-    run = run_file(path, argv=argv, debug=debug)
+    run = run_file(path, argv=argv, debug=debug, backend=backend)
     report = run.report()
     name_of = {}
     for name, t in run.named:
@@ -79,14 +99,14 @@ def check_inplace(path, argv=(), debug=False):
     findings, warnings = [], []
     seen = set()
     for node in run.tracer.nodes:
-        for label, t, data, vc, want, owner in _saved_tensors(node):
+        for label, t, data, vc, want, owner in _saved_tensors(node, run.tracer):
             now = 0 if vc is None else vc.v
             affected = [r for r, ids in reach.items() if id(node) in ids]
             if not affected:
                 continue
             tname = _tensor_name(t, owner, run, name_of)
             if now != want:
-                ev = _breaking_event(run.tracer.inplace_events, vc, want)
+                ev = _breaking_event(run.tracer.inplace_events, vc if _counter(t) is None else _counter(t), want)
                 key = (id(node), id(t) if t is not None else label)
                 if key in seen:
                     continue
@@ -97,7 +117,7 @@ def check_inplace(path, argv=(), debug=False):
                                                                     name_of)
                 site = ev.site if ev is not None else None
                 op = ev.op if ev is not None else "in-place edit"
-                where = node._where or (None, None)
+                where = _site(run, node)
                 findings.append({
                     "kind": "modified_saved_tensor",
                     "tensor": tname, "op": op, "via": via,
@@ -135,7 +155,7 @@ def check_inplace(path, argv=(), debug=False):
 
 def _breaking_event(events, vc, want):
     for ev in events:
-        if vc is not None and ev.tensor._vc is vc and ev.version == want + 1:
+        if vc is not None and _counter(ev.tensor) is vc and ev.version == want + 1:
             return ev
     return None
 
@@ -146,13 +166,15 @@ def _invisible_edits(run, node, label, tname, data, vc, affected):
     if data is None or not isinstance(data, np.ndarray):
         return out
     idx = run.tracer.order(node)
+    if hasattr(run.tracer, "saved_of"):
+        return out      # torch: an edit through .data cannot be told from other edits yet
     for ev in run.tracer.inplace_events:
         if ev.seq <= idx or (vc is not None and ev.tensor._vc is vc):
             continue
         d = ev.tensor._data
         if isinstance(d, np.ndarray) and np.shares_memory(d, data):
             site = ev.site or (None, None)
-            where = node._where or (None, None)
+            where = _site(run, node)
             out.append({
                 "kind": "invisible_edit", "tensor": tname, "op": ev.op,
                 "file": site[0], "line": site[1], "saved_by": node.name(),
@@ -179,7 +201,7 @@ def _tensor_name(t, node, run, name_of):
     if base is not None and name_of.get(id(base)):
         return f"{name_of[id(base)]} (a view)"
     for n, other in run.named:
-        if other._vc is not None and other._vc is t._vc:
+        if _counter(other) is not None and _counter(other) is _counter(t):
             return n
     return "(unnamed tensor)"
 

@@ -39,7 +39,7 @@ def add_iterations(report, run, nodes):
     """
     groups = []
     marks = {}          # node id -> (group index, number)
-    tracer = run.tracer if report.get("backend") == "gradviz" else None
+    tracer = run.tracer
     entries = report.get("nodes") or []
     if tracer is not None:
         _backward_loop(report, tracer, nodes, entries, groups, marks)

@@ -174,6 +174,10 @@ class _Builder:
         self.run = run
         self.full = full
         self.gv = run.backend == "gradviz"
+        # the torch backend's tracer records what the core's does (torch_tracer.py); the
+        # node attributes the core keeps (_where, _inputs, _seq) it answers for instead
+        self.on_torch = hasattr(run.tracer, "site_of")
+        self.traced = self.gv or self.on_torch
         self.named = run.named
         self.name_of = {id(t): n for n, t in self.named}
         self.node_ids = {}
@@ -233,6 +237,8 @@ class _Builder:
         order = self.nodes
         if self.gv:  # inputs before the outputs made from them
             order = sorted(self.nodes, key=lambda node: getattr(node, "_seq", 0))
+        elif self.on_torch:
+            order = sorted(self.nodes, key=lambda node: self.run.tracer.order(node) or 0)
         for node in order:
             i = index[id(node)]
             if _node_type(node) == "AccumulateGrad":
@@ -244,7 +250,7 @@ class _Builder:
                 outs[(id(node), 0)] = self.name_of[id(var)]
                 continue
             if (id(node), 0) not in outs:
-                t = self.run.tracer.output_of(node, 0) if self.gv else None
+                t = self.run.tracer.output_of(node, 0) if self.traced else None
                 earlier = self._versions().get(id(node))
                 if earlier is not None:
                     # A named tensor edited in place since: this node made an earlier version
@@ -295,7 +301,7 @@ class _Builder:
         named tensor edited in place since."""
         if self._version_of is None:
             self._version_of = {}
-            if self.gv and self._edits():
+            if self.traced and self._edits():
                 for _, t in self.named:
                     if id(t) in self._edits_of and self.name_of.get(id(t)):
                         for node, v in self._chain(t)[:-1]:
@@ -305,7 +311,7 @@ class _Builder:
     def history(self, t):
         """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
         of t; grad_fn is the node that edit recorded (None under no_grad)."""
-        if not self.gv:
+        if not self.traced:
             return []
         made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
         out = []
@@ -352,7 +358,7 @@ class _Builder:
         return name if name not in taken else None
 
     def _made_name(self, node, taken):
-        inputs = getattr(node, "_inputs", None) if self.gv else None
+        inputs = self._inputs(node)
         if inputs is None:
             return None
         t = self.run.tracer.output_of(node, 0)
@@ -370,8 +376,17 @@ class _Builder:
 
     # ----- pieces ---------------------------------------------------------------------------
 
+    def _inputs(self, node):
+        """The tensors the call that made node was given (None: not recorded)."""
+        if self.on_torch:
+            return self.run.tracer.inputs_of(node)
+        return getattr(node, "_inputs", None) if self.gv else None
+
     def site(self, node):
-        where = getattr(node, "_where", None) if self.gv else None
+        if self.on_torch:
+            where = self.run.tracer.site_of(node)
+        else:
+            where = getattr(node, "_where", None) if self.gv else None
         if not where:
             return None, None
         return where[0], where[1]
@@ -392,7 +407,7 @@ class _Builder:
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
-        elif not generated and self.gv and self.run.made_in_function(name):
+        elif not generated and self.traced and self.run.made_in_function(name):
             made = self.run.tracer.made_by.get(id(t))
             file, line = made[1] if made and made[1] else (None, None)
         elif not generated:
@@ -443,12 +458,18 @@ class _Builder:
 
     def saved(self, node):
         """Saved values of a node; after backward freed them, as the tracer saw them before."""
-        if not self.gv:
+        if not self.traced:
             return self._saved_public(node)
         tracer = self.run.tracer
-        entries = saved_entries(node, tracer.output_of(node, 0))
-        freed = False
-        if entries == [] and _was_freed(node):
+        if self.on_torch:
+            entries = tracer.saved_of(node)
+            freed = entries is None
+            gone = freed
+        else:
+            entries = saved_entries(node, tracer.output_of(node, 0))
+            freed = False
+            gone = entries == [] and _was_freed(node)
+        if gone:
             entries, freed = tracer.saved_snapshot.get(node), True
             if entries is None:
                 return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
@@ -504,10 +525,10 @@ class _Builder:
         nid = self.node_ids[id(node)]
         file, line = self.site(node)
         inputs = None
-        raw_inputs = getattr(node, "_inputs", None) if self.gv else None
+        raw_inputs = self._inputs(node)
         if raw_inputs is not None:
             inputs = [None if t is None else self.name_of.get(id(t)) for t in raw_inputs]
-        grads = self.run.tracer.last_grad.get(node) if self.gv else None
+        grads = self.run.tracer.last_grad.get(node) if self.traced else None
         grad = None
         if grads is not None:
             grad = to_json_value(grads[0], self.full) if len(grads) == 1 else \
@@ -545,6 +566,9 @@ def _was_freed(node):
 def _saved_names(node):
     fn = getattr(node, "_fn", node)
     e = getattr(fn, "_entry", None)
+    if e is None and hasattr(node, "register_prehook") and not hasattr(node, "_seq"):
+        # a torch node: its attributes say what it saved
+        return [a[len("_saved_"):] for a in sorted(dir(node)) if a.startswith("_saved_")]
     return e.saved_names(fn._mask) if e is not None else ()
 
 
@@ -608,7 +632,7 @@ def _build(run, full):
             if a is not None:
                 anomalies.append(a)
                 by_node[id(info.node)] = a["message"]
-    if b.gv:
+    if b.traced:
         for node, i in run.tracer.nonfinite:
             if id(node) not in b.node_ids or id(node) in by_node:
                 continue
@@ -623,7 +647,7 @@ def _build(run, full):
     nodes = [b.node_entry(n, by_node) for n in b.nodes]
     roots = [t["name"] for t in tensors if t["is_root"] and not t["generated"]]
     hooks = []
-    if b.gv:
+    if b.traced:
         for node, grads in run.tracer.events:
             if id(node) not in b.node_ids:
                 continue
@@ -635,9 +659,6 @@ def _build(run, full):
                               "node": b.node_ids[id(node)],
                               "kind": "tensor" if target else "node",
                               "grad": to_json_value(g, full)})
-    else:
-        hooks = [{"target": name, "node": None, "kind": "tensor",
-                  "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
     return add_iterations({
@@ -719,7 +740,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
         entry["hooks"] = []
     for entry in tensors:
         entry["grad_changed_by"] = []
-    if not b.gv:
+    if not b.traced:
         return [], []
     tracer = run.tracer
     by_id = {entry["id"]: entry for entry in nodes}

@@ -97,9 +97,12 @@ def _aliases(backend, mod):
         return {"torch": mod, "torch.nn": mod.nn, "torch.nn.functional": mod.nn.functional,
                 "torch.nn.init": mod.nn.init, "torch.autograd": mod.autograd,
                 "torch.autograd.graph": mod.autograd.graph, "torch.optim": mod.optim}
+    import torch.utils.data
     return {"gradviz": mod, "gradviz.nn": mod.nn, "gradviz.nn.functional": mod.nn.functional,
             "gradviz.nn.init": mod.nn.init, "gradviz.autograd": mod.autograd,
-            "gradviz.optim": mod.optim}
+            "gradviz.autograd.graph": mod.autograd.graph, "gradviz.optim": mod.optim,
+            "gradviz.optim.lr_scheduler": mod.optim.lr_scheduler, "gradviz.utils": mod.utils,
+            "gradviz.utils.data": mod.utils.data}
 
 
 # ----- Reading the source ----------------------------------------------------------------------
@@ -646,6 +649,27 @@ def _collected_warnings(capture):
         yield
 
 
+def new_tracer(backend, **options):
+    """The tracer that records a run on this backend (torch's needs torch installed)."""
+    if backend == "torch":
+        backend_module(backend)
+        from .torch_tracer import TorchTracer
+        return TorchTracer(**options)
+    from .tracer import Tracer
+    return Tracer(**options)
+
+
+def tracing_for(tracer, backend):
+    """Context manager installing tracer for a run on backend (nothing when tracer is None)."""
+    if tracer is None:
+        return contextlib.nullcontext()
+    if backend == "torch":
+        from .torch_tracer import torch_tracing
+        return torch_tracing(tracer)
+    from .tracer import tracing
+    return tracing(tracer)
+
+
 def compile_file(path):
     """The file's code object; SyntaxError (with file and line) when it is not valid Python."""
     return compile(read_source(path), path, "exec", dont_inherit=True)
@@ -670,7 +694,6 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
     env = ScriptEnvironment(path, argv, backend, sink)
     result.namespace = env.namespace
     from ..autograd.grad_mode import _state
-    from .tracer import tracing
     mod = env.module
     prev_anomaly = (_state.anomaly, _state.anomaly_nan)
     with env:
@@ -681,8 +704,7 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
             else:
                 mod.autograd.set_detect_anomaly(True)
         try:
-            with (tracing(tracer) if tracer is not None and backend == "gradviz"
-                  else contextlib.nullcontext()):
+            with tracing_for(tracer, backend):
                 env.run(code, result, debug)
         finally:
             if backend == "gradviz":

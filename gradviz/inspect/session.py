@@ -12,9 +12,8 @@ import ast
 import difflib
 
 from .names import frame_prefixes, named_tensors
-from .runner import (UsageError, backend_module, describe, execute_file, quiet_anomaly_warnings,
-                     read_source)
-from .tracer import Tracer, tracing
+from .runner import (UsageError, backend_module, describe, execute_file, new_tracer,
+                     quiet_anomaly_warnings, read_source, tracing_for)
 
 __all__ = ["Run", "run_file"]
 
@@ -36,7 +35,6 @@ class Run:
         self.backward_root = None
         self.backward_error = None
         self.backward_call = None   # index of the --backward call among the tracer's calls
-        self.torch_hooks = []       # (tensor name, grad array): hooks fired on the torch backend
         self._named = None
         self._generated = None
         self._lines = None
@@ -49,7 +47,7 @@ class Run:
         if self._named is None:
             seen = set()
             named = named_tensors(self.namespace, self.module.Tensor, seen=seen)
-            frames = self.tracer.frames if self.backend == "gradviz" else ()
+            frames = self.tracer.frames
             self._module_named = len(named)
             for (frame, _, _), prefix in zip(frames, frame_prefixes(frames)):
                 named += named_tensors(frame.f_locals, self.module.Tensor, prefix + ".", seen)
@@ -118,8 +116,7 @@ class Run:
             grad = mod.ones_like(root)
         elif gradient is not None:
             raise UsageError(f"unknown --gradient {gradient!r} (use: ones)")
-        ctx = tracing(self.tracer) if self.backend == "gradviz" else _null()
-        handles = [] if self.backend == "gradviz" else self._hook_named_tensors()
+        ctx = tracing_for(self.tracer, self.backend)
         anomaly_ctx = mod.autograd.set_detect_anomaly(True) if anomaly else _null()
         try:
             with ctx, anomaly_ctx, quiet_anomaly_warnings():
@@ -134,22 +131,8 @@ class Run:
                 info.message += (f" ('{name}' has shape {list(root.shape)}: "
                                  "pass --gradient ones)")
             self.backward_error = info
-        for h in handles:
-            h.remove()
         if anomaly and self.backend == "gradviz":
             mod.autograd.set_detect_anomaly(False)
-
-    def _hook_named_tensors(self):
-        """On the torch backend there is no tracer: tensor hooks record what each named
-        tensor receives during --backward, in firing order."""
-        import numpy as np
-        handles = []
-        for name, t in self.named:
-            if t.requires_grad:
-                def record(grad, name=name):
-                    self.torch_hooks.append((name, np.array(grad.detach().cpu().numpy())))
-                handles.append(t.register_hook(record))
-        return handles
 
     @property
     def failed(self):
@@ -176,7 +159,7 @@ def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
     text, or a "warning" line); --backward's hooks print into the same output.
     """
     module = backend_module(backend)
-    tracer = Tracer(retain_grad=retain_grad)
+    tracer = new_tracer(backend, retain_grad=retain_grad)
     runs = []
 
     def after(execution):

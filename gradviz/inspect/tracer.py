@@ -331,8 +331,7 @@ class Tracer:
         while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
             if id(f) in kept:
                 break
-            if not f.f_code.co_filename.startswith(_PKG_DIR) and \
-                    not f.f_code.co_name.startswith("<"):
+            if not self._library_code(f.f_code) and not f.f_code.co_name.startswith("<"):
                 chain.append(f)
             f = f.f_back
         for f in reversed(chain):
@@ -346,6 +345,10 @@ class Tracer:
             recent.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
+
+    def _library_code(self, code):
+        """Code of the library the file runs on, whose frames never name tensors."""
+        return code.co_filename.startswith(_PKG_DIR)
 
     @property
     def frames(self):

@@ -1,0 +1,667 @@
+"""The tracer on the torch backend: what a file does on the real PyTorch, recorded as the core's
+tracer records it, so that the same report builder makes the same document.
+
+Three of torch's own extension points feed it, installed only while the file (or --backward)
+runs:
+
+- a `torch.overrides.TorchFunctionMode` sees every torch function and Tensor method the file
+  calls: new nodes get the file and line that made them, the call's tensor arguments (for
+  names like `mul(w, x)`), their outputs; tensors that start requiring grad are leaves; a call
+  that bumped its first argument's `_version` is an in-place edit;
+- `torch.autograd.graph.saved_tensors_hooks` packs every tensor a node saves with its
+  `_version` at that moment (what check-inplace compares), and does torch's own version check
+  when backward unpacks it (torch skips that check for hooked tensors);
+- a pre-hook and a post-hook on every node, registered as the node appears, record the
+  gradient that reached it and what it sent along each edge, in the engine's order, for the
+  file's own backward() calls as for --backward.
+
+torch's nodes cannot be weakly referenced, and holding one holds its graph. So the tracer
+holds the nodes made since the last backward call began and those that call runs, and lets
+the others go at each backward call; a node's entry goes when torch frees the node (its hooks
+go with it). A training loop's earlier steps are freed as under `python file.py`.
+
+>>> from gradviz.inspect import run_file
+>>> run = run_file("examples/mul_chain_backward.py", backend="torch")   # doctest: +SKIP
+>>> run.report()["nodes"][0]["line"]                                      # doctest: +SKIP
+7
+"""
+
+import os
+import sys
+import weakref
+
+import numpy as np
+
+from .saved import Saved
+from .tracer import Tracer
+
+__all__ = ["TorchTracer", "torch_tracing"]
+
+_GRADVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+# Extra slots of a node's entry (after the core tracer's six): where the call that made it was,
+# the call's tensor arguments (weak references, for the outermost node of a call only).
+_SITE, _INPUTS = 6, 7
+
+_BACKWARD_NAMES = ("backward", "grad")
+
+
+class _Packed:
+    """A saved tensor as the pack hook keeps it: the tensor, its version then, and the tensor
+    of the file's it aliases (a weak reference; torch packs a detached alias of inputs)."""
+
+    __slots__ = ("tensor", "version", "original", "grad_fn", "output_nr")
+
+    def __init__(self, tensor, version, original, grad_fn, output_nr):
+        self.tensor = tensor
+        self.version = version
+        self.original = original
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+
+
+class TorchTracer(Tracer):
+    """The core's Tracer, fed by torch's extension points instead of by the core."""
+
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
+        super().__init__(retain_grad=retain_grad, keep_grads=keep_grads,
+                         keep_history=keep_history)
+        import torch
+        self.torch = torch
+        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        self._internal = {}         # code -> whether it is torch's or gradviz's
+        self._call_codes = {torch.nn.Module._call_impl.__code__}
+        self._args = ()             # the tensor arguments of the call running now
+        self._outputs = ()
+        self._unpacked = None       # the last _Packed read back (see saved_of)
+        self._peeking = False
+        self._backward_funcs = self._find_backward_funcs(torch)
+        self._made_now = []         # holders of the nodes made since the last backward call
+        self._made_refs = {}        # id(weak reference to a tensor) -> (it, id(tensor))
+
+    @staticmethod
+    def _find_backward_funcs(torch):
+        return {torch.Tensor.backward: "backward", torch.autograd.backward: "backward",
+                torch.autograd.grad: "grad"}
+
+    # ----- where a call comes from ---------------------------------------------------------
+
+    def _is_internal(self, code):
+        inside = self._internal.get(code)
+        if inside is None:
+            name = code.co_filename
+            inside = self._internal[code] = (name.startswith(self._torch_dir)
+                                             or name.startswith(_GRADVIZ_DIR)
+                                             or name.startswith("<frozen"))
+        return inside
+
+    def _library_code(self, code):
+        return self._is_internal(code)
+
+    def _user(self, depth):
+        """(site, user frame, the Module call frame the user called or None)."""
+        f = sys._getframe(depth)
+        call = None
+        while f is not None:
+            code = f.f_code
+            if not self._is_internal(code):
+                return (code.co_filename, f.f_lineno), f, call
+            if code in self._call_codes:
+                call = f
+            f = f.f_back
+        return None, None, None
+
+    # ----- what the mode calls ---------------------------------------------------------------
+
+    def call(self, func, types, args, kwargs):
+        """Run one torch call for the mode, recording what it made."""
+        torch = self.torch
+        # the tensor an in-place call edits: its first argument (nn.init passes it by name)
+        first = args[0] if args else next(iter(kwargs.values()), None) if kwargs else None
+        version = first._version if isinstance(first, torch.Tensor) else None
+        kind = self._backward_funcs.get(func)
+        if kind is not None:
+            self._begin_backward(kind, args, kwargs)
+            ran = len(self.steps)
+        self._args = args
+        try:
+            out = func(*args, **(kwargs or {}))
+        except BaseException as exc:
+            if kind is not None and len(self.steps) == ran:
+                self._no_backward()     # it raised before running anything, as on the core
+            if version is not None and "leaf Variable that requires grad" in str(exc):
+                # autograd refused an in-place edit of a leaf (check-inplace reports it)
+                self.refusals.append((first, str(exc), self._user(3)[0]))
+            raise
+        finally:
+            self._args = ()
+        if version is not None and first._version != version and \
+                getattr(func, "__name__", "") != "requires_grad_":
+            self._inplace(first, func)
+        self._outputs_made(func, args, out)
+        return out
+
+    def _inplace(self, tensor, func):
+        from .tracer import InplaceEvent
+        site, _, _ = self._user(4)
+        name = getattr(func, "__name__", str(func))
+        op = "setitem" if name == "__setitem__" else name
+        self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
+                                                self.torch.is_grad_enabled(), self._count))
+
+    def _outputs_made(self, func, args, out):
+        torch = self.torch
+        if isinstance(out, torch.Tensor):
+            outs = (out,)
+        elif isinstance(out, (tuple, list)):
+            outs = [o for o in out if isinstance(o, torch.Tensor)]
+            if not outs:
+                return
+        else:
+            return
+        site = frame = call = None
+        looked = False
+        for t in outs:
+            fn = t.grad_fn
+            given = any(t is a for a in args)
+            if fn is None:
+                if given and getattr(func, "__name__", "") != "requires_grad_":
+                    continue
+                if not looked:
+                    site, frame, call = self._user(4)
+                    looked = True
+                self._created(t, func, site, frame, call)
+                if t.requires_grad:
+                    self.leaf(t)
+                continue
+            entry = self._entry(fn)
+            if entry is not None and entry[_SITE] is not None:
+                continue        # a tensor made before (x.grad_fn known: returned as it was)
+            if not looked:
+                site, frame, call = self._user(4)
+                looked = True
+            self._new_nodes(fn, site, args)
+            self.made(t, fn)
+            if not given:
+                self._created(t, func, site, frame, call)
+
+    def _created(self, t, func, site, frame, call):
+        k = id(t)
+        if k in self.made_by:
+            return      # an existing tensor handed out again (x.grad)
+        name = getattr(func, "__name__", None)
+        self.made_by[k] = (name, site, self.torch.is_grad_enabled())
+        # keyed by the reference's id: a torch tensor's == is elementwise, so a weak
+        # reference to one cannot be a dict key
+        ref = weakref.ref(t, self._forget_ref)
+        self._made_refs[id(ref)] = (ref, k)
+        if call is not None:
+            self._module_call(call, k)
+        if frame is not self._last_frame and frame is not None:
+            self._saw_frame(frame)
+
+    def _forget_ref(self, ref):
+        entry = self._made_refs.pop(id(ref), None)
+        if entry is not None:
+            self.made_by.pop(entry[1], None)
+            self.module_output.pop(entry[1], None)
+
+    def _new_nodes(self, fn, site, args):
+        """Number and hook the nodes made by one call: fn and those above it not seen yet."""
+        torch = self.torch
+        inputs = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                if a.is_floating_point() or a.is_complex():
+                    inputs.append(weakref.ref(a))
+            elif isinstance(a, (int, float)) and not isinstance(a, bool):
+                inputs.append(None)     # a number, as the core lists it
+        stack = [fn]
+        new = {}
+        while stack:
+            node = stack.pop()
+            key = _key(node)
+            if key in new:
+                continue
+            entry = self._nodes.get(key)
+            if entry is not None and entry[_SITE] is not None:
+                continue
+            new[key] = node
+            stack.extend(n for n, _ in node.next_functions if n is not None)
+        # numbered in the order torch made them (a leaf's AccumulateGrad first), so that
+        # inputs come before the outputs made from them, as on the core
+        for node in sorted(new.values(), key=_made_order):
+            entry = self._entry(node, create=True)
+            entry[_SITE] = False if site is None else site
+            if node is fn:
+                entry[_INPUTS] = _row_inputs(node, inputs)
+            self._hook(node)
+
+    def node(self, node):
+        key = _key(node)
+        holder = _Holder(node)
+        self._nodes[key] = [self._count, holder, None, None, None, None, None, None]
+        self._made_now.append(holder)
+        self._count += 1
+
+    def _entry(self, node, create=False):
+        entry = self._nodes.get(_key(node))
+        if entry is None and create:
+            self.node(node)
+            entry = self._nodes[_key(node)]
+        return entry
+
+    @property
+    def nodes(self):
+        """The nodes the tracer holds, in creation order."""
+        live = [(e[0], e[1]()) for e in list(self._nodes.values())]
+        return [n for _, n in sorted((p for p in live if p[1] is not None),
+                                     key=lambda p: p[0])]
+
+    def made(self, out, node):
+        entry = self._entry(node, create=True)
+        outs = entry[2]
+        if outs is None:
+            outs = entry[2] = []
+        nr = out.output_nr
+        while len(outs) <= nr:
+            outs.append(None)
+        outs[nr] = weakref.ref(out)
+        self._recent.append(out)
+
+    def _hook(self, node):
+        """A pre-hook (the gradient that reached node) and a post-hook (what it sent)."""
+        key = _key(node)
+        entry = self._nodes[key]
+        holder = entry[1]
+        gone = _Gone(self._nodes, key, entry)
+
+        def pre(grad_outputs, gone=gone):
+            n = holder()
+            if n is not None:
+                self._snapshot_saved(n)
+                self.grad(n, grad_outputs)
+
+        def post(grad_inputs, grad_outputs):
+            n = holder()
+            if n is not None:
+                self.ran(n, grad_inputs)
+
+        node.register_prehook(pre)
+        node.register_hook(post)
+
+    # ----- backward calls ----------------------------------------------------------------
+
+    def _begin_backward(self, kind, args, kwargs):
+        torch = self.torch
+        roots = args[0] if args else (kwargs or {}).get("tensors", (kwargs or {}).get("outputs"))
+        if isinstance(roots, torch.Tensor):
+            roots = (roots,)
+        nodes = [(t.grad_fn, 0) for t in roots or () if isinstance(t, torch.Tensor)
+                 and t.grad_fn is not None]
+        self.begin_at(nodes, kind == "grad", self._user(4)[0])
+
+    def begin_at(self, roots, capture, site):
+        """A backward / grad call from roots [(node, nr)] begins at site."""
+        roots = [n for n, _ in roots]
+        self._hold(roots)
+        # as the core's Tracer.begin, holding the roots through their holders
+        self._taint = {}
+        self.call_marks.append(self._count)
+        holders = [self._entry(n, create=True)[1] for n in roots]
+        self._calls.append((holders, site, capture))
+        if self.keep_history:
+            return
+        self._previous, self._recent = self._recent, []
+        self._settle_history()
+        keep_from = len(self._calls) - 2
+        if keep_from > self.steps_from_call:
+            self.steps = [st for st in self.steps if st.call >= keep_from]
+            self.steps_from_call = keep_from
+
+    def _hold(self, roots):
+        """Hold the nodes this backward call reaches and those made since the last call;
+        let the others go (unless keep_history)."""
+        held = []
+        seen = set()
+        stack = [n for n in roots if n is not None]
+        while stack:
+            node = stack.pop()
+            key = _key(node)
+            if key in seen:
+                continue
+            seen.add(key)
+            entry = self._nodes.get(key)
+            if entry is not None:
+                entry[1].node = node
+                held.append(entry[1])
+            stack.extend(n for n, _ in _edges(node) if n is not None)
+        if not self.keep_history:
+            keep = {id(h) for h in held} | {id(h) for h in self._made_now}
+            for entry in list(self._nodes.values()):
+                if id(entry[1]) not in keep:
+                    entry[1].node = None
+        self._made_now = []
+
+    def _no_backward(self):
+        self._calls.pop()
+        self.call_marks.pop()
+
+    def begin(self, roots, inputs, capture):
+        self.begin_at(roots, capture, None)
+
+    @property
+    def backward_calls(self):
+        """(root nodes still held, site, capture) for each backward / grad call."""
+        return [([n for n in (h() for h in holders) if n is not None], site, capture)
+                for holders, site, capture in self._calls]
+
+    def grad(self, node, grads):
+        entry = self._entry(node, create=True)
+        if self.keep_grads:
+            snap = [None if g is None else _array(g) for g in grads]
+            last = entry[5]
+            if last is not None and not self.keep_history:
+                from .tracer import _summary
+                if any(isinstance(g, np.ndarray) and g.size > 64 for g in last[1]):
+                    last[1] = [_summary(g) for g in last[1]]
+            event = [entry[1], snap] if not self.keep_history else (node, snap)
+            if not self.keep_history:
+                entry[5] = event
+            self._events.append(event)
+            entry[3] = snap
+
+    def ran(self, node, outs):
+        if self.keep_grads:
+            outs = [None if g is None else _array(g) for g in outs]
+            self.produced(node, outs)
+            super().ran(node, outs)
+
+    def fired(self, node, kind, nr, hook, given, returned):
+        return None
+
+    # ----- saved tensors -----------------------------------------------------------------
+
+    def pack(self, t):
+        torch = self.torch
+        original, grad_fn, nr = None, None, 0
+        for a in self._args:
+            if isinstance(a, torch.Tensor) and _same_view(a, t):
+                original, grad_fn, nr = a, a.grad_fn, a.output_nr
+                break
+        return _Packed(t, t._version, None if original is None else weakref.ref(original),
+                       None if grad_fn is None else grad_fn.name(), nr)
+
+    def unpack(self, packed):
+        self._unpacked = packed
+        t = packed.tensor
+        if not self._peeking and t._version != packed.version:
+            raise RuntimeError(_version_message(t, packed, self.torch))
+        return t
+
+    def saved_of(self, node):
+        """[Saved] for what node still holds (None once backward freed it)."""
+        names = _saved_names(node)
+        out = []
+        self._peeking = True
+        try:
+            for attr in names:
+                self._unpacked = None
+                try:
+                    v = getattr(node, attr)
+                except RuntimeError:
+                    return None
+                packed, self._unpacked = self._unpacked, None
+                if v is None:
+                    continue        # declared by the node, not saved for these inputs
+                if isinstance(v, self.torch.Tensor):
+                    original = None if packed is None or packed.original is None \
+                        else packed.original()
+                    if attr == "_saved_result" and original is None:
+                        original = self.output_of(node, 0)
+                    # no tensor is kept: a snapshot must not keep what backward freed
+                    vc = _Version(original) if original is not None else _Fixed(v._version)
+                    out.append(Saved(attr, original, _meta(v), vc,
+                                     packed.version if packed is not None else v._version))
+                else:
+                    out.append(Saved(attr, value=v, is_tensor=False))
+        finally:
+            self._peeking = False
+        return out
+
+    def _snapshot_saved(self, node):
+        entry = self._entry(node)
+        if entry is not None and entry[4] is None:
+            entries = self.saved_of(node)
+            from .tracer import _NOTHING_SAVED
+            for e in entries or ():
+                if e.label == "_saved_result":
+                    # the node's own output: holding it would keep the node alive (the report
+                    # finds it through output_of), as in the core's tracer
+                    e.tensor = None
+            entry[4] = entries if entries else _NOTHING_SAVED
+
+    # ----- what the report reads -----------------------------------------------------------
+
+    def site_of(self, node):
+        entry = self._entry(node)
+        return entry[_SITE] or None if entry is not None else None
+
+    def inputs_of(self, node):
+        """The tensors the call that made node was given; for a node made inside one call
+        (F.linear's TBackward0), the tensors its edges lead to, where known."""
+        entry = self._entry(node)
+        if entry is None:
+            return None
+        refs = entry[_INPUTS]
+        if refs is not None:
+            return [None if r is None else r() for r in refs]
+        if type(node).__name__ == "AccumulateGrad":
+            return None
+        inputs = []
+        for fn, nr in _edges(node):
+            if fn is None:
+                inputs.append(None)
+            elif type(fn).__name__ == "AccumulateGrad":
+                inputs.append(fn.variable)
+            else:
+                inputs.append(self.output_of(fn, nr))
+        return inputs
+
+    def _module_call(self, call, k):
+        """As the core's, for torch's Module._call_impl(self, *args)."""
+        calls = self.module_calls
+        entry = calls.get(id(call))
+        if entry is None:
+            entry = calls[id(call)] = [call, None]
+            if len(calls) > 64:
+                del calls[next(iter(calls))]
+        if entry[1] is not None:
+            self.module_output.pop(entry[1], None)
+        entry[1] = k
+        loc = call.f_locals
+        args = loc.get("args") or ()
+        first = args[0] if args and isinstance(args[0], self.torch.Tensor) else None
+        self.module_output[k] = (loc.get("self"), None if first is None else weakref.ref(first))
+
+
+class _Holder:
+    """A node, held while the tracer needs it (None once let go)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+    def __call__(self):
+        return self.node
+
+
+class _Gone:
+    """Kept by a node's hooks: when torch frees the node, its entry goes."""
+
+    __slots__ = ("nodes", "key", "entry")
+
+    def __init__(self, nodes, key, entry):
+        self.nodes, self.key, self.entry = nodes, key, entry
+
+    def __del__(self):
+        if self.nodes.get(self.key) is self.entry:
+            del self.nodes[self.key]
+
+
+def _key(node):
+    """A node's key while it lives: its sequence number, or its leaf for AccumulateGrad
+    (whose number is the same for all)."""
+    if type(node).__name__ == "AccumulateGrad":
+        return ("leaf", id(node.variable))
+    return node._sequence_nr()
+
+
+def _made_order(node):
+    return -1 if type(node).__name__ == "AccumulateGrad" else node._sequence_nr()
+
+
+def _edges(node):
+    try:
+        return node.next_functions
+    except RuntimeError:
+        return ()
+
+
+class _Version:
+    """The version counter of a saved torch tensor, read as the core's `vc.v`."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    @property
+    def v(self):
+        return self.t._version
+
+
+class _Fixed:
+    """The version of a saved tensor the file has no name for, as it was when read."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+
+_NUMPY_DTYPES = {}
+
+
+def _meta(t):
+    """An array of t's shape and dtype that takes no memory (what the report reads of it)."""
+    dtype = _NUMPY_DTYPES.get(t.dtype)
+    if dtype is None:
+        import torch
+        try:
+            dtype = torch.empty(0, dtype=t.dtype).numpy().dtype
+        except (TypeError, RuntimeError):
+            dtype = np.dtype(np.float32)
+        _NUMPY_DTYPES[t.dtype] = dtype
+    return np.broadcast_to(np.zeros((), dtype=dtype), tuple(t.shape))
+
+
+def _array(g):
+    return g.detach().cpu().numpy().copy()
+
+
+def _same_view(a, b):
+    try:
+        return (a.data_ptr() == b.data_ptr() and a.shape == b.shape
+                and a.stride() == b.stride() and a.dtype == b.dtype)
+    except RuntimeError:
+        return False
+
+
+_SAVED_NAMES = {}       # node type -> its `_saved_*` attribute names, sorted
+
+
+def _saved_names(node):
+    """The node's `_saved_*` attributes, in the order the core lists them for the same node
+    (its derivative row's arguments, then the result); unknown ones after, sorted."""
+    cls = type(node)
+    names = _SAVED_NAMES.get(cls)
+    if names is None:
+        order = _row_order().get(cls.__name__, ())
+        found = [a for a in sorted(dir(node)) if a.startswith("_saved_")]
+        rank = {name: i for i, name in enumerate(order)}
+        names = _SAVED_NAMES[cls] = sorted(found, key=lambda a: rank.get(a, len(rank)))
+    return names
+
+
+_ROW_ORDER = {}
+_ROW_INPUTS = {}
+
+
+def _row_inputs(node, inputs):
+    """The call's arguments as the core lists a node's inputs: as many as the core's row for
+    the same node has differentiable inputs (mul(x, 2): x and the number; pow(x, 2): x)."""
+    if not _ROW_INPUTS:
+        from ..autograd.formula import DERIVATIVES
+        for d in DERIVATIVES.values():
+            _ROW_INPUTS.setdefault(d.node, d.n_inputs)
+    n = _ROW_INPUTS.get(type(node).__name__)
+    return inputs if n is None else inputs[:n]
+
+
+def _row_order():
+    """grad_fn name -> its `_saved_*` names in the core's derivative table's order."""
+    if not _ROW_ORDER:
+        from ..autograd.formula import DERIVATIVES
+        for d in DERIVATIVES.values():
+            _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
+                                  + ("_saved_" + d.result_name,))
+    return _ROW_ORDER
+
+
+def _version_message(t, packed, torch):
+    """torch's own message for a saved tensor modified in place (SavedVariable::unpack)."""
+    sizes = "[" + ", ".join(str(s) for s in t.shape) + "]"
+    msg = ("one of the variables needed for gradient computation has been modified by an "
+           f"inplace operation: [{t.type()} {sizes}]")
+    if packed.grad_fn is not None:
+        msg += f", which is output {packed.output_nr} of {packed.grad_fn},"
+    msg += f" is at version {t._version}; expected version {packed.version} instead."
+    if torch.is_anomaly_enabled():
+        msg += (" Hint: the backtrace further above shows the operation that failed to "
+                "compute its gradient. The variable in question was changed in there or "
+                "anywhere later. Good luck!")
+    else:
+        msg += (" Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                "check_nan=False).")
+    return msg
+
+
+class torch_tracing:
+    """Context manager: the TorchTracer's mode and saved-tensor hooks installed."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def __enter__(self):
+        import torch
+        from torch.overrides import TorchFunctionMode
+        tracer = self.tracer
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return tracer.call(func, types, args, kwargs)
+
+        self.mode = _Mode()
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
+        self.hooks.__enter__()
+        self.mode.__enter__()
+        return tracer
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+        self.hooks.__exit__(*exc)
+        return False
