@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .loops import add_iterations
+from .modules import add_modules
 from .saved import saved_entries
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
@@ -640,7 +641,7 @@ def _build(run, full):
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return add_iterations({
+    return add_modules(add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -656,7 +657,7 @@ def _build(run, full):
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,
                                                          [t["name"] for t in tensors]),
-    }, run, b.nodes)
+    }, run, b.nodes), getattr(run.tracer, "modules", None), b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

@@ -24,6 +24,7 @@ from .._tensor import Tensor
 from ..autograd.graph import _PKG_DIR, _internal, user_site
 from ..autograd.grad_mode import _state
 from .report import summary_stats
+from .modules import ModuleCalls
 from .saved import saved_entries
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
@@ -130,6 +131,7 @@ class Tracer:
         self._last_frame = None
         self.module_calls = {}      # id(Module.__call__ frame) -> [frame, id of its last tensor]
         self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
+        self.modules = ModuleCalls()    # which module call made each node
 
     # ----- protocol called by the core ----------------------------------------------------
 
@@ -141,6 +143,8 @@ class Tracer:
         ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
         nodes[k] = [self._count, ref, None, None, None, None]
         self._count += 1
+        if self.modules.stack:
+            self.modules.node(node)
 
     def made(self, out, node):
         entry = self._entry(node, create=True)
@@ -263,6 +267,14 @@ class Tracer:
                                               not _same(given, returned), frozenset()))
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
+
+    def module_call(self, module, args):
+        """The file called module(*args) (nn.Module.__call__, before its hooks)."""
+        self.modules.enter(module, args)
+
+    def module_return(self, module, result):
+        """That call returned result (None when it raised)."""
+        self.modules.exit(module, result)
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
