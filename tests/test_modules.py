@@ -183,6 +183,15 @@ def test_torch_hooks_record_what_the_core_records():
                                ("ReluBackward0", "1")]
     # each call made as many nodes on both (Block: add and relu; Linear: addmm and t)
     assert [c[-1] for c in out["torch"][1]] == [0, 2, 2, 1, 2, 2, 1, 2]
+    # the report's keys from torch's nodes: a parameter's AccumulateGrad under its owner
+    from gradviz.inspect.modules import add_modules
+    head = y.grad_fn.next_functions[0][0]
+    nodes = [y.grad_fn, head, head.next_functions[0][0]]
+    doc = add_modules({"nodes": [{"id": f"n{i}"} for i in range(3)], "tensors": []},
+                      handle.calls, nodes)
+    assert [(e["module"], e["module_call"]) for e in doc["nodes"]] == \
+        [(None, None), ("2", 7), ("2", None)]
+    assert [c["module"] for c in doc["module_calls"]][:3] == ["", "0", "0.linear"]
     # removed: torch's hooks no longer feed it
     before = len(handle.calls.recent)
     net(x)
