@@ -29,10 +29,14 @@ import traceback
 import types
 import warnings
 
+from ..autograd import callsite
+
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
            "execute", "backend_module", "user_frames", "read_source"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The inspector's files host the user's code: their frames, and whatever called them, are not
+# the user's (anomaly stacks, the frames that name tensors).
+callsite.register_host(os.path.dirname(os.path.abspath(__file__)))
 # The repeated part of a traceback is shown once, as Python's own traceback does.
 _REPEAT_SHOWN = 3
 _MAX_PERIOD = 8
@@ -169,7 +173,7 @@ def user_frames(tb, debug=False):
     repeated frames (recursion) collapsed into one entry {"repeated": N, "frames": k}."""
     out = []
     for fr in traceback.extract_tb(tb):
-        if not debug and (fr.filename.startswith(_PKG_DIR) or _is_library(fr.filename)):
+        if not debug and (callsite.is_gradviz_file(fr.filename) or _is_library(fr.filename)):
             continue
         out.append({"file": fr.filename, "line": fr.lineno, "function": fr.name,
                     "code": fr.line})
@@ -609,7 +613,7 @@ def _forget_user_modules(before, folder):
     for name in set(sys.modules) - before:
         file = getattr(sys.modules.get(name), "__file__", None) or ""
         if not isinstance(file, str) or not file.startswith(folder) or \
-                file.startswith(_PKG_DIR):
+                callsite.is_gradviz_file(file):
             continue
         top = name.partition(".")[0]
         try:
