@@ -30,6 +30,14 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, l
 @click.option("--max-depth", type=click.IntRange(min=1), metavar="N",
               help="Draw only N levels below the roots.")
 @click.option("--collapse", is_flag=True, help="Fold repeated chains of the same op.")
+@click.option("--modules/--no-modules", "by_module", default=True, show_default=True,
+              help="Draw each nn.Module call as a cluster labelled name: Class.")
+@click.option("--depth-modules", type=click.IntRange(min=0), metavar="N",
+              help="Fold every module deeper than N (the model is 0, its children 1) into "
+                   "one box: class, input and output shapes, parameter count.")
+@click.option("--expand", "expand", multiple=True, metavar="NAME",
+              help="Open module NAME (qualified, e.g. encoder.layers.0) under --depth-modules "
+                   "(repeatable).")
 @click.option("--no-legend", is_flag=True, help="Leave out the legend.")
 @click.option("--renderer", metavar="PATH",
               help="The Graphviz executable to use (also GRADVIZ_DOT).")
@@ -38,8 +46,8 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, l
 @no_color_option
 @debug_option
 def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gradient,
-          show_saved, anomaly, max_depth, collapse, no_legend, renderer, backend, args_opt,
-          no_color, debug):
+          show_saved, anomaly, max_depth, collapse, by_module, depth_modules, expand, no_legend,
+          renderer, backend, args_opt, no_color, debug):
     """Draw FILE's autograd graph (every root, or --root NAME).
 
     Nodes that stand for named tensors carry name, shape and dtype; leaves, roots,
@@ -53,9 +61,11 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/graph_z_wx_b.py --view forward -o z_forward.svg
       gradviz graph examples/retain_grad_and_hooks.py --backward loss --show-saved --svg g.svg
       gradviz graph examples/mul_chain_backward.py -o -
+      gradviz graph examples/nested_modules.py --depth-modules 1 --svg nested.svg
     """
     from gradviz.inspect import run_file
     from gradviz.render.drawing import GraphDrawing, output_targets
+    from gradviz.render.module_graph import ModuleOptionError, module_options
     from gradviz.render.output import loaded_sources
     err = make_console(no_color, stderr=True)
     with library_errors():
@@ -66,10 +76,14 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
                           retain_graph=True, debug=debug)
         for r in roots:
             result.tensor(r)
-        drawing = GraphDrawing(result.report(), view=view,
-                               roots=[result.canonical(r) for r in roots] or None,
-                               show_saved=show_saved, max_depth=max_depth, collapse=collapse,
-                               legend=not no_legend)
+        try:
+            drawing = GraphDrawing(result.report(), view=view,
+                                   roots=[result.canonical(r) for r in roots] or None,
+                                   show_saved=show_saved, max_depth=max_depth,
+                                   collapse=collapse, legend=not no_legend,
+                                   modules=module_options(by_module, depth_modules, expand))
+        except ModuleOptionError as exc:
+            raise click.UsageError(str(exc)) from None
         for note in drawing.notes:
             err.print(note)
         for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):
