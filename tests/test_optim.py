@@ -220,6 +220,16 @@ def test_other_kernels_are_refused(name, arg, value):
                               "by gradviz's core; run with --backend torch to use PyTorch")
 
 
+def test_a_nan_lr_passes_sgds_check_only_as_in_torch():
+    # SGD writes its check `lr < 0.0`, the others `not 0.0 <= lr`.
+    nan = float("nan")
+    ref, got = both(lambda m: [m.optim.SGD(_params(m), lr=nan).defaults["lr"] != nan,
+                               m.optim.Adam(_params(m), lr=nan)])
+    assert got == ref == ("ValueError", "Invalid learning rate: nan")
+    ref, got = both(lambda m: m.optim.SGD(_params(m), lr=nan).defaults["momentum"])
+    assert got == ref == 0
+
+
 def test_defaults_of_the_plain_kernels_are_accepted():
     p = gradviz.nn.Parameter(gradviz.ones(2))
     gradviz.optim.Adam([p], foreach=False, fused=False, capturable=False, differentiable=False)
