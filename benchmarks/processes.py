@@ -173,6 +173,9 @@ def measure_import(plan: ProcessPlan, env: dict[str, str], backends: list[str],
     """``python -c "import M"`` for each backend's module, alternating; python startup alone
     is timed too and given as a note."""
     m = Measurement("import", "time", "s", 'python -c "import gradviz" (torch: import torch)')
+    for backend in backends:        # untimed: fills the bytecode cache, as a user's first run
+        subprocess.run([sys.executable, "-c", f"import {modules[backend]}"], env=env, cwd=REPO,
+                       capture_output=True, timeout=300)
     base = []
     for i in range(plan.import_repeat):
         order = backends if i % 2 == 0 else list(reversed(backends))
