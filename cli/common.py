@@ -92,3 +92,18 @@ arg_option = click.option("--arg", "args_opt", multiple=True, metavar="ARG",
                                "after --.")
 debug_option = click.option("--debug", is_flag=True,
                             help="Show gradviz's own frames in tracebacks.")
+
+
+def drawing_options(command):
+    """The options that shape a drawing, shared by `graph` and `report`: --max-depth N,
+    --collapse, --no-legend, --renderer PATH."""
+    for option in reversed([
+            click.option("--max-depth", type=click.IntRange(min=1), metavar="N",
+                         help="Draw only N levels below the roots."),
+            click.option("--collapse", is_flag=True,
+                         help="Fold repeated chains of the same op."),
+            click.option("--no-legend", is_flag=True, help="Leave out the legend."),
+            click.option("--renderer", metavar="PATH",
+                         help="The Graphviz executable to use (also GRADVIZ_DOT).")]):
+        command = option(command)
+    return command

@@ -78,7 +78,7 @@ class GraphDrawing:
                  max_depth=None, collapse=False, legend=True):
         built = build_graph(report, view=view, roots=roots, show_saved=show_saved,
                             legend=legend, max_depth=max_depth, collapse=collapse)
-        self.source, self.count, self.shared = built
+        self.source, self.count, self.shared, self.refs = built
         self.notes = _notes(report, built.count, collapse, max_depth)
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
