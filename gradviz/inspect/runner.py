@@ -23,15 +23,20 @@ import os
 import secrets
 import sys
 import threading
+import time
 import tokenize
 import traceback
 import types
 import warnings
 
+from ..autograd import callsite
+
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
            "execute", "backend_module", "user_frames", "read_source"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The inspector's files host the user's code: their frames, and whatever called them, are not
+# the user's (anomaly stacks, the frames that name tensors).
+callsite.register_host(os.path.dirname(os.path.abspath(__file__)))
 # The repeated part of a traceback is shown once, as Python's own traceback does.
 _REPEAT_SHOWN = 3
 _MAX_PERIOD = 8
@@ -168,7 +173,7 @@ def user_frames(tb, debug=False):
     repeated frames (recursion) collapsed into one entry {"repeated": N, "frames": k}."""
     out = []
     for fr in traceback.extract_tb(tb):
-        if not debug and (fr.filename.startswith(_PKG_DIR) or _is_library(fr.filename)):
+        if not debug and (callsite.is_gradviz_file(fr.filename) or _is_library(fr.filename)):
             continue
         out.append({"file": fr.filename, "line": fr.lineno, "function": fr.name,
                     "code": fr.line})
@@ -268,6 +273,7 @@ class _Capture:
         self.reader = None
         self.closed = False
         self.stream = None
+        self.progress = 0               # counts reads and their handling: the drain waits while it grows
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -312,7 +318,9 @@ class _Capture:
                 data = b""
             if not data:
                 break
+            self.progress += 1
             pending = self._split(pending + data, decoder)
+            self.progress += 1
         if pending:
             self._text(decoder.decode(pending, final=True))
         else:
@@ -357,9 +365,17 @@ class _Capture:
             os.close(self.saved_fd)
         else:
             os.close(1)
-        # A child process that still holds the pipe keeps it open: stop listening after a
-        # moment (what it writes later is dropped, as after `python file.py` ended).
-        self.reader.join(_DRAIN_SECONDS)
+        # Our end of the pipe is closed now, so the reader ends at EOF once it has read what
+        # the file wrote: wait for it however long that takes on a loaded machine. A child
+        # process that still holds the pipe keeps it open: stop listening once nothing has
+        # arrived for a moment (what it writes later is dropped, as after `python file.py`).
+        seen, quiet_since = -1, time.monotonic()
+        while self.reader.is_alive():
+            self.reader.join(0.05)
+            if self.progress != seen:
+                seen, quiet_since = self.progress, time.monotonic()
+            elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
+                break
         self.closed = True
         return False
 
@@ -597,7 +613,7 @@ def _forget_user_modules(before, folder):
     for name in set(sys.modules) - before:
         file = getattr(sys.modules.get(name), "__file__", None) or ""
         if not isinstance(file, str) or not file.startswith(folder) or \
-                file.startswith(_PKG_DIR):
+                callsite.is_gradviz_file(file):
             continue
         top = name.partition(".")[0]
         try:

@@ -2,7 +2,6 @@
 
 import math
 import operator
-import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -11,9 +10,11 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd import tracing as _tracing
+from ..autograd.callsite import user_stacklevel
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state, is_grad_enabled, no_grad
-from ..autograd.graph import _PKG_DIR, RemovableHandle
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import RemovableHandle
 from . import functional as F
 from . import init
 
@@ -187,7 +188,7 @@ class _BackwardHook:
                                   "respect to module outputs since no inputs require gradients. "
                                   "See https://docs.pytorch.org/docs/main/generated/torch.nn."
                                   "Module.html#torch.nn.Module.register_full_backward_hook for "
-                                  "more details.", stacklevel=_user_stacklevel())
+                                  "more details.", stacklevel=user_stacklevel())
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
@@ -215,20 +216,9 @@ class _BackwardHook:
 def _report(kind, module, hook, given, returned, node=None):
     """Tell the inspector's tracer, if one is installed, that a module hook of the user's ran
     (kind: forward_pre, forward, backward_pre or backward; node: where a backward one fired)."""
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.module_hook(kind, module, hook, given, returned, node)
-
-
-def _user_stacklevel():
-    """The stacklevel of warnings.warn that names the user's frame (the first one outside
-    gradviz) as the warning's origin, as torch's does (the line that called backward)."""
-    f = sys._getframe(1)
-    level = 1
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back
-        level += 1
-    return level
 
 
 def _zero_grad(params, set_to_none):
