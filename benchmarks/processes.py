@@ -199,8 +199,8 @@ def measure_import(plan: ProcessPlan, env: dict[str, str], backends: list[str],
 
 def measure_cli(plan: ProcessPlan, env: dict[str, str], candidate_module: str,
                 log) -> list[Measurement]:
-    """cli_help, cli_run (slowest example), graph_example, graph_5000 and graph_5000_shared:
-    gradviz only."""
+    """cli_help, cli_run (slowest example), graph_example, graph_5000, graph_5000_shared and
+    the report rows on the same two files: gradviz only."""
     help_m = Measurement("cli_help", "time", "s", "gradviz --help, whole process")
     run_m = Measurement("cli_run", "time", "s", "gradviz run examples/<each>.py: the slowest")
     graph_m = Measurement("graph_example", "time", "s", "gradviz graph <example> --svg")
@@ -211,7 +211,13 @@ def measure_cli(plan: ProcessPlan, env: dict[str, str], candidate_module: str,
                            "gradviz graph --depth-modules 1 --svg, 24 residual blocks folded")
     expanded_m = Measurement("graph_modules_expanded", "time", "s",
                              "gradviz graph --svg, 24 residual blocks as module clusters")
-    rows = [help_m, run_m, graph_m, g5k_m, shared_m, folded_m, expanded_m]
+    # issue 15: the interactive page costs little more than the SVG it inlines.
+    report_m = Measurement("report_5000", "time", "s",
+                           "gradviz report on the graph_5000 file (one HTML page)")
+    report_shared_m = Measurement("report_5000_shared", "time", "s",
+                                  "gradviz report on the graph_5000_shared file")
+    rows = [help_m, run_m, graph_m, g5k_m, shared_m, folded_m, expanded_m, report_m,
+            report_shared_m]
     if candidate_module != "gradviz":
         for m in rows:
             m.skipped = "gradviz only (the gradviz column is played by another backend)"
@@ -267,9 +273,10 @@ def measure_cli(plan: ProcessPlan, env: dict[str, str], candidate_module: str,
                 f"({statistics.median(per_example[fastest]):.3f} s)")
 
     if not _has_subcommand(gradviz, "graph", env):
-        for m in (graph_m, g5k_m, shared_m, folded_m, expanded_m):
+        for m in (graph_m, g5k_m, shared_m, folded_m, expanded_m, report_m, report_shared_m):
             m.skipped = "no `gradviz graph` command yet"
         return rows
+    has_report = _has_subcommand(gradviz, "report", env)
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
         if examples:
             # the same example in full and --quick runs (quick times only a few for cli_run)
@@ -283,17 +290,32 @@ def measure_cli(plan: ProcessPlan, env: dict[str, str], candidate_module: str,
                 graph_m.notes.append(f"example {ex.name}; {_svg_note(out)}")
         else:
             graph_m.skipped = "no examples/*.py yet"
-        for m, name, source in ((g5k_m, "graph_5000", GRAPH_5000_SOURCE),
-                                (shared_m, "graph_5000_shared", GRAPH_5000_SHARED_SOURCE)):
+        for m, page_m, name, source in (
+                (g5k_m, report_m, "graph_5000", GRAPH_5000_SOURCE),
+                (shared_m, report_shared_m, "graph_5000_shared", GRAPH_5000_SHARED_SOURCE)):
             gen = os.path.join(tmp, name + ".py")
             Path(gen).write_text(source, encoding="utf-8")
             out = os.path.join(tmp, name + ".svg")
-            log(f"  gradviz graph <generated {name}> --svg")
-            s = series(m, [gradviz, "graph", gen, "--svg", out], plan.graph5000_repeat,
-                       timeout=plan.graph_timeout_s)
-            if s is not None:
-                m.add(CANDIDATE, s)
-                m.notes.append(_svg_note(out))
+            page = os.path.join(tmp, name + ".html")
+            # graph and report alternate, so drift on a shared machine falls on both
+            for _ in range(plan.graph5000_repeat):
+                log(f"  gradviz graph <generated {name}> --svg")
+                s = series(m, [gradviz, "graph", gen, "--svg", out], 1,
+                           timeout=plan.graph_timeout_s)
+                if s is not None:
+                    m.add(CANDIDATE, s)
+                if not has_report:
+                    continue
+                log(f"  gradviz report <generated {name}>")
+                s = series(page_m, [gradviz, "report", gen, "-o", page], 1,
+                           timeout=plan.graph_timeout_s)
+                if s is not None:
+                    page_m.add(CANDIDATE, s)
+            m.notes.append(_svg_note(out))
+            if not has_report:
+                page_m.skipped = "no `gradviz report` command yet"
+            elif os.path.exists(page):
+                page_m.notes.append(f"HTML {os.path.getsize(page) // 1024} KiB")
         gen = os.path.join(tmp, "graph_modules.py")
         Path(gen).write_text(GRAPH_MODULES_SOURCE, encoding="utf-8")
         for m, extra in ((folded_m, ["--depth-modules", "1"]), (expanded_m, [])):

@@ -2,8 +2,8 @@
 
 import click
 
-from ..common import (arg_option, backend_option, debug_option, file_argument, library_errors,
-                      make_console, no_color_option)
+from ..common import (arg_option, backend_option, debug_option, drawing_options, file_argument,
+                      library_errors, make_console, no_color_option)
 
 
 @click.command()
@@ -27,20 +27,7 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, l
               help="Gradient for a non-scalar --backward root.")
 @click.option("--show-saved", is_flag=True, help="Draw saved tensors with their versions.")
 @click.option("--anomaly", is_flag=True, help="Mark the node that produced NaN/inf.")
-@click.option("--max-depth", type=click.IntRange(min=1), metavar="N",
-              help="Draw only N levels below the roots.")
-@click.option("--collapse", is_flag=True, help="Fold repeated chains of the same op.")
-@click.option("--modules/--no-modules", "by_module", default=True, show_default=True,
-              help="Draw each nn.Module call as a cluster labelled name: Class.")
-@click.option("--depth-modules", type=click.IntRange(min=0), metavar="N",
-              help="Fold every module deeper than N (the model is 0, its children 1) into "
-                   "one box: class, input and output shapes, parameter count.")
-@click.option("--expand", "expand", multiple=True, metavar="NAME",
-              help="Open module NAME (qualified, e.g. encoder.layers.0) under --depth-modules "
-                   "(repeatable).")
-@click.option("--no-legend", is_flag=True, help="Leave out the legend.")
-@click.option("--renderer", metavar="PATH",
-              help="The Graphviz executable to use (also GRADVIZ_DOT).")
+@drawing_options
 @backend_option
 @arg_option
 @no_color_option
@@ -54,6 +41,8 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
     parameters, tensors that don't require grad and saved tensors each have their own
     style, explained in the legend. Every SVG node has a tooltip with the details.
     Without any renderer the .dot file is written anyway and the exit code is 3.
+    For the same drawing as one interactive HTML page (click a node for its values, play
+    backward step by step), use `gradviz report`.
 
     \b
     Examples:

@@ -308,6 +308,7 @@ class _Builder:
         self.modified = False
         self.hooked = False  # a node with the file's hooks was drawn (the legend says so)
         self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
+        self.refs = {}  # dot id -> ("node", report node id) or ("tensor", name): what it shows
 
     # -- drawing primitives --
 
@@ -389,7 +390,9 @@ class _Builder:
         grad = t.get("grad") if grad is None else grad
         label = [self.tensor_line(name)] + self.grad_line(grad)
         tooltip = self.tensor_tooltip(name) + _where(t)
-        return self.node(self.tensor_kind(name), "ellipse", label, tooltip, dot_id, share)
+        dot_id = self.node(self.tensor_kind(name), "ellipse", label, tooltip, dot_id, share)
+        self.refs[dot_id] = ("tensor", name)
+        return dot_id
 
     def describe(self, top, members):
         """How a tooltip names a drawn grad_fn node (or folded chain)."""
@@ -481,8 +484,10 @@ class _Builder:
         shape = "box3d" if len(members) > 1 else "box"
         if hooks:
             self.hooked = True
-        return self.node(kind, shape, label, tooltip, dot_id, share,
-                         extra=_HOOKED if hooks else None)
+        dot_id = self.node(kind, shape, label, tooltip, dot_id, share,
+                           extra=_HOOKED if hooks else None)
+        self.refs[dot_id] = ("node", top["id"])
+        return dot_id
 
     # -- graphs by module --
 
@@ -537,6 +542,7 @@ class _Builder:
             tooltip = [f"{s['name']} of {node['name']} ({node['id']})", desc,
                        f"saved at version {before}, now {now}"]
             saved_id = self.node("saved", "box", label, tooltip)
+            self.refs[saved_id] = ("saved", node["id"])
             if is_modified(s) and s.get("freed"):
                 text = [f"saved v{before}, now v{now}: {HARMLESS}"]
                 self.edge(saved_id, dot_id, label=escape_label(text), **_SAVED_EDGE)
@@ -834,12 +840,15 @@ def _first_line(text, width):
 
 class BuiltGraph(NamedTuple):
     """What build_graph returns: the DOT source, how many nodes it draws (the legend not
-    counted, each copy of a shared tensor counted) and {tensor name: copies drawn} for the
-    tensors drawn once per depth of use (see shared_tensors)."""
+    counted, each copy of a shared tensor counted), {tensor name: copies drawn} for the
+    tensors drawn once per depth of use (see shared_tensors), and {DOT node id: ("node",
+    report node id) | ("tensor", name) | ("saved", id of the node that saved it)}: what each
+    drawn node shows (the interactive report links the drawing to the data with it)."""
 
     source: str
     count: int
     shared: dict
+    refs: dict
 
 
 def build_graph(report, *, view="backward", roots=None, show_saved=False, legend=True,
@@ -854,7 +863,7 @@ def build_graph(report, *, view="backward", roots=None, show_saved=False, legend
     builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads,
                        split_shared, modules)
     source = builder.build(legend)
-    return BuiltGraph(source, builder.count, dict(builder.shared))
+    return BuiltGraph(source, builder.count, dict(builder.shared), builder.refs)
 
 
 def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=True,

@@ -79,7 +79,7 @@ class GraphDrawing:
         built = build_graph(report, view=view, roots=roots, show_saved=show_saved,
                             legend=legend, max_depth=max_depth, collapse=collapse,
                             modules=modules)
-        self.source, self.count, self.shared = built
+        self.source, self.count, self.shared, self.refs = built
         self.notes = _notes(report, built.count, collapse, max_depth)
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
