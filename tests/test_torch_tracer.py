@@ -3,6 +3,7 @@
 calls delivered), torch's own version check still raises, and a loop keeps a bounded record."""
 
 import os
+import sys
 import textwrap
 
 import pytest
@@ -94,15 +95,7 @@ def test_check_inplace_on_torch_finds_what_the_core_finds():
 
 
 def test_check_inplace_without_torch_is_a_usage_error(monkeypatch):
-    import builtins
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "torch":
-            raise ImportError("no torch")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.setitem(sys.modules, "torch", None)      # `import torch` raises ImportError
     r = CliRunner().invoke(cli, ["check-inplace", _example("inplace_version_error.py"),
                                  "--backend", "torch"])
     assert r.exit_code == 2 and "pip install torch" in r.stderr

@@ -30,8 +30,8 @@ _LEAF_ERRORS = {
 
 def _saved_tensors(node, tracer):
     """(label, tensor or None, data, version counter, saved_version, node) still needed."""
-    from .saved import saved_entries
-    entries = tracer.saved_of(node) if hasattr(tracer, "saved_of") else saved_entries(node)
+    from ..autograd.saved import saved_values
+    entries = tracer.saved_of(node) if hasattr(tracer, "saved_of") else saved_values(node)
     for e in entries or ():
         if e.is_tensor:
             yield e.label, e.tensor, e.data, e.vc, e.saved_version, node

@@ -13,8 +13,9 @@ import warnings
 
 import numpy as np
 
+from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
-from .saved import saved_entries
+from .modules import add_modules
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
            "STEP_LIMIT"]
@@ -466,15 +467,15 @@ class _Builder:
             freed = entries is None
             gone = freed
         else:
-            entries = saved_entries(node, tracer.output_of(node, 0))
+            entries = saved_values(node, tracer.output_of(node, 0))
             freed = False
-            gone = entries == [] and _was_freed(node)
+            gone = entries == [] and was_freed(node)
         if gone:
             entries, freed = tracer.saved_snapshot.get(node), True
             if entries is None:
-                return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
+                return [{"name": n, "tensor": None, "shape": None, "dtype": None,
                          "saved_version": None, "version": None, "value": None, "freed": True}
-                        for n in _saved_names(node)]
+                        for n in saved_names(node) or _torch_saved_names(node)]
         # Backward frees saved tensors only: numbers, sizes and flags stay readable.
         kept = getattr(getattr(node, "_fn", node), "_kept", None) is not None
         out = []
@@ -558,18 +559,16 @@ def _is_module_value(value):
         return False
 
 
-def _was_freed(node):
-    return bool(getattr(node, "_released", False) or getattr(node, "_freed", False)
-                or getattr(getattr(node, "_fn", None), "_released", False))
+def _torch_saved_names(node):
+    """A torch node's `_saved_*` attributes (what saved_names gives for the core's)."""
+    if not _is_torch_node(node):
+        return ()
+    return [a for a in sorted(dir(node)) if a.startswith("_saved_")]
 
 
-def _saved_names(node):
-    fn = getattr(node, "_fn", node)
-    e = getattr(fn, "_entry", None)
-    if e is None and hasattr(node, "register_prehook") and not hasattr(node, "_seq"):
-        # a torch node: its attributes say what it saved
-        return [a[len("_saved_"):] for a in sorted(dir(node)) if a.startswith("_saved_")]
-    return e.saved_names(fn._mask) if e is not None else ()
+def _is_torch_node(node):
+    return hasattr(node, "register_prehook") and hasattr(node, "_sequence_nr") and \
+        not hasattr(node, "_seq")
 
 
 def _next_functions(node):
@@ -661,7 +660,7 @@ def _build(run, full):
                               "grad": to_json_value(g, full)})
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return add_iterations({
+    return add_modules(add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -677,7 +676,7 @@ def _build(run, full):
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,
                                                          [t["name"] for t in tensors]),
-    }, run, b.nodes)
+    }, run, b.nodes), getattr(run.tracer, "modules", None), b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

@@ -32,7 +32,7 @@ import weakref
 
 import numpy as np
 
-from .saved import Saved
+from ..autograd.saved import Saved
 from .tracer import Tracer
 
 __all__ = ["TorchTracer", "torch_tracing"]
@@ -72,6 +72,7 @@ class TorchTracer(Tracer):
         self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
         self._internal = {}         # code -> whether it is torch's or gradviz's
         self._call_codes = {torch.nn.Module._call_impl.__code__}
+        self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
@@ -469,22 +470,6 @@ class TorchTracer(Tracer):
                 inputs.append(self.output_of(fn, nr))
         return inputs
 
-    def _module_call(self, call, k):
-        """As the core's, for torch's Module._call_impl(self, *args)."""
-        calls = self.module_calls
-        entry = calls.get(id(call))
-        if entry is None:
-            entry = calls[id(call)] = [call, None]
-            if len(calls) > 64:
-                del calls[next(iter(calls))]
-        if entry[1] is not None:
-            self.module_output.pop(entry[1], None)
-        entry[1] = k
-        loc = call.f_locals
-        args = loc.get("args") or ()
-        first = args[0] if args and isinstance(args[0], self.torch.Tensor) else None
-        self.module_output[k] = (loc.get("self"), None if first is None else weakref.ref(first))
-
 
 class _Holder:
     """A node, held while the tracer needs it (None once let go)."""
@@ -655,13 +640,17 @@ class torch_tracing:
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 return tracer.call(func, types, args, kwargs)
 
+        from .modules import install_torch_hooks
         self.mode = _Mode()
         self.hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
         self.hooks.__enter__()
+        # which module call made each node, from torch's global module hooks
+        self.module_hooks = install_torch_hooks(tracer.modules)
         self.mode.__enter__()
         return tracer
 
     def __exit__(self, *exc):
         self.mode.__exit__(*exc)
+        self.module_hooks.remove()
         self.hooks.__exit__(*exc)
         return False
