@@ -81,6 +81,15 @@ class GraphDrawing:
         self.source, self.count, self.shared = built
         self.notes = _notes(report, built.count, collapse, max_depth)
 
+    @classmethod
+    def of_run(cls, run, *, roots=(), **options):
+        """The drawing of a run (gradviz.inspect.Run) made from its report, built once; roots
+        are names as the tables print them or as the user typed them (`%3`), each checked
+        first (UsageError naming close matches for an unknown one). options: as __init__."""
+        for name in roots:
+            run.tensor(name)
+        return cls(run.report(), roots=[run.canonical(r) for r in roots] or None, **options)
+
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
         """Write every target (DOT ones first, so a missing renderer can point at them) and
         yield one line per file written. Errors raise RenderError with the exit code:
