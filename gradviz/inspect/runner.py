@@ -23,6 +23,7 @@ import os
 import secrets
 import sys
 import threading
+import time
 import tokenize
 import traceback
 import types
@@ -272,6 +273,7 @@ class _Capture:
         self.reader = None
         self.closed = False
         self.stream = None
+        self.progress = 0               # counts reads and their handling: the drain waits while it grows
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -316,7 +318,9 @@ class _Capture:
                 data = b""
             if not data:
                 break
+            self.progress += 1
             pending = self._split(pending + data, decoder)
+            self.progress += 1
         if pending:
             self._text(decoder.decode(pending, final=True))
         else:
@@ -361,9 +365,17 @@ class _Capture:
             os.close(self.saved_fd)
         else:
             os.close(1)
-        # A child process that still holds the pipe keeps it open: stop listening after a
-        # moment (what it writes later is dropped, as after `python file.py` ended).
-        self.reader.join(_DRAIN_SECONDS)
+        # Our end of the pipe is closed now, so the reader ends at EOF once it has read what
+        # the file wrote: wait for it however long that takes on a loaded machine. A child
+        # process that still holds the pipe keeps it open: stop listening once nothing has
+        # arrived for a moment (what it writes later is dropped, as after `python file.py`).
+        seen, quiet_since = -1, time.monotonic()
+        while self.reader.is_alive():
+            self.reader.join(0.05)
+            if self.progress != seen:
+                seen, quiet_since = self.progress, time.monotonic()
+            elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
+                break
         self.closed = True
         return False
 
