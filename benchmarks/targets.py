@@ -36,12 +36,18 @@ TARGETS: list[Target] = [
     # issue 11: "a makemore-style step ... target <= 1.0x torch"
     Target("makemore_step", "time", "vs_torch", 1.0, "<= 1.0x torch"),
     Target("cnn_step", "time", "vs_torch", 2.0, "<= 2.0x torch"),
+    # issue 11: "a layer-norm + attention block (sdpa) -- <= 1.5x torch"
+    Target("attention_step", "time", "vs_torch", 1.5, "<= 1.5x torch"),
     Target("chain_1m", "time", "vs_row", 1.3, "<= 1.3x chain_200k", relative_to="chain_200k"),
     Target("chain_1m", "memory", "absolute", 600.0, "<= 600 B/node"),
     Target("cli_run", "time", "absolute", 0.5, "< 0.5 s"),
     Target("cli_help", "time", "absolute", 0.25, "< 0.25 s"),
     Target("import", "time", "absolute", 0.150, "< 0.150 s"),
     Target("graph_5000", "time", "absolute", 10.0, "< 10 s"),
+    # issue 15: "gradviz report ... within 1.3x of gradviz graph --svg on the same files"
+    Target("report_5000", "time", "vs_row", 1.3, "<= 1.3x graph_5000", relative_to="graph_5000"),
+    Target("report_5000_shared", "time", "vs_row", 1.3, "<= 1.3x graph_5000_shared",
+           relative_to="graph_5000_shared"),
     # issue 12: the inspector costs little per op, and stays linear in the size of the run
     Target("run_training_loop", "time", "absolute", 1.5, "<= 1.5x python"),
     Target("run_chain_100k", "time", "absolute", 5.0, "<= 5x python"),

@@ -28,6 +28,7 @@ from .commands.check_inplace import check_inplace
 from .commands.explain import explain
 from .commands.gradcheck import gradcheck
 from .commands.graph import graph
+from .commands.report import report
 from .commands.run import run
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_RENDERER_FAILED = 0, 1, 2, 3, 4
@@ -68,6 +69,7 @@ cli.add_command(graph)
 cli.add_command(check_inplace)
 cli.add_command(gradcheck)
 cli.add_command(explain)
+cli.add_command(report)
 
 
 class Terminated(KeyboardInterrupt):

@@ -8,8 +8,15 @@ README.md marks each generated block with the command that makes it:
     ```
     <!-- end -->
 
-and each image with the command that draws it (`<!-- image: gradviz graph ... --svg
-docs/images/x.svg -->`). Commands run in-process at a fixed width of 100 columns without
+each image with the command that draws it (`<!-- image: gradviz graph ... --svg
+docs/images/x.svg -->`), and each screenshot of a `gradviz report` page with the command, the
+PNG, what to show (the step to go to, the node to select) and a digest of those inputs:
+
+    <!-- screenshot: gradviz report FILE ... | docs/images/report_x.png | go=2 select=node:n1 | digest 3f2a... -->
+
+The digest is of the page's HTML and the actions, so `--check` (and the test suite) knows the
+PNG is stale without a browser; rewriting takes the screenshot in headless Chromium
+(docs/browser.py). Commands run in-process at a fixed width of 100 columns without
 colour, so the output is the same on every machine. `--check` only reports blocks that are
 out of date (exit 1), which is what the test suite runs.
 
@@ -22,6 +29,8 @@ import re
 import shlex
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))    # docs/browser.py
+
 from click.testing import CliRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,6 +38,11 @@ README = os.path.join(ROOT, "README.md")
 BLOCK = re.compile(r"(<!-- (gradviz [^\n]*?) -->\n```text\n)(.*?)(```\n<!-- end -->)", re.S)
 SURFACE = re.compile(r"(<!-- generated: core surface -->\n)(.*?)(<!-- end -->)", re.S)
 IMAGE = re.compile(r"<!-- image: (gradviz [^\n]*?) -->")
+SCREENSHOT = re.compile(r"<!-- screenshot: (gradviz report [^|\n]*?) \| (\S+\.png) \| "
+                        r"(go=\d+ select=\S+) \| digest ([0-9a-f]*) -->")
+# Where the page is written while its digest or screenshot is made (a fixed name: the command
+# is part of the page).
+PAGE = ".readme-report.html"
 
 
 def run(command):
@@ -51,9 +65,51 @@ def run(command):
 
 
 def render(text):
-    """README text with every generated block replaced by fresh output."""
+    """README text with every generated block replaced by fresh output, and every
+    screenshot's digest by that of its page now."""
     text = BLOCK.sub(lambda m: m.group(1) + run(m.group(2)) + m.group(4), text)
+    text = SCREENSHOT.sub(lambda m: _screenshot_marker(m, page_digest(m.group(1), m.group(3))[0]),
+                          text)
     return SURFACE.sub(lambda m: m.group(1) + core_surface() + m.group(3), text)
+
+
+def _screenshot_marker(match, digest):
+    return f"<!-- screenshot: {match.group(1)} | {match.group(2)} | {match.group(3)} | " \
+           f"digest {digest} -->"
+
+
+def page_digest(command, actions):
+    """(digest, page path) of the page command writes (to PAGE, in the repository root)."""
+    import hashlib
+    run(f"{command} -o {PAGE}")
+    path = os.path.join(ROOT, PAGE)
+    with open(path, "rb") as f:
+        data = f.read()
+    os.unlink(path)
+    return hashlib.sha256(data + b"\n" + actions.encode()).hexdigest()[:16], data
+
+
+def take_screenshot(command, png, actions):
+    """Write the page of command, show it in headless Chromium as actions say, and save the
+    viewport (1280x800) to png."""
+    import tempfile
+
+    from browser import Browser, find_browser
+    if find_browser() is None:
+        raise SystemExit("the README's screenshots need chromium (apt-get install chromium)")
+    _, data = page_digest(command, actions)
+    step, node = re.fullmatch(r"go=(\d+) select=(\S+)", actions).groups()
+    with tempfile.TemporaryDirectory() as tmp:
+        page_path = os.path.join(tmp, "report.html")
+        with open(page_path, "wb") as f:
+            f.write(data)
+        with Browser.start() as browser:
+            page = browser.open("file://" + page_path)
+            page.evaluate(f"gradvizReport.go({int(step)}); gradvizReport.select({node!r}, false); "
+                          "document.getElementById('gv-side').scrollTop = 0")
+            image = page.screenshot()
+    with open(os.path.join(ROOT, png), "wb") as f:
+        f.write(image)
 
 
 def _public(names):
@@ -105,6 +161,10 @@ def main(argv):
         return 0
     for command in IMAGE.findall(text):
         run(command)
+    fresh = {m.group(2): m.group(4) for m in SCREENSHOT.finditer(new)}
+    for m in SCREENSHOT.finditer(text):
+        if m.group(4) != fresh[m.group(2)] or not os.path.exists(os.path.join(ROOT, m.group(2))):
+            take_screenshot(m.group(1), m.group(2), m.group(3))
     with open(README, "w", encoding="utf-8") as f:
         f.write(new)
     return 0

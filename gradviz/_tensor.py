@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import Size, from_numpy_dtype
+from .autograd import tracing as _tracing
 from .autograd.grad_mode import _state
 
 __all__ = ["Tensor"]
@@ -496,8 +497,8 @@ def _set_requires_grad(t, flag, dtype_message):
     if flag and type(t._vc) is _InferenceVersion and not _state.inference:
         raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                            "InferenceMode is not allowed.")
-    if flag and not t._rg and _state.trace is not None:
-        _state.trace.leaf(t)
+    if flag and not t._rg and _tracing.active is not None:
+        _tracing.active.leaf(t)
     t._rg = bool(flag)
 
 
@@ -522,8 +523,8 @@ def _make(data, cls=Tensor):
     t._vc = None
     if _state.inference:
         t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
-    if _state.trace is not None:
-        _state.trace.created(t)
+    if _tracing.active is not None:
+        _tracing.active.created(t)
     return t
 
 

@@ -2,8 +2,8 @@
 
 import click
 
-from ..common import (arg_option, backend_option, debug_option, file_argument, library_errors,
-                      make_console, no_color_option)
+from ..common import (arg_option, backend_option, debug_option, drawing_options, file_argument,
+                      library_errors, make_console, no_color_option)
 
 
 @click.command()
@@ -27,25 +27,22 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, l
               help="Gradient for a non-scalar --backward root.")
 @click.option("--show-saved", is_flag=True, help="Draw saved tensors with their versions.")
 @click.option("--anomaly", is_flag=True, help="Mark the node that produced NaN/inf.")
-@click.option("--max-depth", type=click.IntRange(min=1), metavar="N",
-              help="Draw only N levels below the roots.")
-@click.option("--collapse", is_flag=True, help="Fold repeated chains of the same op.")
-@click.option("--no-legend", is_flag=True, help="Leave out the legend.")
-@click.option("--renderer", metavar="PATH",
-              help="The Graphviz executable to use (also GRADVIZ_DOT).")
+@drawing_options
 @backend_option
 @arg_option
 @no_color_option
 @debug_option
 def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gradient,
-          show_saved, anomaly, max_depth, collapse, no_legend, renderer, backend, args_opt,
-          no_color, debug):
+          show_saved, anomaly, max_depth, collapse, by_module, depth_modules, expand, no_legend,
+          renderer, backend, args_opt, no_color, debug):
     """Draw FILE's autograd graph (every root, or --root NAME).
 
     Nodes that stand for named tensors carry name, shape and dtype; leaves, roots,
     parameters, tensors that don't require grad and saved tensors each have their own
     style, explained in the legend. Every SVG node has a tooltip with the details.
     Without any renderer the .dot file is written anyway and the exit code is 3.
+    For the same drawing as one interactive HTML page (click a node for its values, play
+    backward step by step), use `gradviz report`.
 
     \b
     Examples:
@@ -53,9 +50,11 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/graph_z_wx_b.py --view forward -o z_forward.svg
       gradviz graph examples/retain_grad_and_hooks.py --backward loss --show-saved --svg g.svg
       gradviz graph examples/mul_chain_backward.py -o -
+      gradviz graph examples/nested_modules.py --depth-modules 1 --svg nested.svg
     """
     from gradviz.inspect import run_file
     from gradviz.render.drawing import GraphDrawing, output_targets
+    from gradviz.render.module_graph import ModuleOptionError, module_options
     from gradviz.render.output import loaded_sources
     err = make_console(no_color, stderr=True)
     with library_errors():
@@ -66,10 +65,14 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
                           retain_graph=True, debug=debug)
         for r in roots:
             result.tensor(r)
-        drawing = GraphDrawing(result.report(), view=view,
-                               roots=[result.canonical(r) for r in roots] or None,
-                               show_saved=show_saved, max_depth=max_depth, collapse=collapse,
-                               legend=not no_legend)
+        try:
+            drawing = GraphDrawing(result.report(), view=view,
+                                   roots=[result.canonical(r) for r in roots] or None,
+                                   show_saved=show_saved, max_depth=max_depth,
+                                   collapse=collapse, legend=not no_legend,
+                                   modules=module_options(by_module, depth_modules, expand))
+        except ModuleOptionError as exc:
+            raise click.UsageError(str(exc)) from None
         for note in drawing.notes:
             err.print(note)
         for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):

@@ -7,6 +7,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
 from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
+from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state
@@ -44,8 +45,8 @@ def _check_inplace(self):
                 msg = ("a view of a leaf Variable that requires grad is being used in an "
                        "in-place operation.")
         if msg is not None:
-            if _state.trace is not None:
-                _state.trace.refused(self, msg)
+            if _tracing.active is not None:
+                _tracing.active.refused(self, msg)
             raise RuntimeError(msg)
 
 
@@ -84,7 +85,7 @@ def _write_error(d, new, exc):
 def bump_version(self, op):
     """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
     self._version_counter().v += 1
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.inplace(self, op)
 

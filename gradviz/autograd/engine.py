@@ -12,9 +12,10 @@ import warnings
 
 import numpy as np
 
+from . import tracing as _tracing
 from .grad_mode import _state
 from .grad_mode import no_grad as _no_grad
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, accumulate, edge_of
 
 __all__ = ["backward", "grad"]
 
@@ -253,7 +254,7 @@ def _needed(deps, targets, leaf_targets):
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     deps = _discover(roots)
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.begin(roots, inputs, capture)
     captures = None
@@ -324,7 +325,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
     no tracer, no captures and no anomaly mode takes the short path straight to its formula.
     """
     heappop, heappush = heapq.heappop, heapq.heappush
-    plain = captures is None and _state.trace is None and not _state.anomaly
+    plain = captures is None and _tracing.active is None and not _state.anomaly
     while ready:
         node = heappop(ready)[1]
         grads = buffers.pop(node, None)
@@ -341,6 +342,18 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                     raise
                 if not retain_graph:
                     node._release()
+        elif (plain and type(node) is AccumulateGrad and not create_graph
+              and node._hooks is None and node._prehooks is None):
+            # A leaf without hooks: AccumulateGrad's plain case, here (it has no next node).
+            g = grads[0]
+            if g is not None:
+                var = node.variable
+                if var._hooks or var._post_hooks:
+                    _execute(node, grads, create_graph, retain_graph, captures, found, only,
+                             capture)
+                else:
+                    accumulate(var, g)
+            continue
         else:
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
                             capture)
@@ -372,13 +385,13 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         if hooks and grads[nr] is not None:
             for hook in list(hooks.values()):
                 r = hook(_to_tensor(grads[nr]))
-                if _state.trace is not None:
-                    _state.trace.fired(node, "tensor", nr, hook, grads[nr], r)
+                if _tracing.active is not None:
+                    _tracing.active.fired(node, "tensor", nr, hook, grads[nr], r)
                 if r is not None:
                     _check_hook_value(hook, grads[nr], r)
                     grads[nr] = r if create_graph else _raw(r)
-                    if _state.trace is not None:
-                        _state.trace.hooked(node, nr, hook)
+                    if _tracing.active is not None:
+                        _tracing.active.hooked(node, nr, hook)
     if node._retain is not None:
         for nr, ref in node._retain.items():
             t = ref()
@@ -390,17 +403,17 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
                     t._grad = t._grad + g
                 else:
                     t._grad = _to_tensor(t._grad._data + _raw(g))
-                if _state.trace is not None:
-                    _state.trace.fired(node, "retain_grad", nr, None, g, None)
+                if _tracing.active is not None:
+                    _tracing.active.fired(node, "retain_grad", nr, None, g, None)
     if node._prehooks:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
-            if _state.trace is not None:
-                _state.trace.fired(node, "pre", None, hook, grads, r)
+            if _tracing.active is not None:
+                _tracing.active.fired(node, "pre", None, hook, grads, r)
             if r is not None:
                 _check_hook_values(hook, grads, r)
                 grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.grad(node, grads)
     if captures is not None:

@@ -18,15 +18,15 @@ parameter's name. Checks that make a broken row an import error, never a None gr
 
 import inspect
 import re
-import sys
 
 import numpy as np
 
 from .._dmath import fit_to
 from .._tensor import Tensor, _make
+from . import tracing as _tracing
+from .callsite import user_frame, user_stack
 from .grad_mode import _state
-from .graph import (_FREED, _PKG_DIR, Node, _internal, _seq, accumulator, modified_error,
-                    user_stack)
+from .graph import _FREED, Node, _seq, accumulator, modified_error
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
            "record_outputs", "check_bindings"]
@@ -532,20 +532,7 @@ def record(entry, out, inputs, args=()):
     if nrs is not None:
         node._nrs = tuple(nrs)
     node._seq = next(_seq)
-    # user_frame(1), inlined: the user's code object and line, skipping gradviz's own frames.
-    f = _getframe(1)
-    while f is not None:
-        code = f.f_code
-        inside = _internal.get(code)
-        if inside is None:
-            inside = _internal[code] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
-            break
-        f = f.f_back
-    if f is None:
-        node._code, node._line = None, 0
-    else:
-        node._code, node._line = code, f.f_lineno
+    node._code, node._line = user_frame(2)     # the user's code and line that made it
     node._mask = mask
     node._plan = plan
     if meta is not None:
@@ -577,7 +564,7 @@ def record(entry, out, inputs, args=()):
         _pack_node(node, out, _state.saved_hooks)
     if _state.anomaly:
         node._stack = user_stack()
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.node(node)
         node._inputs = tuple(inputs)
@@ -591,12 +578,11 @@ def record_outputs(entry, outs, inputs, args=()):
     node._n_out = len(outs)      # stored in the node's __dict__, over the class default
     for k, t in enumerate(outs):
         t._rg, t._fn, t._nr = True, node, k
-        if k and _state.trace is not None:
-            _state.trace.made(t, node)
+        if k and _tracing.active is not None:
+            _tracing.active.made(t, node)
     return node
 
 
 _new = object.__new__
-_getframe = sys._getframe
 _Tensor = Tensor
 _make_tensor = _make

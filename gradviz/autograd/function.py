@@ -5,6 +5,7 @@ backward(ctx, ...); `apply` runs forward without recording and adds one node nam
 import numpy as np
 
 from .._dtype import from_numpy_dtype
+from . import tracing as _tracing
 from .grad_mode import _state, no_grad
 from .graph import Node, edge_of, modified_error
 
@@ -219,7 +220,8 @@ class Function(metaclass=FunctionMeta):
         ctx._n_out = len(outs)
         ctx._input_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
                                 else ((), np.float32) for o in outs)
-        if _state.trace is not None:
+        trace = _tracing.active
+        if trace is not None:
             ctx._inputs = tuple(tensors)
         dirty = {id(t) for t in ctx._dirty}
         non_diff = {id(t) for t in ctx._non_diff}
@@ -230,8 +232,8 @@ class Function(metaclass=FunctionMeta):
                 # Returning an input unchanged: torch returns a view of it with this node.
                 o = outs[k] = o.view_as(o)
             o._rg, o._fn, o._nr = True, ctx, k
-            if _state.trace is not None:
-                _state.trace.made(o, ctx)
+            if trace is not None:
+                trace.made(o, ctx)
             if (id(o) in dirty and o._base_ is not None and k == 0 and tensors
                     and tensors[0] is o):
                 _rebase_view(o, ctx)

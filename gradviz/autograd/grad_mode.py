@@ -1,6 +1,7 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, is_grad_enabled, and anomaly mode state.
 
 The state is process-global (torch keeps it per thread); the hot path reads `_state.enabled`.
+Whoever listens to the core (a tracer) is installed through gradviz.autograd.tracing.
 """
 
 import functools
@@ -10,7 +11,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 
 
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "trace", "saved_hooks",
+    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "saved_hooks",
                  "saved_hooks_disabled")
 
     def __init__(self):
@@ -20,10 +21,6 @@ class _State:
         self.saved_hooks_disabled = None    # disable_saved_tensors_hooks' error message
         self.anomaly = False       # record a forward stack per node, check backward outputs
         self.anomaly_nan = True
-        # The inspector's tracer (gradviz.inspect.tracer.Tracer) or None: told of every node
-        # (node), every result (made), every gradient a node receives (grad) and every
-        # in-place edit (inplace).
-        self.trace = None
 
 
 _state = _State()

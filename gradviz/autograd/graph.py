@@ -11,14 +11,15 @@ node overrides in its own __dict__ when it needs them.
 """
 
 import itertools
-import os
 import re
 import sys
-import traceback
 import weakref
 
 import numpy as np
 
+from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
+from . import tracing as _tracing
+from .callsite import user_frame, user_stack
 from .grad_mode import _state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
@@ -28,48 +29,6 @@ _seq = itertools.count()
 # torch gives AccumulateGrad the highest priority in the ready queue, so do we (each its own,
 # so that the queue never has to compare two nodes).
 _ACCUMULATE_SEQ = sys.maxsize // 2
-
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_internal = {}
-
-
-def user_frame(depth):
-    """(code object, line) of the innermost caller outside the gradviz package, or (None, 0)."""
-    f = sys._getframe(depth)
-    cache = _internal
-    while f is not None:
-        code = f.f_code
-        inside = cache.get(code)
-        if inside is None:
-            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
-            return code, f.f_lineno
-        f = f.f_back
-    return None, 0
-
-
-_RUNNER = os.path.join(_PKG_DIR, "inspect", "runner.py")
-
-
-def user_site(depth=2):
-    """(filename, line) of the innermost caller outside the gradviz package, or None."""
-    try:
-        code, line = user_frame(depth + 1)
-    except ValueError:
-        return None
-    return None if code is None else (code.co_filename, line)
-
-
-def user_stack():
-    """The forward stack for anomaly mode, without gradviz's own frames (and, when the
-    inspector runs the file, without the frames of whatever called the inspector)."""
-    stack = traceback.extract_stack()[:-1]
-    for i in range(len(stack) - 1, -1, -1):
-        if stack[i].filename == _RUNNER:
-            stack = stack[i + 1:]
-            break
-    return [fr for fr in stack if not fr.filename.startswith(_PKG_DIR)]
-
 
 class RemovableHandle:
     """Returned by register_hook; remove() unregisters the hook."""
@@ -238,7 +197,7 @@ class Node:
         self._code, self._line = user_frame(2)
         if _state.anomaly:
             self._stack = user_stack()
-        trace = _state.trace
+        trace = _tracing.active
         if trace is not None:
             trace.node(self)
 
@@ -347,24 +306,15 @@ class AccumulateGrad(Node):
         if g is None:
             return ()
         var = self.variable
-        old = var._grad
         if create_graph:
+            old = var._grad
             g = g if isinstance(g, Tensor) else _make(g)
             var._grad = g if old is None else old + g
         else:
-            if isinstance(g, Tensor):
-                g = g._data
-            if old is None:
-                var._grad = _make(np.array(g, dtype=var._data.dtype, order="C"))
-            else:
-                od = old._data
-                if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
-                    np.add(od, g, out=od, casting="unsafe")
-                else:
-                    old._data = np.asarray(od + g, dtype=var._data.dtype)
+            accumulate(var, g)
         if var._post_hooks:
             for hook in list(var._post_hooks.values()):
-                trace = _state.trace
+                trace = _tracing.active
                 # what .grad held before the hook, which may change it in place
                 before = None if trace is None or var._grad is None else var._grad._data.copy()
                 returned = hook(var)
@@ -373,6 +323,23 @@ class AccumulateGrad(Node):
                 if returned is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
+
+
+def accumulate(var, g):
+    """Add the array g into leaf var's .grad without a graph: a first gradient is copied into
+    a new C-ordered .grad of the leaf's dtype, a later one is added in place when it can be.
+    (A custom Function's backward may hand over a Tensor: its data is used.)"""
+    if isinstance(g, _tensor.Tensor):
+        g = g._data
+    old = var._grad
+    if old is None:
+        var._grad = _tensor._make(np.array(g, dtype=var._data.dtype, order="C"))
+        return
+    od = old._data
+    if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
+        np.add(od, g, out=od, casting="unsafe")
+    else:
+        old._data = np.asarray(od + g, dtype=var._data.dtype)
 
 
 def accumulator(t):

@@ -30,8 +30,8 @@ _LEAF_ERRORS = {
 
 def _saved_tensors(node):
     """(label, tensor or None, data, version counter, saved_version, node) still needed."""
-    from .saved import saved_entries
-    for e in saved_entries(node) or ():
+    from ..autograd.saved import saved_values
+    for e in saved_values(node) or ():
         if e.is_tensor:
             yield e.label, e.tensor, e.data, e.vc, e.saved_version, node
 

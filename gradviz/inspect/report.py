@@ -15,8 +15,9 @@ import warnings
 
 import numpy as np
 
+from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
-from .saved import saved_entries
+from .modules import add_modules
 
 __all__ = ["build_report", "gc_paused", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
            "STEP_LIMIT"]
@@ -467,14 +468,14 @@ class _Builder:
         if not self.gv:
             return self._saved_public(node)
         tracer = self.run.tracer
-        entries = saved_entries(node, self.output(node))
+        entries = saved_values(node, self.output(node))
         freed = False
-        if entries == [] and _was_freed(node):
+        if entries == [] and was_freed(node):
             entries, freed = tracer.saved_snapshot.get(node), True
             if entries is None:
-                return [{"name": "_saved_" + n, "tensor": None, "shape": None, "dtype": None,
+                return [{"name": n, "tensor": None, "shape": None, "dtype": None,
                          "saved_version": None, "version": None, "value": None, "freed": True}
-                        for n in _saved_names(node)]
+                        for n in saved_names(node)]
         # Backward frees saved tensors only: numbers, sizes and flags stay readable.
         kept = getattr(getattr(node, "_fn", node), "_kept", None) is not None
         out = []
@@ -556,17 +557,6 @@ def _is_module_value(value):
         return _is_module(value)
     except Exception:  # noqa: BLE001 - a user's object may raise anything when looked at
         return False
-
-
-def _was_freed(node):
-    return bool(getattr(node, "_released", False) or getattr(node, "_freed", False)
-                or getattr(getattr(node, "_fn", None), "_released", False))
-
-
-def _saved_names(node):
-    fn = getattr(node, "_fn", node)
-    e = getattr(fn, "_entry", None)
-    return e.saved_names(fn._mask) if e is not None else ()
 
 
 def _next_functions(node):
@@ -680,7 +670,7 @@ def _build(run, full):
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return add_iterations({
+    return add_modules(add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -696,7 +686,7 @@ def _build(run, full):
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,
                                                          [t["name"] for t in tensors]),
-    }, run, b.nodes)
+    }, run, b.nodes), getattr(run.tracer, "modules", None), b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

@@ -23,15 +23,20 @@ import os
 import secrets
 import sys
 import threading
+import time
 import tokenize
 import traceback
 import types
 import warnings
 
+from ..autograd import callsite
+
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
            "execute", "backend_module", "user_frames", "read_source"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The inspector's files host the user's code: their frames, and whatever called them, are not
+# the user's (anomaly stacks, the frames that name tensors).
+callsite.register_host(os.path.dirname(os.path.abspath(__file__)))
 # The repeated part of a traceback is shown once, as Python's own traceback does.
 _REPEAT_SHOWN = 3
 _MAX_PERIOD = 8
@@ -168,7 +173,7 @@ def user_frames(tb, debug=False):
     repeated frames (recursion) collapsed into one entry {"repeated": N, "frames": k}."""
     out = []
     for fr in traceback.extract_tb(tb):
-        if not debug and (fr.filename.startswith(_PKG_DIR) or _is_library(fr.filename)):
+        if not debug and (callsite.is_gradviz_file(fr.filename) or _is_library(fr.filename)):
             continue
         out.append({"file": fr.filename, "line": fr.lineno, "function": fr.name,
                     "code": fr.line})
@@ -268,6 +273,8 @@ class _Capture:
         self.reader = None
         self.closed = False
         self.stream = None
+        self.progress = 0               # counts reads: the drain waits while it grows
+        self.waiting = False            # the reader is blocked in os.read (not busy with text)
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -306,10 +313,13 @@ class _Capture:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pending = b""
         while True:
+            self.waiting = True
             try:
                 data = os.read(self.read_fd, 65536)
             except OSError:
                 data = b""
+            self.waiting = False
+            self.progress += 1
             if not data:
                 break
             pending = self._split(pending + data, decoder)
@@ -357,9 +367,18 @@ class _Capture:
             os.close(self.saved_fd)
         else:
             os.close(1)
-        # A child process that still holds the pipe keeps it open: stop listening after a
-        # moment (what it writes later is dropped, as after `python file.py` ended).
-        self.reader.join(_DRAIN_SECONDS)
+        # Our end of the pipe is closed now, so the reader ends at EOF once it has read and
+        # shown what the file wrote: wait for it however long that takes on a loaded machine
+        # (showing a long output in the frame is slow). A child process that still holds the
+        # pipe keeps it open: stop listening once the reader has waited for data for a moment
+        # (what the child writes later is dropped, as after `python file.py` ended).
+        seen, quiet_since = -1, time.monotonic()
+        while self.reader.is_alive():
+            self.reader.join(0.05)
+            if self.progress != seen or not self.waiting:
+                seen, quiet_since = self.progress, time.monotonic()
+            elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
+                break
         self.closed = True
         return False
 
@@ -597,7 +616,7 @@ def _forget_user_modules(before, folder):
     for name in set(sys.modules) - before:
         file = getattr(sys.modules.get(name), "__file__", None) or ""
         if not isinstance(file, str) or not file.startswith(folder) or \
-                file.startswith(_PKG_DIR):
+                callsite.is_gradviz_file(file):
             continue
         top = name.partition(".")[0]
         try:

@@ -1,6 +1,6 @@
 """The tracer: what the autograd core tells the inspector while a user's file runs.
 
-Installed as `gradviz.autograd.grad_mode._state.trace` for the duration of a run. It keeps, for
+A gradviz.autograd.tracing.Tracer, installed for the duration of a run. It keeps, for
 every node still alive, its creation order and outputs, the gradients it received (in firing
 order), and every in-place edit with the user's file and line, every firing of a hook the file registered (what it got and
 returned) and every node the engine ran, in the engine's order (the steps of `run --step`).
@@ -13,22 +13,21 @@ the last step, whose intermediates the report names), weakly before that.
 
 import collections
 import math
-import os
-import sys
 import weakref
 from typing import NamedTuple
 
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.graph import _PKG_DIR, _internal, user_site
+from ..autograd import callsite, tracing as _tracing
+from ..autograd.callsite import user_site
 from ..autograd.grad_mode import _state
+from ..autograd.saved import snapshot
 from .report import summary_stats
-from .saved import saved_entries
+from .modules import ModuleCalls
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
-_INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _FRAMES_PER_FUNCTION = 3   # a function's last calls whose frames name tensors (step[998].y)
 _MODULE_CALLS_KEPT = 64    # module calls still open that may name their output (fc1(x))
 
@@ -82,7 +81,7 @@ class Step(NamedTuple):
     hooks: list
 
 
-class Tracer:
+class Tracer(_tracing.Tracer):
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
@@ -130,8 +129,9 @@ class Tracer:
         self._last_frame = None
         self.module_calls = {}      # id(Module.__call__ frame) -> [frame, id of its last tensor]
         self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
+        self.modules = ModuleCalls()    # which module call made each node
 
-    # ----- protocol called by the core ----------------------------------------------------
+    # ----- the core's calls (gradviz.autograd.tracing.Tracer documents each) ---------------
 
     def node(self, node):
         k = id(node)
@@ -141,6 +141,8 @@ class Tracer:
         ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
         nodes[k] = [self._count, ref, None, None, None, None]
         self._count += 1
+        if self.modules.stack:
+            self.modules.node(node)
 
     def made(self, out, node):
         entry = self._entry(node, create=True)
@@ -158,14 +160,8 @@ class Tracer:
     def grad(self, node, grads):
         entry = self._entry(node, create=True)
         if entry[_SNAPSHOT] is None:
-            entries = saved_entries(node, None)
-            if entries:
-                # The result's tensor is the node's own output: holding it would keep the
-                # node alive, so the report finds it through output_of() instead.
-                for e in entries:
-                    if e.label == "_saved_result":
-                        e.tensor = None
-            entry[_SNAPSHOT] = entries or _NOTHING_SAVED
+            # (the report finds the output a `_saved_result` stands for with output_of())
+            entry[_SNAPSHOT] = snapshot(node) or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
             if self.keep_history:
@@ -199,7 +195,8 @@ class Tracer:
                                                 _state.enabled, self._count))
 
     def created(self, tensor):
-        func, site, frame, call = _maker()
+        # frames: this method, the core's _make, the op that made the tensor
+        func, site, frame, call = callsite.maker(3, _MODULE_CALL)
         k = id(tensor)
         self.made_by[k] = (func, site, _state.enabled)
         self._made_ids[weakref.ref(tensor, self._forget)] = k
@@ -264,6 +261,12 @@ class Tracer:
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
 
+    def module_call(self, module, args):
+        self.modules.enter(module, args)
+
+    def module_return(self, module, result):
+        self.modules.exit(module, result)
+
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
         if not self.keep_grads:
@@ -326,16 +329,8 @@ class Tracer:
         calls of each function are kept, so a loop does not keep every step's graph alive.
         """
         self._last_frame = f
-        chain = []
         kept = self._frames
-        while f is not None and not f.f_code.co_filename.startswith(_INSPECT_DIR):
-            if id(f) in kept:
-                break
-            if not f.f_code.co_filename.startswith(_PKG_DIR) and \
-                    not f.f_code.co_name.startswith("<"):
-                chain.append(f)
-            f = f.f_back
-        for f in reversed(chain):
+        for f in reversed(callsite.user_functions(f, stop=kept)):
             code = f.f_code
             number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
             self._frame_seq += 1
@@ -490,31 +485,6 @@ def _all_finite(a):
     return bool(np.isfinite(a).all())
 
 
-def _maker():
-    """(innermost public gradviz function name, user site, user frame, the Module.__call__
-    frame the user called, or None) of the current call, for created().
-
-    gradviz's frames are recognised through a cache of code objects, so the walk costs a dict
-    lookup a frame.
-    """
-    f = sys._getframe(3)
-    func = call = None
-    internal = _internal
-    while f is not None:
-        code = f.f_code
-        inside = internal.get(code)
-        if inside is None:
-            inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
-            return func, (code.co_filename, f.f_lineno), f, call
-        if func is None and not code.co_name.startswith("_"):
-            func = code.co_name
-        if code is _MODULE_CALL:
-            call = f
-        f = f.f_back
-    return func, None, None, None
-
-
 def _module_call_code():
     from ..nn.modules import Module
     return Module.__call__.__code__
@@ -553,17 +523,5 @@ def _snapshot(g):
     return np.array(g._data if isinstance(g, Tensor) else g, copy=True)
 
 
-class tracing:
-    """Context manager installing a Tracer (and restoring whatever was there)."""
-
-    def __init__(self, tracer):
-        self.tracer = tracer
-
-    def __enter__(self):
-        self.prev = _state.trace
-        _state.trace = self.tracer
-        return self.tracer
-
-    def __exit__(self, *exc):
-        _state.trace = self.prev
-        return False
+# The name the inspector's modules install a tracer with.
+tracing = _tracing.installed

@@ -2,7 +2,6 @@
 
 import math
 import operator
-import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -11,9 +10,11 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd import tracing as _tracing
+from ..autograd.callsite import user_stacklevel
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state, is_grad_enabled, no_grad
-from ..autograd.graph import _PKG_DIR, RemovableHandle
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import RemovableHandle
 from . import functional as F
 from . import init
 
@@ -187,7 +188,7 @@ class _BackwardHook:
                                   "respect to module outputs since no inputs require gradients. "
                                   "See https://docs.pytorch.org/docs/main/generated/torch.nn."
                                   "Module.html#torch.nn.Module.register_full_backward_hook for "
-                                  "more details.", stacklevel=_user_stacklevel())
+                                  "more details.", stacklevel=user_stacklevel())
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
@@ -215,20 +216,15 @@ class _BackwardHook:
 def _report(kind, module, hook, given, returned, node=None):
     """Tell the inspector's tracer, if one is installed, that a module hook of the user's ran
     (kind: forward_pre, forward, backward_pre or backward; node: where a backward one fired)."""
-    trace = _state.trace
+    trace = _tracing.active
     if trace is not None:
         trace.module_hook(kind, module, hook, given, returned, node)
 
 
-def _user_stacklevel():
-    """The stacklevel of warnings.warn that names the user's frame (the first one outside
-    gradviz) as the warning's origin, as torch's does (the line that called backward)."""
-    f = sys._getframe(1)
-    level = 1
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back
-        level += 1
-    return level
+def _returned(trace, module, result):
+    """Tell the tracer that module's call returned result; return it."""
+    trace.module_return(module, result)
+    return result
 
 
 def _zero_grad(params, set_to_none):
@@ -432,6 +428,20 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
+        trace = _tracing.active
+        if trace is None:
+            return self._call_impl(args, kwargs)
+        # The inspector records which module call made each node (graphs by module). The
+        # result is never a local here: the tracer keeps the last calls' frames (to name
+        # outputs, fc1(x)), and a frame holding its result would keep every step's graph alive.
+        trace.module_call(self, args)
+        try:
+            return _returned(trace, self, self._call_impl(args, kwargs))
+        except BaseException:
+            trace.module_return(self, None)
+            raise
+
+    def _call_impl(self, args, kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)

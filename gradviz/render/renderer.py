@@ -20,7 +20,7 @@ from pathlib import Path
 from .output import OutputError, write_output
 
 __all__ = ["EXIT_NO_RENDERER", "EXIT_RENDERER_FAILED", "FORMATS", "RenderError",
-           "find_renderer", "render"]
+           "find_renderer", "render", "render_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -221,3 +221,18 @@ def render(dot_source, fmt, out_path, renderer=None, protected=None, dot_copy=No
         return Path(write_output(out_path, produce, protected))
     except OutputError as exc:
         raise RenderError(str(exc), exc.exit_code) from None
+
+
+def render_svg(dot_source, renderer=None):
+    """Return the SVG the renderer lays out for dot_source, as text, writing no file (the
+    interactive report inlines it). RenderError: exit_code 3 when there is no renderer (the
+    command that asked writes nothing then), 4 when it fails, 2 for a missing explicit one.
+
+    >>> render_svg("digraph { a -> b }").count('class="node"')      # doctest: +SKIP
+    2
+    """
+    found = find_renderer(renderer, "svg")
+    if found is None:
+        raise RenderError("no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE,
+                          EXIT_NO_RENDERER)
+    return _run(found, dot_source, "svg").decode("utf-8")

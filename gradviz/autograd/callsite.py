@@ -1,0 +1,158 @@
+"""Whose code is running: the one place that decides whether a frame is gradviz's own.
+
+A frame is gradviz's when its file is inside the gradviz package; every other frame is the
+user's (their file, a library they called). A host, such as the inspector's runner, declares
+its files with `register_host(path)`: its frames are gradviz's, and the frames outside the
+innermost host frame (whatever called the host: the command line, click) are not the user's
+either.
+
+Decisions are cached per code object, so a walk costs one dict lookup a frame.
+
+    >>> from gradviz.autograd import callsite
+    >>> callsite.user_site(1)[1] > 0        # this line is the user's
+    True
+"""
+
+import os
+import sys
+import traceback
+
+__all__ = ["register_host", "is_gradviz_file", "user_frame", "user_site", "user_stack",
+           "user_stacklevel", "maker", "user_functions"]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_hosts = ()             # folders (ending in os.sep) and files registered by register_host
+_internal = {}          # code object -> True when it is gradviz's
+_hosted = {}            # code object -> True when it is a host's
+_getframe = sys._getframe
+
+
+def register_host(path):
+    """Declare a file, or a folder of files, as a host of the user's code: the frames in it and
+    every frame outside it are not the user's.
+
+    >>> register_host(__file__)     # doctest: +SKIP
+    """
+    global _hosts
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "")
+    if path not in _hosts:
+        _hosts = _hosts + (path,)
+        _internal.clear()
+        _hosted.clear()
+
+
+def _is_host_file(filename):
+    for h in _hosts:
+        if filename == h or (h.endswith(os.sep) and filename.startswith(h)):
+            return True
+    return False
+
+
+def is_gradviz_file(filename):
+    """True for a file of the gradviz package or of a registered host."""
+    return filename.startswith(_PKG_DIR) or _is_host_file(filename)
+
+
+def _inside(code):
+    inside = _internal[code] = is_gradviz_file(code.co_filename)
+    return inside
+
+
+def _is_host(code):
+    hosted = _hosted.get(code)
+    if hosted is None:
+        hosted = _hosted[code] = _is_host_file(code.co_filename)
+    return hosted
+
+
+def user_frame(depth):
+    """(code object, line) of the innermost frame outside gradviz, starting `depth` frames up
+    (as sys._getframe counts them from user_frame: 1 is its caller); (None, 0) when none."""
+    f = _getframe(depth)
+    internal = _internal
+    while f is not None:
+        code = f.f_code
+        inside = internal.get(code)
+        if inside is None:
+            inside = _inside(code)
+        if not inside:
+            return code, f.f_lineno
+        f = f.f_back
+    return None, 0
+
+
+def user_site(depth=1):
+    """(filename, line) of the innermost frame outside gradviz, starting `depth` frames up
+    (1: the caller of user_site), or None."""
+    try:
+        code, line = user_frame(depth + 1)
+    except ValueError:      # fewer frames than depth
+        return None
+    return None if code is None else (code.co_filename, line)
+
+
+def user_stack():
+    """The forward stack for anomaly mode (traceback.FrameSummary list, outer first), without
+    gradviz's own frames and without the frames of whatever called a host."""
+    stack = traceback.extract_stack()[:-1]
+    if _hosts:
+        for i in range(len(stack) - 1, -1, -1):
+            if _is_host_file(stack[i].filename):
+                stack = stack[i + 1:]
+                break
+    return [fr for fr in stack if not is_gradviz_file(fr.filename)]
+
+
+def user_stacklevel():
+    """The `stacklevel` for warnings.warn, called right where gradviz warns, that names the
+    user's innermost frame as the warning's origin (as torch's warnings do)."""
+    f = _getframe(1)
+    level = 1
+    while f is not None and (_internal.get(f.f_code) or _inside(f.f_code)):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def maker(depth, marker=None):
+    """What is making something, starting `depth` frames up (1: the caller of maker): (the
+    innermost gradviz function with a public name, (filename, line) of the user's code, the
+    user's frame, the outermost gradviz frame running code object `marker` on the way, or
+    None). With no user frame: (function, None, None, None)."""
+    f = _getframe(depth)
+    func = found = None
+    internal = _internal
+    while f is not None:
+        code = f.f_code
+        inside = internal.get(code)
+        if inside is None:
+            inside = _inside(code)
+        if not inside:
+            return func, (code.co_filename, f.f_lineno), f, found
+        if func is None and not code.co_name.startswith("_"):
+            func = code.co_name
+        if code is marker:
+            found = f
+        f = f.f_back
+    return func, None, None, None
+
+
+def user_functions(frame, stop=()):
+    """The user's function frames from `frame` outwards ([] for gradviz's own), innermost
+    first, up to a host frame or a frame whose id is in `stop`; module-level code and
+    comprehensions (`<module>`, `<listcomp>`) are not functions and are passed over."""
+    chain = []
+    f = frame
+    while f is not None and not _is_host(f.f_code):
+        if id(f) in stop:
+            break
+        code = f.f_code
+        inside = _internal.get(code)
+        if inside is None:
+            inside = _inside(code)
+        if not inside and not code.co_name.startswith("<"):
+            chain.append(f)
+        f = f.f_back
+    return chain

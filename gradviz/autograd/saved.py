@@ -1,0 +1,122 @@
+"""What a node saved for backward, listed under torch's names.
+
+torch exposes a node's saved values as attributes, `_saved_self`, `_saved_other`,
+`_saved_result`, ... (and a custom Function's as `saved_tensors`); reading one after backward
+freed it raises. This module lists them without raising, for whoever shows them (the
+inspector's report, check-inplace, a tracer taking a snapshot before backward frees them):
+
+    >>> import gradviz as torch
+    >>> from gradviz.autograd.saved import saved_names, saved_values, was_freed
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> y = a * a.exp()
+    >>> saved_names(y.grad_fn)
+    ('_saved_self', '_saved_other')
+    >>> [(v.label, v.saved_version) for v in saved_values(y.grad_fn)]
+    [('_saved_self', 0), ('_saved_other', 0)]
+    >>> y.sum().backward(); was_freed(y.grad_fn), saved_values(y.grad_fn)
+    (True, [])
+"""
+
+from .._tensor import Tensor
+from .function import BackwardCFunction
+from .formula import FormulaNode
+from .graph import CopySlices
+
+__all__ = ["Saved", "saved_values", "saved_names", "was_freed", "snapshot"]
+
+
+class Saved:
+    """One saved value: `_saved_self`, `_saved_result`, `saved_tensors[0]`, ...
+
+    `tensor` is the saved Tensor (for `_saved_result`, the node's output when known, else
+    None), `data` its values, `vc` its version counter, `saved_version` the version it was
+    saved at; non-tensor values (scalars, dims, sizes) have `value` instead.
+    """
+
+    __slots__ = ("label", "tensor", "data", "vc", "saved_version", "value", "is_tensor")
+
+    def __init__(self, label, tensor=None, data=None, vc=None, saved_version=None, value=None,
+                 is_tensor=True):
+        self.label = label
+        self.tensor = tensor
+        self.data = data
+        self.vc = vc
+        self.saved_version = saved_version
+        self.value = value
+        self.is_tensor = is_tensor
+
+    @property
+    def version(self):
+        """The version the saved tensor has now (0 without a version counter)."""
+        return 0 if self.vc is None else self.vc.v
+
+    def __repr__(self):
+        return f"<Saved {self.label} v{self.saved_version}->v{self.version}>"
+
+
+def _owner(node):
+    """The node that holds the saved values: a CopySlices keeps its in-place op's node."""
+    return node._fn if isinstance(node, CopySlices) else node
+
+
+def saved_values(node, output=None):
+    """[Saved] for each value `node` still holds for backward, in the order its row names them
+    ([] once backward freed them; None for a node that saves nothing by design, such as
+    AccumulateGrad, or that is not gradviz's).
+
+    output: the node's output tensor, when known (the `_saved_result` Saved's tensor).
+    """
+    node = _owner(node)
+    if isinstance(node, BackwardCFunction):
+        if node._freed:
+            return []
+        return [Saved(f"saved_tensors[{i}]", t, t._data, t._vc, v)
+                for i, (t, v) in enumerate(zip(node._saved, node._saved_vers)) if t is not None]
+    if not isinstance(node, FormulaNode):
+        return None
+    if node._released:
+        return []
+    out = []
+    entry = node._entry
+    for name, v, want in node._saved_items():
+        if name in entry.internal:
+            continue        # gradviz's own bookkeeping: torch's node has no such attribute
+        if name == "result":
+            out.append(Saved("_saved_" + entry.result_name, output, node._res, node._resvc,
+                             want))
+        elif isinstance(v, Tensor):
+            out.append(Saved("_saved_" + name, v, v._data, v._vc, want))
+        else:
+            out.append(Saved("_saved_" + name, value=v, is_tensor=False))
+    return out
+
+
+def saved_names(node):
+    """The `_saved_*` attribute names torch's node has for what it saves, in the order
+    saved_values lists them; they stay the same after backward freed the values. () for a
+    node without any (AccumulateGrad, a custom Function's node: it has saved_tensors)."""
+    node = _owner(node)
+    if not isinstance(node, FormulaNode):
+        return ()
+    entry = node._entry
+    names = []
+    for n in entry.saved_names(node._mask):
+        if n in entry.internal:
+            continue
+        names.append("_saved_" + (entry.result_name if n == "result" else n))
+    return tuple(names)
+
+
+def was_freed(node):
+    """True once a backward without retain_graph freed what node saved."""
+    node = _owner(node)
+    if isinstance(node, BackwardCFunction):
+        return bool(node._freed)
+    return isinstance(node, FormulaNode) and node._released
+
+
+def snapshot(node):
+    """saved_values(node) to keep after backward frees them: the `_saved_result` value holds
+    no tensor, since the node's own output would keep the node alive (whoever keeps the
+    snapshot finds the output its own way). None when node saves nothing by design."""
+    return saved_values(node, None)
