@@ -513,6 +513,8 @@ _LinAlgError.__name__ = "_LinAlgError"
 
 @records("linalg_inv_ex")
 def _linalg_inv_ex(A):
+    """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
+    `torch.linalg.inv(2 * torch.eye(2))`, `torch.inverse(...)`."""
     _square_check(A, "inv")
     a = A._data
     err = _singular_error(a) if a.size else None
@@ -524,20 +526,14 @@ def _linalg_inv_ex(A):
     return out
 
 
-def linalg_inv(A):
-    """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
-    `torch.linalg.inv(2 * torch.eye(2))`."""
-    return _linalg_inv_ex(A)
-
-
-@export()
-def inverse(self):
-    """torch.linalg.inv: `torch.inverse(2 * torch.eye(2))`."""
-    return _linalg_inv_ex(self)
+# torch.linalg.inv and torch.inverse are the same op (LinalgInvExBackward0).
+linalg_inv = inverse = export("inverse")(_linalg_inv_ex)
 
 
 @records("linalg_det")
 def _linalg_det(A):
+    """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
+    `torch.linalg.det(2 * torch.eye(2))`, `torch.det(...)`."""
     _square_check(A, "det")
     a = A._data
     out = _make(np.asarray(np.linalg.det(a), dtype=a.dtype))
@@ -546,16 +542,8 @@ def _linalg_det(A):
     return out
 
 
-def linalg_det(A):
-    """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
-    `torch.linalg.det(2 * torch.eye(2))`."""
-    return _linalg_det(A)
-
-
-@export()
-def det(self):
-    """torch.linalg.det: `torch.det(2 * torch.eye(2))`."""
-    return _linalg_det(self)
+# torch.linalg.det and torch.det are the same op (LinalgDetBackward0).
+linalg_det = det = export("det")(_linalg_det)
 
 
 @export(tensor=False)
