@@ -210,8 +210,14 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                            f"{_TORCH_SCALAR[mat1._data.dtype.name]} and "
                            f"{_TORCH_SCALAR[mat2._data.dtype.name]}")
     a = np.matmul(mat1._data, mat2._data)
-    out = _make(input._data * beta + a * alpha if (alpha != 1 or beta != 1)
-                else input._data + a)
+    b = input._data
+    if alpha != 1 or beta != 1:
+        r = b * beta + a * alpha
+    elif b.dtype == a.dtype and b.shape == a.shape[a.ndim - b.ndim:]:
+        r = np.add(a, b, out=a)         # the bias into the fresh product: no second array
+    else:
+        r = b + a
+    out = _make(r)
     if _needs(input, mat1, mat2):
         record(D["addmm"], out, (input, mat1, mat2),
                (mat1, mat2, alpha, beta, is_transposed(mat2._data)))

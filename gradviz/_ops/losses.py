@@ -115,8 +115,11 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
         total_weight = dt(np.add.reduce(w, dtype=x.dtype))
     vals = -picked if w is None else -picked * w
     if reduction == 1:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
+        if total_weight:
+            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight)
+        else:           # no sample kept: 0 / 0, nan as in torch (no warning)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
     elif reduction == 2:
         r = dt(np.add.reduce(vals, dtype=x.dtype))
     else:

@@ -123,20 +123,16 @@ def maker(depth, marker=None):
     None). With no user frame: (function, None, None, None)."""
     f = _getframe(depth)
     func = found = None
-    internal = _internal
-    while f is not None:
-        code = f.f_code
-        inside = internal.get(code)
-        if inside is None:
-            inside = _inside(code)
-        if not inside:
-            return func, (code.co_filename, f.f_lineno), f, found
-        if func is None and not code.co_name.startswith("_"):
-            func = code.co_name
-        if code is marker:
+    while f is not None and (_internal.get(f.f_code) or _inside(f.f_code)):
+        name = f.f_code.co_name
+        if func is None and not name.startswith("_"):
+            func = name
+        if f.f_code is marker:
             found = f
         f = f.f_back
-    return func, None, None, None
+    if f is None:
+        return func, None, None, None
+    return func, (f.f_code.co_filename, f.f_lineno), f, found
 
 
 def user_functions(frame, stop=()):
