@@ -2,6 +2,8 @@
 `out=`, torch.sgn, lazy layers and torch.accelerator. Each snippet runs on both backends and
 the observations (values, shapes, names, errors) must be equal."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -217,3 +219,23 @@ def test_a_lazy_layer_becomes_the_eager_one():
     assert layer.has_uninitialized_params()
     layer(gradviz.ones(2, 4))
     assert type(layer) is gradviz.nn.Linear and layer.weight.shape == (3, 4)
+
+
+def test_op_warnings_name_the_callers_line_as_torch_does():
+    """An op's warning points at the line that called it, through the keyword wrapper too."""
+    import warnings
+    from gradviz._ops import pointwise
+
+    def calls(t):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            line = sys._getframe().f_lineno + 1
+            t.where(t.tensor([1, 0], dtype=t.uint8), t.ones(2), 2.5)
+            t.ones(1).var()
+        return [(w.filename, w.lineno - line) for w in caught]
+
+    pointwise._UINT8_WARNED.clear()
+    got = calls(gradviz)
+    assert got == [(__file__, 0), (__file__, 1)]
+    torch = pytest.importorskip("torch")
+    assert calls(torch) == got

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -388,7 +389,7 @@ def cross(input, other, dim=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use torch.linalg.cross."
                       "\nThe default value of dim will change to agree with that of "
-                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+                      "linalg.cross in a future release.", UserWarning, stacklevel=user_stacklevel())
         sizes = np.broadcast_shapes(input.shape, other.shape)
         dim = next((i for i, s in enumerate(sizes) if s == 3), -1)
     return _linalg_cross(input, other, dim)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
@@ -289,7 +290,7 @@ def _warn_uint8_condition():
         _UINT8_WARNED.append(True)
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
                       "will be removed in a future version of PyTorch. Use a boolean condition "
-                      "instead.", UserWarning, stacklevel=3)
+                      "instead.", UserWarning, stacklevel=user_stacklevel())
 
 
 @export("where", tensor=False)

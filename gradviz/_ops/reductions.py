@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
@@ -239,7 +240,7 @@ def _spread(a, dims, ddof, keepdim, sqrt, name):
     if n - ddof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     with np.errstate(divide="ignore", invalid="ignore"):
         m = np.mean(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
         ss = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)

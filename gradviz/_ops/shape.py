@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .. import _registry
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -614,7 +615,7 @@ def meshgrid(*tensors, indexing=None):
             # torch's TORCH_WARN_ONCE: once per process.
             _MESHGRID_WARNED.append(True)
             warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
-                          "the indexing argument.", UserWarning, stacklevel=2)
+                          "the indexing argument.", UserWarning, stacklevel=user_stacklevel())
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
