@@ -7,7 +7,8 @@ CPU clocking down) falls on both sides alike.
 
 The workers run without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE: some machines here set them
 for old OpenBLAS builds, and they slow a current NumPy (and so gradviz and the floor) but not
-torch, which uses MKL.
+torch, which uses MKL. They also run without PYTHONDONTWRITEBYTECODE (bytecode is cached in a
+directory of the temp dir), as a user's Python does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -30,12 +32,18 @@ BUSY_CORES = 0.25  # other processes' CPU use above which a row is flagged as no
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+BYTECODE_CACHE = os.path.join(tempfile.gettempdir(), "gradviz-benchmarks-pycache")
 
 
 def worker_env(threads: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     for key in OPENBLAS_OVERRIDES:
         env.pop(key, None)
+    # A user's Python caches bytecode: with PYTHONDONTWRITEBYTECODE (set on some machines
+    # here) every process would compile gradviz's modules again, and the import and command
+    # rows would time the compiler. The cache goes to a directory of its own, not the checkout.
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        env.setdefault("PYTHONPYCACHEPREFIX", BYTECODE_CACHE)
     if threads is not None:
         # torch reads OMP_NUM_THREADS (and MKL's), NumPy's OpenBLAS reads OPENBLAS_NUM_THREADS
         for key in THREAD_VARIABLES:

@@ -36,6 +36,8 @@ TARGETS: list[Target] = [
     # issue 11: "a makemore-style step ... target <= 1.0x torch"
     Target("makemore_step", "time", "vs_torch", 1.0, "<= 1.0x torch"),
     Target("cnn_step", "time", "vs_torch", 2.0, "<= 2.0x torch"),
+    # issue 11: "a layer-norm + attention block (sdpa) -- <= 1.5x torch"
+    Target("attention_step", "time", "vs_torch", 1.5, "<= 1.5x torch"),
     Target("chain_1m", "time", "vs_row", 1.3, "<= 1.3x chain_200k", relative_to="chain_200k"),
     Target("chain_1m", "memory", "absolute", 600.0, "<= 600 B/node"),
     Target("cli_run", "time", "absolute", 0.5, "< 0.5 s"),

@@ -401,11 +401,12 @@ def cnn_checksum(torch: Any, state: dict) -> dict:
 
 # ----- attention block step -----
 #
-# One multi-head self-attention block (qkv projection, scaled_dot_product_attention over 4
-# heads, output projection, residual) on a batch of 8 sequences of 64 tokens of width 128,
-# MSE against a target, then an SGD update. (Layer norm joins it once the core has it.)
+# One pre-norm multi-head self-attention block (layer_norm, qkv projection,
+# scaled_dot_product_attention over 4 heads, output projection, residual) on a batch of 8
+# sequences of 64 tokens of width 128, MSE against a target, then an SGD update.
 
 ATTN_LR = 0.01
+ATTENTION_PARAMS = ("w_qkv", "b_qkv", "w_out", "b_out", "ln_w", "ln_b")
 
 
 def attention_data(batch: int) -> dict[str, np.ndarray]:
@@ -419,6 +420,8 @@ def attention_data(batch: int) -> dict[str, np.ndarray]:
         "b_qkv": rng.uniform(-bound, bound, (384,)).astype(f32),
         "w_out": rng.uniform(-bound, bound, (128, 128)).astype(f32),
         "b_out": rng.uniform(-bound, bound, (128,)).astype(f32),
+        "ln_w": rng.uniform(0.5, 1.5, (128,)).astype(f32),
+        "ln_b": rng.uniform(-0.1, 0.1, (128,)).astype(f32),
     }
 
 
@@ -426,18 +429,18 @@ def attention_setup(torch: Any, batch: int) -> dict:
     data = attention_data(batch)
     state = {"x": torch.tensor(data["x"]), "target": torch.tensor(data["target"])}
     state["params"] = [torch.tensor(data[k], requires_grad=True)
-                       for k in ("w_qkv", "b_qkv", "w_out", "b_out")]
+                       for k in ATTENTION_PARAMS]
     return state
 
 
 def attention_run(torch: Any, state: dict) -> None:
     F = torch.nn.functional
-    w_qkv, b_qkv, w_out, b_out = params = state["params"]
+    w_qkv, b_qkv, w_out, b_out, ln_w, ln_b = params = state["params"]
     for p in params:
         p.grad = None
     x = state["x"]
     b, n, d = x.shape
-    qkv = F.linear(x, w_qkv, b_qkv).view(b, n, 3, 4, d // 4).permute(2, 0, 3, 1, 4)
+    qkv = F.linear(F.layer_norm(x, (d,), ln_w, ln_b), w_qkv, b_qkv).view(b, n, 3, 4, d // 4).permute(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]
     h = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     y = x + F.linear(h.transpose(1, 2).reshape(b, n, d), w_out, b_out)
@@ -451,7 +454,7 @@ def attention_run(torch: Any, state: dict) -> None:
 
 def attention_checksum(torch: Any, state: dict) -> dict:
     out = {"loss": _scalar_entry(state["loss"])}
-    for name, p in zip(("w_qkv", "b_qkv", "w_out", "b_out"), state["params"]):
+    for name, p in zip(ATTENTION_PARAMS, state["params"]):
         out[name + ".grad"] = _sum_entry(p.grad)
     return out
 
@@ -518,8 +521,8 @@ WORKLOADS: dict[str, Workload] = {
             cnn_setup, cnn_run, cnn_checksum, "ms",
             full=Plan(32, rounds=3, repeat=10), quick=Plan(32, rounds=1, repeat=4)),
         Workload(
-            "attention_step", "attention block step: batch 8, 64 tokens, width 128, 4 heads, "
-            "causal sdpa, fwd+bwd+SGD",
+            "attention_step", "attention block step: batch 8, 64 tokens, width 128, "
+            "layer_norm, 4 heads, causal sdpa, fwd+bwd+SGD",
             attention_setup, attention_run, attention_checksum, "ms",
             full=Plan(8, rounds=3, repeat=10), quick=Plan(8, rounds=1, repeat=4)),
         Workload(

@@ -96,12 +96,22 @@ debug_option = click.option("--debug", is_flag=True,
 
 def drawing_options(command):
     """The options that shape a drawing, shared by `graph` and `report`: --max-depth N,
-    --collapse, --no-legend, --renderer PATH."""
+    --collapse, --modules/--no-modules, --depth-modules N, --expand NAME, --no-legend,
+    --renderer PATH."""
     for option in reversed([
             click.option("--max-depth", type=click.IntRange(min=1), metavar="N",
                          help="Draw only N levels below the roots."),
             click.option("--collapse", is_flag=True,
                          help="Fold repeated chains of the same op."),
+            click.option("--modules/--no-modules", "by_module", default=True, show_default=True,
+                         help="Draw each nn.Module call as a cluster labelled name: Class."),
+            click.option("--depth-modules", type=click.IntRange(min=0), metavar="N",
+                         help="Fold every module deeper than N (the model is 0, its children "
+                              "1) into one box: class, input and output shapes, parameter "
+                              "count."),
+            click.option("--expand", "expand", multiple=True, metavar="NAME",
+                         help="Open module NAME (qualified, e.g. encoder.layers.0) under "
+                              "--depth-modules (repeatable)."),
             click.option("--no-legend", is_flag=True, help="Leave out the legend."),
             click.option("--renderer", metavar="PATH",
                          help="The Graphviz executable to use (also GRADVIZ_DOT).")]):

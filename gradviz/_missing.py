@@ -12,8 +12,6 @@ Traceback (most recent call last):
 AttributeError: module 'torch' has no attribute 'no_such_op'
 """
 
-import difflib
-
 from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, LINALG,
                          NN, OPTIM, TENSOR, TORCH, VERSION)
 
@@ -42,6 +40,7 @@ def missing(owner, name, have):
         msg = (f"gradviz's core does not implement {prefix}{name} (PyTorch {VERSION} "
                "has it); run with --backend torch to run this file on PyTorch")
     if not name.startswith("_"):
+        import difflib              # only on this error path (import time)
         close = difflib.get_close_matches(name, [h for h in have if not h.startswith("_")],
                                           n=3, cutoff=0.75)
         if close:

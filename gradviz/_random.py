@@ -64,10 +64,26 @@ class Generator:
             raise RuntimeError(f"gradviz: torch.Generator(device={str(device)!r}) is not "
                                "available: gradviz's core runs on the CPU only; run with "
                                "--backend torch to use PyTorch")
-        self._bits = np.random.MT19937(0)
+        self._mt = None              # the np.random.MT19937, made on the first draw
+        self._mt_state = None        # its state until then
         self._seed = DEFAULT_SEED
         self._normal = None          # torch's cached second Box-Muller sample (a double)
         self.manual_seed(DEFAULT_SEED)
+
+    @property
+    def _bits(self):
+        """The mt19937 stream. Made on first use: numpy.random costs about a tenth of
+        gradviz's import time, and a program that draws nothing never needs it."""
+        if self._mt is None:
+            self._mt = np.random.MT19937(0)
+            self._mt.state = self._mt_state
+        return self._mt
+
+    def _set_bits(self, state):
+        if self._mt is None:
+            self._mt_state = state
+        else:
+            self._mt.state = state
 
     @property
     def device(self):
@@ -79,8 +95,8 @@ class Generator:
         if seed < -(1 << 63) or seed > _U64:
             raise RuntimeError(f"Overflow when unpacking long long")
         self._seed = seed & _U64
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": _mt_key(self._seed), "pos": 624}}
+        self._set_bits({"bit_generator": "MT19937",
+                        "state": {"key": _mt_key(self._seed), "pos": 624}})
         self._normal = None
         return self
 
@@ -114,7 +130,7 @@ class Generator:
         key = raw[:2496].view("<u4").astype(np.uint32)
         pos = int(raw[2496:2500].view("<u4")[0])
         cache = float(raw[2500:2508].view("<f8")[0])
-        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self._set_bits({"bit_generator": "MT19937", "state": {"key": key, "pos": pos}})
         self._normal = None if math.isnan(cache) else cache
         self._seed = int(raw[2508:2516].view("<u8")[0])
         return self

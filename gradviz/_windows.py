@@ -144,9 +144,78 @@ def _grad_matrix(grad, groups):
     return reshape(permute(g, (1, 2, 0, 3)), (groups, o // groups, -1))
 
 
+# ----- The common case on arrays: 2-D, stride 1, dilation 1, one group ----------------------
+#
+# The output positions are laid out on the padded input's rows ("wide" rows of Wp columns, of
+# which the last kw - 1 are not outputs). Then every kernel offset (i, j) is one shift of
+# i * Wp + j along each flattened padded plane: im2col and col2im become kh * kw contiguous
+# slice copies / adds instead of strided 6-D copies. The extra columns are zeroed (windows and
+# output gradient alike), so they add exact zeros; the products run over the same (channel,
+# kernel offset) rows in the same order as the general path.
+
+def _wide(x_shape, weight, stride, dilation, groups):
+    return (groups == 1 and len(x_shape) == 4 and not _t(weight)
+            and all(s == 1 for s in stride) and all(d == 1 for d in dilation))
+
+
+def _wide_cols(x, kernel, padding):
+    """(cols (C*kh*kw, N*oh*Wp) with the extra columns zeroed, (oh, ow), Wp)."""
+    n, c, h, w = x.shape
+    (kh, kw), (ph, pw) = kernel, padding
+    hp, wp = h + 2 * ph, w + 2 * pw
+    oh, ow = hp - kh + 1, wp - kw + 1
+    lw = oh * wp
+    buf = np.zeros((n, c, hp * wp + kw - 1), dtype=x.dtype)
+    buf[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x
+    cols = np.empty((c, kh * kw, n, lw), dtype=x.dtype)
+    src = buf.transpose(1, 0, 2)
+    for i in range(kh):
+        for j in range(kw):
+            off = i * wp + j
+            cols[:, i * kw + j] = src[:, :, off:off + lw]
+    cols.reshape(c * kh * kw, n, oh, wp)[..., ow:] = 0
+    return cols.reshape(c * kh * kw, n * lw), (oh, ow), wp
+
+
+def _wide_grad(grad, wp):
+    """The output gradient (N, O, oh, ow) as (O, N*oh*Wp), zero in the extra columns."""
+    n, o, oh, ow = grad.shape
+    g = np.zeros((o, n, oh, wp), dtype=grad.dtype)
+    g[..., :ow] = grad.transpose(1, 0, 2, 3)
+    return g.reshape(o, n * oh * wp)
+
+
+def _wide_conv(x, weight, padding):
+    o = weight.shape[0]
+    cols, (oh, ow), wp = _wide_cols(x, weight.shape[2:], padding)
+    r = (weight.reshape(o, -1) @ cols).reshape(o, x.shape[0], oh, wp)[..., :ow]
+    return r.transpose(1, 0, 2, 3)
+
+
+def _wide_grad_input(grad, input_shape, weight, padding):
+    n, c, h, w = input_shape
+    o, _, kh, kw = weight.shape
+    ph, pw = padding
+    hp, wp = h + 2 * ph, w + 2 * pw
+    oh = grad.shape[2]
+    lw = oh * wp
+    dcols = (weight.reshape(o, -1).T @ _wide_grad(grad, wp)).reshape(c, kh * kw, n, lw)
+    res = np.zeros((c, n, hp * wp + kw - 1), dtype=dcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            off = i * wp + j
+            res[:, :, off:off + lw] += dcols[:, i * kw + j]
+    full = res[:, :, :hp * wp].reshape(c, n, hp, wp)
+    return full[:, :, ph:ph + h, pw:pw + w].transpose(1, 0, 2, 3)
+
+
+# ----- Any convolution -----------------------------------------------------------------------
+
 def conv(x, weight, stride, padding, dilation, groups):
     """The convolution of x (N, C, *spatial) with weight (O, C/groups, *kernel), no bias:
     one matrix product per group over all images at once."""
+    if _wide(np.shape(x), weight, stride, dilation, groups) and not _t(x):
+        return _wide_conv(x, weight, padding)
     o = weight.shape[0]
     n = x.shape[0]
     nd = len(weight.shape) - 2
@@ -159,6 +228,10 @@ def conv(x, weight, stride, padding, dilation, groups):
 
 def conv_grad_weight(grad, input, weight_shape, stride, padding, dilation, groups):
     """d conv / d weight: the output gradient times the input's windows."""
+    if (_wide(weight_shape, grad, stride, dilation, groups) and not _t(input)
+            and len(weight_shape) == 4):
+        cols, _, wp = _wide_cols(input, tuple(weight_shape[2:]), padding)
+        return (_wide_grad(grad, wp) @ cols.T).reshape(tuple(weight_shape))
     cols, _ = _cols(input, tuple(weight_shape[2:]), stride, padding, dilation, groups)
     gw = matmul(_grad_matrix(grad, groups), _swap(cols))            # (G, Og, Cg*K)
     return reshape(gw, tuple(weight_shape))
@@ -167,6 +240,9 @@ def conv_grad_weight(grad, input, weight_shape, stride, padding, dilation, group
 def conv_grad_input(grad, input_shape, weight, stride, padding, dilation, groups):
     """d conv / d input: the weight's transpose times the output gradient, put back in
     place by col2im, with the padding cropped."""
+    if (_wide(input_shape, weight, stride, dilation, groups) and not _t(grad)
+            and np.isfinite(weight).all()):         # extra columns: weight * 0 must be 0
+        return _wide_grad_input(grad, input_shape, weight, padding)
     o = weight.shape[0]
     nd = len(input_shape) - 2
     kernel = tuple(weight.shape[2:])

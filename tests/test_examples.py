@@ -110,6 +110,10 @@ CHECKS = {
     "module_hooks.py": ([], 0, {
         ("out", "grad_fn"): "BackwardHookFunctionBackward", ("net.2.bias", "grad"): [5.0, 5.0],
         ("x", "shape"): [5, 3]}),
+    "nested_modules.py": (["--backward", "loss"], 0, {
+        ("loss", "data"): 0.49696, ("model.head.bias", "grad"): [-0.68294],
+        ("model.head.bias", "module"): "head",
+        ("model.encoder.blocks.1.norm.weight", "module"): "encoder.blocks.1.norm"}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
     "polynomial_custom_function.py": ([], 0, {

@@ -2,6 +2,7 @@
 the same gradients), `_version` counts, state_dict structure and round trip, parameter groups,
 errors and the arguments gradviz refuses; the schedulers' learning rates over 100 steps."""
 
+import importlib
 import warnings
 
 import numpy as np
@@ -219,6 +220,16 @@ def test_other_kernels_are_refused(name, arg, value):
                               "by gradviz's core; run with --backend torch to use PyTorch")
 
 
+def test_a_nan_lr_passes_sgds_check_only_as_in_torch():
+    # SGD writes its check `lr < 0.0`, the others `not 0.0 <= lr`.
+    nan = float("nan")
+    ref, got = both(lambda m: [m.optim.SGD(_params(m), lr=nan).defaults["lr"] != nan,
+                               m.optim.Adam(_params(m), lr=nan)])
+    assert got == ref == ("ValueError", "Invalid learning rate: nan")
+    ref, got = both(lambda m: m.optim.SGD(_params(m), lr=nan).defaults["momentum"])
+    assert got == ref == 0
+
+
 def test_defaults_of_the_plain_kernels_are_accepted():
     p = gradviz.nn.Parameter(gradviz.ones(2))
     gradviz.optim.Adam([p], foreach=False, fused=False, capturable=False, differentiable=False)
@@ -293,6 +304,165 @@ def test_step_runs_outside_the_graph_and_returns_the_closures_loss():
     assert got[:3] == (5.0, [True], True)
 
 
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_constructor_arguments_are_torchs(name):
+    # Every argument torch's constructor has, with its kind and default: each is either
+    # implemented or refused (test_other_kernels_are_refused).
+    import inspect
+    ref = inspect.signature(getattr(torch.optim, name).__init__).parameters
+    got = inspect.signature(getattr(gradviz.optim, name).__init__).parameters
+    assert [(p.name, p.kind, p.default) for p in got.values()] == [
+        (p.name, p.kind, p.default) for p in ref.values()]
+
+
+def _names(args):
+    return [getattr(a, "__name__", a) for a in args]
+
+
+def _step_hooks(mod):
+    w = mod.nn.Parameter(mod.tensor([1.0, 2.0]))
+    opt = mod.optim.SGD([w], lr=0.5)
+    calls = []
+
+    def pre(o, args, kwargs):
+        calls.append(("pre", o is opt, _names(args[1:]), sorted(kwargs), w.tolist()))
+        if kwargs.get("closure") is None:
+            return args, {"closure": closure}
+        return None
+
+    def post(o, args, kwargs):
+        calls.append(("post", o is opt, _names(args[1:]), sorted(kwargs), w.tolist()))
+
+    def closure():
+        calls.append(("closure", mod.is_grad_enabled()))
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    optimizer_module = importlib.import_module(mod.__name__ + ".optim.optimizer")
+    g_pre = optimizer_module.register_optimizer_step_pre_hook(
+        lambda o, a, k: calls.append(("global pre", type(o).__name__)))
+    g_post = optimizer_module.register_optimizer_step_post_hook(
+        lambda o, a, k: calls.append(("global post", type(o).__name__)))
+    h_pre = opt.register_step_pre_hook(pre)
+    h_post = opt.register_step_post_hook(post)
+    loss = opt.step()
+    h_pre.remove()
+    g_pre.remove()
+    g_post.remove()
+    opt.step(closure)
+    h_post.remove()
+    opt.step(closure)
+    bad = opt.register_step_pre_hook(lambda o, a, k: 3)
+    try:
+        opt.step(closure)
+    except RuntimeError as exc:
+        calls.append(("error", str(exc).split(" must return")[1]))
+    bad.remove()
+    return calls, loss.item(), w.tolist(), w._version
+
+
+def test_step_hooks_are_torchs():
+    ref, got = both(_step_hooks)
+    assert got == ref
+    assert [c[0] for c in got[0]][:5] == ["global pre", "pre", "closure", "post", "global post"]
+
+
+def _state_dict_hooks(mod):
+    w = mod.nn.Parameter(mod.tensor([1.0, 2.0]))
+    opt = mod.optim.Adam([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("sd pre"))
+    opt.register_state_dict_pre_hook(lambda o: calls.append("sd pre first"), prepend=True)
+
+    def post(o, sd):
+        calls.append(("sd post", sorted(sd)))
+        sd["param_groups"][0]["note"] = "kept"
+
+    opt.register_state_dict_post_hook(post)
+    sd = opt.state_dict()
+
+    def load_pre(o, sd):
+        calls.append(("load pre", sd["param_groups"][0]["note"]))
+        sd = dict(sd)
+        sd["param_groups"] = [dict(sd["param_groups"][0], lr=0.25)]
+        return sd
+
+    opt.register_load_state_dict_pre_hook(load_pre)
+    opt.register_load_state_dict_post_hook(
+        lambda o: calls.append(("load post", o.param_groups[0]["lr"])))
+    opt.load_state_dict(sd)
+    return calls, opt.param_groups[0]["note"], sd["param_groups"][0]["lr"]
+
+
+def test_state_dict_hooks_are_torchs():
+    ref, got = both(_state_dict_hooks)
+    assert got == ref
+    assert got[0][0:2] == ["sd pre first", "sd pre"]
+
+
+def _named(mod):
+    lin = mod.nn.Linear(2, 3)
+    opt = mod.optim.AdamW(lin.named_parameters(), lr=0.1)
+    lin(mod.ones(1, 2)).sum().backward()
+    opt.step()
+    sd = opt.state_dict()
+    out = [sd["param_groups"], list(sd["state"])]
+    opt2 = mod.optim.AdamW(mod.nn.Linear(2, 3).named_parameters(), lr=0.3)
+    opt2.load_state_dict(sd)
+    out.append(opt2.param_groups[0]["param_names"])
+    for bad in ([("a", lin.weight), lin.bias], [{"params": [lin.weight]}]):
+        try:
+            opt.add_param_group({"params": bad} if isinstance(bad[0], tuple) else bad[0])
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
+
+
+def test_named_parameters_keep_their_names_as_torch():
+    ref, got = both(_named)
+    assert got == ref
+    assert got[0][0]["param_names"] == ["weight", "bias"]
+
+
+def _indices_with_duplicates(mod):
+    a, b, c = _params(mod, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = mod.optim.SGD([{"params": [a, a, b]}, {"params": [c]}], lr=0.1, momentum=0.5)
+    for p in (a, b, c):
+        (p * p).sum().backward()
+    opt.step()
+    sd = opt.state_dict()
+    return [g["params"] for g in sd["param_groups"]], sorted(sd["state"])
+
+
+def test_state_dict_numbers_parameters_as_torch_with_duplicates():
+    ref, got = both(_indices_with_duplicates)
+    assert got == ref == ([[1, 1, 2], [3]], [1, 2, 3])
+
+
+def _load_casts(mod):
+    w = mod.nn.Parameter(mod.ones(2, dtype=mod.float64))
+    opt = mod.optim.Adam([w])
+    sd = {"state": {0: {"step": mod.tensor(3.0), "exp_avg": mod.ones(2),
+                        "exp_avg_sq": mod.ones(2), "extra": [mod.ones(1)]}},
+          "param_groups": [dict(opt.state_dict()["param_groups"][0])]}
+    opt.load_state_dict(sd)
+    st = opt.state[w]
+    return {k: (str(v.dtype) if hasattr(v, "dtype") else [str(x.dtype) for x in v])
+            for k, v in st.items()}
+
+
+def test_load_state_dict_casts_state_but_step_to_the_parameters_dtype():
+    ref, got = both(_load_casts)
+    assert got == ref
+    assert got["step"] == "torch.float32" and got["extra"] == ["torch.float64"]
+
+
 # ----- learning-rate schedulers ------------------------------------------------------------
 
 SCHEDULERS = {
@@ -305,6 +475,26 @@ SCHEDULERS = {
     "OneCycleLR-3-linear": lambda L, o: L.OneCycleLR(
         o, max_lr=0.5, epochs=10, steps_per_epoch=10, three_phase=True,
         anneal_strategy="linear", div_factor=10.0),
+    "MultiplicativeLR": lambda L, o: L.MultiplicativeLR(o, lambda e: 0.9 + 0.001 * e),
+    "ConstantLR": lambda L, o: L.ConstantLR(o, factor=0.3, total_iters=17),
+    "LinearLR": lambda L, o: L.LinearLR(o, start_factor=0.05, end_factor=0.7, total_iters=41),
+    "PolynomialLR": lambda L, o: L.PolynomialLR(o, total_iters=60, power=1.7),
+    "CosineAnnealingWarmRestarts": lambda L, o: L.CosineAnnealingWarmRestarts(
+        o, T_0=7, T_mult=2, eta_min=0.001),
+    "CosineAnnealingWarmRestarts-1": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=9),
+    "SequentialLR": lambda L, o: L.SequentialLR(
+        o, [L.LinearLR(o, start_factor=0.1, total_iters=10), L.ExponentialLR(o, 0.95),
+            L.CosineAnnealingLR(o, T_max=20)], milestones=[10, 40]),
+    "SequentialLR-nested": lambda L, o: L.SequentialLR(
+        o, [L.ConstantLR(o, factor=0.5, total_iters=3),
+            L.SequentialLR(o, [L.StepLR(o, 5, 0.5), L.PolynomialLR(o, 30)], milestones=[20])],
+        milestones=[8]),
+    "ChainedScheduler": lambda L, o: L.ChainedScheduler(
+        [L.LinearLR(o, start_factor=0.2, total_iters=10), L.ExponentialLR(o, 0.98)]),
+    "CyclicLR": lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=7,
+                                        step_size_down=5, mode="triangular2"),
+    "CyclicLR-exp_range": lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=9,
+                                                  mode="exp_range", gamma=0.99),
 }
 
 
@@ -332,6 +522,74 @@ def test_scheduler_values_are_torchs_over_100_steps(name):
     assert got == ref  # exact float equality: the same formulas in the same order
 
 
+def _sched_state(state):
+    # Nested schedulers' states are compared by their keys; functions are not comparable.
+    return {k: (sorted(v) if isinstance(v, dict) else
+                [sorted(x) for x in v] if k == "_schedulers" else
+                None if callable(v) else v) for k, v in state.items()}
+
+
+@pytest.mark.parametrize("name", [n for n in SCHEDULERS if "Sequential" in n or "Chained" in n
+                                  or "Cyclic" in n or "Warm" in n])
+def test_scheduler_state_dicts_hold_torchs_values(name):
+    def run(mod):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ps = _params(mod)
+            opt = mod.optim.SGD([{"params": [p]} for p in ps], lr=0.1, momentum=0.9)
+            sched = SCHEDULERS[name](mod.optim.lr_scheduler, opt)
+            for _ in range(13):
+                opt.step()
+                sched.step()
+        return _sched_state(sched.state_dict())
+    ref, got = both(run)
+    assert got == ref
+
+
+def _plateau(mod, **kw):
+    opt = mod.optim.SGD([{"params": [p], "lr": 0.1 * (i + 1)} for i, p in enumerate(
+        _params(mod))], lr=0.1)
+    sched = mod.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.94, 0.96, 0.97, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.5] * 4
+    seen = []
+    for m in metrics:
+        opt.step()
+        sched.step(m)
+        seen.append((sched.get_last_lr(), sched.num_bad_epochs, sched.cooldown_counter,
+                     sched.best, sched.last_epoch))
+    state = sched.state_dict()
+    sched.load_state_dict(state)
+    return seen, sorted(state), sched.in_cooldown
+
+
+@pytest.mark.parametrize("kw", [
+    {"patience": 2}, {"mode": "max", "factor": 0.5, "patience": 1, "cooldown": 2},
+    {"threshold_mode": "abs", "threshold": 0.02, "patience": 0, "min_lr": [0.01, 0.05]},
+    {"mode": "max", "threshold_mode": "abs", "patience": 1, "eps": 0.05, "factor": 0.3},
+    {"threshold": 0, "patience": 1}],
+    ids=["min-rel", "max-rel-cooldown", "min-abs-min_lrs", "max-abs-eps", "ties"])
+def test_reduce_lr_on_plateau_is_torchs(kw):
+    ref, got = both(lambda m: _plateau(m, **kw))
+    assert got == ref
+
+
+def _warm_restarts_epochs(mod):
+    opt = mod.optim.SGD(_params(mod), lr=0.1)
+    sched = mod.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=5, T_mult=2)
+    out = []
+    for epoch in (0.5, 3, 7.25, 16, 40.5, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched.step(epoch)
+        out.append((sched.get_last_lr(), sched.T_cur, sched.T_i, sched.last_epoch))
+    return out
+
+
+def test_warm_restarts_with_fractional_epochs_is_torchs():
+    ref, got = both(_warm_restarts_epochs)
+    assert got == ref
+
+
 def test_one_cycle_cycles_adams_beta1():
     ref, got = both(lambda m: schedule(m, SCHEDULERS["OneCycleLR"], "Adam"))
     assert got == ref
@@ -341,12 +599,15 @@ def _closed_form(mod):
     opt = mod.optim.SGD(_params(mod), lr=0.1)
     out = []
     for make in (lambda L: L.StepLR(opt, 3), lambda L: L.MultiStepLR(opt, [2, 5]),
-                 lambda L: L.ExponentialLR(opt, 0.5), lambda L: L.CosineAnnealingLR(opt, 10)):
+                 lambda L: L.ExponentialLR(opt, 0.5), lambda L: L.CosineAnnealingLR(opt, 10),
+                 lambda L: L.ConstantLR(opt, 0.5, 4), lambda L: L.LinearLR(opt, 0.2, 0.9, 6),
+                 lambda L: L.PolynomialLR(opt, 8, 2.0)):
         sched = make(mod.optim.lr_scheduler)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            sched.step(7)
-        out.append((sched.get_last_lr(), [str(w.message)[:40] for w in caught]))
+        for epoch in (3, 7, 11):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sched.step(epoch)
+            out.append((sched.get_last_lr(), [str(w.message)[:40] for w in caught]))
     return out
 
 
@@ -383,6 +644,44 @@ SCHED_ERRORS = {
         m.optim.SGD(_params(m), lr=0.1), 1.0, total_steps=3)] for _ in range(4)],
     "no_momentum": lambda m: m.optim.lr_scheduler.OneCycleLR(
         m.optim.Adagrad(_params(m)), 1.0, total_steps=3),
+    "constant_factor": lambda m: m.optim.lr_scheduler.ConstantLR(
+        m.optim.SGD(_params(m), lr=0.1), factor=1.5),
+    "linear_start": lambda m: m.optim.lr_scheduler.LinearLR(
+        m.optim.SGD(_params(m), lr=0.1), start_factor=0),
+    "linear_end": lambda m: m.optim.lr_scheduler.LinearLR(
+        m.optim.SGD(_params(m), lr=0.1), end_factor=2),
+    "multiplicative_not_callable": lambda m: m.optim.lr_scheduler.MultiplicativeLR(
+        m.optim.SGD(_params(m), lr=0.1), 0.5),
+    "warm_T_0": lambda m: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        m.optim.SGD(_params(m), lr=0.1), T_0=0),
+    "warm_T_mult": lambda m: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        m.optim.SGD(_params(m), lr=0.1), T_0=3, T_mult=1.5),
+    "warm_eta": lambda m: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        m.optim.SGD(_params(m), lr=0.1), T_0=3, eta_min="0"),
+    "warm_negative_epoch": lambda m: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        m.optim.SGD(_params(m), lr=0.1), T_0=3).step(-1),
+    "plateau_factor": lambda m: m.optim.lr_scheduler.ReduceLROnPlateau(
+        m.optim.SGD(_params(m), lr=0.1), factor=1.0),
+    "plateau_mode": lambda m: m.optim.lr_scheduler.ReduceLROnPlateau(
+        m.optim.SGD(_params(m), lr=0.1), mode="up"),
+    "plateau_threshold_mode": lambda m: m.optim.lr_scheduler.ReduceLROnPlateau(
+        m.optim.SGD(_params(m), lr=0.1), threshold_mode="x"),
+    "plateau_min_lrs": lambda m: m.optim.lr_scheduler.ReduceLROnPlateau(
+        m.optim.SGD(_params(m), lr=0.1), min_lr=[0.1, 0.2]),
+    "plateau_not_optimizer": lambda m: m.optim.lr_scheduler.ReduceLROnPlateau(None),
+    "sequential_empty": lambda m: m.optim.lr_scheduler.SequentialLR(
+        m.optim.SGD(_params(m), lr=0.1), [], []),
+    "sequential_milestones": lambda m: (lambda o: m.optim.lr_scheduler.SequentialLR(
+        o, [m.optim.lr_scheduler.StepLR(o, 2)], [3]))(m.optim.SGD(_params(m), lr=0.1)),
+    "sequential_plateau": lambda m: (lambda o: m.optim.lr_scheduler.SequentialLR(
+        o, [m.optim.lr_scheduler.ReduceLROnPlateau(o)], []))(m.optim.SGD(_params(m), lr=0.1)),
+    "sequential_no_optimizer": lambda m: m.optim.lr_scheduler.SequentialLR(
+        m.optim.SGD(_params(m), lr=0.1), [object()], []),
+    "chained_empty": lambda m: m.optim.lr_scheduler.ChainedScheduler([]),
+    "cyclic_mode": lambda m: m.optim.lr_scheduler.CyclicLR(
+        m.optim.SGD(_params(m), lr=0.1), 0.1, 1.0, mode="sine"),
+    "cyclic_no_momentum": lambda m: m.optim.lr_scheduler.CyclicLR(
+        m.optim.Adagrad(_params(m)), 0.1, 1.0),
 }
 
 

@@ -33,8 +33,8 @@ from ..common import (arg_option, backend_option, debug_option, drawing_options,
 @no_color_option
 @debug_option
 def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gradient,
-          show_saved, anomaly, max_depth, collapse, no_legend, renderer, backend, args_opt,
-          no_color, debug):
+          show_saved, anomaly, max_depth, collapse, by_module, depth_modules, expand, no_legend,
+          renderer, backend, args_opt, no_color, debug):
     """Draw FILE's autograd graph (every root, or --root NAME).
 
     Nodes that stand for named tensors carry name, shape and dtype; leaves, roots,
@@ -50,9 +50,11 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/graph_z_wx_b.py --view forward -o z_forward.svg
       gradviz graph examples/retain_grad_and_hooks.py --backward loss --show-saved --svg g.svg
       gradviz graph examples/mul_chain_backward.py -o -
+      gradviz graph examples/nested_modules.py --depth-modules 1 --svg nested.svg
     """
     from gradviz.inspect import run_file
     from gradviz.render.drawing import GraphDrawing, output_targets
+    from gradviz.render.module_graph import ModuleOptionError, module_options
     from gradviz.render.output import loaded_sources
     err = make_console(no_color, stderr=True)
     with library_errors():
@@ -63,10 +65,14 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
                           retain_graph=True, debug=debug)
         for r in roots:
             result.tensor(r)
-        drawing = GraphDrawing(result.report(), view=view,
-                               roots=[result.canonical(r) for r in roots] or None,
-                               show_saved=show_saved, max_depth=max_depth, collapse=collapse,
-                               legend=not no_legend)
+        try:
+            drawing = GraphDrawing(result.report(), view=view,
+                                   roots=[result.canonical(r) for r in roots] or None,
+                                   show_saved=show_saved, max_depth=max_depth,
+                                   collapse=collapse, legend=not no_legend,
+                                   modules=module_options(by_module, depth_modules, expand))
+        except ModuleOptionError as exc:
+            raise click.UsageError(str(exc)) from None
         for note in drawing.notes:
             err.print(note)
         for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):

@@ -34,8 +34,8 @@ from ..common import (arg_option, backend_option, debug_option, drawing_options,
 @no_color_option
 @debug_option
 def report(file, file_args, output, roots, view, backward, gradient, show_saved, anomaly,
-           with_gradcheck, max_depth, collapse, no_legend, renderer, backend, args_opt,
-           no_color, debug):
+           with_gradcheck, max_depth, collapse, by_module, depth_modules, expand, no_legend,
+           renderer, backend, args_opt, no_color, debug):
     """Write one interactive HTML page of FILE's run (default report.html).
 
     The page is self-contained and works offline: the backward graph as `gradviz graph`
@@ -55,6 +55,7 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
     from gradviz.inspect import UsageError, run_file
     from gradviz.inspect.report import report_json
     from gradviz.render.html import build_page, draw_views, explain_candidates
+    from gradviz.render.module_graph import ModuleOptionError, module_options
     from gradviz.render.output import check_output, loaded_sources, write_output
     from gradviz_cli.main import _version
     err = make_console(no_color, stderr=True)
@@ -67,10 +68,14 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
         for r in roots:
             result.tensor(r)
         data = result.report()
-        drawings = draw_views(data, view=view,
-                              roots=[result.canonical(r) for r in roots] or None,
-                              show_saved=show_saved, max_depth=max_depth, collapse=collapse,
-                              legend=not no_legend, renderer=renderer)
+        try:
+            drawings = draw_views(data, view=view,
+                                  roots=[result.canonical(r) for r in roots] or None,
+                                  show_saved=show_saved, max_depth=max_depth, collapse=collapse,
+                                  legend=not no_legend, renderer=renderer,
+                                  modules=module_options(by_module, depth_modules, expand))
+        except ModuleOptionError as exc:
+            raise click.UsageError(str(exc)) from None
         for note in drawings.notes:
             err.print(note)
         explained = {}

@@ -32,13 +32,16 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
 @click.option("--collapse", is_flag=True,
               help="Fold repeated chains of the same op into one Graph row (as graph "
                    "--collapse folds them into one box).")
+@click.option("--by-module", is_flag=True,
+              help="Group the Tensors table by the nn.Module call that made each tensor "
+                   "(a parameter under the module that owns it).")
 @json_option
 @backend_option
 @arg_option
 @no_color_option
 @debug_option
 def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, step, anomaly,
-        full, collapse, as_json, backend, args_opt, no_color, debug):
+        full, collapse, by_module, as_json, backend, args_opt, no_color, debug):
     """Run FILE and show its tensors, graph, gradients, hooks and anomalies.
 
     FILE is a Python file using gradviz (`import gradviz as torch`); a file that says
@@ -52,6 +55,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
       gradviz run examples/requires_grad_propagation.py --backward z --gradient ones
       gradviz run examples/nan_grad_where.py --backward loss --anomaly
       gradviz run examples/loop_in_main.py --full --collapse
+      gradviz run examples/nested_modules.py --by-module
       gradviz run examples/mul_chain_backward.py --json
     """
     from gradviz.inspect import run_file
@@ -86,5 +90,6 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
         raise click.exceptions.Exit(code)
     from gradviz.render.tables import print_report
     console.print()
-    print_report(console, report, full=full, hooks=hooks, steps=step, collapse=collapse)
+    print_report(console, report, full=full, hooks=hooks, steps=step, collapse=collapse,
+                 by_module=by_module)
     raise click.exceptions.Exit(code)

@@ -94,7 +94,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                            f"({ks}). Kernel size can't be greater than actual input size")
     r = conv(x, w, st, pd, dl, groups)
     if bias is not None:
-        r = r + bias._data.reshape((-1,) + (1,) * nd)
+        # Into a C-ordered array: r may be a transposed view, and `r + b` would keep its order
+        # (and ascontiguousarray below would copy it once more).
+        r = np.add(r, bias._data.reshape((-1,) + (1,) * nd),
+                   out=np.empty(r.shape, dtype=np.result_type(r, bias._data)))
     out = _make(np.ascontiguousarray(r, dtype=x.dtype))
     if _needs(input, weight, bias):
         record(_E_CONV, out, (input, weight, bias),

@@ -60,35 +60,40 @@ def _padded(a, amounts, value):
     return np.pad(a, [(0, 0)] * (a.ndim - 2) + list(amounts), constant_values=value)
 
 
-def _max_and_arg(views):
+def _max_and_arg(views, offsets):
     """The elementwise maximum of the views (one per kernel offset, never a loop over output
-    positions) and the first view holding it (torch keeps the earlier of equal values)."""
+    positions) and, for each, offsets[j] of the first view j holding it (torch keeps the
+    earlier of equal values).
+
+    j is counted rather than selected: j = how many views, from the first, all differ from
+    the maximum (uint8 sums, then one lookup; masked copies cost several times more)."""
     values = np.array(views[0])
     for v in views[1:]:
         np.maximum(values, v, out=values)
-    found = views[0] == values
-    arg = np.zeros(values.shape, dtype=np.int64)
-    hit = np.empty(values.shape, dtype=bool)
-    for j in range(1, len(views)):
-        np.equal(views[j], values, out=hit)
-        hit &= ~found
-        found |= hit
-        arg += hit * j
-    return values, arg
+    if np.isnan(values).any():          # np.maximum lets a nan through: torch's rule below
+        return _max_and_arg_nan(views, offsets)
+    before = np.not_equal(views[0], values)     # no view so far holds the maximum
+    j = before.astype(np.uint8)
+    ne = np.empty(values.shape, dtype=bool)
+    for v in views[1:-1]:
+        np.not_equal(v, values, out=ne)
+        before &= ne
+        j += before.view(np.uint8)
+    return values, np.asarray(offsets, dtype=np.int64).take(j)
 
 
-def _max_and_arg_nan(views):
+def _max_and_arg_nan(views, offsets):
     """The same when the input holds nan: torch's `val > maxval || isnan(val)`, so a nan
     wins and the last nan of a window is the one chosen."""
     values = np.array(views[0])
-    arg = np.zeros(values.shape, dtype=np.int64)
+    arg = np.full(values.shape, offsets[0], dtype=np.int64)
     upd = np.empty(values.shape, dtype=bool)
     for j in range(1, len(views)):
         v = views[j]
         np.greater(v, values, out=upd)
         upd |= np.isnan(v)
         np.copyto(values, v, where=upd)
-        np.copyto(arg, j, where=upd)
+        np.copyto(arg, offsets[j], where=upd)
     return values, arg
 
 
@@ -101,12 +106,14 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     a = self._array()
     w = windows(_padded(a, amounts, -np.inf), k, s, d, out)
     views = [w[..., j // k[1], j % k[1]] for j in range(k[0] * k[1])]
-    values, arg = (_max_and_arg_nan if np.isnan(a).any() else _max_and_arg)(views)
-    # The flat index in the (unpadded) input plane of each window's winner.
+    # The flat index in the (unpadded) input plane of each window's winner: its offset in the
+    # window, plus where the window starts.
     width = spatial[1]
+    offsets = [j // k[1] * (d[0] * width) + j % k[1] * d[1] for j in range(k[0] * k[1])]
+    values, indices = _max_and_arg(views, offsets)
     base = ((np.arange(out[0]) * s[0] - p[0])[:, None] * width
             + (np.arange(out[1]) * s[1] - p[1])[None, :])
-    indices = arg // k[1] * (d[0] * width) + arg % k[1] * d[1] + base
+    indices += base
     res = _make(values)
     idx = _make(indices)
     if _needs(self):

@@ -15,7 +15,7 @@ import numpy as np
 from . import tracing as _tracing
 from .grad_mode import _state
 from .grad_mode import no_grad as _no_grad
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, accumulate, edge_of
 
 __all__ = ["backward", "grad"]
 
@@ -342,6 +342,18 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                     raise
                 if not retain_graph:
                     node._release()
+        elif (plain and type(node) is AccumulateGrad and not create_graph
+              and node._hooks is None and node._prehooks is None):
+            # A leaf without hooks: AccumulateGrad's plain case, here (it has no next node).
+            g = grads[0]
+            if g is not None:
+                var = node.variable
+                if var._hooks or var._post_hooks:
+                    _execute(node, grads, create_graph, retain_graph, captures, found, only,
+                             capture)
+                else:
+                    accumulate(var, g)
+            continue
         else:
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
                             capture)

@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 
+from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _state
@@ -305,21 +306,12 @@ class AccumulateGrad(Node):
         if g is None:
             return ()
         var = self.variable
-        old = var._grad
         if create_graph:
+            old = var._grad
             g = g if isinstance(g, Tensor) else _make(g)
             var._grad = g if old is None else old + g
         else:
-            if isinstance(g, Tensor):
-                g = g._data
-            if old is None:
-                var._grad = _make(np.array(g, dtype=var._data.dtype, order="C"))
-            else:
-                od = old._data
-                if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
-                    np.add(od, g, out=od, casting="unsafe")
-                else:
-                    old._data = np.asarray(od + g, dtype=var._data.dtype)
+            accumulate(var, g)
         if var._post_hooks:
             for hook in list(var._post_hooks.values()):
                 trace = _tracing.active
@@ -331,6 +323,23 @@ class AccumulateGrad(Node):
                 if returned is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
+
+
+def accumulate(var, g):
+    """Add the array g into leaf var's .grad without a graph: a first gradient is copied into
+    a new C-ordered .grad of the leaf's dtype, a later one is added in place when it can be.
+    (A custom Function's backward may hand over a Tensor: its data is used.)"""
+    if isinstance(g, _tensor.Tensor):
+        g = g._data
+    old = var._grad
+    if old is None:
+        var._grad = _tensor._make(np.array(g, dtype=var._data.dtype, order="C"))
+        return
+    od = old._data
+    if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
+        np.add(od, g, out=od, casting="unsafe")
+    else:
+        old._data = np.asarray(od + g, dtype=var._data.dtype)
 
 
 def accumulator(t):

@@ -69,6 +69,14 @@ class Tracer:
         """Autograd is about to refuse an in-place edit of `tensor` (a leaf that requires
         grad, a view of one, a multi-output view) with RuntimeError(message)."""
 
+    def module_call(self, module, args):
+        """The file called an nn.Module: `module(*args)` begins (before its forward hooks).
+        Every node made until the matching `module_return` was made inside this call (or
+        inside a call nested in it)."""
+
+    def module_return(self, module, result):
+        """The innermost open call of module returned result (None when it raised)."""
+
     def module_hook(self, kind, module, hook, given, returned, node):
         """A hook the user registered on an nn.Module ran. kind: "forward_pre" or "forward"
         (node is None; given and returned are the args or output) or "backward_pre" or

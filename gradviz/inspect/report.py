@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
+from .modules import add_modules
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
            "STEP_LIMIT"]
@@ -629,7 +630,7 @@ def _build(run, full):
                   "grad": to_json_value(g, full)} for name, g in run.torch_hooks]
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return add_iterations({
+    return add_modules(add_iterations({
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -645,7 +646,7 @@ def _build(run, full):
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,
                                                          [t["name"] for t in tensors]),
-    }, run, b.nodes)
+    }, run, b.nodes), getattr(run.tracer, "modules", None), b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

@@ -273,7 +273,8 @@ class _Capture:
         self.reader = None
         self.closed = False
         self.stream = None
-        self.progress = 0               # counts reads and their handling: the drain waits while it grows
+        self.progress = 0               # counts reads: the drain waits while it grows
+        self.waiting = False            # the reader is blocked in os.read (not busy with text)
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -312,15 +313,16 @@ class _Capture:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pending = b""
         while True:
+            self.waiting = True
             try:
                 data = os.read(self.read_fd, 65536)
             except OSError:
                 data = b""
+            self.waiting = False
+            self.progress += 1
             if not data:
                 break
-            self.progress += 1
             pending = self._split(pending + data, decoder)
-            self.progress += 1
         if pending:
             self._text(decoder.decode(pending, final=True))
         else:
@@ -365,14 +367,15 @@ class _Capture:
             os.close(self.saved_fd)
         else:
             os.close(1)
-        # Our end of the pipe is closed now, so the reader ends at EOF once it has read what
-        # the file wrote: wait for it however long that takes on a loaded machine. A child
-        # process that still holds the pipe keeps it open: stop listening once nothing has
-        # arrived for a moment (what it writes later is dropped, as after `python file.py`).
+        # Our end of the pipe is closed now, so the reader ends at EOF once it has read and
+        # shown what the file wrote: wait for it however long that takes on a loaded machine
+        # (showing a long output in the frame is slow). A child process that still holds the
+        # pipe keeps it open: stop listening once the reader has waited for data for a moment
+        # (what the child writes later is dropped, as after `python file.py` ended).
         seen, quiet_since = -1, time.monotonic()
         while self.reader.is_alive():
             self.reader.join(0.05)
-            if self.progress != seen:
+            if self.progress != seen or not self.waiting:
                 seen, quiet_since = self.progress, time.monotonic()
             elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
                 break

@@ -24,6 +24,7 @@ from ..autograd.callsite import user_site
 from ..autograd.grad_mode import _state
 from ..autograd.saved import snapshot
 from .report import summary_stats
+from .modules import ModuleCalls
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
@@ -128,6 +129,7 @@ class Tracer(_tracing.Tracer):
         self._last_frame = None
         self.module_calls = {}      # id(Module.__call__ frame) -> [frame, id of its last tensor]
         self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
+        self.modules = ModuleCalls()    # which module call made each node
 
     # ----- the core's calls (gradviz.autograd.tracing.Tracer documents each) ---------------
 
@@ -139,6 +141,8 @@ class Tracer(_tracing.Tracer):
         ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
         nodes[k] = [self._count, ref, None, None, None, None]
         self._count += 1
+        if self.modules.stack:
+            self.modules.node(node)
 
     def made(self, out, node):
         entry = self._entry(node, create=True)
@@ -256,6 +260,12 @@ class Tracer(_tracing.Tracer):
                                               not _same(given, returned), frozenset()))
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
+
+    def module_call(self, module, args):
+        self.modules.enter(module, args)
+
+    def module_return(self, module, result):
+        self.modules.exit(module, result)
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""

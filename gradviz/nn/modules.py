@@ -221,6 +221,12 @@ def _report(kind, module, hook, given, returned, node=None):
         trace.module_hook(kind, module, hook, given, returned, node)
 
 
+def _returned(trace, module, result):
+    """Tell the tracer that module's call returned result; return it."""
+    trace.module_return(module, result)
+    return result
+
+
 def _zero_grad(params, set_to_none):
     """torch's zero_grad for Module and Optimizer alike: each .grad set to None, or detached
     from any graph and zeroed in place (the same tensor object, as torch keeps it)."""
@@ -422,6 +428,20 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
+        trace = _tracing.active
+        if trace is None:
+            return self._call_impl(args, kwargs)
+        # The inspector records which module call made each node (graphs by module). The
+        # result is never a local here: the tracer keeps the last calls' frames (to name
+        # outputs, fc1(x)), and a frame holding its result would keep every step's graph alive.
+        trace.module_call(self, args)
+        try:
+            return _returned(trace, self, self._call_impl(args, kwargs))
+        except BaseException:
+            trace.module_return(self, None)
+            raise
+
+    def _call_impl(self, args, kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)

@@ -2,11 +2,9 @@
 
 import numpy as np
 
-from .._tensor import Tensor, _make
-from ..autograd.grad_mode import no_grad
+from .._tensor import Tensor
 from . import _functional as F
-from .optimizer import (Optimizer, check_number, check_plain, increment, refuse, run_closure,
-                        scalar_state)
+from .optimizer import Optimizer, check_ranges, increment, refuse, single_tensor_step
 
 __all__ = ["Adam", "AdamW"]
 
@@ -22,95 +20,68 @@ class Adam(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
+    step = single_tensor_step
+    _LOAD_DEFAULTS = {"amsgrad": False, "maximize": False, "foreach": None,
+                      "capturable": False, "differentiable": False,
+                      "decoupled_weight_decay": False, "fused": None}
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
         owner = type(self).__name__
-        check_number(owner, lr=lr, weight_decay=weight_decay)
         if isinstance(betas[0], Tensor) or isinstance(betas[1], Tensor):
             refuse(owner, "betas", "Tensors")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_ranges(owner, lr=lr, eps=eps)
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_ranges(owner, weight_decay=weight_decay)
         if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
             raise ValueError("betas must be either both floats or both Tensors")
-        check_plain(owner, foreach=foreach, capturable=capturable,
-                    differentiable=differentiable, fused=fused)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
-    def _loaded(self):
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
 
-    @no_grad()
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient (torch's single-tensor Adam)."""
-        loss = run_closure(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["step"] = scalar_state()
-                    state["exp_avg"] = _make(np.zeros_like(p._array()))
-                    state["exp_avg_sq"] = _make(np.zeros_like(p._array()))
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = _make(np.zeros_like(p._array()))
-                grad = np.asarray(p.grad._data)
-                if group["maximize"]:
-                    grad = -grad
-                step = increment(state["step"])
-                param = p._array()
-                if wd != 0:
-                    if decoupled:
-                        param *= param.dtype.type(1 - lr * wd)
-                        F.bump(p, "mul_")
-                    else:
-                        grad = F.add(grad, param, wd)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                m = exp_avg._array()
-                F.lerp(m, grad, 1 - beta1, out=m)
-                F.bump(exp_avg, "lerp_")
-                v = exp_avg_sq._array()
-                v *= v.dtype.type(beta2)
-                F.addcmul(v, grad, grad, 1 - beta2, out=v)
-                F.bump(exp_avg_sq, "addcmul_", 2)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2 ** 0.5
-                if amsgrad:
-                    vmax = state["max_exp_avg_sq"]
-                    v = np.maximum(vmax._array(), v, out=vmax._array())
-                    F.bump(vmax, "maximum")
-                dt = v.dtype.type
-                denom = F.sqrt(v)
-                denom /= dt(bias_correction2_sqrt)
-                denom += dt(eps)
-                F.addcdiv(param, m, denom, -step_size, out=param)
-                F.bump(p, "addcdiv_")
-        return loss
+    @staticmethod
+    def _state_names(group):
+        return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
+    def _update(self, group, p, grad, state):
+        beta1, beta2 = group["betas"]
+        lr = group["lr"]
+        step = increment(state["step"])
+        param = p._array()
+        wd = group["weight_decay"]
+        if wd != 0 and group["decoupled_weight_decay"]:
+            # AdamW: the parameter shrinks first (the loop adds the L2 form only when coupled).
+            param *= param.dtype.type(1 - lr * wd)
+            F.bump(p, "mul_")
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        m = exp_avg._array()
+        F.lerp(m, grad, 1 - beta1, out=m)
+        F.bump(exp_avg, "lerp_")
+        v = exp_avg_sq._array()
+        v *= v.dtype.type(beta2)
+        F.addcmul(v, grad, grad, 1 - beta2, out=v)
+        F.bump(exp_avg_sq, "addcmul_", 2)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]
+            v = np.maximum(vmax._array(), v, out=vmax._array())
+            F.bump(vmax, "maximum")
+        dt = v.dtype.type
+        denom = F.sqrt(v)
+        denom /= dt(bias_correction2_sqrt)
+        denom += dt(group["eps"])
+        F.addcdiv(param, m, denom, -step_size, out=param)
+        F.bump(p, "addcdiv_")
 
 
 class AdamW(Adam):

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import graphviz
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from .module_graph import box_label, module_layout
 from .steps import changed_mark
 
 __all__ = [
@@ -73,6 +74,7 @@ _STYLES = {
     "saved": {"style": "filled", "fillcolor": "orange"},
     "anomaly": {"style": "filled", "fillcolor": "mistyrose", "color": "red", "fontcolor": "red",
                 "penwidth": "3"},
+    "module": {"style": "filled,rounded", "fillcolor": "lightyellow"},
     "const": {},
     "elided": {},
 }
@@ -88,6 +90,7 @@ _LEGEND = {
     "shared": "shared tensor, drawn once per depth of use",
     "saved": "saved tensor (version saved at)",
     "anomaly": "anomaly (NaN/inf or error)",
+    "module": "module call, folded (class, shapes, parameters)",
     "const": "constant (Python scalar)",
     "elided": "deeper nodes hidden (max_depth)",
 }
@@ -103,6 +106,8 @@ _SAVED_EDGE = {"style": "dashed", "dir": "none"}
 # _Builder.backward.
 _USE_EDGE = {"weight": "0"}
 _COPY_LEAF_EDGE = {"minlen": "0"}
+# A module call's cluster (graphs by module).
+_CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust": "l"}
 
 
 # ----- Escaping -----
@@ -270,11 +275,19 @@ class _Share:
 
 class _Builder:
     def __init__(self, report, view, roots, show_saved, max_depth, collapse, show_grads,
-                 split_shared=SHARED_STRETCH):
+                 split_shared=SHARED_STRETCH, modules=None):
         if view not in ("backward", "forward"):
             raise ValueError(f"unknown view {view!r}: expected 'backward' or 'forward'")
         self.tensors = {t["name"]: t for t in report.get("tensors") or []}
         self.nodes = {n["id"]: n for n in report.get("nodes") or []}
+        # Graphs by module: None, or the layout (module_graph.ModuleLayout) of the nodes in
+        # module clusters, folded calls replacing their nodes.
+        self.layout = None
+        if modules is not None:
+            self.layout = module_layout(report, modules.get("depth"), modules.get("expand", ()))
+            self.nodes = self.layout.nodes
+        self.clusters = {}  # call index -> its cluster's graph (backward view)
+        self.where = None   # the clusters the nodes drawn now go into
         self.made_by = {}  # tensor name -> id of the first node that says it made it
         for node in self.nodes.values():
             if node["name"] != "AccumulateGrad" and node.get("tensor") is not None:
@@ -319,8 +332,8 @@ class _Builder:
             style = dict(style, penwidth="2")
             parts = style.get("style", "").split(",") if style.get("style") else []
             style["style"] = ",".join(parts + ([] if "dashed" in parts else ["dashed"]))
-        self.graph.node(dot_id, escape_label(label), shape=shape, tooltip=escape_tooltip(tooltip),
-                        **style)
+        self._target().node(dot_id, escape_label(label), shape=shape,
+                            tooltip=escape_tooltip(tooltip), **style)
         return dot_id
 
     def edge(self, tail, head, **attrs):
@@ -428,6 +441,9 @@ class _Builder:
     def function(self, members, label_name, dot_id=None, share=None):
         """Draw a grad_fn node, or a folded chain of them (members, top first)."""
         top = self.nodes[members[0]]
+        self._place(members[0])
+        if top.get("module_box") is not None and len(members) == 1:
+            return self.module_box(top, dot_id, share)
         # AccumulateGrad makes no tensor: its leaf is drawn beside it.
         made = None if top["name"] == "AccumulateGrad" else top.get("tensor")
         label = [label_name if len(members) == 1 else f"{label_name} x{len(members)}"]
@@ -472,6 +488,48 @@ class _Builder:
                            extra=_HOOKED if hooks else None)
         self.refs[dot_id] = ("node", top["id"])
         return dot_id
+
+    # -- graphs by module --
+
+    def _place(self, nid):
+        """Draw what comes next (the node, its leaf, its saved tensors) in nid's clusters."""
+        if self.layout is not None and self.view == "backward":
+            self.where = self.layout.place.get(nid)
+
+    def _target(self):
+        """The graph to draw a node in: the innermost cluster of self.where, or the graph."""
+        if not self.where:
+            return self.graph
+        index = self.where[-1]
+        sub = self.clusters.get(index)
+        if sub is None:
+            sub = self.clusters[index] = graphviz.Digraph(name=f"cluster_m{index}")
+            sub.attr(label=escape_label([self.layout.label(index)]), **_CLUSTER)
+            for outer in self.where[:-1]:   # every cluster around it exists too
+                if outer not in self.clusters:
+                    self.clusters[outer] = graphviz.Digraph(name=f"cluster_m{outer}")
+                    self.clusters[outer].attr(label=escape_label([self.layout.label(outer)]),
+                                              **_CLUSTER)
+        return sub
+
+    def module_box(self, node, dot_id=None, share=None):
+        """Draw a folded module call as one box: class, input and output shapes, parameters."""
+        index = node["module_box"]
+        call = self.layout.calls[index]
+        label = box_label(call, self.layout.label(index), format_shape)
+        tooltip = label + [f"{call.get('class')} folded: "
+                           f"{sum(1 for b in self.layout.alias.values() if b == node['id'])} "
+                           "autograd nodes inside"]
+        return self.node("module", "box", label, tooltip, dot_id, share)
+
+    def nest_clusters(self):
+        """Put each cluster in the one around it (innermost first), the outermost in the graph."""
+        calls = self.layout.calls
+        for index in sorted(self.clusters, key=lambda i: (-_call_depth(calls, i), i)):
+            parent = calls[index].get("parent")
+            outer = self.clusters.get(parent) if parent is not None else None
+            (self.graph if outer is None else outer).subgraph(self.clusters[index])
+        self.clusters = {}
 
     def saved(self, node, dot_id):
         """Draw a node's saved tensors (show_saved), linked to the node that saved them."""
@@ -537,8 +595,11 @@ class _Builder:
                 close = difflib.get_close_matches(str(name), list(self.tensors), n=3)
                 hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
                 raise ValueError(f"unknown tensor {name!r}{hint}")
-            if t.get("node") in self.nodes:
-                starts.append(t["node"])
+            node = t.get("node")
+            if self.layout is not None:
+                node = self.layout.alias.get(node, node)
+            if node in self.nodes:
+                starts.append(node)
             else:
                 leaf_roots.append(name)
         return starts, leaf_roots
@@ -555,6 +616,9 @@ class _Builder:
             self.backward(group, members, leaf_roots)
         else:
             self.forward(starts, group, members, leaf_roots)
+        self.where = None
+        if self.clusters:
+            self.nest_clusters()
         if self.count == 0:
             self.graph.attr(label="(no autograd graph)")
         if legend and self.kinds:
@@ -745,6 +809,14 @@ class _Builder:
         return result
 
 
+def _call_depth(calls, index):
+    depth = 0
+    while calls[index].get("parent") is not None:
+        index = calls[index]["parent"]
+        depth += 1
+    return depth
+
+
 def _hook_text(hook):
     """A hook in a label: its function, its kind when not a tensor hook, and its line."""
     kind = {"pre": " (pre-hook)", "post": " (post-hook)",
@@ -780,7 +852,8 @@ class BuiltGraph(NamedTuple):
 
 
 def build_graph(report, *, view="backward", roots=None, show_saved=False, legend=True,
-                max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH):
+                max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH,
+                modules=None):
     """Build the drawing once and return its source, node count and shared tensors: what
     build_dot, count_nodes and shared_tensors each give, for the cost of one of them.
 
@@ -788,19 +861,24 @@ def build_graph(report, *, view="backward", roots=None, show_saved=False, legend
     0
     """
     builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads,
-                       split_shared)
+                       split_shared, modules)
     source = builder.build(legend)
     return BuiltGraph(source, builder.count, dict(builder.shared), builder.refs)
 
 
 def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=True,
-              max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH):
+              max_depth=None, collapse=False, show_grads=True, split_shared=SHARED_STRETCH,
+              modules=None):
     """Return DOT source for the graph of a report's roots (report["roots"] unless given).
 
     A tensor used at several depths of a big graph is drawn once per depth it is used at, so
     that Graphviz can lay the graph out (see _Builder.share_plan); split_shared is how many
     ranks the edges to shared tensors may cross in all before that happens: 0 splits every
     tensor used at several depths, None none.
+
+    modules={} draws module calls as nested clusters (report["module_calls"]);
+    {"depth": N} folds every call of a module deeper than N into one box, and
+    {"depth": N, "expand": [names]} opens those modules again (module_graph.module_layout).
 
     >>> report = {"tensors": [{"name": "a", "shape": [], "dtype": "float32", "version": 0,
     ...                        "requires_grad": True, "is_leaf": True, "is_root": True}],
@@ -810,7 +888,7 @@ def build_dot(report, *, view="backward", roots=None, show_saved=False, legend=T
     ('digraph backward {', True)
     """
     builder = _Builder(report, view, roots, show_saved, max_depth, collapse, show_grads,
-                       split_shared)
+                       split_shared, modules)
     return builder.build(legend)
 
 

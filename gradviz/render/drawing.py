@@ -75,9 +75,10 @@ class GraphDrawing:
     """
 
     def __init__(self, report, *, view="backward", roots=None, show_saved=False,
-                 max_depth=None, collapse=False, legend=True):
+                 max_depth=None, collapse=False, legend=True, modules=None):
         built = build_graph(report, view=view, roots=roots, show_saved=show_saved,
-                            legend=legend, max_depth=max_depth, collapse=collapse)
+                            legend=legend, max_depth=max_depth, collapse=collapse,
+                            modules=modules)
         self.source, self.count, self.shared, self.refs = built
         self.notes = _notes(report, built.count, collapse, max_depth)
 

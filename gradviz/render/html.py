@@ -128,7 +128,7 @@ class Drawings(NamedTuple):
 
 
 def draw_views(report, *, view="backward", roots=None, show_saved=False, max_depth=None,
-               collapse=False, legend=True, renderer=None):
+               collapse=False, legend=True, renderer=None, modules=None):
     """Lay out the backward and forward views of report, each as `graph --view` draws it.
     The view not asked for is left out above OTHER_VIEW_LIMIT drawn nodes (a note says so).
 
@@ -138,7 +138,8 @@ def draw_views(report, *, view="backward", roots=None, show_saved=False, max_dep
     views, notes, page_notes = {}, [], []
     for name in [view] + [v for v in ("backward", "forward") if v != view]:
         drawing = GraphDrawing(report, view=name, roots=roots, show_saved=show_saved,
-                               max_depth=max_depth, collapse=collapse, legend=legend)
+                               max_depth=max_depth, collapse=collapse, legend=legend,
+                               modules=modules)
         if name == view:
             notes += drawing.notes
         if drawing.count == 0:

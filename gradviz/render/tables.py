@@ -16,6 +16,7 @@ from rich.text import Text
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from ._fit import Fit, Hanging, needed_width
 from .grouping import View
+from .modules_table import modules_table
 from .steps import changed_mark, steps_renderable, user_hooks_table
 from .terminal import printable
 
@@ -287,14 +288,16 @@ def _error_panel(error):
     return Panel(Group(*parts), title="Error", title_align="left", border_style="red")
 
 
-def report_renderables(report, *, full=False, hooks=False, steps=False, collapse=False):
+def report_renderables(report, *, full=False, hooks=False, steps=False, collapse=False,
+                       by_module=False):
     """Return the rich renderables for a report, in the order `gradviz run` prints them.
 
     Tables with no rows are left out; a file without tensors gets one plain sentence, and so
     does a run whose hooks (hooks=True: the user asked for them) never fired. Each part but the
     last ends with a blank line, so printing them one after another reads well. A loop's
     earlier iterations are left out unless full; collapse folds chains of one op (see
-    grouping.View).
+    grouping.View); by_module groups the tensors by the module that made them
+    (modules_table).
 
     >>> import io
     >>> from rich.console import Console
@@ -305,7 +308,9 @@ def report_renderables(report, *, full=False, hooks=False, steps=False, collapse
     """
     parts = []
     view = View(report, full=full, collapse=collapse)
-    if report.get("tensors"):
+    if report.get("tensors") and by_module:
+        parts.append(modules_table(view.tensors, report, full))
+    elif report.get("tensors"):
         parts.append(_tensors_table(view, full))
     else:
         parts.append(Text(printable(f"No tensors found in {report.get('file')}.", keep="")))
@@ -329,7 +334,8 @@ def report_renderables(report, *, full=False, hooks=False, steps=False, collapse
     return [Padding(part, (0, 0, 1, 0)) for part in parts[:-1]] + parts[-1:]
 
 
-def print_report(console, report, *, full=False, hooks=False, steps=False, collapse=False):
+def print_report(console, report, *, full=False, hooks=False, steps=False, collapse=False,
+                 by_module=False):
     """Print a report's tables to a rich Console (see report_renderables).
 
     >>> import io
@@ -340,4 +346,4 @@ def print_report(console, report, *, full=False, hooks=False, steps=False, colla
     'No tensors found in f.py.\\n'
     """
     console.print(Group(*report_renderables(report, full=full, hooks=hooks, steps=steps,
-                                            collapse=collapse)))
+                                            collapse=collapse, by_module=by_module)))
