@@ -2,7 +2,9 @@
 `python FILE` on the same generated file (which says `import gradviz as torch`), whole process.
 
 Each round times `python FILE` and then the gradviz command (the order alternates between
-rounds), and the row's sample is their ratio: the median of the per-round ratios is the row's
+rounds), in CPU time (user + system, of the process and every child it waited for), not wall
+clock: the machine is shared, and another job's load stretches wall time on one side only. The
+row's sample is their ratio: the median of the per-round ratios is the row's
 value, judged against the targets of issue 12. The absolute medians are in the notes. The
 memory row compares peak resident sets (ru_maxrss of the child, read in a fresh wrapper
 process so that each measurement sees one child only).
@@ -11,11 +13,11 @@ process so that each measurement sees one child only).
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,11 +141,17 @@ _PEAK = ("import resource, subprocess, sys\n"
          "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
 
 
-def _wall(cmd: list[str], env: dict[str, str], ok_codes: tuple[int, ...]) -> float:
-    t = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu(cmd: list[str], env: dict[str, str], ok_codes: tuple[int, ...]) -> float:
+    """CPU seconds (user + system) of cmd and the children it waited for."""
+    before = _children_cpu()
     proc = subprocess.run(cmd, env=env, cwd=REPO, stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT_S)
-    elapsed = time.perf_counter() - t
+    elapsed = _children_cpu() - before
     if proc.returncode not in ok_codes:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         raise RuntimeError(f"exit {proc.returncode}: {tail[0]}")
@@ -179,7 +187,7 @@ def measure_scaling(quick: bool, env: dict[str, str], log, only=None) -> list[Me
             cmd = [gradviz] + [str(path) if a == "FILE" else out if a == "OUT" else a
                                for a in case.command]
             plain = [sys.executable, str(path)]
-            measure = _wall if case.metric == "time" else _peak_kib
+            measure = _cpu if case.metric == "time" else _peak_kib
             log(f"  {case.name}: {' '.join(case.command)} (n = {n:,})")
             ratios, mine, theirs = [], [], []
             try:
@@ -195,7 +203,7 @@ def measure_scaling(quick: bool, env: dict[str, str], log, only=None) -> list[Me
                 m.errors[CANDIDATE] = str(exc)
                 continue
             m.add(CANDIDATE, ratios)
-            what = "s" if case.metric == "time" else "MiB peak"
+            what = "s CPU" if case.metric == "time" else "MiB peak"
             scale = 1.0 if case.metric == "time" else 1 / 1024
             m.notes.append(f"gradviz {statistics.median(mine) * scale:,.2f} {what}, "
                            f"python {statistics.median(theirs) * scale:,.2f} {what} "

@@ -35,8 +35,8 @@ from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_
                          swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
                          vstack as row_stack)
 from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
-                             floor, log, maximum, minimum, relu, round, sigmoid, sign, sin, sqrt,
-                             square, tanh, trunc, where)
+                             floor, log, maximum, minimum, relu, round, sigmoid, sgn, sign, sin,
+                             sqrt, square, tanh, trunc, where)
 from ._ops.random import bernoulli, multinomial, normal
 from ._ops.dropout import (dropout, dropout_)
 from ._ops.embedding import (embedding)
@@ -59,6 +59,10 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._random import Generator, default_generator
+from . import _registry
+
+# The forwards imported above, as torch's argument parser takes them (`input=`, `axis=`, `out=`).
+globals().update(_registry.TORCH)
 from . import autograd
 from . import linalg
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
@@ -68,7 +72,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import nn
 from . import optim
 from . import return_types
-from . import backends, cuda, utils
+from . import accelerator, backends, cuda, utils
 from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
@@ -99,13 +103,15 @@ __all__ = [
     "flatten", "floor", "floor_divide", "isfinite", "isinf", "isnan", "log", "log_softmax",
     "logical_not", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply",
     "mv", "narrow", "neg", "negative", "outer", "permute", "pow", "prod", "reciprocal", "relu",
-    "remainder", "reshape", "round", "rsub", "select", "sigmoid", "sign", "sin", "softmax", "sqrt",
+    "remainder", "reshape", "round", "rsub", "select", "sigmoid", "sgn", "sign", "sin", "softmax",
+    "sqrt",
     "square", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "transpose", "true_divide",
     "trunc", "unbind", "unsqueeze", "where", "eq", "ne", "lt", "le", "gt",
     "ge", "is_floating_point", "detach", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_anomaly_enabled",
     "is_inference", "is_inference_mode_enabled",
-    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "backends", "cuda",
+    "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "accelerator",
+    "backends", "cuda",
     "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 

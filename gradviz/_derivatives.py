@@ -36,6 +36,8 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
                      select_backward, slice_backward, mse_loss_backward)
+from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat_t, sgn,
+                     unsqueeze_to)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
@@ -44,6 +46,7 @@ from .autograd.formula import DERIVATIVES, defderiv
 
 __all__ = ["DERIVATIVES"]
 
+scale_ = scale      # for formulas whose parameter `scale` (elu's) shadows the helper
 _LN2 = 0.6931471805599453
 _LN10 = 2.302585092994046
 _TWO_OVER_SQRT_PI = 1.1283791670955126
@@ -57,8 +60,13 @@ def mm_mat2_grad(grad, self, mat2_t):
     transpose back W's gradient comes out contiguous (torch's mm_mat2_backward does the same):
     no copy to accumulate it, and fast in-place updates of W afterwards."""
     if mat2_t:
-        return transpose(matmul(transpose(grad), self))
-    return matmul(transpose(self), grad)
+        return mat_t(matmul(mat_t(grad), self))
+    return matmul(mat_t(self), grad)
+
+
+def no_gradient(grad):
+    """Zeros: the derivative of a piecewise-constant function (torch's zeros_like(grad))."""
+    return zeros_like(grad)
 
 
 def no_derivative_floor_divide(grad):
@@ -214,13 +222,14 @@ def atan2_recip(self, other):
     not 0 * inf = nan."""
     denom = self * self + other * other
     with np.errstate(divide="ignore"):
-        return where0(value(denom) == 0, 1 / denom)
+        return masked_zero(denom.reciprocal() if isinstance(denom, Tensor) else 1 / denom,
+                           value(denom) == 0)
 
 
 def xlogy_self_grad(grad, self, other):
     """d xlogy(x, y) / dx = log(y), written xlogy(grad, y) (0 where grad is 0), and 0 where
     x == 0 and y <= 0: there xlogy is the constant 0 (torch's masked_fill)."""
-    return where0((value(self) == 0) & (value(other) <= 0), xlogy(grad, other))
+    return masked_zero(xlogy(grad, other), (value(self) == 0) & (value(other) <= 0))
 
 
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
@@ -245,7 +254,7 @@ def hardtanh_grad(grad, self, min_val, max_val):
 
 def silu_grad(grad, self):
     s = sigmoid(self)
-    return grad * s * (1 + self * (1 - s))
+    return grad * s * plus(self * const_minus(1, s), 1)
 
 
 def softplus_grad(grad, self, beta, threshold):
@@ -258,9 +267,11 @@ def softplus_grad(grad, self, beta, threshold):
 
 
 def softplus_second(grad, grad_output, self, beta, threshold):
+    """torch's softplus_double_backward: sigmoid_backward(grad * grad_output, sigmoid(beta x))
+    * beta, 0 in the linear part."""
     z = scale(self, beta)
-    s = sigmoid(z)
-    return mask(value(z) <= threshold, grad * grad_output * s * (1 - s) * beta)
+    return scale(mask(value(z) <= threshold, sigmoid_backward(grad * grad_output, sigmoid(z))),
+                 beta)
 
 
 def log_sigmoid_grad(grad, self):
@@ -270,25 +281,38 @@ def log_sigmoid_grad(grad, self):
 
 
 def log_sigmoid_second(grad, grad_output, self):
+    """torch's log_sigmoid_double_backward: grad * grad_output * (s - 1) * s, s = sigmoid."""
     s = sigmoid(self)
-    return -(grad * grad_output * s * (1 - s))
+    return grad * grad_output * shift(s, -1) * s
 
 
-def elu_second(grad, grad_output, self_or_result, alpha, scale, input_scale):
+def elu_second(grad, grad_output, self_or_result, alpha, scale, input_scale, is_result):
     """d/dx of elu's gradient: alpha * scale * input_scale^2 * exp(x * input_scale) where
-    x < 0 (strictly, as torch's elu_double_backward), else 0."""
+    x < 0 (strictly, as torch's elu_double_backward), else 0; from the result, the
+    derivative of (result + alpha * scale) * input_scale w.r.t. the result."""
     neg = value(self_or_result) < 0
+    if is_result:
+        return mask(neg, scale_(grad * grad_output, input_scale))
+    if isinstance(grad, Tensor) or isinstance(grad_output, Tensor):
+        g = as_tensor(scale_(grad * grad_output, input_scale))
+        return mask(neg, ops.elu_backward(g, as_tensor(self_or_result), alpha, scale,
+                                          input_scale, False))
     with np.errstate(over="ignore", invalid="ignore"):
         e = exp(where0(~neg, self_or_result * input_scale))
     return mask(neg, grad * grad_output * e * (alpha * scale * input_scale * input_scale))
 
 
-def elu_grad(grad, self, alpha, scale, input_scale):
+def elu_grad(grad, self, alpha, scale, input_scale, is_result=False):
     """grad * scale where x > 0, else grad * alpha * scale * input_scale * exp(x * input_scale);
-    where0 keeps exp's overflow for large positive x out of the sum."""
+    where0 keeps exp's overflow for large positive x out of the sum. With is_result, `self` is
+    elu's result (in place): grad * (result + alpha * scale) * input_scale where it is <= 0."""
     if isinstance(grad, Tensor) or isinstance(self, Tensor):
-        return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale)
+        return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale,
+                                is_result)
     pos = value(self) > 0
+    if is_result:
+        return (mask(pos, grad * scale)
+                + mask(~pos, grad * (self + alpha * scale) * input_scale))
     # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
     with np.errstate(over="ignore", invalid="ignore"):
         e = exp(where0(value(self) >= 0, self * input_scale))
@@ -520,7 +544,7 @@ defderiv("mul(Tensor self, Tensor other)",
 defderiv("div(Tensor self, Tensor other)",
          "DivBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad / other,
-         other=lambda grad, self, other: -grad * self / (other * other))
+         other=lambda grad, self, other: -grad * ((self / other) / other))
 defderiv("neg(Tensor self)",
          "NegBackward0", saves_tensors=False,
          self=lambda grad: -grad)
@@ -534,7 +558,7 @@ defderiv("remainder_scalar(Tensor self, Scalar other)",
 defderiv("remainder(Tensor self, Tensor other)",
          "RemainderBackward1", ("self", "other"),
          self=lambda grad: grad,
-         other=lambda grad, self, other: -grad * floor_div(self, other))
+         other=lambda grad, self, other: -grad * div_rounded(self, other, "floor"))
 # Ops torch records without a derivative: a node named NotImplemented that fails in backward.
 defderiv("floor_divide(Tensor self, Tensor other)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
@@ -559,10 +583,10 @@ defderiv("add_scalar(Tensor self, Scalar other)",
          self=lambda grad: grad)
 defderiv("abs(Tensor self)",
          "AbsBackward0", ("self",),
-         self=lambda grad, self: grad * sign(self))
+         self=lambda grad, self: grad * sgn(self))
 defderiv("reciprocal(Tensor self)",
          "ReciprocalBackward0", (),
-         self=lambda grad, result: -grad * result * result)
+         self=lambda grad, result: -grad * (result * result))
 defderiv("pow(Tensor self, Scalar exponent)",
          "PowBackward0", ("self", "exponent"),
          self=pow_grad_self)
@@ -581,7 +605,7 @@ defderiv("exp(Tensor self)", "ExpBackward0",
 defderiv("log(Tensor self)", "LogBackward0", ("self",),
          self=lambda grad, self: grad / self)
 defderiv("sqrt(Tensor self)", "SqrtBackward0",
-         self=lambda grad, result: grad / (2 * result))
+         self=lambda grad, result: grad / scale(result, 2))
 defderiv("sin(Tensor self)", "SinBackward0", ("self",),
          self=lambda grad, self: grad * cos(self))
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
@@ -626,19 +650,13 @@ defderiv("where(Tensor condition, Tensor input, Tensor other)",
 defderiv("clone(Tensor self)", "CloneBackward0", saves_tensors=False,
          self=lambda grad: grad)
 # Piecewise-constant functions: torch records them and sends back zeros.
-defderiv("sign(Tensor self)", "SignBackward0", saves_tensors=False,
-         self=lambda grad: zeros_like(grad))
-defderiv("floor(Tensor self)", "FloorBackward0", saves_tensors=False,
-         self=lambda grad: zeros_like(grad))
-defderiv("ceil(Tensor self)", "CeilBackward0", saves_tensors=False,
-         self=lambda grad: zeros_like(grad))
-defderiv("trunc(Tensor self)", "TruncBackward0", saves_tensors=False,
-         self=lambda grad: zeros_like(grad))
-defderiv("round(Tensor self)", "RoundBackward0", saves_tensors=False,
-         self=lambda grad: zeros_like(grad))
+for _op, _node in (("sign", "SignBackward0"), ("sgn", "SgnBackward0"),
+                   ("floor", "FloorBackward0"), ("ceil", "CeilBackward0"),
+                   ("trunc", "TruncBackward0"), ("round", "RoundBackward0")):
+    defderiv(f"{_op}(Tensor self)", _node, saves_tensors=False, self=no_gradient)
 defderiv("round_decimals(Tensor self, *, int decimals)",
          "RoundBackward1", ("decimals",), saves_tensors=False, internal=("decimals",),
-         self=lambda grad: zeros_like(grad))
+         self=no_gradient)
 
 # ----- Reductions --------------------------------------------------------------------------
 
@@ -662,16 +680,11 @@ defderiv("prod_dim(Tensor self, int dim, bool keepdim)",
          "ProdBackward1", ("self", "dim", "keepdim"),
          self=lambda grad, self, dim, keepdim, result:
              prod_grad(grad, self, result, dim, keepdim))
-defderiv("max(Tensor self)", "MaxBackward1", ("self",),
-         self=evenly_distribute)
-defderiv("min(Tensor self)", "MinBackward1", ("self",),
-         self=evenly_distribute)
-defderiv("max_dim(Tensor self, int dim, bool keepdim)",
-         "MaxBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
-         self=select_along)
-defderiv("min_dim(Tensor self, int dim, bool keepdim)",
-         "MinBackward0", ("self_sym_sizes", "dim", "keepdim", "indices"),
-         self=select_along)
+for _op, _node, _dim_node in (("max", "MaxBackward1", "MaxBackward0"),
+                              ("min", "MinBackward1", "MinBackward0")):
+    defderiv(f"{_op}(Tensor self)", _node, ("self",), self=evenly_distribute)
+    defderiv(f"{_op}_dim(Tensor self, int dim, bool keepdim)",
+             _dim_node, ("self_sym_sizes", "dim", "keepdim", "indices"), self=select_along)
 defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",),
          self=softmax_grad)
 defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
@@ -681,21 +694,21 @@ defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
 
 defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", ("self", "mat2", "mat2_t"),
          internal=("mat2_t",),
-         self=lambda grad, mat2: matmul(grad, transpose(mat2)),
+         self=lambda grad, mat2: matmul(grad, mat_t(mat2)),
          mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
 defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
-         self=lambda grad, mat2: matmul(grad, transpose(mat2)),
-         mat2=lambda grad, self: matmul(transpose(self), grad))
+         self=lambda grad, mat2: bmm(grad, transpose(mat2, 1, 2)),
+         mat2=lambda grad, self: bmm(transpose(self, 1, 2), grad))
 defderiv("mv(Tensor self, Tensor vec)", "MvBackward0", ("self", "vec"),
          self=lambda grad, vec: outer(grad, vec),
-         vec=lambda grad, self: matmul(transpose(self), grad))
+         vec=lambda grad, self: matmul(mat_t(self), grad))
 defderiv("dot(Tensor self, Tensor tensor)", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
 defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha)",
          "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"), internal=("mat2_t",),
          input=lambda grad, beta: maybe_multiply(grad, beta),
-         mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, transpose(mat2)), alpha),
+         mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, mat_t(mat2)), alpha),
          mat2=lambda grad, mat1, alpha, mat2_t: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t),
                                                                alpha))
 
@@ -719,20 +732,22 @@ defderiv("unsafe_view(Tensor self, SymInt[] size)",
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("squeeze(Tensor self)",
          "SqueezeBackward0", ("self_sym_sizes",), saves_tensors=False,
-         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+         self=lambda grad, self_sym_sizes: unsqueeze_to(grad, None, self_sym_sizes))
 defderiv("squeeze_dim(Tensor self, int dim)",
          "SqueezeBackward1", ("self_sym_sizes", "dim"), saves_tensors=False,
-         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+         self=lambda grad, self_sym_sizes, dim: unsqueeze_to(grad, dim, self_sym_sizes))
 defderiv("squeeze_dims(Tensor self, int[] dim)",
          "SqueezeBackward2", ("self_sym_sizes", "dim"), saves_tensors=False,
-         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+         self=lambda grad, self_sym_sizes, dim: unsqueeze_to(grad, dim, self_sym_sizes))
 defderiv("squeeze_dim_(Tensor self, int dim)",
          "SqueezeBackward4", ("self_sym_sizes", "dim"), saves_tensors=False,
-         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+         self=lambda grad, self_sym_sizes, dim: unsqueeze_to(grad, dim, self_sym_sizes))
+# torch: grad.squeeze(dim) (SqueezeBackward1 in a second-order graph).
 defderiv("unsqueeze(Tensor self, int dim)",
          "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
          internal=("self_sym_sizes",),
-         self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+         self=lambda grad, dim, self_sym_sizes: grad.squeeze(dim) if isinstance(grad, Tensor)
+         else reshape(grad, self_sym_sizes))
 defderiv("expand(Tensor self, SymInt[] size)",
          "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
@@ -839,7 +854,7 @@ defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
 defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
          self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
 defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
-         self=lambda grad, self: grad / (1 - pow_(self, 2)))
+         self=lambda grad, self: grad / const_minus(1, pow_(self, 2)))
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
          self=lambda grad, self: grad / plus(self, 1))
 defderiv("expm1(Tensor self)", "Expm1Backward0",
@@ -877,14 +892,14 @@ defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensor
          self=lambda grad: grad)
 defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
          self=lambda grad: grad,
-         other=lambda grad, self, other: -grad * trunc_div(self, other))
+         other=lambda grad, self, other: -grad * div_rounded(self, other, "trunc"))
 defderiv("lerp(Tensor input, Tensor end, Scalar weight)", "LerpBackward0", ("weight",),
          saves_tensors=False,
          input=lambda grad, weight: scale(grad, 1 - weight),
          end=lambda grad, weight: scale(grad, weight))
 defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
          "LerpBackward1", ("self", "end", "weight"),
-         input=lambda grad, weight: grad * (1 - weight),
+         input=lambda grad, weight: grad * const_minus(1, weight),
          end=lambda grad, weight: grad * weight,
          weight=lambda grad, self, end: grad * (end - self))
 defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
@@ -895,9 +910,9 @@ defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)
 defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcdivBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
-         tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+         tensor1=lambda grad, tensor2, value: grad * const_over(value, tensor2),
          tensor2=lambda grad, tensor1, tensor2, value:
-             -grad * scale(tensor1, value) / (tensor2 * tensor2))
+             -grad * (scale(tensor1, value) / (tensor2 * tensor2)))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------
@@ -911,9 +926,9 @@ from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E
 def restore_dims(x, dim, keepdim, ndim):
     """A reduced gradient (or result) with the reduced dims back as size 1, so that it
     broadcasts against the input. `dim` is None (every dim), an int or a tuple of ints."""
-    if keepdim or ndim == 0:
-        return x
-    dims = range(ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    if keepdim or ndim == 0 or dim is None:
+        return x            # a 0-d result broadcasts as it is (torch unsqueezes nothing)
+    dims = (dim,) if isinstance(dim, int) else dim
     return unsqueeze_dims(x, dims, ndim)
 
 
@@ -931,7 +946,13 @@ def var_grad(grad, self, dim, correction, keepdim):
     n = reduced_count(shape, dim)
     c = 1 if correction is None else correction
     dims = tuple(range(len(shape))) if dim is None else dim
-    centered = self - sum_dims(self, dims, keepdim=True) / n if shape else self - self
+    # torch: self - self.mean() over every dim, self.mean(dim, keepdim=True) over some.
+    if not shape:
+        centered = self - self
+    elif dim is None and isinstance(self, Tensor):
+        centered = self - self.mean()
+    else:
+        centered = self - mean_dims(self, dims, keepdim=True)
     factor = 2.0 / (n - c) if n != c else float("inf")
     return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
 
@@ -939,7 +960,7 @@ def var_grad(grad, self, dim, correction, keepdim):
 def std_grad(grad, self, dim, correction, keepdim, result):
     """torch's std_backward: var_backward(grad / (2 * result)), 0 where the result is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = where0(value(result) == 0, grad / (2 * result))
+        g = masked_zero(grad / scale(result, 2), value(result) == 0)
     return var_grad(g, self, dim, correction, keepdim)
 
 
@@ -976,7 +997,7 @@ def norm_grad(grad, self, ord, dim, keepdim, result):
         return sign(self) * g
     if ord == 2:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return self * where0(rv == 0, g / r)
+            return self * masked_zero(g / r, rv == 0)
     if np.isinf(ord):
         # The derivative of amax(abs(self)): shared evenly among the ties (and the nans).
         a = np.abs(value(self))
@@ -986,13 +1007,13 @@ def norm_grad(grad, self, ord, dim, keepdim, result):
         return sign(self) * mask(hit, g / count)
     with np.errstate(divide="ignore", invalid="ignore"):
         if ord < 1:
-            scaled = sign(self) * where0(value(self) == 0, pow_(abs_(self), ord - 1))
+            scaled = sign(self) * masked_zero(pow_(abs_(self), ord - 1), value(self) == 0)
             return scaled * g * pow_(r, 1 - ord)
         if ord < 2:
             scaled = sign(self) * pow_(abs_(self), ord - 1)
         else:
             scaled = self * pow_(abs_(self), ord - 2)
-        return scaled * where0(rv == 0, g / pow_(r, ord - 1))
+        return scaled * masked_zero(g / pow_(r, ord - 1), rv == 0)
 
 
 def cumprod_grad(grad, self, dim, result):
@@ -1095,17 +1116,11 @@ defderiv("topk(Tensor self, SymInt k, int dim, bool largest, bool sorted)",
          "TopkBackward0", ("dim", "self_sym_sizes", "indices"),
          self=lambda grad, dim, indices, self_sym_sizes:
              value_selecting_grad(grad, dim, True, indices, self_sym_sizes))
-defderiv("median(Tensor self)", "MedianBackward0", ("self",),
-         self=evenly_distribute)
-defderiv("median_dim(Tensor self, int dim, bool keepdim)",
-         "MedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
-         self=value_selecting_grad)
-
-defderiv("nanmedian(Tensor self)", "NanmedianBackward0", ("self",),
-         self=evenly_distribute)
-defderiv("nanmedian_dim(Tensor self, int dim, bool keepdim)",
-         "NanmedianBackward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
-         self=value_selecting_grad)
+for _op, _node in (("median", "Median"), ("nanmedian", "Nanmedian")):
+    defderiv(f"{_op}(Tensor self)", _node + "Backward0", ("self",), self=evenly_distribute)
+    defderiv(f"{_op}_dim(Tensor self, int dim, bool keepdim)",
+             _node + "Backward1", ("dim", "keepdim", "self_sym_sizes", "indices"),
+             self=value_selecting_grad)
 
 
 # ----- Gather, scatter and masks -----------------------------------------------------------
@@ -1339,8 +1354,8 @@ def euclidean_grad_x2(grad, x1, x2, result):
 
 def inv_grad(grad, result):
     """torch's linalg_inv_ex backward: -inv^T @ (grad @ inv^T)."""
-    inv_t = transpose(result)
-    return -matmul(inv_t, matmul(grad, inv_t))
+    # Two transposes, as torch's `inverse.mH()` written twice.
+    return -matmul(transpose(result), matmul(grad, transpose(result)))
 
 
 def det_grad(grad, A, result):
@@ -1367,25 +1382,37 @@ def det_grad(grad, A, result):
     return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
 
 
+def baddbmm_batch1_grad(grad, batch2, alpha):
+    return maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
+
+
+def baddbmm_batch2_grad(grad, batch1, alpha):
+    return maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
+
+
+def addbmm_spread(grad, batch1, batch2):
+    """addbmm's 2-D gradient repeated over the batch: grad.unsqueeze(0).expand(b, n, m)."""
+    b, n, _ = np.shape(value(batch1))
+    return expand(unsqueeze_dims(grad, (0,), 3), (b, n, np.shape(value(batch2))[2]))
+
+
 defderiv("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
          "BaddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
          input=lambda grad, beta: maybe_multiply(grad, beta),
-         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
-                                                           alpha),
-         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
-                                                           alpha))
+         batch1=baddbmm_batch1_grad,
+         batch2=baddbmm_batch2_grad)
 defderiv("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta, Scalar alpha)",
          "AddbmmBackward0", ("alpha", "batch1", "batch2", "beta"),
          input=lambda grad, beta: maybe_multiply(grad, beta),
-         batch1=lambda grad, batch2, alpha: maybe_multiply(matmul(grad, transpose(batch2)),
-                                                           alpha),
-         batch2=lambda grad, batch1, alpha: maybe_multiply(matmul(transpose(batch1), grad),
-                                                           alpha))
+         batch1=lambda grad, batch1, batch2, alpha: baddbmm_batch1_grad(
+             addbmm_spread(grad, batch1, batch2), batch2, alpha),
+         batch2=lambda grad, batch1, batch2, alpha: baddbmm_batch2_grad(
+             addbmm_spread(grad, batch1, batch2), batch1, alpha))
 defderiv("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta, Scalar alpha)",
          "AddmvBackward0", ("alpha", "beta", "mat", "vec"),
          input=lambda grad, beta: maybe_multiply(grad, beta),
          mat=lambda grad, vec, alpha: maybe_multiply(outer(grad, vec), alpha),
-         vec=lambda grad, mat, alpha: maybe_multiply(matmul(transpose(mat), grad), alpha))
+         vec=lambda grad, mat, alpha: maybe_multiply(matmul(mat_t(mat), grad), alpha))
 defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
          "LinalgCrossBackward0", ("dim", "other", "self"),
          input=lambda grad, other, dim: cross(other, grad, dim),
@@ -1435,11 +1462,11 @@ defderiv("log_sigmoid_backward(Tensor grad_output, Tensor self)",
          grad_output=lambda grad, self: log_sigmoid_grad(grad, self),
          self=log_sigmoid_second)
 defderiv("elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
-         "Scalar input_scale)",
+         "Scalar input_scale, bool is_result)",
          "EluBackwardBackward0", ("grad_output", "self_or_result", "alpha", "scale",
-                                  "input_scale"),
-         grad_output=lambda grad, self_or_result, alpha, scale, input_scale:
-             elu_grad(grad, self_or_result, alpha, scale, input_scale),
+                                  "input_scale", "is_result"),
+         grad_output=lambda grad, self_or_result, alpha, scale, input_scale, is_result:
+             elu_grad(grad, self_or_result, alpha, scale, input_scale, is_result),
          self=elu_second)
 defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
          "LeakyReluBackward0", ("self", "negative_slope"),
@@ -1447,20 +1474,19 @@ defderiv("leaky_relu(Tensor self, Scalar negative_slope)",
 # In place, torch saves the result instead of self (its sign is self's).
 defderiv("leaky_relu_(Tensor self, Scalar negative_slope)",
          "LeakyReluBackward1", ("negative_slope",),
-         self=lambda grad, negative_slope, result:
-             times_constant(grad, np.where(value(result) > 0, 1.0, negative_slope)))
+         self=lambda grad, negative_slope, result: leaky_relu_grad(grad, result, negative_slope))
 defderiv("elu_(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
          "EluBackward1", ("alpha", "scale", "input_scale"),
          self=lambda grad, alpha, scale, input_scale, result:
-             mask(value(result) > 0, grad * scale)
-             + mask(value(result) <= 0, grad * (result + alpha * scale) * input_scale))
+             elu_grad(grad, result, alpha, scale, input_scale, is_result=True))
 defderiv("leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope)",
          "LeakyReluBackwardBackward0", ("self", "negative_slope"),
          grad_output=leaky_relu_grad,
          self=lambda grad: zeros_like(grad))
 defderiv("elu(Tensor self, Scalar alpha, Scalar scale, Scalar input_scale)",
          "EluBackward0", ("self", "alpha", "scale", "input_scale"),
-         self=elu_grad)
+         self=lambda grad, self, alpha, scale, input_scale:
+             elu_grad(grad, self, alpha, scale, input_scale))
 # hardtanh: the gradient is 0 at the bounds themselves (torch's hardtanh_backward).
 defderiv("hardtanh(Tensor self, Scalar min_val, Scalar max_val)",
          "HardtanhBackward0", ("self", "min_val", "max_val"),
@@ -1472,18 +1498,12 @@ defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Sca
 defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
          self=glu_grad)
 
-defderiv("nll_loss(Tensor input, Tensor target, Tensor? weight, int reduction, "
-         "SymInt ignore_index)",
-         "NllLossBackward0", ("self", "target", "weight", "reduction", "ignore_index",
-                              "total_weight"),
-         nondiff=("target", "weight"),
-         input=nll_grad)
-defderiv("nll_loss2d(Tensor input, Tensor target, Tensor? weight, int reduction, "
-         "SymInt ignore_index)",
-         "NllLoss2DBackward0", ("self", "target", "weight", "reduction", "ignore_index",
-                                "total_weight"),
-         nondiff=("target", "weight"),
-         input=nll_grad)
+for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBackward0")):
+    defderiv(f"{_op}(Tensor input, Tensor target, Tensor? weight, int reduction, "
+             "SymInt ignore_index)",
+             _node, ("self", "target", "weight", "reduction", "ignore_index", "total_weight"),
+             nondiff=("target", "weight"),
+             input=nll_grad)
 defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
          "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
          nondiff=("weight",),

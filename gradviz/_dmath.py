@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ._creation import zeros as tzeros
+from ._dtype import from_numpy_dtype
 from ._registry import ops
 from ._tensor import Tensor, _make
 from .autograd.graph import apply_view
@@ -72,10 +73,14 @@ def sum_dims(x, dims, keepdim=False):
 
 def unsqueeze_dims(x, dims, ndim):
     """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
-    shape = list(np.shape(value(x)))
+    if _t(x):
+        for d in sorted(dims):
+            x = x.unsqueeze(d)      # torch's unsqueeze_multiple (UnsqueezeBackward0)
+        return x
+    shape = list(np.shape(x))
     for d in sorted(dims):
         shape.insert(d, 1)
-    return reshape(x, tuple(shape))
+    return np.reshape(x, tuple(shape))
 
 
 def transpose(x, d0=-2, d1=-1):
@@ -95,13 +100,80 @@ def matmul(a, b):
 
 
 def outer(a, b):
+    # torch's ger: a.reshape({n, 1}) * b
     if _t(a) or _t(b):
-        return _tensor(a).unsqueeze(1) * _tensor(b).unsqueeze(0)
+        return _tensor(a).reshape(-1, 1) * _tensor(b)
     return np.multiply.outer(a, b)
 
 
 def _tensor(x):
     return x if _t(x) else _make(np.asarray(x))
+
+
+def mat_t(x):
+    """The transpose of a matrix: torch's formulas call `.t()` on 2-D tensors (TBackward0)."""
+    return x.t() if _t(x) else np.swapaxes(x, -2, -1)
+
+
+def bmm(a, b):
+    """A batched matrix product (BmmBackward0 on Tensors, never matmul's reshapes)."""
+    if _t(a) or _t(b):
+        return ops.bmm(_tensor(a), _tensor(b))
+    return np.matmul(a, b)
+
+
+def const_minus(s, x):
+    """s - x for a Python number s. torch's C++ `1 - t` subtracts from a wrapped number:
+    SubBackward0 with no edge for s (not Python's RsubBackward1)."""
+    if _t(x):
+        return ops.sub(_make(np.asarray(s, dtype=x._data.dtype)), x)
+    return s - x
+
+
+def const_over(s, x):
+    """s / x for a Python number s: C++ `value / t` divides a wrapped number (DivBackward0
+    with no edge for s)."""
+    if _t(x):
+        return ops.div(_make(np.asarray(s, dtype=x._data.dtype)), x)
+    return s / x
+
+
+def masked_zero(x, cond):
+    """x with 0 where the constant boolean cond holds: torch's `x.masked_fill(cond, 0)`
+    (MaskedFillBackward0 on Tensors)."""
+    if _t(x):
+        return ops.masked_fill(x, _make(np.asarray(cond)), 0)
+    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
+
+
+def div_rounded(a, b, rounding_mode):
+    """a.div(b, rounding_mode=...) (DivBackward2 on Tensors: its gradient is 0); on arrays a
+    constant."""
+    if _t(a) or _t(b):
+        return ops.div(_tensor(a), _tensor(b), rounding_mode=rounding_mode)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.true_divide(a, b)
+    return np.floor(q) if rounding_mode == "floor" else np.trunc(q)
+
+
+def sgn(x):
+    """torch's x.sgn() (SgnBackward0 on Tensors); the sign, 0 at 0 and at nan."""
+    if _t(x):
+        return ops.sgn(x)
+    r = np.sign(x)
+    return np.where(r != r, r.dtype.type(0), r) if np.result_type(r).kind == "f" else r
+
+
+def unsqueeze_to(grad, dim, sizes):
+    """torch's unsqueeze_to: the gradient of a squeeze, unsqueezed back where sizes had a 1
+    (UnsqueezeBackward0 on Tensors; a reshape on arrays). dim None: every size-1 dim."""
+    if not _t(grad):
+        return np.reshape(grad, sizes)
+    dims = range(len(sizes)) if dim is None else (dim,) if isinstance(dim, int) else dim
+    for d in sorted(d % len(sizes) for d in dims):
+        if sizes[d] == 1:
+            grad = grad.unsqueeze(d)
+    return grad
 
 
 def pow_(x, e):
@@ -146,14 +218,15 @@ def sum_to(x, shape):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                      if s == 1 and xs[i + lead] != 1)
     r = sum_dims(x, dims, keepdim=True) if dims else x
-    return reshape(r, tuple(shape))
+    # torch's sum_to views the result only when leading dims were summed away.
+    return reshape(r, tuple(shape)) if lead else r
 
 
 def fit_to(g, shape, dtype):
     """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
     g = sum_to(g, shape)
     if _t(g):
-        return g if g._data.dtype == dtype else g.to(dtype)
+        return g if g._data.dtype == dtype else g.to(from_numpy_dtype(dtype))
     return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
 
 
@@ -502,7 +575,7 @@ def cat_grads(grads, sizes, shape, dim):
 
 
 def inverse(x):
-    return ops.inverse(x) if _t(x) else np.linalg.inv(x)
+    return ops._linalg_inv_ex(x) if _t(x) else np.linalg.inv(x)
 
 
 # ----- Pointwise and special functions -----------------------------------------------------

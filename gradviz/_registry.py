@@ -68,5 +68,12 @@ def records(*rows):
 
 
 def install_methods(tensor_cls):
+    """Put the Tensor methods on the class; both tables then hold the forwards as torch's
+    argument parser takes them (`input=`, `axis=`, `keepdims=`, `out=`: gradviz._keywords)."""
+    from ._keywords import with_keywords
+    for name, fn in TORCH.items():
+        TORCH[name] = with_keywords(fn, name)
     for name, fn in TENSOR.items():
+        if not name.startswith("__"):
+            TENSOR[name] = fn = with_keywords(fn, name, method=True)
         setattr(tensor_cls, name, fn)

@@ -8,6 +8,7 @@ DIFFERENCES, with the reason; anything else that differs fails.
 """
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -81,14 +82,11 @@ KNOWN = {
     ("values", "jacobian_hessian.py"): "gradients reaching create_graph nodes are not hooked",
     ("values", "second_derivative.py"): "gradients reaching create_graph nodes are not hooked",
     ("calls", "anomaly_nan.py"): "the step of the node whose gradient is nan",
-    ("calls", "cnn_random_data.py"): "hooks of a graph backward ran on twice",
-    ("calls", "def_main_script.py"): "gradients of the earlier steps' nodes are kept on torch",
     ("calls", "dynamic_if_abs.py"): "backward from a leaf: its root is its AccumulateGrad",
     ("calls", "every_hook_kind.py"): "module backward hooks (see module_hooks.py)",
     ("calls", "inplace_version_error.py"): "the failing backward's steps",
     ("calls", "jacobian_hessian.py"): "autograd.functional's calls",
     ("calls", "second_derivative.py"): "create_graph: the double-backward steps",
-    ("calls", "training_loop_mlp.py"): "gradients of the earlier steps' nodes are kept on torch",
 }
 
 
@@ -157,7 +155,16 @@ def _close(a, b):
     if isinstance(a, float) or isinstance(b, float):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
             return bool(np.isclose(a, b, rtol=1e-4, atol=1e-5))
+    if isinstance(a, str) and isinstance(b, str) and a.startswith("<") and b.startswith("<"):
+        # a summary (<840 elements, shape [10, 84]: min …, max …, mean …>): the same words,
+        # numbers within the tolerance (a mean near 0 is float32 rounding noise)
+        words_a, words_b = _NUMBER.split(a), _NUMBER.split(b)
+        return words_a == words_b and _close([float(x) for x in _NUMBER.findall(a)],
+                                             [float(x) for x in _NUMBER.findall(b)])
     return a == b
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 
 
 def _tensor_view(t, inside_one_call=False):

@@ -122,6 +122,16 @@ CHECKS = {
     "adam_scheduler_training.py": ([], 0, {
         ("model.0.weight", "version"): 49, ("state['step']", "data"): 48.0,
         ("state['exp_avg_sq']", "version"): 96, ("loss", "grad_fn"): "MseLossBackward0"}),
+    "tensor_basics_tutorial.py": ([], 0, {
+        ("y3", "version"): 1, ("z3", "version"): 1, ("y3", "data"): [[3.0] * 4] * 4,
+        ("agg", "data"): 12.0, ("sum_A", "data"): [[3.0], [12.0]], ("t", "data"): [2.0] * 5}),
+    "softmax_regression_scratch.py": ([], 0, {
+        ("W", "shape"): [16, 3], ("W", "version"): 40, ("b", "version"): 40,
+        ("train_l", "data"): 1.029697, ("l", "grad_fn"): "NegBackward0"}),
+    "lazy_lenet.py": ([], 0, {
+        ("net.0.weight", "shape"): [6, 1, 5, 5], ("net.7.weight", "shape"): [120, 400],
+        ("net.11.bias", "shape"): [10], ("loss", "data"): 2.4019,
+        ("loss", "grad_fn"): "NllLossBackward0"}),
     "makemore_mlp.py": ([], 0, {
         ("loss", "data"): 1.6331, ("loss", "grad_fn"): "NllLossBackward0",
         ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,

@@ -361,3 +361,15 @@ def test_run_by_module_groups_tensors():
     assert [line.split()[0] for line in lines[i + 3:i + 7]] == \
         ["model.head.weight", "model.head.bias", "t(model.head.weight)",
          "head(Encoder.forward.x)"]
+
+
+def test_a_big_model_graph_suggests_folding():
+    from gradviz.render.drawing import GraphDrawing
+    report = _small_report()
+    report["nodes"] += [dict(report["nodes"][2], id=f"x{i}", next_functions=[])
+                        for i in range(600)]
+    report["nodes"][0]["next_functions"] += [[f"x{i}", 0] for i in range(600)]
+    notes = [str(n) for n in GraphDrawing(report, legend=False, modules={}).notes]
+    assert notes == ["warning: 606 nodes: the drawing will be hard to read; try "
+                     "--depth-modules N, --collapse, --max-depth N or --root NAME"]
+    assert GraphDrawing(report, legend=False, modules={"depth": 0}).notes == []

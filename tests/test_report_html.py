@@ -157,6 +157,20 @@ def test_a_file_that_raises_still_gets_its_page(tmp_path):
     assert json.loads(embedded_json(page, "gv-report"))["error"]["message"] == "boom"
 
 
+def test_a_zero_gradient_gets_explains_verdict(tmp_path, chromium_or_none):
+    relu = os.path.join(ROOT, "examples", "relu_zero_grad.py")
+    page, result = make_page(tmp_path, relu, "--backward", "loss")
+    explained = json.loads(embedded_json(page, "gv-page"))["explain"]
+    assert list(explained) == ["x"]                    # w.grad = 4.0 needs no explaining
+    assert "partly_zero" in [c["kind"] for c in explained["x"]["causes"]]
+    if chromium_or_none is None:
+        return
+    shown = open_page(chromium_or_none, tmp_path / "page.html")
+    shown.evaluate("gradvizReport.select('tensor:x', false)")
+    text = shown.evaluate("document.querySelector('#gv-panel .gv-verdict').innerText")
+    assert text.startswith("Why .grad is [0, 0, 1.5, 1.5]:") and "ReluBackward0" in text
+
+
 def test_no_renderer_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr("gradviz.render.renderer.find_renderer", lambda *a, **k: None)
     out = tmp_path / "r.html"
@@ -202,9 +216,17 @@ def test_assets_are_package_data():
 # ----- In a real browser -----
 
 @pytest.fixture(scope="module")
-def chromium():
-    if headless.find_browser() is None:
+def chromium(chromium_or_none):
+    if chromium_or_none is None:
         pytest.skip("no chromium")
+    return chromium_or_none
+
+
+@pytest.fixture(scope="module")
+def chromium_or_none():
+    if headless.find_browser() is None:
+        yield None
+        return
     with headless.Browser.start() as browser:
         yield browser
 
@@ -322,3 +344,11 @@ def test_readme_screenshots_exist_and_are_checked_by_digest():
     command, actions = shots[0].group(1), shots[0].group(3)
     assert update_readme.page_digest(command, actions)[0] == shots[0].group(4)
     assert update_readme.page_digest(command, actions + " ")[0] != shots[0].group(4)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import gradviz.render.html
+    result = doctest.testmod(gradviz.render.html)
+    assert result.attempted >= 6 and result.failed == 0

@@ -63,14 +63,11 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
         result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
                           anomaly=anomaly, backward=backward, gradient=gradient,
                           retain_graph=True, debug=debug)
-        for r in roots:
-            result.tensor(r)
         try:
-            drawing = GraphDrawing(result.report(), view=view,
-                                   roots=[result.canonical(r) for r in roots] or None,
-                                   show_saved=show_saved, max_depth=max_depth,
-                                   collapse=collapse, legend=not no_legend,
-                                   modules=module_options(by_module, depth_modules, expand))
+            drawing = GraphDrawing.of_run(
+                result, roots=roots, view=view, show_saved=show_saved, max_depth=max_depth,
+                collapse=collapse, legend=not no_legend,
+                modules=module_options(by_module, depth_modules, expand))
         except ModuleOptionError as exc:
             raise click.UsageError(str(exc)) from None
         for note in drawing.notes:

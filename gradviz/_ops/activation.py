@@ -206,9 +206,9 @@ def log_sigmoid_backward(grad_output, self):
 
 
 @records("elu_backward")
-def elu_backward(grad_output, self, alpha, scale, input_scale):
+def elu_backward(grad_output, self, alpha, scale, input_scale, is_result=False):
     return _backward_op(D["elu_backward"], elu_grad, grad_output, self,
-                        (alpha, scale, input_scale))
+                        (alpha, scale, input_scale, is_result))
 
 
 # ----- glu ---------------------------------------------------------------------------------

@@ -211,27 +211,37 @@ def floor_divide(self, other):
     b, ot = _operand(other)
     a, b = _coerce(self._data, b)
     out = _div_rounded(self, None, a, b, "floor")
-    if _needs(self, ot):
-        # A Python number other is floor_divide.Scalar in torch: one edge only.
-        if ot is None:
-            record(D["floor_divide_scalar"], out, (self,), ())
-        else:
-            record(D["floor_divide"], out, (self, ot), ())
+    _record_overload(out, self, ot, "floor_divide", ())
     return out
+
+
+def _record_overload(out, self, ot, row, args):
+    """A Python number other is torch's .Scalar overload (`<row>_scalar`, one edge only); a
+    tensor other is `row`, saving args."""
+    if _needs(self, ot):
+        if ot is None:
+            record(D[row + "_scalar"], out, (self,), ())
+        else:
+            record(D[row], out, (self, ot), args)
 
 
 @method("__rfloordiv__")
 @records("floor_divide_scalar")
 def _rfloordiv(self, other):
     """other // self for a Python number other."""
+    return _reflected(self, other, np.floor_divide, "floor_divide_scalar")
+
+
+def _reflected(self, other, ufunc, row):
+    """ufunc(other, self) for a Python number other (the reflected // and %): one edge."""
     b, _ = _operand(other)
     a, b = _coerce(self._data, b)
     if a.dtype.kind in "iub" and np.any(a == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(np.floor_divide(b, a))
+        out = _make(ufunc(b, a))
     if _needs(self):
-        record(D["floor_divide_scalar"], out, (self,), ())
+        record(D[row], out, (self,), ())
     return out
 
 
@@ -251,11 +261,7 @@ def remainder(self, other):
             out = _make(np.remainder(a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _needs(self, ot):
-        if ot is None:
-            record(D["remainder_scalar"], out, (self,), ())
-        else:
-            record(D["remainder"], out, (self, ot), (self, ot))
+    _record_overload(out, self, ot, "remainder", (self, ot))
     return out
 
 
@@ -263,15 +269,7 @@ def remainder(self, other):
 @records("rremainder")
 def _rmod(self, other):
     """other % self for a Python number other: torch has no derivative for it."""
-    b, _ = _operand(other)
-    a, b = _coerce(self._data, b)
-    if a.dtype.kind in "iub" and np.any(a == 0):
-        raise RuntimeError("ZeroDivisionError")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(np.remainder(b, a))
-    if _needs(self):
-        record(D["rremainder"], out, (self,), ())
-    return out
+    return _reflected(self, other, np.remainder, "rremainder")
 
 
 @method("__rtruediv__")

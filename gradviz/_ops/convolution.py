@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, records
 from .._tensor import Tensor, _make
 from .._windows import conv
@@ -148,7 +149,8 @@ def _same_padding(input, weight, dilation, nd):
             # torch warns once per process (TORCH_WARN_ONCE).
             _WARNED.append(True)
             warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
-                          "may require a zero-padded copy of the input be created")
+                          "may require a zero-padded copy of the input be created",
+                          stacklevel=user_stacklevel())
         flat = []
         for e in reversed(extra):
             flat += [0, e]

@@ -201,46 +201,28 @@ def _inplace_unary(self, entry, ufunc, op, saves_self=False):
     return self
 
 
-@method("exp_")
-@records("exp")
-def exp_(self):
-    return _inplace_unary(self, _E_EXP, np.exp, "exp_")
+def inplace_unary(row, ufunc, *aliases, saves_self=False, check=None):
+    """Tensor.<row>_ (and its aliases): ufunc written into self, recorded as `row`'s node
+    (self saved first when the row's formula reads it); check(self, row), if given, runs
+    first (torch's refusals)."""
+    entry, name = D[row], row + "_"
+
+    def op(self):
+        if check is not None:
+            check(self, row)
+        return _inplace_unary(self, entry, ufunc, name, saves_self)
+
+    op.__name__ = op.__qualname__ = name
+    return method(name, *aliases)(records(row)(op))
 
 
-@method("log_")
-@records("log")
-def log_(self):
-    return _inplace_unary(self, _E_LOG, np.log, "log_", saves_self=True)
-
-
-@method("sqrt_")
-@records("sqrt")
-def sqrt_(self):
-    return _inplace_unary(self, _E_SQRT, np.sqrt, "sqrt_")
-
-
-@method("tanh_")
-@records("tanh")
-def tanh_(self):
-    return _inplace_unary(self, _E_TANH, np.tanh, "tanh_")
-
-
-@method("sigmoid_")
-@records("sigmoid")
-def sigmoid_(self):
-    return _inplace_unary(self, _E_SIG, _np_sigmoid, "sigmoid_")
-
-
-@method("relu_")
-@records("relu")
-def relu_(self):
-    return _inplace_unary(self, _E_RELU, _np_relu, "relu_")
-
-
-@method("neg_")
-@records("neg")
-def neg_(self):
-    return _inplace_unary(self, D["neg"], np.negative, "neg_")
+exp_ = inplace_unary("exp", np.exp)
+log_ = inplace_unary("log", np.log, saves_self=True)
+sqrt_ = inplace_unary("sqrt", np.sqrt)
+tanh_ = inplace_unary("tanh", np.tanh)
+sigmoid_ = inplace_unary("sigmoid", _np_sigmoid)
+relu_ = inplace_unary("relu", _np_relu)
+neg_ = inplace_unary("neg", np.negative)
 
 
 @method("zero_")

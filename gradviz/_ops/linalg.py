@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -210,8 +211,14 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                            f"{_TORCH_SCALAR[mat1._data.dtype.name]} and "
                            f"{_TORCH_SCALAR[mat2._data.dtype.name]}")
     a = np.matmul(mat1._data, mat2._data)
-    out = _make(input._data * beta + a * alpha if (alpha != 1 or beta != 1)
-                else input._data + a)
+    b = input._data
+    if alpha != 1 or beta != 1:
+        r = b * beta + a * alpha
+    elif b.dtype == a.dtype and b.shape == a.shape[a.ndim - b.ndim:]:
+        r = np.add(a, b, out=a)         # the bias into the fresh product: no second array
+    else:
+        r = b + a
+    out = _make(r)
     if _needs(input, mat1, mat2):
         record(D["addmm"], out, (input, mat1, mat2),
                (mat1, mat2, alpha, beta, is_transposed(mat2._data)))
@@ -382,7 +389,7 @@ def cross(input, other, dim=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use torch.linalg.cross."
                       "\nThe default value of dim will change to agree with that of "
-                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+                      "linalg.cross in a future release.", UserWarning, stacklevel=user_stacklevel())
         sizes = np.broadcast_shapes(input.shape, other.shape)
         dim = next((i for i, s in enumerate(sizes) if s == 3), -1)
     return _linalg_cross(input, other, dim)
@@ -507,6 +514,8 @@ _LinAlgError.__name__ = "_LinAlgError"
 
 @records("linalg_inv_ex")
 def _linalg_inv_ex(A):
+    """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
+    `torch.linalg.inv(2 * torch.eye(2))`, `torch.inverse(...)`."""
     _square_check(A, "inv")
     a = A._data
     err = _singular_error(a) if a.size else None
@@ -518,20 +527,14 @@ def _linalg_inv_ex(A):
     return out
 
 
-def linalg_inv(A):
-    """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
-    `torch.linalg.inv(2 * torch.eye(2))`."""
-    return _linalg_inv_ex(A)
-
-
-@export()
-def inverse(self):
-    """torch.linalg.inv: `torch.inverse(2 * torch.eye(2))`."""
-    return _linalg_inv_ex(self)
+# torch.linalg.inv and torch.inverse are the same op (LinalgInvExBackward0).
+linalg_inv = inverse = export("inverse")(_linalg_inv_ex)
 
 
 @records("linalg_det")
 def _linalg_det(A):
+    """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
+    `torch.linalg.det(2 * torch.eye(2))`, `torch.det(...)`."""
     _square_check(A, "det")
     a = A._data
     out = _make(np.asarray(np.linalg.det(a), dtype=a.dtype))
@@ -540,16 +543,8 @@ def _linalg_det(A):
     return out
 
 
-def linalg_det(A):
-    """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
-    `torch.linalg.det(2 * torch.eye(2))`."""
-    return _linalg_det(A)
-
-
-@export()
-def det(self):
-    """torch.linalg.det: `torch.det(2 * torch.eye(2))`."""
-    return _linalg_det(self)
+# torch.linalg.det and torch.det are the same op (LinalgDetBackward0).
+linalg_det = det = export("det")(_linalg_det)
 
 
 @export(tensor=False)

@@ -115,8 +115,11 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
         total_weight = dt(np.add.reduce(w, dtype=x.dtype))
     vals = -picked if w is None else -picked * w
     if reduction == 1:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
+        if total_weight:
+            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight)
+        else:           # no sample kept: 0 / 0, nan as in torch (no warning)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
     elif reduction == 2:
         r = dt(np.add.reduce(vals, dtype=x.dtype))
     else:
@@ -148,13 +151,18 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore", invalid="ignore"):
         d = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
+    return _weighted_loss("binary_cross_entropy", d, self, target, weight, reduction,
+                          (self, target, weight, reduction))
+
+
+def _weighted_loss(row, d, self, target, weight, reduction, saved):
+    """The elementwise loss d times the weight, reduced, recorded as row's node."""
     w = _reduction_args(self, target, weight)
     if w is not None:
         d = d * w
-    out = _make(_reduce(d.astype(x.dtype, copy=False), reduction))
+    out = _make(_reduce(d.astype(self._data.dtype, copy=False), reduction))
     if _needs(self, target):
-        record(D["binary_cross_entropy"], out, (self, target),
-               (self, target, weight, reduction))
+        record(D[row], out, (self, target), saved)
     return out
 
 
@@ -174,14 +182,8 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
         d = (1 - t) * x - log_weight * np_log_sigmoid(x)
     else:
         d = (1 - t) * x - np_log_sigmoid(x)
-    w = _reduction_args(self, target, weight)
-    if w is not None:
-        d = d * w
-    out = _make(_reduce(d.astype(x.dtype, copy=False), reduction))
-    if _needs(self, target):
-        record(D["binary_cross_entropy_with_logits"], out, (self, target),
-               (self, target, weight, pos_weight, reduction))
-    return out
+    return _weighted_loss("binary_cross_entropy_with_logits", d, self, target, weight,
+                          reduction, (self, target, weight, pos_weight, reduction))
 
 
 # ----- Smooth L1 and Huber -------------------------------------------------------------------

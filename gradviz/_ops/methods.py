@@ -11,34 +11,11 @@ from .pointwise import to
 from .views import _T, _mT, reshape, view
 
 
-@method("__radd__")
-def _radd(self, other):
-    return add(self, other)
-
-
-@method("__rmul__")
-def _rmul(self, other):
-    return mul(self, other)
-
-
-@method("__iadd__")
-def _iadd(self, other):
-    return add_(self, other)
-
-
-@method("__isub__")
-def _isub(self, other):
-    return sub_(self, other)
-
-
-@method("__imul__")
-def _imul(self, other):
-    return mul_(self, other)
-
-
-@method("__itruediv__")
-def _idiv(self, other):
-    return div_(self, other)
+# The reflected and augmented operators are the ops themselves: b + a is a + b's sum, and
+# a += b is add_(a, b), which returns a as Python's protocol wants.
+for _name, _op in (("__radd__", add), ("__rmul__", mul), ("__iadd__", add_),
+                   ("__isub__", sub_), ("__imul__", mul_), ("__itruediv__", div_)):
+    method(_name)(_op)
 
 
 @method()
@@ -53,35 +30,18 @@ def reshape_as(self, other):
 
 # ----- dtype shorthands (ToCopyBackward0 when the dtype changes) ---------------------------
 
-@method("float")
-def _float(self):
-    return to(self, _dtype.float32)
+def _shorthand(name, dtype):
+    """Tensor.<name>(): self.to(dtype)."""
+    def convert(self):
+        return to(self, dtype)
+    convert.__name__ = convert.__qualname__ = "_" + name
+    return convert
 
 
-@method("double")
-def _double(self):
-    return to(self, _dtype.float64)
-
-
-@method("half")
-def _half(self):
-    return to(self, _dtype.float16)
-
-
-@method("long")
-def _long(self):
-    return to(self, _dtype.int64)
-
-
-@method("int")
-def _int(self):
-    return to(self, _dtype.int32)
-
-
-@method("bool")
-def _bool(self):
-    return to(self, _dtype.bool_)
-
+for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
+                   ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("bool", _dtype.bool_)):
+    method(_name)(_shorthand(_name, _dt))
 
 method("T")(property(_T))
 method("mT")(property(_mT))

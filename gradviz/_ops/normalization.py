@@ -35,6 +35,17 @@ def _affine(y, weight, bias, shape):
     return y
 
 
+def _mean(a, dims):
+    """np.mean(a, dims, keepdims=True) in a's dtype: its own arithmetic (a sum, divided by the
+    count) without its Python wrapper, which costs more than the sums on small inputs."""
+    if not a.size:
+        return np.mean(a, axis=dims, keepdims=True, dtype=a.dtype)
+    n = 1
+    for d in dims:
+        n *= a.shape[d]
+    return np.add.reduce(a, axis=dims, keepdims=True, dtype=a.dtype) / n
+
+
 # ----- layer_norm --------------------------------------------------------------------------
 
 @export(tensor=False)
@@ -63,9 +74,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
                                f"normalized_shape = {_shape_text(shape)}")
     _float_input(x, "LayerNormKernelImpl")
     dims = tuple(range(x.ndim - k, x.ndim))
-    mean = np.mean(x, axis=dims, keepdims=True, dtype=x.dtype)
+    mean = _mean(x, dims)
     xc = x - mean
-    rstd = 1 / np.sqrt(np.mean(xc * xc, axis=dims, keepdims=True, dtype=x.dtype) + eps)
+    rstd = 1 / np.sqrt(_mean(xc * xc, dims) + eps)
     out = _make(_affine(xc * rstd, weight, bias, shape).astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
         record(D["native_layer_norm"], out, (input, weight, bias),
@@ -150,9 +161,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     _float_input(x, "group_norm")
     hxw = int(np.prod(x.shape[2:], dtype=np.int64))
     g = x.reshape(n, num_groups, -1)
-    mean = np.mean(g, axis=2, keepdims=True, dtype=x.dtype)
+    mean = _mean(g, (2,))
     gc = g - mean
-    rstd = (1 / np.sqrt(np.mean(gc * gc, axis=2, keepdims=True, dtype=x.dtype) + eps))
+    rstd = 1 / np.sqrt(_mean(gc * gc, (2,)) + eps)
     y = (gc * rstd).reshape(x.shape)
     shape = (1, c) + (1,) * (x.ndim - 2)
     out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))

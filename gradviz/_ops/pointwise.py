@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
@@ -139,6 +140,19 @@ def sign(self):
 
 
 @export()
+@records("sgn")
+def sgn(self):
+    """The sign of each element, as sign() for real tensors (torch writes abs's derivative with
+    it, so a second-order graph shows SgnBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.sgn(torch.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    return _zero_grad_unary(D["sgn"], _np_sign, self)
+
+
+@export()
 def square(self):
     return pow(self, 2)
 
@@ -229,31 +243,30 @@ def _clamp_bound(self, bound, lower):
 @export("maximum", tensor=False)
 @records("maximum")
 def maximum(self, other):
-    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
-        raise _not_a_tensor("maximum", self, other, 2)
-    return _binary(D["maximum"], np.maximum, self, other, _both)
+    return _extreme("maximum", np.maximum, self, other, 2)
 
 
 @method("maximum")
 def _maximum_method(self, other):
-    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
-        raise _not_a_tensor("maximum", self, other, 1)
-    return _binary(D["maximum"], np.maximum, self, other, _both)
+    return _extreme("maximum", np.maximum, self, other, 1)
 
 
 @export("minimum", tensor=False)
 @records("minimum")
 def minimum(self, other):
-    if not isinstance(other, Tensor) or not isinstance(self, Tensor):
-        raise _not_a_tensor("minimum", self, other, 2)
-    return _binary(D["minimum"], np.minimum, self, other, _both)
+    return _extreme("minimum", np.minimum, self, other, 2)
 
 
 @method("minimum")
 def _minimum_method(self, other):
+    return _extreme("minimum", np.minimum, self, other, 1)
+
+
+def _extreme(row, ufunc, self, other, position):
+    """maximum / minimum of two tensors (position: where torch's error puts `other`)."""
     if not isinstance(other, Tensor) or not isinstance(self, Tensor):
-        raise _not_a_tensor("minimum", self, other, 1)
-    return _binary(D["minimum"], np.minimum, self, other, _both)
+        raise _not_a_tensor(row, self, other, position)
+    return _binary(D[row], ufunc, self, other, _both)
 
 
 def _both(st, ot, s, o):
@@ -277,7 +290,7 @@ def _warn_uint8_condition():
         _UINT8_WARNED.append(True)
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
                       "will be removed in a future version of PyTorch. Use a boolean condition "
-                      "instead.", UserWarning, stacklevel=3)
+                      "instead.", UserWarning, stacklevel=user_stacklevel())
 
 
 @export("where", tensor=False)
@@ -415,28 +428,23 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
-@export()
-@records("floor")
-def floor(self):
-    if self._data.dtype.kind == "b":
-        raise _no_bool_kernel("floor_vml_cpu")
-    return _zero_grad_unary(D["floor"], np.floor, self)
+def _rounding(row, ufunc):
+    """torch.<row> / Tensor.<row>: piecewise constant (zero gradient), refused on bool
+    tensors with torch's kernel error."""
+    entry = D[row]
+
+    def op(self):
+        if self._data.dtype.kind == "b":
+            raise _no_bool_kernel(f"{row}_vml_cpu")
+        return _zero_grad_unary(entry, ufunc, self)
+
+    op.__name__ = op.__qualname__ = row
+    return export()(records(row)(op))
 
 
-@export()
-@records("ceil")
-def ceil(self):
-    if self._data.dtype.kind == "b":
-        raise _no_bool_kernel("ceil_vml_cpu")
-    return _zero_grad_unary(D["ceil"], np.ceil, self)
-
-
-@export()
-@records("trunc")
-def trunc(self):
-    if self._data.dtype.kind == "b":
-        raise _no_bool_kernel("trunc_vml_cpu")
-    return _zero_grad_unary(D["trunc"], np.trunc, self)
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
 
 
 @export()

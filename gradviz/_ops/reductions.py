@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
@@ -178,8 +179,10 @@ def softmax(self, dim, dtype=None):
     if a.ndim == 0:
         r = np.ones_like(a)
     else:
-        e = np.exp(a - np.max(a, axis=d, keepdims=True))
-        r = e / np.sum(e, axis=d, keepdims=True)
+        # The ufuncs' own reduce (np.max and np.sum add a Python wrapper each) and in place
+        # on the fresh temporaries: the same arithmetic, in fewer arrays.
+        e = np.exp(a - np.maximum.reduce(a, axis=d, keepdims=True))
+        r = np.divide(e, np.add.reduce(e, axis=d, keepdims=True), out=e)
     out = _make(r)
     if _needs(self):
         record(D["softmax"], out, (self,), (d,))
@@ -193,8 +196,9 @@ def log_softmax(self, dim, dtype=None):
     if a.ndim == 0:
         r = np.zeros_like(a)
     else:
-        m = np.max(a, axis=d, keepdims=True)
-        r = a - m - np.log(np.sum(np.exp(a - m), axis=d, keepdims=True))
+        shifted = a - np.maximum.reduce(a, axis=d, keepdims=True)     # as softmax above
+        total = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
+        r = np.subtract(shifted, np.log(total), out=shifted)
     out = _make(r)
     if _needs(self):
         record(D["log_softmax"], out, (self,), (d,))
@@ -236,7 +240,7 @@ def _spread(a, dims, ddof, keepdim, sqrt, name):
     if n - ddof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     with np.errstate(divide="ignore", invalid="ignore"):
         m = np.mean(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
         ss = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
@@ -258,11 +262,7 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> torch.tensor([1.0, 2.0, 4.0]).var()
     tensor(2.3333)
     """
-    a, dims, saved, ddof = _spread_args(self, "var", dim, unbiased, correction)
-    out = _make(_spread(a, dims, ddof, keepdim, False, "var")[0])
-    if _needs(self):
-        record(D["var"], out, (self,), (self, dims, saved, keepdim))
-    return out
+    return _spread_op(self, "var", dim, unbiased, correction, keepdim)
 
 
 @export()
@@ -274,34 +274,37 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> torch.tensor([1.0, 3.0]).std()
     tensor(1.4142)
     """
-    a, dims, saved, ddof = _spread_args(self, "std", dim, unbiased, correction)
-    out = _make(_spread(a, dims, ddof, keepdim, True, "std")[0])
-    if _needs(self):
-        record(D["std"], out, (self,), (self, dims, saved, keepdim))
-    return out
+    return _spread_op(self, "std", dim, unbiased, correction, keepdim)
 
 
 @export(tensor=False)
 @records("var_mean")
 def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) in one pass, one node with two outputs (VarMeanBackward0)."""
-    a, dims, saved, ddof = _spread_args(self, "var_mean", dim, unbiased, correction)
-    v, m = _spread(a, dims, ddof, keepdim, False, "var_mean")
-    outs = (_make(v), _make(m))
-    if _needs(self):
-        record_outputs(D["var_mean"], outs, (self,), (self, dims, saved, keepdim))
-    return outs
+    return _spread_op(self, "var_mean", dim, unbiased, correction, keepdim)
 
 
 @export(tensor=False)
 @records("std_mean")
 def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) in one pass, one node with two outputs (StdMeanBackward0)."""
-    a, dims, saved, ddof = _spread_args(self, "std_mean", dim, unbiased, correction)
-    s, m = _spread(a, dims, ddof, keepdim, True, "std_mean")
-    outs = (_make(s), _make(m))
+    return _spread_op(self, "std_mean", dim, unbiased, correction, keepdim)
+
+
+def _spread_op(self, row, dim, unbiased, correction, keepdim):
+    """var, std, var_mean and std_mean: the spread (and the mean, for the *_mean rows, which
+    record one node with two outputs; std_mean also saves its std)."""
+    a, dims, saved, ddof = _spread_args(self, row, dim, unbiased, correction)
+    spread, mean = _spread(a, dims, ddof, keepdim, row.startswith("std"), row)
+    args = (self, dims, saved, keepdim)
+    if not row.endswith("_mean"):
+        out = _make(spread)
+        if _needs(self):
+            record(D[row], out, (self,), args)
+        return out
+    outs = (_make(spread), _make(mean))
     if _needs(self):
-        record_outputs(D["std_mean"], outs, (self,), (self, dims, saved, keepdim, outs[0]))
+        record_outputs(D[row], outs, (self,), args + ((outs[0],) if row == "std_mean" else ()))
     return outs
 
 
@@ -441,40 +444,35 @@ def _int64_sum_type(a, dtype):
 
 @export()
 @records("cumsum")
-def cumsum(self, dim, *, dtype=None, out=None):
-    """Running sums along dim.
+def cumsum(self, dim, *, dtype=None):
+    """Running sums along dim (`out=` as torch.X's keyword, gradviz._keywords).
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 2.0, 3.0]).cumsum(0)
     tensor([1., 3., 6.])
     """
-    if out is not None:
-        raise _not_implemented("cumsum", "out")
+    return _scan("cumsum", np.cumsum, self, dim, dtype, saves_self=False)
+
+
+def _scan(row, ufunc, self, dim, dtype, saves_self):
     a = _int64_sum_type(self._data, dtype)
     d = _wrap_dim(dim, a.ndim)
-    out = _make(np.cumsum(a, axis=d) if a.ndim else a.copy())
+    out = _make(ufunc(a, axis=d) if a.ndim else a.copy())
     if _needs(self):
-        record(D["cumsum"], out, (self,), (d,))
+        record(D[row], out, (self,), (self, d) if saves_self else (d,))
     return out
 
 
 @export()
 @records("cumprod")
-def cumprod(self, dim, *, dtype=None, out=None):
+def cumprod(self, dim, *, dtype=None):
     """Running products along dim.
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 2.0, 3.0]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    if out is not None:
-        raise _not_implemented("cumprod", "out")
-    a = _int64_sum_type(self._data, dtype)
-    d = _wrap_dim(dim, a.ndim)
-    out = _make(np.cumprod(a, axis=d) if a.ndim else a.copy())
-    if _needs(self):
-        record(D["cumprod"], out, (self,), (self, d))
-    return out
+    return _scan("cumprod", np.cumprod, self, dim, dtype, saves_self=True)
 
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .. import _registry
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -614,7 +615,7 @@ def meshgrid(*tensors, indexing=None):
             # torch's TORCH_WARN_ONCE: once per process.
             _MESHGRID_WARNED.append(True)
             warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
-                          "the indexing argument.", UserWarning, stacklevel=2)
+                          "the indexing argument.", UserWarning, stacklevel=user_stacklevel())
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
@@ -650,37 +651,45 @@ def _stack_args(tensors, name):
     return [_as_tensor(t) for t in tensors]
 
 
+def _each(one, tensors):
+    """atleast_*d's calling forms: one tensor gives one; several, or a sequence, a tuple."""
+    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+        return one(tensors[0])
+    ts = tensors[0] if len(tensors) == 1 else tensors
+    return tuple(one(t) for t in ts)
+
+
+def _at_least_1d(t):
+    return reshape(t, 1) if t.dim() == 0 else t
+
+
+def _at_least_2d(t):
+    if t.dim() == 0:
+        return reshape(t, 1, 1)
+    return unsqueeze(t, 0) if t.dim() == 1 else t
+
+
+def _at_least_3d(t):
+    if t.dim() == 0:
+        return reshape(t, 1, 1, 1)
+    if t.dim() == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if t.dim() == 2 else t
+
+
 @export(tensor=False)
 def atleast_1d(*tensors):
-    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
-        t = tensors[0]
-        return reshape(t, 1) if t.dim() == 0 else t
-    ts = tensors[0] if len(tensors) == 1 else tensors
-    return tuple(atleast_1d(t) for t in ts)
+    return _each(_at_least_1d, tensors)
 
 
 @export(tensor=False)
 def atleast_2d(*tensors):
-    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
-        t = tensors[0]
-        if t.dim() == 0:
-            return reshape(t, 1, 1)
-        return unsqueeze(t, 0) if t.dim() == 1 else t
-    ts = tensors[0] if len(tensors) == 1 else tensors
-    return tuple(atleast_2d(t) for t in ts)
+    return _each(_at_least_2d, tensors)
 
 
 @export(tensor=False)
 def atleast_3d(*tensors):
-    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
-        t = tensors[0]
-        if t.dim() == 0:
-            return reshape(t, 1, 1, 1)
-        if t.dim() == 1:
-            return unsqueeze(unsqueeze(t, 0), -1)
-        return unsqueeze(t, -1) if t.dim() == 2 else t
-    ts = tensors[0] if len(tensors) == 1 else tensors
-    return tuple(atleast_3d(t) for t in ts)
+    return _each(_at_least_3d, tensors)
 
 
 @export(tensor=False)

@@ -108,40 +108,54 @@ def median(self, dim=None, keepdim=False, *, out=None):
     """
     if out is not None:
         raise _not_implemented("median", "out")
+    return _lower_median(self, dim, keepdim, "median", _median_of_all, _median_index)
+
+
+def _median_of_all(flat):
+    if flat.size == 0:
+        if flat.dtype.kind != "f":
+            raise IndexError("median() input tensor cannot be empty")
+        return np.nan
+    if flat.dtype.kind == "f" and np.isnan(flat).any():
+        return np.nan
+    return np.sort(flat, kind="stable")[(flat.size - 1) // 2]
+
+
+def _median_index(a, d):
+    """Each slice's lower median's index along d (the first NaN's where it has one)."""
+    n = a.shape[d]
+    idx = np.take(np.argsort(a, axis=d, kind="stable"), [(n - 1) // 2], axis=d)
+    if a.dtype.kind == "f":
+        nan = np.isnan(a)
+        has_nan = nan.any(axis=d, keepdims=True)
+        idx = np.where(has_nan, np.argmax(nan, axis=d, keepdims=True), idx)
+    return idx
+
+
+def _lower_median(self, dim, keepdim, name, of_all, index_along):
+    """What median and nanmedian share: the whole-tensor value (of_all of the flat data), or
+    values and indices along dim (index_along gives the chosen index, keeping dim), and the
+    rows `<name>` / `<name>_dim` recorded."""
     a = self._data
     if dim is None:
-        flat = a.reshape(-1)
-        if flat.size == 0:
-            r = np.array(np.nan, dtype=a.dtype) if a.dtype.kind == "f" else None
-            if r is None:
-                raise IndexError("median() input tensor cannot be empty")
-        elif a.dtype.kind == "f" and np.isnan(flat).any():
-            r = np.array(np.nan, dtype=a.dtype)
-        else:
-            r = np.sort(flat, kind="stable")[(flat.size - 1) // 2]
-        out = _make(np.asarray(r, dtype=a.dtype)[()])
+        out = _make(np.asarray(of_all(a.reshape(-1)), dtype=a.dtype)[()])
         if _needs(self):
-            record(D["median"], out, (self,), (self,))
+            record(D[name], out, (self,), (self,))
         return out
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         vals, idx = a.copy(), np.int64(0)
     else:
-        n = a.shape[d]
-        if n == 0:
-            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-        idx = np.take(np.argsort(a, axis=d, kind="stable"), [(n - 1) // 2], axis=d)
-        if a.dtype.kind == "f":
-            nan = np.isnan(a)
-            has_nan = nan.any(axis=d, keepdims=True)
-            idx = np.where(has_nan, np.argmax(nan, axis=d, keepdims=True), idx)
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        idx = index_along(a, d)
         vals = np.take_along_axis(a, idx, d)
         if not keepdim:
             idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
-        record(D["median_dim"], values, (self,), (d, keepdim, a.shape, indices))
-    return return_types.median(values, indices)
+        record(D[name + "_dim"], values, (self,), (d, keepdim, a.shape, indices))
+    return getattr(return_types, name)(values, indices)
 
 
 @export()
@@ -166,38 +180,20 @@ def nanmedian(self, dim=None, keepdim=False, *, out=None):
     """
     if out is not None:
         raise _not_implemented("nanmedian", "out")
-    a = self._data
-    if a.dtype.kind != "f":
+    if self._data.dtype.kind != "f":
         return _renamed(median(self, dim, keepdim), "nanmedian")
-    if dim is None:
-        flat = a.reshape(-1)
-        flat = flat[~np.isnan(flat)]
-        if flat.size == 0:
-            r = np.array(np.nan, dtype=a.dtype)
-        else:
-            r = np.sort(flat, kind="stable")[(flat.size - 1) // 2]
-        out = _make(np.asarray(r, dtype=a.dtype)[()])
-        if _needs(self):
-            record(D["nanmedian"], out, (self,), (self,))
-        return out
-    d = _wrap_dim(dim, a.ndim)
-    if a.ndim == 0:
-        vals, idx = a.copy(), np.int64(0)
-    else:
-        n = a.shape[d]
-        if n == 0:
-            raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
-        order = np.argsort(a, axis=d, kind="stable")            # NaNs sort last
-        count = np.sum(~np.isnan(a), axis=d, keepdims=True)
-        pos = np.maximum(count - 1, 0) // 2
-        idx = np.take_along_axis(order, pos, d)
-        vals = np.take_along_axis(a, idx, d)
-        if not keepdim:
-            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
-    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
-    if _needs(self):
-        record(D["nanmedian_dim"], values, (self,), (d, keepdim, a.shape, indices))
-    return return_types.nanmedian(values, indices)
+    return _lower_median(self, dim, keepdim, "nanmedian", _nanmedian_of_all, _nanmedian_index)
+
+
+def _nanmedian_of_all(flat):
+    flat = flat[~np.isnan(flat)]
+    return np.nan if flat.size == 0 else np.sort(flat, kind="stable")[(flat.size - 1) // 2]
+
+
+def _nanmedian_index(a, d):
+    order = np.argsort(a, axis=d, kind="stable")            # NaNs sort last
+    count = np.sum(~np.isnan(a), axis=d, keepdims=True)
+    return np.take_along_axis(order, np.maximum(count - 1, 0) // 2, d)
 
 
 def _renamed(r, name):

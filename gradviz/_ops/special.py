@@ -15,7 +15,7 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
-from .inplace import _check_inplace, _commit, _inplace_unary, _write
+from .inplace import _check_inplace, _commit, _write, inplace_unary
 from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _round, _unary,
                         invalid_arguments)
 
@@ -316,13 +316,19 @@ def _finish(out, entry, inputs, args):
     return out
 
 
-def _atan2(self, other, op, position):
-    a, b = _float_pair(op, self, other, position)
+def _float_binary(row, ufunc, op, self, other, position, kernel=None):
+    """A binary function on floating tensors: (result, row, inputs, saved) for _finish."""
+    a, b = _float_pair(op, self, other, position, kernel)
     try:
-        out = np.arctan2(a, b)
+        with np.errstate(invalid="ignore"):
+            out = ufunc(a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    return out, D["atan2"], (self, other), (self, other)
+    return out, D[row], (self, other), (self, other)
+
+
+def _atan2(self, other, op, position):
+    return _float_binary("atan2", np.arctan2, op, self, other, position)
 
 
 @export("atan2", tensor=False)
@@ -353,12 +359,7 @@ def _arctan2_method(self, other):
 
 
 def _hypot(self, other, position, op="hypot"):
-    a, b = _float_pair(op, self, other, position, "hypot_cpu")
-    try:
-        out = np.hypot(a, b)
-    except ValueError as exc:
-        raise _broadcast_error(a, b, exc) from None
-    return out, D["hypot"], (self, other), (self, other)
+    return _float_binary("hypot", np.hypot, op, self, other, position, "hypot_cpu")
 
 
 @export("hypot", tensor=False)
@@ -379,13 +380,8 @@ def _hypot_method(self, other):
 
 
 def _logaddexp(self, other, position):
-    a, b = _float_pair("logaddexp", self, other, position, "logaddexp_cpu")
-    try:
-        with np.errstate(invalid="ignore"):
-            out = np.logaddexp(a, b)
-    except ValueError as exc:
-        raise _broadcast_error(a, b, exc) from None
-    return out, D["logaddexp"], (self, other), (self, other)
+    return _float_binary("logaddexp", np.logaddexp, "logaddexp", self, other, position,
+                         "logaddexp_cpu")
 
 
 @export("logaddexp", tensor=False)
@@ -406,13 +402,8 @@ def _logaddexp_method(self, other):
 
 
 def _logaddexp2(self, other, position):
-    a, b = _float_pair("logaddexp2", self, other, position, "logaddexp2_cpu")
-    try:
-        with np.errstate(invalid="ignore"):
-            out = np.logaddexp2(a, b)
-    except ValueError as exc:
-        raise _broadcast_error(a, b, exc) from None
-    return out, D["logaddexp2"], (self, other), (self, other)
+    return _float_binary("logaddexp2", np.logaddexp2, "logaddexp2", self, other, position,
+                         "logaddexp2_cpu")
 
 
 @export("logaddexp2", tensor=False)
@@ -623,54 +614,6 @@ def _inplace(self, op, computed):
     return self
 
 
-@method("tan_")
-@records("tan")
-def tan_(self):
-    return _inplace_unary(self, _E_TAN, np.tan, "tan_")
-
-
-@method("atan_", "arctan_")
-@records("atan")
-def atan_(self):
-    return _inplace_unary(self, _E_ATAN, np.arctan, "atan_", saves_self=True)
-
-
-@method("asin_", "arcsin_")
-@records("asin")
-def asin_(self):
-    return _inplace_unary(self, _E_ASIN, np.arcsin, "asin_", saves_self=True)
-
-
-@method("acos_", "arccos_")
-@records("acos")
-def acos_(self):
-    return _inplace_unary(self, _E_ACOS, np.arccos, "acos_", saves_self=True)
-
-
-@method("sinh_")
-@records("sinh")
-def sinh_(self):
-    return _inplace_unary(self, _E_SINH, np.sinh, "sinh_", saves_self=True)
-
-
-@method("cosh_")
-@records("cosh")
-def cosh_(self):
-    return _inplace_unary(self, _E_COSH, np.cosh, "cosh_", saves_self=True)
-
-
-@method("erf_")
-@records("erf")
-def erf_(self):
-    return _inplace_unary(self, _E_ERF, _np_erf, "erf_", saves_self=True)
-
-
-@method("erfc_")
-@records("erfc")
-def erfc_(self):
-    return _inplace_unary(self, D["erfc"], _np_erfc, "erfc_", saves_self=True)
-
-
 def _no_inplace_derivative(self, op):
     """torch has no derivative for some in-place forms (asinh_, acosh_, atanh_): they fail
     when self requires grad."""
@@ -680,69 +623,32 @@ def _no_inplace_derivative(self, op):
                                   f"implemented.")
 
 
-@method("asinh_", "arcsinh_")
-@records("asinh")
-def asinh_(self):
-    _no_inplace_derivative(self, "asinh")
-    return _inplace_unary(self, D["asinh"], np.arcsinh, "asinh_", saves_self=True)
-
-
-@method("acosh_", "arccosh_")
-@records("acosh")
-def acosh_(self):
-    _no_inplace_derivative(self, "acosh")
-    return _inplace_unary(self, D["acosh"], np.arccosh, "acosh_", saves_self=True)
-
-
-@method("atanh_", "arctanh_")
-@records("atanh")
-def atanh_(self):
-    _no_inplace_derivative(self, "atanh")
-    return _inplace_unary(self, D["atanh"], np.arctanh, "atanh_", saves_self=True)
-
-
-@method("log1p_")
-@records("log1p")
-def log1p_(self):
-    return _inplace_unary(self, _E_LOG1P, np.log1p, "log1p_", saves_self=True)
-
-
-@method("expm1_")
-@records("expm1")
-def expm1_(self):
-    return _inplace_unary(self, _E_EXPM1, np.expm1, "expm1_")
-
-
-@method("log2_")
-@records("log2")
-def log2_(self):
-    return _inplace_unary(self, _E_LOG2, np.log2, "log2_", saves_self=True)
-
-
-@method("log10_")
-@records("log10")
-def log10_(self):
-    return _inplace_unary(self, _E_LOG10, np.log10, "log10_", saves_self=True)
-
-
-@method("exp2_")
-@records("exp2")
-def exp2_(self):
-    return _inplace_unary(self, _E_EXP2, np.exp2, "exp2_")
-
-
-@method("rsqrt_")
-@records("rsqrt")
-def rsqrt_(self):
-    return _inplace_unary(self, _E_RSQRT, _np_rsqrt, "rsqrt_")
-
-
-@method("frac_")
-@records("frac")
-def frac_(self):
+def _floating_only(self, op):
     if self._data.dtype.kind != "f":
-        raise _not_implemented_for("frac_cpu", self._data.dtype)
-    return _inplace_unary(self, _E_FRAC, _np_frac, "frac_")
+        raise _not_implemented_for(f"{op}_cpu", self._data.dtype)
+
+
+tan_ = inplace_unary("tan", np.tan)
+atan_ = inplace_unary("atan", np.arctan, "arctan_", saves_self=True)
+asin_ = inplace_unary("asin", np.arcsin, "arcsin_", saves_self=True)
+acos_ = inplace_unary("acos", np.arccos, "arccos_", saves_self=True)
+sinh_ = inplace_unary("sinh", np.sinh, saves_self=True)
+cosh_ = inplace_unary("cosh", np.cosh, saves_self=True)
+erf_ = inplace_unary("erf", _np_erf, saves_self=True)
+erfc_ = inplace_unary("erfc", _np_erfc, saves_self=True)
+asinh_ = inplace_unary("asinh", np.arcsinh, "arcsinh_", saves_self=True,
+                       check=_no_inplace_derivative)
+acosh_ = inplace_unary("acosh", np.arccosh, "arccosh_", saves_self=True,
+                       check=_no_inplace_derivative)
+atanh_ = inplace_unary("atanh", np.arctanh, "arctanh_", saves_self=True,
+                       check=_no_inplace_derivative)
+log1p_ = inplace_unary("log1p", np.log1p, saves_self=True)
+expm1_ = inplace_unary("expm1", np.expm1)
+log2_ = inplace_unary("log2", np.log2, saves_self=True)
+log10_ = inplace_unary("log10", np.log10, saves_self=True)
+exp2_ = inplace_unary("exp2", np.exp2)
+rsqrt_ = inplace_unary("rsqrt", _np_rsqrt)
+frac_ = inplace_unary("frac", _np_frac, check=_floating_only)
 
 
 @method("atan2_")

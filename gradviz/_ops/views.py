@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
@@ -239,7 +240,7 @@ def _T(self):
         if msg not in _WARNED:
             # torch's TORCH_WARN_ONCE: once per process, whatever the warnings filters say.
             _WARNED.add(msg)
-            warnings.warn(msg, UserWarning, stacklevel=2)
+            warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
     return permute(self, *reversed(range(n)))
 
 

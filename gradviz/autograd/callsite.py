@@ -4,7 +4,8 @@ A frame is gradviz's when its file is inside the gradviz package; every other fr
 user's (their file, a library they called). A host, such as the inspector's runner, declares
 its files with `register_host(path)`: its frames are gradviz's, and the frames outside the
 innermost host frame (whatever called the host: the command line, click) are not the user's
-either.
+either. The library a file runs on instead of the core (torch, under `--backend torch`) is
+declared with `register_library(prefix)`: its frames are passed over as gradviz's are.
 
 Decisions are cached per code object, so a walk costs one dict lookup a frame.
 
@@ -17,11 +18,12 @@ import os
 import sys
 import traceback
 
-__all__ = ["register_host", "is_gradviz_file", "user_frame", "user_site", "user_stack",
-           "user_stacklevel", "maker", "user_functions"]
+__all__ = ["register_host", "register_library", "is_gradviz_file", "user_frame", "user_site",
+           "user_stack", "user_stacklevel", "maker", "user_functions"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
+_libraries = ()         # file name prefixes registered by register_library
 _internal = {}          # code object -> True when it is gradviz's
 _hosted = {}            # code object -> True when it is a host's
 _getframe = sys._getframe
@@ -43,6 +45,19 @@ def register_host(path):
         _hosted.clear()
 
 
+def register_library(prefix):
+    """Declare the files whose names start with prefix as a library the user's file runs on:
+    its frames are never the user's, but unlike a host's they do not end the user's functions
+    (a module's forward runs inside torch's Module.__call__).
+
+    >>> register_library(os.path.dirname(os.__file__) + os.sep)     # doctest: +SKIP
+    """
+    global _libraries
+    if prefix not in _libraries:
+        _libraries = _libraries + (prefix,)
+        _internal.clear()
+
+
 def _is_host_file(filename):
     for h in _hosts:
         if filename == h or (h.endswith(os.sep) and filename.startswith(h)):
@@ -56,7 +71,8 @@ def is_gradviz_file(filename):
 
 
 def _inside(code):
-    inside = _internal[code] = is_gradviz_file(code.co_filename)
+    name = code.co_filename
+    inside = _internal[code] = is_gradviz_file(name) or name.startswith(_libraries)
     return inside
 
 
@@ -123,20 +139,16 @@ def maker(depth, marker=None):
     None). With no user frame: (function, None, None, None)."""
     f = _getframe(depth)
     func = found = None
-    internal = _internal
-    while f is not None:
-        code = f.f_code
-        inside = internal.get(code)
-        if inside is None:
-            inside = _inside(code)
-        if not inside:
-            return func, (code.co_filename, f.f_lineno), f, found
-        if func is None and not code.co_name.startswith("_"):
-            func = code.co_name
-        if code is marker:
+    while f is not None and (_internal.get(f.f_code) or _inside(f.f_code)):
+        name = f.f_code.co_name
+        if func is None and not name.startswith("_"):
+            func = name
+        if f.f_code is marker:
             found = f
         f = f.f_back
-    return func, None, None, None
+    if f is None:
+        return func, None, None, None
+    return func, (f.f_code.co_filename, f.f_lineno), f, found
 
 
 def user_functions(frame, stop=()):

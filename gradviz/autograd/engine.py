@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from . import tracing as _tracing
-from .grad_mode import _state
+from .grad_mode import _GradMode, _state
 from .grad_mode import no_grad as _no_grad
 from .graph import AccumulateGrad, accumulate, edge_of
 
@@ -285,17 +285,15 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
             pushed.add(node)
             heapq.heappush(ready, (-node._seq, node))
 
-    prev_mode = _state.enabled
-    _state.enabled = create_graph
     _tasks.append((next(_task_ids), deps, only))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     try:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with _GradMode(create_graph), np.errstate(divide="ignore", invalid="ignore",
+                                                  over="ignore"):
             _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only,
                   capture)
     finally:
-        _state.enabled = prev_mode
         _tasks.pop()
     return found
 

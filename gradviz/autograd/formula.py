@@ -316,13 +316,15 @@ class FormulaNode(Node):
             want = 0 if vers is None else vers[-1]
             if vc.v != want:
                 raise modified_error(self._res, (self, 0), vc.v, want)
-            if create_graph:
-                t = _make_tensor(self._res)
-                t._rg, t._fn = True, self
-                vals.append(t)
-            else:
-                vals.append(self._res)
+            vals.append(self._result_tensor(self._res) if create_graph else self._res)
         return vals
+
+    def _result_tensor(self, data):
+        """The saved result under create_graph: a tensor whose grad_fn is this node, as
+        torch's unpacked `result` is (so a formula using it differentiates through it)."""
+        t = _make_tensor(data)
+        t._rg, t._fn = True, self
+        return t
 
     def _unpack_hooked(self, plan, create_graph):
         """_unpack for a node whose saved tensors were packed by saved_tensors_hooks: each is
@@ -340,12 +342,7 @@ class FormulaNode(Node):
                 who = (self, 0) if k == n else (packed.fn, packed.nr)
                 raise modified_error(t._data, who, vc.v, want)
             if k == n:
-                if create_graph:
-                    t = _make_tensor(t._data)
-                    t._rg, t._fn = True, self
-                    vals.append(t)
-                else:
-                    vals.append(t._data)
+                vals.append(self._result_tensor(t._data) if create_graph else t._data)
             else:
                 vals[k] = t if create_graph else t._data
         return vals

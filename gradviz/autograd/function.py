@@ -6,7 +6,7 @@ import numpy as np
 
 from .._dtype import from_numpy_dtype
 from . import tracing as _tracing
-from .grad_mode import _state, no_grad
+from .grad_mode import _GradMode, _state, no_grad
 from .graph import Node, edge_of, modified_error
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -123,18 +123,6 @@ def _fit(node, k, g):
     if g._data.dtype != dtype:
         g = g.to(from_numpy_dtype(dtype))
     return g
-
-
-class _GradMode:
-    def __init__(self, mode):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = self.mode
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
 
 
 class FunctionMeta(type):

@@ -36,6 +36,38 @@ def is_grad_enabled():
     return _state.enabled
 
 
+class _Setting:
+    """`with` block that sets one field of `_state` (named by the subclass's `_field`) to a
+    value, and puts back what it held before when the block ends, exceptions included."""
+
+    _field = None
+
+    def __init__(self, value):
+        self._value = value
+
+    def __enter__(self):
+        self._prev = getattr(_state, self._field)
+        setattr(_state, self._field, self._value)
+
+    def __exit__(self, *exc):
+        setattr(_state, self._field, self._prev)
+        return False
+
+
+class _GradMode(_Setting):
+    """`with _GradMode(mode):` grad mode is `mode` inside, and what it was before after the
+    block, exceptions included. The one place grad mode is saved and restored: no_grad,
+    enable_grad, set_grad_enabled and inference_mode build on it, and the engine and custom
+    Functions' backward use it directly.
+
+    >>> with _GradMode(False):
+    ...     is_grad_enabled()
+    False
+    """
+
+    _field = "enabled"
+
+
 class _DecoratorContextManager:
     """A context manager that is also usable as a decorator (`@no_grad()`)."""
 
@@ -59,7 +91,7 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(_NoParamDecoratorContextManager):
+class no_grad(_NoParamDecoratorContextManager, _GradMode):
     """Disable recording: results of operations inside have requires_grad=False.
 
     >>> import gradviz as torch
@@ -69,28 +101,18 @@ class no_grad(_NoParamDecoratorContextManager):
     False
     """
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = False
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-        return False
+    def __init__(self):
+        super().__init__(False)
 
 
-class enable_grad(_NoParamDecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager, _GradMode):
     """Enable recording inside a no_grad region."""
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = True
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-        return False
+    def __init__(self):
+        super().__init__(True)
 
 
-class set_grad_enabled(_DecoratorContextManager):
+class set_grad_enabled(_DecoratorContextManager, _GradMode):
     """Set grad mode: takes effect at once as a function, and is undone at the end of a `with`.
     As a decorator it leaves the mode as it was and applies it inside each call, as torch's.
 
@@ -106,21 +128,17 @@ class set_grad_enabled(_DecoratorContextManager):
     """
 
     def __init__(self, mode):
-        self.prev = _state.enabled
         self.mode = bool(mode)
-        _state.enabled = self.mode
+        super().__init__(self.mode)
+        _GradMode.__enter__(self)       # torch: the mode changes at once
 
     def __call__(self, func):
         # torch: the constructor already switched the mode; a decorator must not.
-        _state.enabled = self.prev
+        _GradMode.__exit__(self)
         return super().__call__(func)
 
     def __enter__(self):
         pass
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-        return False
 
     def clone(self):
         return self.__class__(self.mode)
@@ -145,7 +163,7 @@ def is_inference(input):
     return input.is_inference()
 
 
-class inference_mode(_DecoratorContextManager):
+class inference_mode(_DecoratorContextManager, _GradMode):
     """Grad mode off, and tensors made inside are inference tensors: they can never be saved
     for backward, and edited in place only inside inference mode (torch's rules and errors).
     `inference_mode(False)` turns grad mode on instead, as torch's does.
@@ -164,15 +182,16 @@ class inference_mode(_DecoratorContextManager):
 
     def __init__(self, mode=True):
         self.mode = mode
+        super().__init__(not mode)
 
     def clone(self):
         return self.__class__(self.mode)
 
     def __enter__(self):
-        self.prev = (_state.enabled, _state.inference)
-        _state.enabled = not self.mode
+        self._prev_inference = _state.inference
         _state.inference = self.mode
+        super().__enter__()
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference = self.prev
-        return False
+        _state.inference = self._prev_inference
+        return super().__exit__(*exc)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
-from .grad_mode import _state
+from .grad_mode import _Setting, _state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -112,7 +112,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     return _MultiHandle(handles)
 
 
-class saved_tensors_hooks:
+class saved_tensors_hooks(_Setting):
     """Inside, every tensor a node saves for backward goes through pack(tensor), and backward
     (or reading `_saved_<name>`) gets it back through unpack(packed), as in torch: inputs in
     the order of their saved names, then the result; the innermost hooks win.
@@ -127,20 +127,18 @@ class saved_tensors_hooks:
     unpack
     """
 
+    _field = "saved_hooks"
+
     def __init__(self, pack_hook, unpack_hook):
+        super().__init__((pack_hook, unpack_hook))
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
         if _state.saved_hooks_disabled is not None:
             raise RuntimeError(_state.saved_hooks_disabled)
-        self._prev = _state.saved_hooks
-        _state.saved_hooks = (self.pack_hook, self.unpack_hook)
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc):
-        _state.saved_hooks = self._prev
-        return False
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -155,19 +153,14 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(lambda t: t, lambda t: t)
 
 
-class disable_saved_tensors_hooks:
+class disable_saved_tensors_hooks(_Setting):
     """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
 
+    _field = "saved_hooks_disabled"
+
     def __init__(self, error_message):
+        super().__init__(error_message)
         self.error_message = error_message
-
-    def __enter__(self):
-        self._prev = _state.saved_hooks_disabled
-        _state.saved_hooks_disabled = self.error_message
-
-    def __exit__(self, *exc):
-        _state.saved_hooks_disabled = self._prev
-        return False
 
 
 class Node:

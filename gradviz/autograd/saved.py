@@ -17,6 +17,8 @@ inspector's report, check-inplace, a tracer taking a snapshot before backward fr
     (True, [])
 """
 
+from typing import NamedTuple
+
 from .._tensor import Tensor
 from .function import BackwardCFunction
 from .formula import FormulaNode
@@ -25,7 +27,7 @@ from .graph import CopySlices
 __all__ = ["Saved", "saved_values", "saved_names", "was_freed", "snapshot"]
 
 
-class Saved:
+class Saved(NamedTuple):
     """One saved value: `_saved_self`, `_saved_result`, `saved_tensors[0]`, ...
 
     `tensor` is the saved Tensor (for `_saved_result`, the node's output when known, else
@@ -33,17 +35,13 @@ class Saved:
     saved at; non-tensor values (scalars, dims, sizes) have `value` instead.
     """
 
-    __slots__ = ("label", "tensor", "data", "vc", "saved_version", "value", "is_tensor")
-
-    def __init__(self, label, tensor=None, data=None, vc=None, saved_version=None, value=None,
-                 is_tensor=True):
-        self.label = label
-        self.tensor = tensor
-        self.data = data
-        self.vc = vc
-        self.saved_version = saved_version
-        self.value = value
-        self.is_tensor = is_tensor
+    label: str
+    tensor: object = None
+    data: object = None
+    vc: object = None
+    saved_version: object = None
+    value: object = None
+    is_tensor: bool = True
 
     @property
     def version(self):

@@ -6,6 +6,8 @@ gradviz adds what only it records (file:line of every node, saved versions, forw
 the gradient each node received). See docs/report-schema.md.
 """
 
+import contextlib
+import gc
 import json
 import math
 import re
@@ -17,7 +19,7 @@ from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
 from .modules import add_modules
 
-__all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
+__all__ = ["build_report", "gc_paused", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
            "STEP_LIMIT"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
@@ -164,10 +166,16 @@ def _op_name(node):
     """The op a node stands for, as the learner wrote it: MulBackward0 -> mul,
     NativeLayerNormBackward0 -> native_layer_norm; other nodes keep their name (CopySlices)."""
     name = _node_type(node)
-    stem = re.sub(r"Backward\d*$", "", name)
-    if stem == name or not stem:
-        return name
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
+    op = _OP_NAMES.get(name)
+    if op is None:
+        stem = re.sub(r"Backward\d*$", "", name)
+        op = name if stem == name or not stem else \
+            re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
+        _OP_NAMES[name] = op
+    return op
+
+
+_OP_NAMES = {}          # node type name -> its op name (one regex pair per type, not per node)
 
 
 class _Builder:
@@ -191,6 +199,7 @@ class _Builder:
         self._module_names = None    # id(module) -> its attribute name in the file
         self._accumulators = None
         self._edges = {}             # id(node) -> next_functions, read once per node
+        self._outputs = {}           # id(node) -> its output 0 (tracer), looked up once
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -240,6 +249,7 @@ class _Builder:
             order = sorted(self.nodes, key=lambda node: getattr(node, "_seq", 0))
         elif self.on_torch:
             order = sorted(self.nodes, key=lambda node: self.run.tracer.order(node) or 0)
+        versions = self._versions()
         for node in order:
             i = index[id(node)]
             if _node_type(node) == "AccumulateGrad":
@@ -251,15 +261,15 @@ class _Builder:
                 outs[(id(node), 0)] = self.name_of[id(var)]
                 continue
             if (id(node), 0) not in outs:
-                t = self.run.tracer.output_of(node, 0) if self.traced else None
-                earlier = self._versions().get(id(node))
+                t = self.output(node)
+                earlier = versions.get(id(node))
                 if earlier is not None:
                     # A named tensor edited in place since: this node made an earlier version
                     # of it. One tensor stays one row; the node is labelled with that version.
                     base, v = earlier
                     outs[(id(node), 0)] = f"{self.name_of[id(base)]} (v{v})"
                     continue
-                name = self._made_name(node, taken) or f"%{i}"
+                name = self._made_name(node, t, taken) or f"%{i}"
                 taken.add(name)
                 outs[(id(node), 0)] = name
                 if t is not None and id(t) not in self.name_of:
@@ -289,7 +299,7 @@ class _Builder:
             if node is None:
                 break
             nodes.append(node)
-            nexts = _next_functions(node)
+            nexts = self.edges(node)
             node = nexts[0][0] if nexts else None
         if len(nodes) != len(recorded) + 1:
             return []
@@ -312,11 +322,12 @@ class _Builder:
     def history(self, t):
         """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
         of t; grad_fn is the node that edit recorded (None under no_grad)."""
-        if not self.traced:
+        edits = self._edits().get(id(t)) if self.traced else None
+        if not edits:
             return []
         made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
         out = []
-        for e in self._edits().get(id(t), ()):
+        for e in edits:
             site = e.site or (None, None)
             out.append({"version": int(e.version),
                         "grad_fn": made.get(int(e.version)) if e.grad_enabled else None,
@@ -358,11 +369,11 @@ class _Builder:
         name = f"{name}({arg or '…'})"
         return name if name not in taken else None
 
-    def _made_name(self, node, taken):
+    def _made_name(self, node, t, taken):
+        """A name from what made node's output t: `fc1(x)`, `relu(h)`, or None."""
         inputs = self._inputs(node)
         if inputs is None:
             return None
-        t = self.run.tracer.output_of(node, 0)
         called = None if t is None else self._call_name(t, taken)
         if called is not None:
             return called
@@ -404,7 +415,9 @@ class _Builder:
                     "generated": True, "history": [], "edits": 0}
         fn = t.grad_fn
         history = self.history(t)
-        grad = t.grad        # build_report ignores the non-leaf .grad warning
+        # gradviz's own slot: the property warns on a non-leaf, which costs more than the
+        # rest of the entry (build_report ignores that warning on torch)
+        grad = t._grad if self.gv else t.grad
         file = line = None
         if fn is not None:
             file, line = self.site(fn)
@@ -438,6 +451,14 @@ class _Builder:
             "edits": len(history),
         }
 
+    def output(self, node):
+        """The tensor node made (its output 0) while it is alive; None without the tracer."""
+        k = id(node)
+        if k in self._outputs:
+            return self._outputs[k]
+        t = self._outputs[k] = self.run.tracer.output_of(node, 0) if self.traced else None
+        return t
+
     def edges(self, node):
         """node.next_functions, computed once per node."""
         e = self._edges.get(id(node))
@@ -467,7 +488,7 @@ class _Builder:
             freed = entries is None
             gone = freed
         else:
-            entries = saved_values(node, tracer.output_of(node, 0))
+            entries = saved_values(node, self.output(node))
             freed = False
             gone = entries == [] and was_freed(node)
         if gone:
@@ -475,7 +496,8 @@ class _Builder:
             if entries is None:
                 return [{"name": n, "tensor": None, "shape": None, "dtype": None,
                          "saved_version": None, "version": None, "value": None, "freed": True}
-                        for n in saved_names(node) or _torch_saved_names(node)]
+                        for n in (tracer.saved_names(node) if self.on_torch
+                                  else saved_names(node))]
         # Backward frees saved tensors only: numbers, sizes and flags stay readable.
         kept = getattr(getattr(node, "_fn", node), "_kept", None) is not None
         out = []
@@ -488,7 +510,7 @@ class _Builder:
             d = np.asarray(e.data)
             saved_t = e.tensor
             if saved_t is None and e.label == "_saved_result":
-                saved_t = tracer.output_of(node, 0)
+                saved_t = self.output(node)
             out.append({"name": e.label,
                         "tensor": None if saved_t is None else self.name_of.get(id(saved_t)),
                         "shape": list(d.shape), "dtype": d.dtype.name,
@@ -559,18 +581,6 @@ def _is_module_value(value):
         return False
 
 
-def _torch_saved_names(node):
-    """A torch node's `_saved_*` attributes (what saved_names gives for the core's)."""
-    if not _is_torch_node(node):
-        return ()
-    return [a for a in sorted(dir(node)) if a.startswith("_saved_")]
-
-
-def _is_torch_node(node):
-    return hasattr(node, "register_prehook") and hasattr(node, "_sequence_nr") and \
-        not hasattr(node, "_seq")
-
-
 def _next_functions(node):
     try:
         return tuple(node.next_functions)
@@ -608,10 +618,29 @@ def _error_anomaly(info, builder):
 
 def build_report(run, full=False):
     """The plain-data report of a Run (see docs/report-schema.md)."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), gc_paused():
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
         return _build(run, full)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """The cyclic garbage collector off, as it was before afterwards: building the report of
+    a 100,000-node graph makes millions of objects that are all kept, and every collection
+    would walk them again (a third of the report's time).
+
+    >>> with gc_paused():
+    ...     gc.isenabled()
+    False
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _build(run, full):
@@ -776,6 +805,8 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
             by_id[nid]["hooks"].append({"kind": e.kind, "input_nr": e.nr, "function": function,
                                         "file": file, "line": line})
     for node in b.nodes:
+        if getattr(node, "_plain", False):
+            continue        # no hook and no retain_grad was ever added to it (a core node)
         nid = b.node_ids[id(node)]
         for kind, nr, hook in _registered_hooks(node):
             if (nid, kind, nr, id(hook)) in seen:

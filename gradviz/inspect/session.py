@@ -23,13 +23,9 @@ class Run:
 
     def __init__(self, path, backend, namespace, stdout, error, tracer, module, warnings=(),
                  exit_code=None):
-        self.path = path
-        self.backend = backend
-        self.namespace = namespace
-        self.stdout = stdout
-        self.error = error
+        self.path, self.backend, self.module = path, backend, module
+        self.namespace, self.stdout, self.error = namespace, stdout, error
         self.tracer = tracer
-        self.module = module
         self.warnings = list(warnings)     # the file's warnings: category, message, file, line
         self.exit_code = (1 if error else 0) if exit_code is None else exit_code
         self.backward_root = None

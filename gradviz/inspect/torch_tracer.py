@@ -27,18 +27,16 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 """
 
 import os
-import sys
 import weakref
 
 import numpy as np
 
+from ..autograd import callsite
 from ..autograd.saved import Saved
 from .tracer import Tracer
 
 __all__ = ["TorchTracer", "torch_tracing"]
 
-_GRADVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_INSPECT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 # Extra slots of a node's entry (after the core tracer's six): where the call that made it was,
 # the call's tensor arguments (weak references, for the outermost node of a call only).
@@ -69,9 +67,9 @@ class TorchTracer(Tracer):
                          keep_history=keep_history)
         import torch
         self.torch = torch
-        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-        self._internal = {}         # code -> whether it is torch's or gradviz's
-        self._call_codes = {torch.nn.Module._call_impl.__code__}
+        # torch's frames are passed over as gradviz's are, when finding the user's line
+        callsite.register_library(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+        self._call_code = torch.nn.Module._call_impl.__code__
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
         self._outputs = ()
@@ -88,38 +86,24 @@ class TorchTracer(Tracer):
 
     # ----- where a call comes from ---------------------------------------------------------
 
-    def _is_internal(self, code):
-        inside = self._internal.get(code)
-        if inside is None:
-            name = code.co_filename
-            inside = self._internal[code] = (name.startswith(self._torch_dir)
-                                             or name.startswith(_GRADVIZ_DIR)
-                                             or name.startswith("<frozen"))
-        return inside
-
-    def _library_code(self, code):
-        return self._is_internal(code)
-
     def _user(self, depth):
-        """(site, user frame, the Module call frame the user called or None)."""
-        f = sys._getframe(depth)
-        call = None
-        while f is not None:
-            code = f.f_code
-            if not self._is_internal(code):
-                return (code.co_filename, f.f_lineno), f, call
-            if code in self._call_codes:
-                call = f
-            f = f.f_back
-        return None, None, None
+        """(site, user frame, the Module call frame the user called or None), starting `depth`
+        frames up (1: the caller of _user)."""
+        _, site, frame, call = callsite.maker(depth + 1, self._call_code)
+        return site, frame, call
 
     # ----- what the mode calls ---------------------------------------------------------------
 
     def call(self, func, types, args, kwargs):
         """Run one torch call for the mode, recording what it made."""
         torch = self.torch
-        # the tensor an in-place call edits: its first argument (nn.init passes it by name)
-        first = args[0] if args else next(iter(kwargs.values()), None) if kwargs else None
+        # the tensor an in-place call edits: its first argument (nn.init passes it by name),
+        # or the one an out= call writes into (an in-place edit named "out", as on the core)
+        written = kwargs.get("out") if kwargs else None
+        if isinstance(written, torch.Tensor):
+            first = written
+        else:
+            first = args[0] if args else next(iter(kwargs.values()), None) if kwargs else None
         version = first._version if isinstance(first, torch.Tensor) else None
         kind = self._backward_funcs.get(func)
         if kind is not None:
@@ -139,14 +123,14 @@ class TorchTracer(Tracer):
             self._args = ()
         if version is not None and first._version != version and \
                 getattr(func, "__name__", "") != "requires_grad_":
-            self._inplace(first, func)
+            self._inplace(first, "out" if first is written else func)
         self._outputs_made(func, args, out)
         return out
 
     def _inplace(self, tensor, func):
         from .tracer import InplaceEvent
         site, _, _ = self._user(4)
-        name = getattr(func, "__name__", str(func))
+        name = func if isinstance(func, str) else getattr(func, "__name__", str(func))
         op = "setitem" if name == "__setitem__" else name
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
                                                 self.torch.is_grad_enabled(), self._count))
@@ -327,6 +311,10 @@ class TorchTracer(Tracer):
         held = []
         seen = set()
         stack = [n for n in roots if n is not None]
+        if self._calls and not self.keep_history:
+            # the steps of the last two calls are kept, and the core's steps keep their nodes
+            # alive: the previous call's graph stays held too
+            stack += [n for n in (h() for h in self._calls[-1][0]) if n is not None]
         while stack:
             node = stack.pop()
             key = _key(node)
@@ -401,6 +389,12 @@ class TorchTracer(Tracer):
             raise RuntimeError(_version_message(t, packed, self.torch))
         return t
 
+    @staticmethod
+    def saved_names(node):
+        """The `_saved_*` names of node, in saved_of's order (autograd.saved.saved_names for
+        a torch node); they stay after backward freed the values."""
+        return _saved_names(node)
+
     def saved_of(self, node):
         """[Saved] for what node still holds (None once backward freed it)."""
         names = _saved_names(node)
@@ -434,13 +428,11 @@ class TorchTracer(Tracer):
     def _snapshot_saved(self, node):
         entry = self._entry(node)
         if entry is not None and entry[4] is None:
-            entries = self.saved_of(node)
             from .tracer import _NOTHING_SAVED
-            for e in entries or ():
-                if e.label == "_saved_result":
-                    # the node's own output: holding it would keep the node alive (the report
-                    # finds it through output_of), as in the core's tracer
-                    e.tensor = None
+            # the node's own output is not kept: holding it would keep the node alive (the
+            # report finds it through output_of), as autograd.saved.snapshot does for the core
+            entries = [e._replace(tensor=None) if e.label == "_saved_result" else e
+                       for e in self.saved_of(node) or ()]
             entry[4] = entries if entries else _NOTHING_SAVED
 
     # ----- what the report reads -----------------------------------------------------------

@@ -333,8 +333,6 @@ class Tracer(_tracing.Tracer):
         self._last_frame = f
         kept = self._frames
         for f in reversed(callsite.user_functions(f, stop=kept)):
-            if self._library_code(f.f_code):
-                continue
             code = f.f_code
             number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
             self._frame_seq += 1
@@ -345,11 +343,6 @@ class Tracer(_tracing.Tracer):
             recent.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
-
-    def _library_code(self, code):
-        """Code of the library the file runs on, whose frames never name tensors (the core's
-        are left out by callsite already)."""
-        return False
 
     @property
     def frames(self):

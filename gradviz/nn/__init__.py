@@ -3,6 +3,7 @@
 from . import functional
 from . import init
 from .modules import (Identity, Linear, Module, ModuleList, Parameter, Sequential)
+from .modules import LazyConv1d, LazyConv2d, LazyLinear
 from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, ReLU6,
                          SiLU, Sigmoid, Softmax, Softplus, Tanh)
 from .dropout import Dropout
@@ -20,4 +21,5 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "MSELoss", "L1Loss",
            "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "CrossEntropyLoss", "KLDivLoss", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear"]
+           "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",
+           "LazyLinear", "LazyConv1d", "LazyConv2d"]

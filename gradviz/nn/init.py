@@ -1,6 +1,9 @@
 """gradviz.nn.init: parameter initialisation, in place and without recording, with torch's
 formulas in torch's order of operations, so that after the same seed the values are torch's
-bit for bit (the draws come from gradviz._random).
+bit for bit (the draws come from gradviz._random). trunc_normal_ runs torch 2.13's two
+rejection samplers draw for draw; orthogonal_ agrees within float32 rounding (its QR is
+NumPy's, in float64). The names without the trailing underscore are torch's deprecated
+aliases, with its FutureWarning.
 
 >>> import gradviz as torch
 >>> _ = torch.manual_seed(0)

@@ -1311,3 +1311,102 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+# ----- Lazy modules: the input size is read from the first input ------------------------------
+
+class _LazyModuleMixin:
+    """torch's LazyModuleMixin: the layer is built with its input size 0 and no parameters
+    drawn; its first call reads the size from the input, creates the parameters, initialises
+    them (the same draws, in the same order, as torch) and turns the module into
+    `cls_to_become`, so that repr, state_dict and isinstance read as the eager layer's. A
+    lazy layer says how: `_input_size()` and `_weight_shape(input)` (which records the size)."""
+
+    cls_to_become = None
+
+    def _lazy_setup(self, bias, device, dtype):
+        self._lazy_options = (bias, device, dtype)
+        if bias:
+            # An empty bias until the first call (torch's UninitializedParameter), so that
+            # named_parameters lists it as torch does.
+            from .. import _creation
+            self.bias = Parameter(_creation.empty(0))
+
+    def __call__(self, *args, **kwargs):
+        if type(self).cls_to_become is not None:
+            first = args[0] if args else next(iter(kwargs.values()))
+            bias, device, dtype = self._lazy_options
+            _weight_and_bias(self, self._weight_shape(first), bias, dtype, device)
+            del self._lazy_options
+            self.__class__ = self.cls_to_become
+        return Module.__call__(self, *args, **kwargs)
+
+    def reset_parameters(self):
+        if self._input_size() != 0:
+            super().reset_parameters()
+
+    def has_uninitialized_params(self):
+        return type(self).cls_to_become is not None
+
+
+class LazyLinear(_LazyModuleMixin, Linear):
+    """A Linear layer whose in_features is the last size of its first input.
+
+    >>> import gradviz as torch
+    >>> layer = torch.nn.LazyLinear(3)
+    >>> layer(torch.ones(2, 5)).shape, type(layer).__name__
+    (torch.Size([2, 3]), 'Linear')
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)       # as torch: nothing is drawn before the first call
+        self.out_features = out_features
+        self._lazy_setup(bias, device, dtype)
+
+    def _input_size(self):
+        return self.in_features
+
+    def _weight_shape(self, input):
+        self.in_features = int(input.shape[-1])
+        return self.out_features, self.in_features
+
+
+class _LazyConvNd(_LazyModuleMixin):
+    """What LazyConv1d and LazyConv2d share: in_channels read from the input's channel dim."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode)
+        self.out_channels = out_channels
+        self._lazy_setup(bias, device, dtype)
+
+    def _input_size(self):
+        return self.in_channels
+
+    def _weight_shape(self, input):
+        batched = input.dim() == self._nd + 2
+        self.in_channels = int(input.shape[1] if batched else input.shape[0])
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        return (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """A Conv1d whose in_channels is read from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """A Conv2d whose in_channels is read from its first input.
+
+    >>> import gradviz as torch
+    >>> conv = torch.nn.LazyConv2d(6, kernel_size=5, padding=2)
+    >>> conv(torch.ones(1, 1, 28, 28)).shape, conv.weight.shape
+    (torch.Size([1, 6, 28, 28]), torch.Size([6, 1, 5, 5]))
+    """
+
+    cls_to_become = Conv2d

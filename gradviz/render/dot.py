@@ -26,6 +26,8 @@ from collections import Counter, deque
 from typing import NamedTuple
 
 import graphviz
+from graphviz.quoting import ID as _DOT_ID
+from graphviz.quoting import quote as _graphviz_quote
 
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from .module_graph import box_label, module_layout
@@ -112,15 +114,14 @@ _CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust"
 
 # ----- Escaping -----
 
+# Control characters (and the non-characters XML forbids) would make the SVG invalid XML: a tab
+# becomes a space, the others U+FFFD. One regex pass, not a loop per character (a 100,000-node
+# graph has millions of label characters).
+_UNSAFE = re.compile("[\x00-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
 def _clean(text):
-    # Control characters (and the non-characters XML forbids) would make the SVG invalid XML.
-    out = []
-    for ch in str(text):
-        if ch == "\t":
-            ch = " "
-        bad = ch < " " or ch in "\ufffe\uffff" or "\ud800" <= ch <= "\udfff"
-        out.append("\ufffd" if bad else ch)
-    return "".join(out)
+    return _UNSAFE.sub("\ufffd", str(text).replace("\t", " "))
 
 
 def escape_label(lines):
@@ -308,6 +309,7 @@ class _Builder:
         self.modified = False
         self.hooked = False  # a node with the file's hooks was drawn (the legend says so)
         self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
+        self.quoted = {}  # plain string -> as graphviz quotes it
         self.refs = {}  # dot id -> ("node", report node id) or ("tensor", name): what it shows
 
     # -- drawing primitives --
@@ -332,12 +334,42 @@ class _Builder:
             style = dict(style, penwidth="2")
             parts = style.get("style", "").split(",") if style.get("style") else []
             style["style"] = ",".join(parts + ([] if "dashed" in parts else ["dashed"]))
-        self._target().node(dot_id, escape_label(label), shape=shape,
-                            tooltip=escape_tooltip(tooltip), **style)
+        style["shape"] = shape
+        style["tooltip"] = escape_tooltip(tooltip)
+        # The statement graphviz.Digraph.node would write, without its per-call argument
+        # checks and uncached quoting (most of the time of a 100,000-node graph).
+        self._target().body.append(
+            f"\t{self.quote(dot_id)}{self.attr_list(escape_label(label), style)}\n")
         return dot_id
 
     def edge(self, tail, head, **attrs):
-        self.graph.edge(tail, head, **attrs)
+        """The statement graphviz.Digraph.edge would write (node ids here have no ports)."""
+        label = attrs.pop("label", None)
+        self.graph.body.append(
+            f"\t{self.quote(tail)} -> {self.quote(head)}{self.attr_list(label, attrs)}\n")
+
+    def quote(self, text):
+        """graphviz's quoting of an id or attribute value; plain strings (ids, styles) repeat
+        and are quoted once. Labels and tooltips (graphviz.nohtml) are not cached: a nohtml
+        and a plain string of the same text may quote differently (`<b>`)."""
+        if type(text) is not str:
+            # graphviz.nohtml text: quoted unless a plain DOT id, with \" escapes only where
+            # it has a quote (graphviz's own regexes, 3 a call, are the cost of a big graph)
+            if '"' in text or text.endswith("\\") or _DOT_ID.match(text):
+                return _graphviz_quote(text)
+            return f'"{text}"'
+        quoted = self.quoted.get(text)
+        if quoted is None:
+            quoted = self.quoted[text] = _graphviz_quote(text)
+        return quoted
+
+    def attr_list(self, label, attrs):
+        """graphviz's attribute list: ` [label=... key=value ...]`, the keys sorted as graphviz
+        sorts a dict's, None values left out; "" when empty."""
+        parts = [] if label is None else [f"label={self.quote(label)}"]
+        parts += [f"{self.quote(k)}={self.quote(v)}" for k, v in sorted(attrs.items())
+                  if v is not None]
+        return f" [{' '.join(parts)}]" if parts else ""
 
     # -- text --
 

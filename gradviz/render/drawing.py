@@ -80,7 +80,17 @@ class GraphDrawing:
                             legend=legend, max_depth=max_depth, collapse=collapse,
                             modules=modules)
         self.source, self.count, self.shared, self.refs = built
-        self.notes = _notes(report, built.count, collapse, max_depth)
+        folded = modules is not None and modules.get("depth") is not None
+        self.notes = _notes(report, built.count, collapse, max_depth, folded)
+
+    @classmethod
+    def of_run(cls, run, *, roots=(), **options):
+        """The drawing of a run (gradviz.inspect.Run) made from its report, built once; roots
+        are names as the tables print them or as the user typed them (`%3`), each checked
+        first (UsageError naming close matches for an unknown one). options: as __init__."""
+        for name in roots:
+            run.tensor(name)
+        return cls(run.report(), roots=[run.canonical(r) for r in roots] or None, **options)
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
         """Write every target (DOT ones first, so a missing renderer can point at them) and
@@ -105,7 +115,7 @@ class GraphDrawing:
                                  f"{target.fmt.upper()})", keep=""))
 
 
-def _notes(report, count, collapse, max_depth):
+def _notes(report, count, collapse, max_depth, folded=False):
     notes = []
     error = report.get("error")
     if error:
@@ -116,9 +126,11 @@ def _notes(report, count, collapse, max_depth):
     if count == 0:
         notes.append(Text(printable(f"{report.get('file')}: no graph to draw (no tensor that "
                                     "requires grad has a grad_fn or an AccumulateGrad)")))
-    if count > LARGE_GRAPH and not collapse and max_depth is None:
+    if count > LARGE_GRAPH and not collapse and max_depth is None and not folded:
         note = Text("warning:", style="yellow")
-        note.append(f" {count} nodes: the drawing will be hard to read; try --collapse, "
+        # A model's graph reads best folded by module (one box per block).
+        fold = "--depth-modules N, " if report.get("module_calls") else ""
+        note.append(f" {count} nodes: the drawing will be hard to read; try {fold}--collapse, "
                     "--max-depth N or --root NAME")
         notes.append(note)
     return notes

@@ -160,7 +160,7 @@ def draw_views(report, *, view="backward", roots=None, show_saved=False, max_dep
 
 def explain_candidates(report, limit=8):
     """Names of the tensors whose .grad the page explains: named tensors that require grad
-    and are leaves or retain their grad, whose .grad is None, all zero or has a NaN, when
+    and are leaves or retain their grad, whose .grad is None or has a zero or a NaN, when
     the run called backward at all (without a call the page says that itself), at most
     limit of them (each explanation runs the file again).
 
@@ -189,8 +189,9 @@ def _needs_explaining(grad):
         return True
     if isinstance(grad, str):          # a summary of a big value: "nan" or a "<...>" text
         return grad == "nan" or "nan=" in grad
-    flat = _flatten(grad)
-    return all(x == 0 for x in flat) or any(x == "nan" for x in flat)
+    # Any zero: a gradient that is zero in some elements (relu, max, indexing) is the
+    # question explain answers by naming the node that zeroed it.
+    return any(x == 0 or x == "nan" for x in _flatten(grad))
 
 
 def _flatten(value):

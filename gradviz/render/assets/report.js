@@ -409,7 +409,7 @@
     var count = document.getElementById("gv-step-count");
     var call = calls[callAt];
     if (!call) { count.textContent = "no backward steps"; box.hidden = true; return; }
-    count.textContent = stepAt < 0 ? call.steps.length + " steps" : "step " + (stepAt + 1) + " of " + call.steps.length;
+    count.textContent = stepAt < 0 ? call.steps.length + (call.steps.length === 1 ? " step" : " steps") : "step " + (stepAt + 1) + " of " + call.steps.length;
     if (stepAt < 0 || !current) { box.hidden = stepAt < 0; return; }
     for (var j = 0; j < stepAt; j++) stepElements(call.steps[j]).forEach(function (g) { g.classList.add("gv-done"); });
     var step = call.steps[stepAt];

@@ -1,0 +1,91 @@
+"""Second-order graphs against torch 2.13: for every row example of the derivative table, the
+gradient built with create_graph=True has the same grad_fn names and next_functions as torch's
+(`TanhBackwardBackward0`, `SigmoidBackwardBackward0`, a composed `MulBackward0`, ...).
+
+The examples are test_core_table's (its own and every tests/rows_<family>.py). The rows whose
+second-order graph still differs from torch's are listed in KNOWN_DIFFERENT: a new difference
+fails, and a row that comes to match must be removed from the list.
+"""
+
+import pytest
+
+import gradviz
+from test_core_table import EXAMPLES, _on, _walk_names
+
+# Rows whose first-order gradient graph (create_graph=True) is built from other ops than
+# torch's: the values and first/second derivatives are right (test_core_table checks them),
+# only the nodes of the gradient's graph differ.
+KNOWN_DIFFERENT = frozenset({
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cdist",
+    "convolution",
+    "cumprod",
+    "euclidean_dist",
+    "gelu_backward",
+    "glu",
+    "huber_loss",
+    "linalg_det",
+    "max_pool2d_with_indices",
+    "native_batch_norm",
+    "native_group_norm",
+    "native_layer_norm",
+    "nll_loss",
+    "nll_loss2d",
+    "prod",
+    "prod_dim",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "scaled_dot_product_flash_attention_for_cpu",
+    "smooth_l1_loss",
+    "std_mean",
+    "threshold_backward",
+    "trilinear",
+    "var_mean",
+})
+
+
+def _graph_names(module, root):
+    """grad_fn names in test_core_table's breadth-first order, with next_functions."""
+    return [entry[:2] for entry in _walk_names(module, root)]
+
+
+def second_order_graphs(module, op):
+    """The graphs of d(sum(out * weight))/d(inputs) with create_graph=True, one per input."""
+    fn, data, _ = EXAMPLES[op]
+    xs = [module.tensor(d, dtype=module.float64, requires_grad=True) for d in data]
+    out = _on(module, fn)(*xs)
+    weight = module.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+    grads = module.autograd.grad((out * weight).sum(), xs, create_graph=True, allow_unused=True)
+    return [None if g is None else _graph_names(module, g.grad_fn) for g in grads]
+
+
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_second_order_graph_matches_torch(op):
+    real = pytest.importorskip("torch")
+    ours, theirs = second_order_graphs(gradviz, op), second_order_graphs(real, op)
+    if op in KNOWN_DIFFERENT:
+        assert ours != theirs, f"{op} now matches torch: remove it from KNOWN_DIFFERENT"
+    else:
+        assert ours == theirs
+
+
+def test_known_differences_are_rows_of_the_table():
+    assert KNOWN_DIFFERENT <= set(EXAMPLES)
+
+
+def test_the_comparison_sees_a_different_node():
+    """The walk compares names: a tanh gradient composed of mul/sub is not torch's
+    TanhBackwardBackward0 graph."""
+    real = pytest.importorskip("torch")
+    x = real.tensor([0.3, -0.2], dtype=real.float64, requires_grad=True)
+    (g,) = real.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    y = real.tensor([0.3, -0.2], dtype=real.float64, requires_grad=True)
+    t = y.tanh()
+    composed = 1 - t * t
+    assert _graph_names(real, g.grad_fn)[0][0] == "TanhBackwardBackward0"
+    assert _graph_names(real, g.grad_fn) != _graph_names(real, composed.grad_fn)

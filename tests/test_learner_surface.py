@@ -1,0 +1,241 @@
+"""The spellings learner code uses, against torch 2.13: `input=`, NumPy's `axis=`/`keepdims=`,
+`out=`, torch.sgn, lazy layers and torch.accelerator. Each snippet runs on both backends and
+the observations (values, shapes, names, errors) must be equal."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import gradviz
+from diffcases import Err
+
+
+def _obs(x):
+    """Plain data of a result: tensors as (dtype, shape, values), the rest as is."""
+    if hasattr(x, "detach"):
+        # rounded (float32 sums may differ in the last bit), nan spelled out
+        return (str(x.dtype), tuple(x.shape), str(np.round(x.detach().numpy(), 4).tolist()))
+    if isinstance(x, (tuple, list)):
+        return type(x).__name__, [_obs(v) for v in x]
+    return x
+
+
+def _run(torch, snippet):
+    try:
+        return _obs(snippet(torch))
+    except Exception as exc:        # noqa: BLE001 - the error is the observation
+        err = Err(exc)
+        return ("error", err.base, err.first)
+
+
+def _same(snippet):
+    real = pytest.importorskip("torch")
+    ours, theirs = _run(gradviz, snippet), _run(real, snippet)
+    assert ours == theirs
+    return ours
+
+
+# ----- input=, axis=, keepdims= -------------------------------------------------------------
+
+def _m(torch):
+    return torch.arange(6.0).reshape(2, 3)
+
+
+KEYWORDS = {
+    "sum_input": lambda t: t.sum(input=_m(t)),
+    "exp_input": lambda t: t.exp(input=_m(t)),
+    "matmul_input_other": lambda t: t.matmul(input=_m(t), other=t.ones(3)),
+    "sum_axis": lambda t: _m(t).sum(axis=0),
+    "sum_axis_list": lambda t: _m(t).sum(axis=[0, 1]),
+    "sum_keepdims": lambda t: _m(t).sum(axis=1, keepdims=True),
+    "mean_axis_keepdims": lambda t: t.mean(_m(t), axis=1, keepdims=True),
+    "cumsum_axis": lambda t: _m(t).cumsum(axis=0),
+    "argmax_axis": lambda t: _m(t).argmax(axis=1),
+    "max_axis": lambda t: tuple(_m(t).max(axis=1)),
+    "std_axis": lambda t: _m(t).std(axis=0),
+    "softmax_input_dim": lambda t: t.softmax(input=_m(t), dim=1),
+    "axis_and_dim": lambda t: _m(t).sum(axis=0, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORDS))
+def test_keyword_spellings_match_torch(name):
+    _same(KEYWORDS[name])
+
+
+def test_an_unknown_keyword_is_still_a_type_error():
+    real = pytest.importorskip("torch")
+    for torch in (gradviz, real):
+        with pytest.raises(TypeError):
+            _m(torch).sum(axes=0)
+
+
+# ----- out= ---------------------------------------------------------------------------------
+
+def _matmul_out(torch):
+    t = torch.ones(4, 4)
+    y = torch.zeros(4, 4)
+    r = torch.matmul(t, t.T, out=y)
+    return r is y, y, y._version
+
+
+def _mul_out_resized(torch):
+    y = torch.zeros(2)
+    torch.mul(torch.ones(4, 4), 2.0, out=y)
+    return y
+
+
+def _out_requires_grad(torch):
+    x = torch.ones(3, requires_grad=True)
+    return torch.mul(x, x, out=torch.zeros(3))
+
+
+def _out_int_from_float(torch):
+    return torch.add(torch.ones(2), 1.5, out=torch.zeros(2, dtype=torch.long))
+
+
+def _out_float_from_int(torch):
+    y = torch.zeros(2)
+    torch.add(torch.ones(2, dtype=torch.long), 1, out=y)
+    return y
+
+
+def _out_no_grad(torch):
+    x = torch.ones(3, requires_grad=True)
+    y = torch.zeros(3)
+    with torch.no_grad():
+        torch.exp(x, out=y)
+    return y, y.requires_grad
+
+
+def _sum_out_keepdims(torch):
+    y = torch.zeros(2, 1)
+    torch.sum(_m(torch), axis=1, keepdims=True, out=y)
+    return y
+
+
+OUT = {f.__name__: f for f in (_matmul_out, _mul_out_resized, _out_requires_grad,
+                               _out_int_from_float, _out_float_from_int, _out_no_grad,
+                               _sum_out_keepdims)}
+
+
+@pytest.mark.parametrize("name", sorted(OUT))
+def test_out_matches_torch(name):
+    _same(OUT[name])
+
+
+def test_out_with_grad_is_torchs_error():
+    _same(_out_requires_grad)
+    with pytest.raises(RuntimeError) as caught:
+        _out_requires_grad(gradviz)
+    assert str(caught.value) == ("mul(): functions with out=... arguments don't support "
+                                 "automatic differentiation, but one of the arguments requires "
+                                 "grad.")
+
+
+def test_the_ordinary_call_is_the_forward_itself_through_one_wrapper():
+    """torch.sum is wrapped once; its signature and docstring are the forward's."""
+    import inspect
+    from gradviz._ops import reductions
+    assert gradviz.sum.__wrapped__ is reductions.sum
+    assert inspect.signature(gradviz.sum) == inspect.signature(reductions.sum)
+
+
+# ----- sgn, accelerator ---------------------------------------------------------------------
+
+def _sgn(torch):
+    x = torch.tensor([-2.0, 0.0, 3.0, float("nan")], requires_grad=True)
+    y = torch.sgn(x) * x
+    y.sum().backward()
+    return y.grad_fn.next_functions[0][0].name(), y, x.grad
+
+
+def _accelerator(torch):
+    a = torch.accelerator
+    dev = a.current_accelerator().type if a.is_available() else "cpu"
+    return a.is_available(), a.device_count(), a.current_accelerator(), dev
+
+
+def _accelerator_index(torch):
+    return torch.accelerator.current_device_index()
+
+
+@pytest.mark.parametrize("snippet", [_sgn, _accelerator, _accelerator_index])
+def test_sgn_and_accelerator_match_torch(snippet):
+    _same(snippet)
+
+
+# ----- Lazy layers --------------------------------------------------------------------------
+
+def _lazy_linear(torch):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.ReLU(), torch.nn.LazyLinear(2))
+    before = repr(net), [n for n, _ in net.named_parameters()]
+    out = net(torch.randn(3, 5))
+    params = [(n, p) for n, p in net.named_parameters()]
+    return before, repr(net), type(net[0]).__name__, out, params, list(net.state_dict())
+
+
+def _lazy_linear_no_bias(torch):
+    torch.manual_seed(1)
+    layer = torch.nn.LazyLinear(2, bias=False)
+    first = repr(layer)
+    layer(torch.ones(1, 3))
+    return first, repr(layer), layer.weight, layer.bias
+
+
+def _lazy_conv2d(torch):
+    torch.manual_seed(2)
+    net = torch.nn.Sequential(torch.nn.LazyConv2d(3, kernel_size=3, padding=1),
+                              torch.nn.LazyConv2d(2, kernel_size=2, stride=2))
+    out = net(torch.randn(2, 1, 4, 4))
+    return repr(net), out, net[0].weight, net[1].bias, net[0].in_channels
+
+
+def _lazy_conv2d_unbatched_groups(torch):
+    torch.manual_seed(3)
+    conv = torch.nn.LazyConv2d(4, 1, groups=2)
+    return conv(torch.ones(3, 2, 2))
+
+
+def _lazy_conv1d(torch):
+    torch.manual_seed(4)
+    conv = torch.nn.LazyConv1d(2, 2)
+    return conv(torch.ones(1, 3, 5)), conv.weight
+
+
+LAZY = {f.__name__: f for f in (_lazy_linear, _lazy_linear_no_bias, _lazy_conv2d,
+                                _lazy_conv2d_unbatched_groups, _lazy_conv1d)}
+
+
+@pytest.mark.parametrize("name", sorted(LAZY))
+def test_lazy_layers_match_torch(name):
+    _same(LAZY[name])
+
+
+def test_a_lazy_layer_becomes_the_eager_one():
+    layer = gradviz.nn.LazyLinear(3)
+    assert layer.has_uninitialized_params()
+    layer(gradviz.ones(2, 4))
+    assert type(layer) is gradviz.nn.Linear and layer.weight.shape == (3, 4)
+
+
+def test_op_warnings_name_the_callers_line_as_torch_does():
+    """An op's warning points at the line that called it, through the keyword wrapper too."""
+    import warnings
+    from gradviz._ops import pointwise
+
+    def calls(t):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            line = sys._getframe().f_lineno + 1
+            t.where(t.tensor([1, 0], dtype=t.uint8), t.ones(2), 2.5)
+            t.ones(1).var()
+        return [(w.filename, w.lineno - line) for w in caught]
+
+    pointwise._UINT8_WARNED.clear()
+    got = calls(gradviz)
+    assert got == [(__file__, 0), (__file__, 1)]
+    torch = pytest.importorskip("torch")
+    assert calls(torch) == got
