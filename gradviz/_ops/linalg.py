@@ -38,8 +38,36 @@ _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "s
 _E_MM = D["mm"]
 
 
+# torch's argument checks for a matrix product, in its order: the ranks it takes (with its
+# message when self's, then when other's, is not that; {a}, {b}: the ranks), then its message
+# when the contracted or batch sizes differ ({a}, {b}: the shapes).
+_MM_RANKS = {"mm": (2, 2), "mv": (2, 1), "dot": (1, 1), "bmm": (3, 3)}
+_MM_RANK_ERRORS = {
+    "mm": ("self must be a matrix", "mat2 must be a matrix"),
+    "mv": ("vector + matrix @ vector expected, got {b}, {a}, {b}",) * 2,
+    "dot": ("1D tensors expected, but got {a}D and {b}D tensors",) * 2,
+    "bmm": ("batch1 must be a 3D tensor", "batch2 must be a 3D tensor"),
+}
+_MM_SIZE_ERRORS = {
+    "mm": "mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})",
+    "mv": "size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})",
+    "dot": "inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same "
+           "number of elements, but got {a[0]} and {b[0]} elements respectively",
+    "bmm": "Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] but "
+           "got: [{b[0]}, {b[1]}].",
+}
+
+
 def _mm_like(entry, self, other):
     a, b = self._data, other._data
+    sa, sb = a.shape, b.shape
+    ra, rb = _MM_RANKS[entry.op]
+    if len(sa) != ra or len(sb) != rb:
+        message = _MM_RANK_ERRORS[entry.op][len(sa) == ra]
+        raise RuntimeError(message.format(a=len(sa), b=len(sb)))
+    # The contracted sizes (self's last, other's first matrix dim) and the batch sizes agree.
+    if sa[-1] != sb[-min(2, rb)] or sa[:-2] != sb[:-2]:
+        raise RuntimeError(_MM_SIZE_ERRORS[entry.op].format(a=sa, b=sb))
     if a.dtype != b.dtype:
         # torch never promotes in matrix products.
         x, y = a.dtype.name, b.dtype.name
@@ -55,53 +83,24 @@ def _mm_like(entry, self, other):
 @export()
 @records("mm")
 def mm(self, mat2):
-    if self.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x"
-                           f"{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     return _mm_like(D["mm"], self, mat2)
 
 
 @export()
 @records("mv")
 def mv(self, vec):
-    if self.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError("vector + matrix @ vector expected, got "
-                           f"{vec.dim()}, {self.dim()}, {vec.dim()}")
-    if self.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat "
-                           f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})")
     return _mm_like(D["mv"], self, vec)
 
 
 @export()
 @records("dot")
 def dot(self, tensor):
-    if self.dim() != 1 or tensor.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {tensor.dim()}D "
-                           "tensors")
-    if self.shape[0] != tensor.shape[0]:
-        raise RuntimeError("inconsistent tensor size, expected tensor [{}] and src [{}] to have "
-                           "the same number of elements, but got {} and {} elements "
-                           "respectively".format(self.shape[0], tensor.shape[0], self.shape[0],
-                                                 tensor.shape[0]))
     return _mm_like(D["dot"], self, tensor)
 
 
 @export()
 @records("bmm")
 def bmm(self, mat2):
-    if self.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    if mat2.shape[0] != self.shape[0] or mat2.shape[1] != self.shape[2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, "
-                           f"{mat2.shape[1]}].")
     return _mm_like(D["bmm"], self, mat2)
 
 
