@@ -83,24 +83,41 @@ def _mm_like(entry, self, other):
 @export()
 @records("mm")
 def mm(self, mat2):
+    """Matrix product of two 2-D tensors.
+
+    >>> import gradviz as torch
+    >>> torch.mm(torch.ones(2, 3, requires_grad=True), torch.ones(3, 2))
+    tensor([[3., 3.],
+            [3., 3.]], grad_fn=<MmBackward0>)
+    """
     return _mm_like(D["mm"], self, mat2)
 
 
 @export()
 @records("mv")
 def mv(self, vec):
+    """Matrix-vector product: `torch.mv(torch.ones(2, 3), torch.arange(3.))` is
+    `tensor([3., 3.])`."""
     return _mm_like(D["mv"], self, vec)
 
 
 @export()
 @records("dot")
 def dot(self, tensor):
+    """Inner product of two 1-D tensors of one dtype (torch does not promote here).
+
+    >>> import gradviz as torch
+    >>> torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
+    tensor(11.)
+    """
     return _mm_like(D["dot"], self, tensor)
 
 
 @export()
 @records("bmm")
 def bmm(self, mat2):
+    """Batched matrix product of two 3-D tensors with the same batch size, with no
+    broadcasting (`matmul` broadcasts): [b, n, m] @ [b, m, p] -> [b, n, p]."""
     return _mm_like(D["bmm"], self, mat2)
 
 
@@ -407,19 +424,17 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     `torch.cdist(torch.zeros(1, 2), torch.ones(1, 2))`."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    if x1.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
-    if x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    for label, x in (("X1", x1), ("X2", x2)):     # torch checks both ranks, then columns
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {label} got: "
+                               f"{x.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    if x1._data.dtype.kind != "f":
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{_TORCH_SCALAR[x1._data.dtype.name]}")
-    if x2._data.dtype.kind != "f":
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
-                           f"{_TORCH_SCALAR[x2._data.dtype.name]}")
+    for label, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {label} got: "
+                               f"{_TORCH_SCALAR[x._data.dtype.name]}")
     if x1._data.dtype != x2._data.dtype:
         raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x1._data.dtype.name]} but found "
                            f"{_TORCH_SCALAR[x2._data.dtype.name]}")
