@@ -501,6 +501,18 @@ def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
     return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
 
 
+def channel_sum(grad, input):
+    """grad summed over every dim but the channels' (dim 1): the bias gradient of batch_norm and
+    group_norm."""
+    return sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input)))))
+
+
+def defnorm(signature, node, args, **rest):
+    """The row of a normalization whose bias is added per channel: its bias formula is
+    channel_sum; `rest` holds the others (and defderiv's options)."""
+    return defderiv(signature, node, args, bias=channel_sum, **rest)
+
+
 def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its row of the table (divided by how often the
     index occurs with scale_grad_by_freq); the padding row gets none."""
@@ -1536,22 +1548,20 @@ defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? wei
          bias=lambda grad, input, normalized_shape:
              sum_lead(grad, tuple(range(np.ndim(value(input)) - len(normalized_shape)))))
 # The running statistics are inputs torch never differentiates (no edge).
-defderiv("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-         "Tensor? running_var, bool training, float momentum, float eps)",
-         "NativeBatchNormBackward0",
-         ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
-          "eps"),
-         nondiff=("running_mean", "running_var"),
-         input=batch_norm_grad_input,
-         weight=batch_norm_grad_weight,
-         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
-defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
-         "SymInt HxW, int group, float eps)",
-         "NativeGroupNormBackward0",
-         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
-         input=group_norm_grad_input,
-         weight=group_norm_grad_weight,
-         bias=lambda grad, input: sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input))))))
+defnorm("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+        "Tensor? running_var, bool training, float momentum, float eps)",
+        "NativeBatchNormBackward0",
+        ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
+         "eps"),
+        nondiff=("running_mean", "running_var"),
+        input=batch_norm_grad_input,
+        weight=batch_norm_grad_weight)
+defnorm("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+        "SymInt HxW, int group, float eps)",
+        "NativeGroupNormBackward0",
+        ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+        input=group_norm_grad_input,
+        weight=group_norm_grad_weight)
 defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
          "bool sparse)",
          "EmbeddingBackward0",

@@ -665,7 +665,7 @@ def test_masks_broadcast_as_torch(name, data, shapes):
 
 @pytest.mark.parametrize("module", ["gradviz._ops.reductions", "gradviz._ops.sorting",
                                     "gradviz._ops.scatter", "gradviz._ops.comparison",
-                                    "gradviz.linalg"])
+                                    "gradviz.linalg", "gradviz._ops.linalg"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib

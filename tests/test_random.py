@@ -106,6 +106,15 @@ def test_nn_linear_and_init_are_torchs():
     _assert_same(program, 3)
 
 
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.9])
+def test_dropout_masks_are_torchs(p):
+    def program(m):
+        x = m.ones(6, 7)
+        layer = m.nn.Dropout(p)
+        return [m.nn.functional.dropout(x, p), layer(x), m.nn.functional.dropout(x, p) * 2]
+    _assert_same(program, 5)
+
+
 def test_seed_and_state_round_trip():
     g = gradviz.Generator()
     g.manual_seed(7)

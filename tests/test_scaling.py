@@ -148,3 +148,25 @@ def test_a_long_loop_keeps_the_last_two_calls_steps_and_says_so(tmp_path):
                            catch_exceptions=False)
     assert "… 7 earlier backward calls not shown" in r.stdout
     assert "(steps not kept: only the last two backward calls' are)" in r.stdout
+
+
+# ----- DOT statements written directly are graphviz's, byte for byte ---------------------------
+
+def test_dot_statements_match_the_graphviz_package():
+    import graphviz
+
+    from gradviz.render import dot as dot_module
+    tricky = ["x", "node", "Graph", "n1", "-1.5", "a b", 'say "hi"', 'end \\"', "back\\\\",
+              "<b>", "<b>x</b>", "tab\there", "ünï", "", "a\\nb", "x:y"]
+    builder = dot_module._Builder({"tensors": [], "nodes": [], "roots": []}, "backward", None,
+                                  False, None, False, True)
+    for text in tricky:
+        for label in (graphviz.nohtml(text), text):
+            expected = graphviz.Digraph()
+            expected.node("n0", label, shape="box", tooltip=graphviz.nohtml(text), style="x")
+            expected.edge("n0", "n1", label=label, weight="0")
+            got = [builder.quote("n0") + builder.attr_list(
+                       label, {"tooltip": graphviz.nohtml(text), "style": "x", "shape": "box"}),
+                   builder.quote("n0") + " -> " + builder.quote("n1")
+                   + builder.attr_list(label, {"weight": "0"})]
+            assert [line.strip() for line in expected.body] == got

@@ -6,6 +6,33 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
                       library_errors, make_console, no_color_option)
 
 
+# The run's on/off switches, in --help order: (flag, help).
+_FLAGS = [
+    ("--retain-graph", "Keep saved tensors after --backward."),
+    ("--retain-grad", "Make every non-leaf retain its grad, so intermediate gradients show."),
+    ("--hooks", "List, in firing order, which tensor or node received which gradient, and each "
+                "hook the file registered: what it got and what it returned."),
+    ("--step", "Step through each backward call: one entry per node in the order the engine ran "
+               "it, with the gradient it received and sent, hooks that fired and where "
+               "AccumulateGrad wrote."),
+    ("--anomaly", "Run with anomaly detection: NaN/inf and backward errors point at the forward "
+                  "line."),
+    ("--full", "Whole values instead of summaries, every row, and every iteration of a loop (the "
+               "tables show the last one)."),
+    ("--collapse", "Fold repeated chains of the same op into one Graph row (as graph --collapse "
+                   "folds them into one box)."),
+    ("--by-module", "Group the Tensors table by the nn.Module call that made each tensor (a "
+                    "parameter under the module that owns it)."),
+]
+
+
+def _flag_options(command):
+    """Every _FLAGS switch as a click flag option, in _FLAGS order."""
+    for flag, help_text in reversed(_FLAGS):
+        command = click.option(flag, is_flag=True, help=help_text)(command)
+    return command
+
+
 @click.command()
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
@@ -13,28 +40,7 @@ from ..common import (arg_option, backend_option, debug_option, file_argument, j
               help="Call NAME.backward() after the file ran.")
 @click.option("--gradient", type=click.Choice(["ones"]),
               help="Gradient for a non-scalar --backward root (ones_like(root)).")
-@click.option("--retain-graph", is_flag=True, help="Keep saved tensors after --backward.")
-@click.option("--retain-grad", is_flag=True,
-              help="Make every non-leaf retain its grad, so intermediate gradients show.")
-@click.option("--hooks", is_flag=True,
-              help="List, in firing order, which tensor or node received which gradient, "
-                   "and each hook the file registered: what it got and what it returned.")
-@click.option("--step", is_flag=True,
-              help="Step through each backward call: one entry per node in the order the "
-                   "engine ran it, with the gradient it received and sent, hooks that fired "
-                   "and where AccumulateGrad wrote.")
-@click.option("--anomaly", is_flag=True,
-              help="Run with anomaly detection: NaN/inf and backward errors point at the "
-                   "forward line.")
-@click.option("--full", is_flag=True,
-              help="Whole values instead of summaries, every row, and every iteration of a "
-                   "loop (the tables show the last one).")
-@click.option("--collapse", is_flag=True,
-              help="Fold repeated chains of the same op into one Graph row (as graph "
-                   "--collapse folds them into one box).")
-@click.option("--by-module", is_flag=True,
-              help="Group the Tensors table by the nn.Module call that made each tensor "
-                   "(a parameter under the module that owns it).")
+@_flag_options
 @json_option
 @backend_option
 @arg_option

@@ -201,20 +201,6 @@ def _div_rounded(self, ot, a, b, rounding_mode):
     return out
 
 
-@export()
-@method("__floordiv__")
-@records("floor_divide", "floor_divide_scalar")
-def floor_divide(self, other):
-    """self // other: torch records a node without a derivative (NotImplemented)."""
-    if not isinstance(self, Tensor):
-        return _rfloordiv(other, self)
-    b, ot = _operand(other)
-    a, b = _coerce(self._data, b)
-    out = _div_rounded(self, None, a, b, "floor")
-    _record_overload(out, self, ot, "floor_divide", ())
-    return out
-
-
 def _record_overload(out, self, ot, row, args):
     """A Python number other is torch's .Scalar overload (`<row>_scalar`, one edge only); a
     tensor other is `row`, saving args."""
@@ -232,6 +218,13 @@ def _rfloordiv(self, other):
     return _reflected(self, other, np.floor_divide, "floor_divide_scalar")
 
 
+@method("__rmod__")
+@records("rremainder")
+def _rmod(self, other):
+    """other % self for a Python number other: torch has no derivative for it."""
+    return _reflected(self, other, np.remainder, "rremainder")
+
+
 def _reflected(self, other, ufunc, row):
     """ufunc(other, self) for a Python number other (the reflected // and %): one edge."""
     b, _ = _operand(other)
@@ -245,31 +238,41 @@ def _reflected(self, other, ufunc, row):
     return out
 
 
-@export()
-@method("__mod__")
-@records("remainder_scalar", "remainder")
-def remainder(self, other):
-    """self % other, with the sign of other (RemainderBackward0 / RemainderBackward1)."""
-    if not isinstance(self, Tensor):
-        return _rmod(other, self)
-    b, ot = _operand(other)
-    a, b = _coerce(self._data, b)
+def _export_rounding(name, dunder, rows, reflected, values, saves_operands, doc):
+    """torch.<name>, Tensor.<name> and Tensor.<dunder>: values(self, a, b) on the coerced
+    operands, recorded by _record_overload as the row <name> (saving self and other when
+    saves_operands); a number self is reflected(other, self)."""
+    def op(self, other):
+        if not isinstance(self, Tensor):
+            return reflected(other, self)
+        b, ot = _operand(other)
+        a, b = _coerce(self._data, b)
+        out = values(self, a, b)
+        _record_overload(out, self, ot, name, (self, ot) if saves_operands else ())
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return export()(method(dunder)(records(*rows)(op)))
+
+
+def _remainder_values(self, a, b):
     if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = _make(np.remainder(a, b))
+            return _make(np.remainder(a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    _record_overload(out, self, ot, "remainder", (self, ot))
-    return out
 
 
-@method("__rmod__")
-@records("rremainder")
-def _rmod(self, other):
-    """other % self for a Python number other: torch has no derivative for it."""
-    return _reflected(self, other, np.remainder, "rremainder")
+floor_divide = _export_rounding(
+    "floor_divide", "__floordiv__", ("floor_divide", "floor_divide_scalar"), _rfloordiv,
+    lambda self, a, b: _div_rounded(self, None, a, b, "floor"), False,
+    "self // other: torch records a node without a derivative (NotImplemented).")
+remainder = _export_rounding(
+    "remainder", "__mod__", ("remainder_scalar", "remainder"), _rmod, _remainder_values, True,
+    "self % other, with the sign of other (RemainderBackward0 / RemainderBackward1).")
 
 
 @method("__rtruediv__")

@@ -38,8 +38,36 @@ _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "s
 _E_MM = D["mm"]
 
 
+# torch's argument checks for a matrix product, in its order: the ranks it takes (with its
+# message when self's, then when other's, is not that; {a}, {b}: the ranks), then its message
+# when the contracted or batch sizes differ ({a}, {b}: the shapes).
+_MM_RANKS = {"mm": (2, 2), "mv": (2, 1), "dot": (1, 1), "bmm": (3, 3)}
+_MM_RANK_ERRORS = {
+    "mm": ("self must be a matrix", "mat2 must be a matrix"),
+    "mv": ("vector + matrix @ vector expected, got {b}, {a}, {b}",) * 2,
+    "dot": ("1D tensors expected, but got {a}D and {b}D tensors",) * 2,
+    "bmm": ("batch1 must be a 3D tensor", "batch2 must be a 3D tensor"),
+}
+_MM_SIZE_ERRORS = {
+    "mm": "mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})",
+    "mv": "size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})",
+    "dot": "inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same "
+           "number of elements, but got {a[0]} and {b[0]} elements respectively",
+    "bmm": "Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] but "
+           "got: [{b[0]}, {b[1]}].",
+}
+
+
 def _mm_like(entry, self, other):
     a, b = self._data, other._data
+    sa, sb = a.shape, b.shape
+    ra, rb = _MM_RANKS[entry.op]
+    if len(sa) != ra or len(sb) != rb:
+        message = _MM_RANK_ERRORS[entry.op][len(sa) == ra]
+        raise RuntimeError(message.format(a=len(sa), b=len(sb)))
+    # The contracted sizes (self's last, other's first matrix dim) and the batch sizes agree.
+    if sa[-1] != sb[-min(2, rb)] or sa[:-2] != sb[:-2]:
+        raise RuntimeError(_MM_SIZE_ERRORS[entry.op].format(a=sa, b=sb))
     if a.dtype != b.dtype:
         # torch never promotes in matrix products.
         x, y = a.dtype.name, b.dtype.name
@@ -55,53 +83,41 @@ def _mm_like(entry, self, other):
 @export()
 @records("mm")
 def mm(self, mat2):
-    if self.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x"
-                           f"{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    """Matrix product of two 2-D tensors.
+
+    >>> import gradviz as torch
+    >>> torch.mm(torch.ones(2, 3, requires_grad=True), torch.ones(3, 2))
+    tensor([[3., 3.],
+            [3., 3.]], grad_fn=<MmBackward0>)
+    """
     return _mm_like(D["mm"], self, mat2)
 
 
 @export()
 @records("mv")
 def mv(self, vec):
-    if self.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError("vector + matrix @ vector expected, got "
-                           f"{vec.dim()}, {self.dim()}, {vec.dim()}")
-    if self.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat "
-                           f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})")
+    """Matrix-vector product: `torch.mv(torch.ones(2, 3), torch.arange(3.))` is
+    `tensor([3., 3.])`."""
     return _mm_like(D["mv"], self, vec)
 
 
 @export()
 @records("dot")
 def dot(self, tensor):
-    if self.dim() != 1 or tensor.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {tensor.dim()}D "
-                           "tensors")
-    if self.shape[0] != tensor.shape[0]:
-        raise RuntimeError("inconsistent tensor size, expected tensor [{}] and src [{}] to have "
-                           "the same number of elements, but got {} and {} elements "
-                           "respectively".format(self.shape[0], tensor.shape[0], self.shape[0],
-                                                 tensor.shape[0]))
+    """Inner product of two 1-D tensors of one dtype (torch does not promote here).
+
+    >>> import gradviz as torch
+    >>> torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
+    tensor(11.)
+    """
     return _mm_like(D["dot"], self, tensor)
 
 
 @export()
 @records("bmm")
 def bmm(self, mat2):
-    if self.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    if mat2.shape[0] != self.shape[0] or mat2.shape[1] != self.shape[2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, "
-                           f"{mat2.shape[1]}].")
+    """Batched matrix product of two 3-D tensors with the same batch size, with no
+    broadcasting (`matmul` broadcasts): [b, n, m] @ [b, m, p] -> [b, n, p]."""
     return _mm_like(D["bmm"], self, mat2)
 
 
@@ -408,19 +424,17 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     `torch.cdist(torch.zeros(1, 2), torch.ones(1, 2))`."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    if x1.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
-    if x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    for label, x in (("X1", x1), ("X2", x2)):     # torch checks both ranks, then columns
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {label} got: "
+                               f"{x.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    if x1._data.dtype.kind != "f":
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{_TORCH_SCALAR[x1._data.dtype.name]}")
-    if x2._data.dtype.kind != "f":
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
-                           f"{_TORCH_SCALAR[x2._data.dtype.name]}")
+    for label, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {label} got: "
+                               f"{_TORCH_SCALAR[x._data.dtype.name]}")
     if x1._data.dtype != x2._data.dtype:
         raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x1._data.dtype.name]} but found "
                            f"{_TORCH_SCALAR[x2._data.dtype.name]}")

@@ -201,26 +201,26 @@ def _clamp(self, min, max, op="clamp"):
     return a, D["clamp"], (self,), (self, min, max)
 
 
-@export()
-@records("clamp_min", "clamp_min_tensor")
-def clamp_min(self, min):
-    """max(self, min): ClampMinBackward0 for a number, ClampMinBackward1 for a tensor."""
-    out, entry, inputs, args = _clamp_bound(self, min, True)
+def _finish(out, entry, inputs, args):
+    """The tensor of an op's values out, recording entry on it when an input needs grad."""
     out = _make(out)
     if _needs(*inputs):
         record(entry, out, inputs, args)
     return out
+
+
+@export()
+@records("clamp_min", "clamp_min_tensor")
+def clamp_min(self, min):
+    """max(self, min): ClampMinBackward0 for a number, ClampMinBackward1 for a tensor."""
+    return _finish(*_clamp_bound(self, min, True))
 
 
 @export()
 @records("clamp_max", "clamp_max_tensor")
 def clamp_max(self, max):
     """min(self, max): ClampMaxBackward0 for a number, ClampMaxBackward1 for a tensor."""
-    out, entry, inputs, args = _clamp_bound(self, max, False)
-    out = _make(out)
-    if _needs(*inputs):
-        record(entry, out, inputs, args)
-    return out
+    return _finish(*_clamp_bound(self, max, False))
 
 
 def _clamp_bound(self, bound, lower):
@@ -240,26 +240,21 @@ def _clamp_bound(self, bound, lower):
     return out, D[name + "_tensor"], (self, bt), (self, bt)
 
 
-@export("maximum", tensor=False)
-@records("maximum")
-def maximum(self, other):
-    return _extreme("maximum", np.maximum, self, other, 2)
+def _export_binary(name, ufunc, forward, doc=None):
+    """torch.<name>(input, other) and Tensor.<name>(other), both forward(name, ufunc, self,
+    other, position) recording the <name> row; position is where torch's errors put `other`
+    (2 in torch.<name>, 1 in the method)."""
+    def function(self, other):
+        return forward(name, ufunc, self, other, 2)
 
+    def tensor_method(self, other):
+        return forward(name, ufunc, self, other, 1)
 
-@method("maximum")
-def _maximum_method(self, other):
-    return _extreme("maximum", np.maximum, self, other, 1)
-
-
-@export("minimum", tensor=False)
-@records("minimum")
-def minimum(self, other):
-    return _extreme("minimum", np.minimum, self, other, 2)
-
-
-@method("minimum")
-def _minimum_method(self, other):
-    return _extreme("minimum", np.minimum, self, other, 1)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    tensor_method.__name__ = tensor_method.__qualname__ = f"_{name}_method"
+    method(name)(tensor_method)
+    return records(name)(export(name, tensor=False)(function))
 
 
 def _extreme(row, ufunc, self, other, position):
@@ -267,6 +262,10 @@ def _extreme(row, ufunc, self, other, position):
     if not isinstance(other, Tensor) or not isinstance(self, Tensor):
         raise _not_a_tensor(row, self, other, position)
     return _binary(D[row], ufunc, self, other, _both)
+
+
+maximum = _export_binary("maximum", np.maximum, _extreme)
+minimum = _export_binary("minimum", np.minimum, _extreme)
 
 
 def _both(st, ot, s, o):

@@ -49,11 +49,14 @@ def sum(self, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def _need_float(a, name):
+def _float_data(self, dtype, name):
+    """self's array, as dtype when given; torch's error unless it is floating."""
+    a = self._data if dtype is None else self._data.astype(_dtype.to_numpy_dtype(dtype))
     if a.dtype.kind != "f":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{_TORCH_SCALAR[a.dtype.name]}")
+    return a
 
 
 
@@ -61,10 +64,7 @@ def _need_float(a, name):
 @export()
 @records("mean", "mean_dim")
 def mean(self, dim=None, keepdim=False, dtype=None):
-    a = self._data
-    if dtype is not None:
-        a = a.astype(_dtype.to_numpy_dtype(dtype))
-    _need_float(a, "mean")
+    a = _float_data(self, dtype, "mean")
     if dim is None:
         out = _make(np.mean(a, dtype=a.dtype) if not keepdim else np.mean(a, keepdims=True))
         if _needs(self):
@@ -96,7 +96,9 @@ def prod(self, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def _extreme(self, dim, keepdim, is_max, other):
+def _extreme(self, dim, keepdim, is_max, other, out):
+    if out is not None:
+        raise _not_implemented("max" if is_max else "min", "out")
     if other is not None or isinstance(dim, Tensor):
         return (maximum if is_max else minimum)(self, dim if other is None else other)
     a = self._data
@@ -131,78 +133,73 @@ def _extreme(self, dim, keepdim, is_max, other):
 @export()
 @records("max", "max_dim")
 def max(self, dim=None, keepdim=False, *, other=None, out=None):
-    if out is not None:
-        raise _not_implemented("max", "out")
-    return _extreme(self, dim, keepdim, True, other)
+    return _extreme(self, dim, keepdim, True, other, out)
 
 
 @export()
 @records("min", "min_dim")
 def min(self, dim=None, keepdim=False, *, other=None, out=None):
-    if out is not None:
-        raise _not_implemented("min", "out")
-    return _extreme(self, dim, keepdim, False, other)
+    return _extreme(self, dim, keepdim, False, other, out)
+
+
+def _arg_extreme(ufunc, self, dim, keepdim):
+    """argmax / argmin: ufunc's int64 index, of the flattened input when dim is None."""
+    a = self._data
+    if dim is None:
+        return _make(np.int64(ufunc(a)))
+    return _make(ufunc(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
 
 
 @export()
 def argmax(self, dim=None, keepdim=False):
-    a = self._data
-    if dim is None:
-        return _make(np.int64(np.argmax(a)))
-    return _make(np.argmax(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+    return _arg_extreme(np.argmax, self, dim, keepdim)
 
 
 @export()
 def argmin(self, dim=None, keepdim=False):
-    a = self._data
-    if dim is None:
-        return _make(np.int64(np.argmin(a)))
-    return _make(np.argmin(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+    return _arg_extreme(np.argmin, self, dim, keepdim)
 
 
-def _softmax_input(self, dim, dtype, kernel):
+def _softmax_like(self, dim, dtype, row, zero_d, formula):
+    """softmax / log_softmax over dim: zero_d(a) for a 0-d input, else formula(a, d); a
+    non-floating input raises torch's kernel error."""
     if dtype is not None:
         self = to(self, dtype)
     a = self._data
     d = _wrap_dim(dim, a.ndim)
     if a.dtype.kind != "f":
         last = "lastdim_" if d == a.ndim - 1 or a.ndim == 0 else ""
-        raise NotImplementedError(f'"{kernel}_{last}kernel_impl" not implemented for '
+        raise NotImplementedError(f'"{row}_{last}kernel_impl" not implemented for '
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
-    return self, a, d
+    out = _make(zero_d(a) if a.ndim == 0 else formula(a, d))
+    if _needs(self):
+        record(D[row], out, (self,), (d,))
+    return out
+
+
+def _softmax(a, d):
+    # The ufuncs' own reduce (np.max and np.sum add a Python wrapper each) and in place on the
+    # fresh temporaries: the same arithmetic, in fewer arrays.
+    e = np.exp(a - np.maximum.reduce(a, axis=d, keepdims=True))
+    return np.divide(e, np.add.reduce(e, axis=d, keepdims=True), out=e)
+
+
+def _log_softmax(a, d):
+    shifted = a - np.maximum.reduce(a, axis=d, keepdims=True)     # as _softmax above
+    total = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
+    return np.subtract(shifted, np.log(total), out=shifted)
 
 
 @export()
 @records("softmax")
 def softmax(self, dim, dtype=None):
-    self, a, d = _softmax_input(self, dim, dtype, "softmax")
-    if a.ndim == 0:
-        r = np.ones_like(a)
-    else:
-        # The ufuncs' own reduce (np.max and np.sum add a Python wrapper each) and in place
-        # on the fresh temporaries: the same arithmetic, in fewer arrays.
-        e = np.exp(a - np.maximum.reduce(a, axis=d, keepdims=True))
-        r = np.divide(e, np.add.reduce(e, axis=d, keepdims=True), out=e)
-    out = _make(r)
-    if _needs(self):
-        record(D["softmax"], out, (self,), (d,))
-    return out
+    return _softmax_like(self, dim, dtype, "softmax", np.ones_like, _softmax)
 
 
 @export()
 @records("log_softmax")
 def log_softmax(self, dim, dtype=None):
-    self, a, d = _softmax_input(self, dim, dtype, "log_softmax")
-    if a.ndim == 0:
-        r = np.zeros_like(a)
-    else:
-        shifted = a - np.maximum.reduce(a, axis=d, keepdims=True)     # as softmax above
-        total = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
-        r = np.subtract(shifted, np.log(total), out=shifted)
-    out = _make(r)
-    if _needs(self):
-        record(D["log_softmax"], out, (self,), (d,))
-    return out
+    return _softmax_like(self, dim, dtype, "log_softmax", np.zeros_like, _log_softmax)
 
 
 # ----- Spread: var, std, var_mean, std_mean ------------------------------------------------
@@ -442,37 +439,36 @@ def _int64_sum_type(a, dtype):
     return a
 
 
-@export()
-@records("cumsum")
-def cumsum(self, dim, *, dtype=None):
-    """Running sums along dim (`out=` as torch.X's keyword, gradviz._keywords).
+def _export_scan(name, ufunc, saves_self, doc):
+    """torch.<name>(input, dim, *, dtype=None) and Tensor.<name>: ufunc's running values along
+    dim, recording the <name> row (saving self when saves_self, dim always)."""
+    def scan(self, dim, *, dtype=None):
+        a = _int64_sum_type(self._data, dtype)
+        d = _wrap_dim(dim, a.ndim)
+        out = _make(ufunc(a, axis=d) if a.ndim else a.copy())
+        if _needs(self):
+            record(D[name], out, (self,), (self, d) if saves_self else (d,))
+        return out
+
+    scan.__name__ = scan.__qualname__ = name
+    scan.__doc__ = doc
+    return records(name)(export()(scan))
+
+
+cumsum = _export_scan("cumsum", np.cumsum, False, """\
+Running sums along dim (`out=` as torch.X's keyword, gradviz._keywords).
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 2.0, 3.0]).cumsum(0)
     tensor([1., 3., 6.])
-    """
-    return _scan("cumsum", np.cumsum, self, dim, dtype, saves_self=False)
-
-
-def _scan(row, ufunc, self, dim, dtype, saves_self):
-    a = _int64_sum_type(self._data, dtype)
-    d = _wrap_dim(dim, a.ndim)
-    out = _make(ufunc(a, axis=d) if a.ndim else a.copy())
-    if _needs(self):
-        record(D[row], out, (self,), (self, d) if saves_self else (d,))
-    return out
-
-
-@export()
-@records("cumprod")
-def cumprod(self, dim, *, dtype=None):
-    """Running products along dim.
+    """)
+cumprod = _export_scan("cumprod", np.cumprod, True, """\
+Running products along dim.
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 2.0, 3.0]).cumprod(0)
     tensor([1., 2., 6.])
-    """
-    return _scan("cumprod", np.cumprod, self, dim, dtype, saves_self=True)
+    """)
 
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -553,86 +549,85 @@ def logsumexp(self, dim, keepdim=False, *, out=None):
     return out
 
 
-def _amax_amin(self, dim, keepdim, is_max, out):
-    name = "amax" if is_max else "amin"
-    if out is not None:
-        raise _not_implemented(name, "out")
-    a = self._data
-    dims = _reduce_dims(a, dim, name)
-    axis = dims if dims else None
-    if a.size == 0 and (axis is None or 0 in [a.shape[d] for d in axis]):
-        if axis is None:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                               "argument.")
-        d = next(d for d in axis if a.shape[d] == 0)
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    r = (np.max if is_max else np.min)(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
-    res = _make(np.asarray(r, dtype=a.dtype))
-    if _needs(self):
-        record(D[name], res, (self,), (self, dims, keepdim))
-    return res
+def _export_amax_amin(name, ufunc, doc):
+    """torch.<name>(input, dim=(), keepdim=False, *, out=None) and Tensor.<name>: ufunc (np.max
+    or np.min) over dim, recording the <name> row."""
+    def extreme(self, dim=(), keepdim=False, *, out=None):
+        if out is not None:
+            raise _not_implemented(name, "out")
+        a = self._data
+        dims = _reduce_dims(a, dim, name)
+        axis = dims if dims else None
+        if a.size == 0 and (axis is None or 0 in [a.shape[d] for d in axis]):
+            if axis is None:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            d = next(d for d in axis if a.shape[d] == 0)
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        r = ufunc(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
+        res = _make(np.asarray(r, dtype=a.dtype))
+        if _needs(self):
+            record(D[name], res, (self,), (self, dims, keepdim))
+        return res
+
+    extreme.__name__ = extreme.__qualname__ = name
+    extreme.__doc__ = doc
+    return export()(records(name)(extreme))
 
 
-@export()
-@records("amax")
-def amax(self, dim=(), keepdim=False, *, out=None):
-    """The maximum over dim (all dims by default); ties share the gradient evenly.
+amax = _export_amax_amin("amax", np.max, """\
+The maximum over dim (all dims by default); ties share the gradient evenly.
 
     >>> import gradviz as torch
     >>> torch.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(1)
     tensor([5., 7.])
-    """
-    return _amax_amin(self, dim, keepdim, True, out)
-
-
-@export()
-@records("amin")
-def amin(self, dim=(), keepdim=False, *, out=None):
-    """The minimum over dim (all dims by default); ties share the gradient evenly.
+    """)
+amin = _export_amax_amin("amin", np.min, """\
+The minimum over dim (all dims by default); ties share the gradient evenly.
 
     >>> import gradviz as torch
     >>> torch.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(1)
     tensor([1., 2.])
-    """
-    return _amax_amin(self, dim, keepdim, False, out)
+    """)
 
 
 # ----- Predicates over dims (never recorded) -----------------------------------------------
 
-def _truth(self, dim, keepdim, fn, name, out):
-    if out is not None:
-        raise _not_implemented(name, "out")
-    a = self._data
-    kind = np.uint8 if a.dtype == np.uint8 else np.bool_     # torch keeps uint8 for uint8
-    if dim is None:
-        return _make(np.asarray(fn(a), dtype=kind))
-    dims = _reduce_dims(a, dim, name)
-    if not a.ndim:
-        return _make(np.asarray(a != 0, dtype=kind))
-    return _make(np.asarray(fn(a, axis=dims, keepdims=keepdim), dtype=kind))
+def _export_predicate(name, fn, doc):
+    """torch.<name>(input, dim=None, keepdim=False, *, out=None) and Tensor.<name>: fn's truth
+    over dim (uint8 for uint8 input, else bool)."""
+    def predicate(self, dim=None, keepdim=False, *, out=None):
+        if out is not None:
+            raise _not_implemented(name, "out")
+        a = self._data
+        kind = np.uint8 if a.dtype == np.uint8 else np.bool_     # torch keeps uint8 for uint8
+        if dim is None:
+            return _make(np.asarray(fn(a), dtype=kind))
+        dims = _reduce_dims(a, dim, name)
+        if not a.ndim:
+            return _make(np.asarray(a != 0, dtype=kind))
+        return _make(np.asarray(fn(a, axis=dims, keepdims=keepdim), dtype=kind))
+
+    predicate.__name__ = predicate.__qualname__ = name
+    predicate.__doc__ = doc
+    return export()(predicate)
 
 
-@export()
-def all(self, dim=None, keepdim=False, *, out=None):
-    """True where every element (over dim) is non-zero.
+all = _export_predicate("all", np.all, """\
+True where every element (over dim) is non-zero.
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 0.0]).all()
     tensor(False)
-    """
-    return _truth(self, dim, keepdim, np.all, "all", out)
-
-
-@export()
-def any(self, dim=None, keepdim=False, *, out=None):
-    """True where some element (over dim) is non-zero.
+    """)
+any = _export_predicate("any", np.any, """\
+True where some element (over dim) is non-zero.
 
     >>> import gradviz as torch
     >>> torch.tensor([1.0, 0.0]).any()
     tensor(True)
-    """
-    return _truth(self, dim, keepdim, np.any, "any", out)
+    """)
 
 
 @export()

@@ -645,9 +645,12 @@ def meshgrid(*tensors, indexing=None):
 # ----- Stacks ------------------------------------------------------------------------------
 
 def _stack_args(tensors, name):
+    """The *stack functions' tensors, as torch checks them: a non-empty list or tuple."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f"not {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     return [_as_tensor(t) for t in tensors]
 
 
@@ -696,8 +699,6 @@ def atleast_3d(*tensors):
 def hstack(tensors):
     """cat along dim 1 (dim 0 for 1-D tensors), after atleast_1d: `torch.hstack([a, b])`."""
     ts = [atleast_1d(t) for t in _stack_args(tensors, "hstack")]
-    if not ts:
-        raise RuntimeError("hstack expects a non-empty TensorList")
     return cat(ts, 0 if ts[0].dim() == 1 else 1)
 
 
@@ -705,8 +706,6 @@ def hstack(tensors):
 def vstack(tensors):
     """cat along dim 0 after atleast_2d: `torch.vstack([a, b])`."""
     ts = [atleast_2d(t) for t in _stack_args(tensors, "vstack")]
-    if not ts:
-        raise RuntimeError("vstack expects a non-empty TensorList")
     return cat(ts, 0)
 
 
@@ -714,8 +713,6 @@ def vstack(tensors):
 def dstack(tensors):
     """cat along dim 2 after atleast_3d: `torch.dstack([a, b])`."""
     ts = [atleast_3d(t) for t in _stack_args(tensors, "dstack")]
-    if not ts:
-        raise RuntimeError("dstack expects a non-empty TensorList")
     return cat(ts, 2)
 
 
@@ -723,8 +720,6 @@ def dstack(tensors):
 def column_stack(tensors):
     """cat along dim 1, 0-d and 1-D tensors reshaped to columns: `torch.column_stack([a, b])`."""
     ts = _stack_args(tensors, "column_stack")
-    if not ts:
-        raise RuntimeError("column_stack expects a non-empty TensorList")
     return cat([reshape(t, t.numel(), 1) if t.dim() <= 1 else t for t in ts], 1)
 
 

@@ -12,11 +12,10 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._dmath import xlogy as _np_xlogy
 from .._registry import export, method, records
-from .._tensor import Tensor, _make
-from ..autograd.formula import record
+from .._tensor import Tensor
 from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
 from .inplace import _check_inplace, _commit, _write, inplace_unary
-from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _round, _unary,
+from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _export_binary, _finish, _round, _unary,
                         invalid_arguments)
 
 
@@ -309,13 +308,6 @@ def _float_pair(op, self, other, position, kernel=None):
     return (a if a.dtype == rt else a.astype(rt)), (b if b.dtype == rt else b.astype(rt))
 
 
-def _finish(out, entry, inputs, args):
-    out = _make(out)
-    if _needs(*inputs):
-        record(entry, out, inputs, args)
-    return out
-
-
 def _float_binary(row, ufunc, op, self, other, position, kernel=None):
     """A binary function on floating tensors: (result, row, inputs, saved) for _finish."""
     a, b = _float_pair(op, self, other, position, kernel)
@@ -358,64 +350,31 @@ def _arctan2_method(self, other):
     return _finish(*_atan2(self, other, "arctan2", 1))
 
 
-def _hypot(self, other, position, op="hypot"):
-    return _float_binary("hypot", np.hypot, op, self, other, position, "hypot_cpu")
+def _float_function(row, ufunc, self, other, position):
+    """ufunc on floating tensors, recording row (torch's CPU kernel <row>_cpu refuses integer
+    input)."""
+    return _finish(*_float_binary(row, ufunc, row, self, other, position, row + "_cpu"))
 
 
-@export("hypot", tensor=False)
-@records("hypot")
-def hypot(self, other):
-    """sqrt(self ** 2 + other ** 2), without overflow (HypotBackward0).
+hypot = _export_binary("hypot", np.hypot, _float_function, """\
+sqrt(self ** 2 + other ** 2), without overflow (HypotBackward0).
 
     >>> import gradviz as torch
     >>> torch.hypot(torch.tensor([3.0]), torch.tensor([4.0]))
     tensor([5.])
-    """
-    return _finish(*_hypot(self, other, 2))
-
-
-@method("hypot")
-def _hypot_method(self, other):
-    return _finish(*_hypot(self, other, 1))
-
-
-def _logaddexp(self, other, position):
-    return _float_binary("logaddexp", np.logaddexp, "logaddexp", self, other, position,
-                         "logaddexp_cpu")
-
-
-@export("logaddexp", tensor=False)
-@records("logaddexp")
-def logaddexp(self, other):
-    """log(exp(self) + exp(other)), without overflow (LogaddexpBackward0).
+    """)
+logaddexp = _export_binary("logaddexp", np.logaddexp, _float_function, """\
+log(exp(self) + exp(other)), without overflow (LogaddexpBackward0).
 
     >>> import gradviz as torch
     >>> torch.logaddexp(torch.tensor([1000.0]), torch.tensor([1000.0]))
     tensor([1000.6932])
-    """
-    return _finish(*_logaddexp(self, other, 2))
-
-
-@method("logaddexp")
-def _logaddexp_method(self, other):
-    return _finish(*_logaddexp(self, other, 1))
-
-
-def _logaddexp2(self, other, position):
-    return _float_binary("logaddexp2", np.logaddexp2, "logaddexp2", self, other, position,
-                         "logaddexp2_cpu")
-
-
-@export("logaddexp2", tensor=False)
-@records("logaddexp2")
-def logaddexp2(self, other):
-    """log2(2 ** self + 2 ** other), without overflow (Logaddexp2Backward0)."""
-    return _finish(*_logaddexp2(self, other, 2))
-
-
-@method("logaddexp2")
-def _logaddexp2_method(self, other):
-    return _finish(*_logaddexp2(self, other, 1))
+    """)
+logaddexp2 = _export_binary(
+    "logaddexp2", np.logaddexp2, _float_function,
+    "log2(2 ** self + 2 ** other), without overflow (Logaddexp2Backward0).")
+# Their examples: the functions are made in pointwise, where doctest would not look for them.
+__test__ = {"hypot": hypot.__doc__, "logaddexp": logaddexp.__doc__}
 
 
 def _xlogy(self, other):
@@ -668,7 +627,8 @@ def arctan2_(self, other):
 @records("hypot")
 def hypot_(self, other):
     _check_inplace(self)
-    return _inplace(self, "hypot_", _hypot(self, other, 1, "hypot_"))
+    return _inplace(self, "hypot_", _float_binary("hypot", np.hypot, "hypot_", self, other, 1,
+                                                  "hypot_cpu"))
 
 
 @method("xlogy_")

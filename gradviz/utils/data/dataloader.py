@@ -153,21 +153,14 @@ class DataLoader:
                        else SequentialSampler(dataset))
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn     # never called: there are no workers
-        self.multiprocessing_context = multiprocessing_context
-        self.in_order = in_order
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
-        self.persistent_workers = persistent_workers
+        # worker_init_fn is never called: there are no workers.
+        vars(self).update(
+            dataset=dataset, num_workers=num_workers, prefetch_factor=prefetch_factor,
+            pin_memory=pin_memory, pin_memory_device=pin_memory_device, timeout=timeout,
+            worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
+            in_order=in_order, batch_size=batch_size, drop_last=drop_last, sampler=sampler,
+            batch_sampler=batch_sampler, generator=generator,
+            persistent_workers=persistent_workers)
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
