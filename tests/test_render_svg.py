@@ -6,7 +6,6 @@ dot) and skip without one. The error paths use small fake renderers written as s
 
 import doctest
 import os
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -20,6 +19,10 @@ from gradviz.render import RenderError, build_dot, find_renderer, render
 from gradviz.render.renderer import FALLBACK_MARK
 from test_render_dot import rnn
 from test_render_reports import HOSTILE, HOSTILE_TENSORS, chain, hostile, modified, seed, zwxb
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "docs"))
+from browser import find_browser  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
@@ -164,15 +167,8 @@ def test_png(real_renderer, tmp_path):
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def _browser():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 def test_svg_displays_in_a_headless_browser(real_renderer, tmp_path):
-    browser = _browser()
+    browser = find_browser()
     if browser is None:
         pytest.skip("no chromium")
     out = render(build_dot(hostile(), show_saved=True), "svg", tmp_path / "g.svg")

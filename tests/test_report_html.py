@@ -19,8 +19,11 @@ from gradviz_cli.main import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "docs"))
+sys.path.insert(0, ROOT)
 
 import browser as headless  # noqa: E402
+# 714 layers of h = tanh(h * w + b), own leaves per layer: the 4,998 nodes the benchmark draws.
+from benchmarks.processes import GRAPH_5000_SOURCE as CHAIN_5000  # noqa: E402
 
 MUL_CHAIN = os.path.join(ROOT, "examples", "mul_chain_backward.py")
 HOOKS = os.path.join(ROOT, "examples", "hooks_marked.py")
@@ -36,17 +39,6 @@ HOSTILE_SOURCE = textwrap.dedent('''\
     y.backward()
     ''')
 
-# 714 layers of h = tanh(h * w + b), own leaves per layer: 4,998 nodes (as benchmarks draw).
-CHAIN_5000 = textwrap.dedent('''\
-    import gradviz as torch
-    h = torch.tensor(0.5)
-    params = []
-    for i in range(714):
-        w = torch.tensor(1.0 - (i % 10) / 100, requires_grad=True)
-        b = torch.tensor((i % 7) / 100, requires_grad=True)
-        params.append((w, b))
-        h = torch.tanh(h * w + b)
-    ''')
 
 
 def invoke(*args):
