@@ -527,7 +527,7 @@ _LinAlgError.__name__ = "_LinAlgError"
 
 
 @records("linalg_inv_ex")
-def _linalg_inv_ex(A):
+def linalg_inv(A):
     """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
     `torch.linalg.inv(2 * torch.eye(2))`, `torch.inverse(...)`."""
     _square_check(A, "inv")
@@ -541,12 +541,15 @@ def _linalg_inv_ex(A):
     return out
 
 
-# torch.linalg.inv and torch.inverse are the same op (LinalgInvExBackward0).
-linalg_inv = inverse = export("inverse")(_linalg_inv_ex)
+@export()
+def inverse(self):
+    """torch.inverse and Tensor.inverse: torch.linalg.inv under torch's other parameter name
+    (`input`, where torch.linalg.inv takes `A`); the same node, LinalgInvExBackward0."""
+    return linalg_inv(self)
 
 
 @records("linalg_det")
-def _linalg_det(A):
+def linalg_det(A):
     """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
     `torch.linalg.det(2 * torch.eye(2))`, `torch.det(...)`."""
     _square_check(A, "det")
@@ -557,8 +560,11 @@ def _linalg_det(A):
     return out
 
 
-# torch.linalg.det and torch.det are the same op (LinalgDetBackward0).
-linalg_det = det = export("det")(_linalg_det)
+@export()
+def det(self):
+    """torch.det and Tensor.det: torch.linalg.det under torch's other parameter name (`input`,
+    where torch.linalg.det takes `A`); the same node, LinalgDetBackward0."""
+    return linalg_det(self)
 
 
 @export(tensor=False)
