@@ -247,8 +247,40 @@ def _lazy_conv1d(torch):
     return conv(torch.ones(1, 3, 5)), conv.weight
 
 
+def _lazy_batchnorm2d(torch):
+    torch.manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.LazyConv2d(3, 3), torch.nn.LazyBatchNorm2d(),
+                              torch.nn.ReLU())
+    before = repr(net), [n for n, _ in net.named_parameters()], list(net.state_dict())
+    x = torch.randn(2, 2, 5, 5)
+    out = net(x)
+    net.eval()
+    return (before, repr(net), type(net[1]).__name__, out, net(x), list(net.state_dict().items()),
+            [(n, p) for n, p in net.named_parameters()])
+
+
+def _lazy_batchnorm1d_options(torch):
+    layers = [torch.nn.LazyBatchNorm1d(affine=False), torch.nn.LazyBatchNorm1d(bias=False),
+              torch.nn.LazyBatchNorm1d(track_running_stats=False, momentum=None, eps=0.1),
+              torch.nn.LazyBatchNorm1d(affine=False, track_running_stats=False)]
+    x = torch.arange(24.0).reshape(4, 3, 2).sin()
+    return [(layer(x), repr(layer), list(layer.state_dict().items())) for layer in layers]
+
+
+def _lazy_batchnorm3d(torch):
+    bn = torch.nn.LazyBatchNorm3d(momentum=0.5)
+    x = torch.arange(48.0).reshape(2, 3, 2, 2, 2).cos()
+    return bn(x), bn(x * 2), bn.running_mean, bn.running_var, bn.num_batches_tracked, repr(bn)
+
+
+def _lazy_batchnorm_wrong_dims(torch):
+    return torch.nn.LazyBatchNorm1d()(torch.ones(2, 3, 4, 5))
+
+
 LAZY = {f.__name__: f for f in (_lazy_linear, _lazy_linear_no_bias, _lazy_conv2d,
-                                _lazy_conv2d_unbatched_groups, _lazy_conv1d)}
+                                _lazy_conv2d_unbatched_groups, _lazy_conv1d, _lazy_batchnorm2d,
+                                _lazy_batchnorm1d_options, _lazy_batchnorm3d,
+                                _lazy_batchnorm_wrong_dims)}
 
 
 @pytest.mark.parametrize("name", sorted(LAZY))
