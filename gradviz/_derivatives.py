@@ -1308,36 +1308,11 @@ defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
 # ----- Linear algebra, continued -----------------------------------------------------------
 # (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
 
-from ._dmath import cross, inverse  # noqa: E402
+from ._dmath import cdist_backward, contiguous, cross, inverse  # noqa: E402
 
 
-def cdist_grad(grad, x1, x2, p, result):
-    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
-    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
-    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
-    the same with the roles swapped (cdist_grad_x2)."""
-    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
-    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
-    d = unsqueeze_dims(result, (nr,), 0)
-    g = unsqueeze_dims(grad, (nr,), 0)
-    if p == 0:
-        return zeros_like(x1)
-    if p == 1:
-        w = g * sign(diff)
-    elif p == np.inf:
-        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
-    else:
-        zero = value(d) == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if p == 2:
-                w = where0(zero, g * diff / d)
-            else:
-                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
-    return sum_dims(w, -2)
-
-
-def cdist_grad_x2(grad, x1, x2, p, result):
-    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+def no_derivative_cdist_backward(grad):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
 def euclidean_ratio(grad, result):
@@ -1425,8 +1400,15 @@ defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
          input=lambda grad, other, dim: cross(other, grad, dim),
          other=lambda grad, self, dim: cross(grad, self, dim))
 defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
-         x1=cdist_grad,
-         x2=cdist_grad_x2)
+         x1=lambda grad, x1, x2, p, result: cdist_backward(contiguous(grad), x1, x2, p, result),
+         x2=lambda grad, x1, x2, p, result: cdist_backward(
+             contiguous(transpose(grad)), x2, x1, p, contiguous(transpose(result))))
+# Its backward is an op of its own under create_graph=True, without a derivative (torch's
+# not_implemented("_cdist_backward")).
+defderiv("cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)",
+         "CdistBackwardBackward0", saves_tensors=False,
+         grad=no_derivative_cdist_backward, x1=no_derivative_cdist_backward,
+         x2=no_derivative_cdist_backward, cdist=no_derivative_cdist_backward)
 defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
          x1=euclidean_grad_x1,
          x2=euclidean_grad_x2)

@@ -743,6 +743,36 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     return np.ascontiguousarray(out.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
 
 
+def cdist_backward(grad, x1, x2, p, cdist):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = cdist_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros.
+    CdistBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, x1, x2, cdist)
+    if tt is not None:
+        return ops.cdist_backward(tt[0], tt[1], tt[2], p, tt[3])
+    if p == 0:
+        return np.zeros_like(x1)
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    d, g = cdist[..., None], grad[..., None]
+    if p == 1:
+        w = g * np.sign(diff)
+    elif p == np.inf:
+        w = g * np.sign(diff) * (np.abs(diff) == d)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = np.where(d == 0, 0, g * diff / d)
+            else:
+                w = np.where(d == 0, 0, g * diff * np.abs(diff) ** (p - 2) / d ** (p - 1))
+    return w.sum(-2)
+
+
+def contiguous(x):
+    """x.contiguous() (CloneBackward0 when x is not) on Tensors; arrays as they are."""
+    return x.contiguous() if _t(x) else x
+
+
 def huber_loss_backward(grad, self, target, reduction, delta):
     """(self - target) clamped to [-delta, delta], times grad, over the element count for
     "mean"; HuberLossBackwardBackward0 on Tensors."""

@@ -19,7 +19,6 @@ KNOWN_DIFFERENT = frozenset({
     "adaptive_avg_pool2d",
     "avg_pool2d",
     "binary_cross_entropy",
-    "cdist",
     "convolution",
     "gelu_backward",
     "glu",
