@@ -392,17 +392,42 @@ def pointwise_loss_double_grad_output(backward, grad, grad_output, self, target,
     return (backward(ones_like(grad_output), self, target, reduction, param) * grad).sum()
 
 
-def smooth_l1_double_grad(grad, self, target, reduction, beta):
-    """torch's smooth_l1_loss_double_backward: grad / beta where |self - target| < beta."""
+# The formulas of smooth_l1_loss_backward and huber_loss_backward, as derivatives.yaml writes
+# them: `self: *_double_backward(grad * grad_output, ...)`, `target: -*_double_backward(...)`
+# and `grad_output: *_double_backward_grad_output(...)`.
+
+def smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta):
+    """torch's smooth_l1_loss_double_backward of grad * grad_output: that over beta where
+    |self - target| < beta."""
     if beta == 0:
         return zeros_like(grad)
-    return loss_mean(divide_by(mask(np.abs(value(self) - value(target)) < beta, grad), beta),
-                     reduction, self)
+    small = np.abs(value(self) - value(target)) < beta
+    return loss_mean(divide_by(mask(small, grad * grad_output), beta), reduction, self)
 
 
-def huber_double_grad(grad, self, target, reduction, delta):
-    """torch's huber_loss_double_backward: grad where |self - target| < delta."""
-    return loss_mean(mask(np.abs(value(self) - value(target)) < delta, grad), reduction, self)
+def huber_double_grad(grad, grad_output, self, target, reduction, delta):
+    """torch's huber_loss_double_backward of grad * grad_output: that where
+    |self - target| < delta."""
+    small = np.abs(value(self) - value(target)) < delta
+    return loss_mean(mask(small, grad * grad_output), reduction, self)
+
+
+def smooth_l1_double_target(grad, grad_output, self, target, reduction, beta):
+    return -smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta)
+
+
+def huber_double_target(grad, grad_output, self, target, reduction, delta):
+    return -huber_double_grad(grad, grad_output, self, target, reduction, delta)
+
+
+def smooth_l1_double_grad_output(grad, grad_output, self, target, reduction, beta):
+    return pointwise_loss_double_grad_output(smooth_l1_loss_backward, grad, grad_output, self,
+                                             target, reduction, beta)
+
+
+def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
+    return pointwise_loss_double_grad_output(huber_loss_backward, grad, grad_output, self,
+                                             target, reduction, delta)
 
 
 def normalized(x, dims, eps, mean, rstd):
@@ -1527,23 +1552,12 @@ defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
 defderiv("smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
          "int reduction, float beta)",
          "SmoothL1LossBackwardBackward0", ("grad_output", "self", "target", "reduction", "beta"),
-         grad_output=lambda grad, grad_output, self, target, reduction, beta:
-             pointwise_loss_double_grad_output(smooth_l1_loss_backward, grad, grad_output, self,
-                                               target, reduction, beta),
-         self=lambda grad, grad_output, self, target, reduction, beta:
-             smooth_l1_double_grad(grad * grad_output, self, target, reduction, beta),
-         target=lambda grad, grad_output, self, target, reduction, beta:
-             -smooth_l1_double_grad(grad * grad_output, self, target, reduction, beta))
+         grad_output=smooth_l1_double_grad_output, self=smooth_l1_double_grad,
+         target=smooth_l1_double_target)
 defderiv("huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "
          "float delta)",
          "HuberLossBackwardBackward0", ("grad_output", "self", "target", "reduction", "delta"),
-         grad_output=lambda grad, grad_output, self, target, reduction, delta:
-             pointwise_loss_double_grad_output(huber_loss_backward, grad, grad_output, self,
-                                               target, reduction, delta),
-         self=lambda grad, grad_output, self, target, reduction, delta:
-             huber_double_grad(grad * grad_output, self, target, reduction, delta),
-         target=lambda grad, grad_output, self, target, reduction, delta:
-             -huber_double_grad(grad * grad_output, self, target, reduction, delta))
+         grad_output=huber_double_grad_output, self=huber_double_grad, target=huber_double_target)
 defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
          "Tensor? bias, float eps)",
          "NativeLayerNormBackward0",
