@@ -35,7 +35,9 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
                      xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
-                     select_backward, slice_backward, mse_loss_backward)
+                     select_backward, slice_backward, mse_loss_backward,
+                     huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
+                     ones_like)
 from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat_t, sgn,
                      unsqueeze_to, divide_by, product)
 from ._registry import ops
@@ -329,32 +331,12 @@ def glu_grad(grad, self, dim):
     return cat([grad * s, grad * first * s * (1 - s)], d)
 
 
-def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
-    """-weight[t] at each sample's target class (divided by the total weight for the mean),
-    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
-    x = value(self)
-    c = x.shape[0] if x.ndim == 1 else x.shape[1]
-    t = value(target).reshape(-1).astype(np.int64)
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
-    if reduction == 1:
-        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
-    m = len(t)
-    if isinstance(grad, Tensor):
-        g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
-        out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
-    else:
-        out = np.zeros((m, c), dtype=x.dtype)
-        out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
-    if x.ndim == 1:
-        return reshape(out, (c,))
-    if x.ndim == 2:
-        return out
-    n, _, h, wd = x.shape
-    return permute(reshape(out, (n, h, wd, c)), (0, 3, 1, 2))
+def nll_double_grad_output(grad, target, weight, reduction, ignore_index):
+    """torch's nll_loss(grad, target, weight, reduction, ignore_index): the backward of
+    nll_loss is linear in grad_output, with nll_loss itself as its transpose."""
+    out = ops.nll_loss(as_tensor(grad), as_tensor(target),
+                       None if weight is None else as_tensor(weight), reduction, ignore_index)
+    return out if isinstance(grad, Tensor) else out._data
 
 
 def loss_scale(g, grad, weight, reduction):
@@ -396,20 +378,56 @@ def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
     return loss_scale(g, grad, weight, reduction)
 
 
-def smooth_l1_grad(grad, self, target, reduction, beta):
-    """z / beta where |z| < beta, else sign(z), for z = x - t."""
-    z = self - target
-    small = np.abs(value(z)) < beta
-    return loss_scale(mask(small, z / beta if beta else z) + mask(~small, sign(z)), grad, None,
-                      reduction)
+def loss_mean(g, reduction, self):
+    """g over self's element count for the mean (torch's `/= input.sym_numel()`)."""
+    return divide_by(g, np.size(value(self))) if reduction == 1 else g
 
 
-def huber_grad(grad, self, target, reduction, delta):
-    """z where |z| < delta, else delta * sign(z), for z = x - t."""
-    z = self - target
-    small = np.abs(value(z)) < delta
-    return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
-                      reduction)
+def pointwise_loss_double_grad_output(backward, grad, grad_output, self, target, reduction,
+                                      param):
+    """torch's huber_loss_double_backward_grad_output (and smooth_l1's): the backward of
+    grad itself when unreduced, else (backward(ones) * grad).sum()."""
+    if reduction == 0:
+        return backward(grad, self, target, reduction, param)
+    return (backward(ones_like(grad_output), self, target, reduction, param) * grad).sum()
+
+
+# The formulas of smooth_l1_loss_backward and huber_loss_backward, as derivatives.yaml writes
+# them: `self: *_double_backward(grad * grad_output, ...)`, `target: -*_double_backward(...)`
+# and `grad_output: *_double_backward_grad_output(...)`.
+
+def smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta):
+    """torch's smooth_l1_loss_double_backward of grad * grad_output: that over beta where
+    |self - target| < beta."""
+    if beta == 0:
+        return zeros_like(grad)
+    small = np.abs(value(self) - value(target)) < beta
+    return loss_mean(divide_by(mask(small, grad * grad_output), beta), reduction, self)
+
+
+def huber_double_grad(grad, grad_output, self, target, reduction, delta):
+    """torch's huber_loss_double_backward of grad * grad_output: that where
+    |self - target| < delta."""
+    small = np.abs(value(self) - value(target)) < delta
+    return loss_mean(mask(small, grad * grad_output), reduction, self)
+
+
+def smooth_l1_double_target(grad, grad_output, self, target, reduction, beta):
+    return -smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta)
+
+
+def huber_double_target(grad, grad_output, self, target, reduction, delta):
+    return -huber_double_grad(grad, grad_output, self, target, reduction, delta)
+
+
+def smooth_l1_double_grad_output(grad, grad_output, self, target, reduction, beta):
+    return pointwise_loss_double_grad_output(smooth_l1_loss_backward, grad, grad_output, self,
+                                             target, reduction, beta)
+
+
+def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
+    return pointwise_loss_double_grad_output(huber_loss_backward, grad, grad_output, self,
+                                             target, reduction, delta)
 
 
 def normalized(x, dims, eps, mean, rstd):
@@ -1315,36 +1333,11 @@ defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
 # ----- Linear algebra, continued -----------------------------------------------------------
 # (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
 
-from ._dmath import cross, inverse  # noqa: E402
+from ._dmath import cdist_backward, contiguous, cross, inverse  # noqa: E402
 
 
-def cdist_grad(grad, x1, x2, p, result):
-    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
-    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
-    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
-    the same with the roles swapped (cdist_grad_x2)."""
-    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
-    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
-    d = unsqueeze_dims(result, (nr,), 0)
-    g = unsqueeze_dims(grad, (nr,), 0)
-    if p == 0:
-        return zeros_like(x1)
-    if p == 1:
-        w = g * sign(diff)
-    elif p == np.inf:
-        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
-    else:
-        zero = value(d) == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if p == 2:
-                w = where0(zero, g * diff / d)
-            else:
-                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
-    return sum_dims(w, -2)
-
-
-def cdist_grad_x2(grad, x1, x2, p, result):
-    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+def no_derivative_cdist_backward(grad):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
 def euclidean_ratio(grad, result):
@@ -1432,8 +1425,15 @@ defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
          input=lambda grad, other, dim: cross(other, grad, dim),
          other=lambda grad, self, dim: cross(grad, self, dim))
 defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
-         x1=cdist_grad,
-         x2=cdist_grad_x2)
+         x1=lambda grad, x1, x2, p, result: cdist_backward(contiguous(grad), x1, x2, p, result),
+         x2=lambda grad, x1, x2, p, result: cdist_backward(
+             contiguous(transpose(grad)), x2, x1, p, contiguous(transpose(result))))
+# Its backward is an op of its own under create_graph=True, without a derivative (torch's
+# not_implemented("_cdist_backward")).
+defderiv("cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)",
+         "CdistBackwardBackward0", saves_tensors=False,
+         grad=no_derivative_cdist_backward, x1=no_derivative_cdist_backward,
+         x2=no_derivative_cdist_backward, cdist=no_derivative_cdist_backward)
 defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
          x1=euclidean_grad_x1,
          x2=euclidean_grad_x2)
@@ -1517,7 +1517,15 @@ for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBa
              "SymInt ignore_index)",
              _node, ("self", "target", "weight", "reduction", "ignore_index", "total_weight"),
              nondiff=("target", "weight"),
-             input=nll_grad)
+             input=nll_loss_backward)
+    # Its backward is an op of its own under create_graph=True, as in torch.
+    defderiv(f"{_op}_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+             "int reduction, SymInt ignore_index, Tensor total_weight)",
+             _node.replace("Backward0", "BackwardBackward0"),
+             ("target", "weight", "reduction", "ignore_index"),
+             nondiff=("target", "weight", "total_weight"),
+             grad_output=nll_double_grad_output,
+             self=lambda grad: zeros_like(grad))
 defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
          "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
          nondiff=("weight",),
@@ -1532,14 +1540,24 @@ defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? w
          target=bce_logits_grad_target)
 defderiv("smooth_l1_loss(Tensor self, Tensor target, int reduction, float beta)",
          "SmoothL1LossBackward0", ("self", "target", "reduction", "beta"),
-         self=smooth_l1_grad,
+         self=smooth_l1_loss_backward,
          target=lambda grad, self, target, reduction, beta:
-             -smooth_l1_grad(grad, self, target, reduction, beta))
+             smooth_l1_loss_backward(grad, target, self, reduction, beta))
 defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
          "HuberLossBackward0", ("self", "target", "reduction", "delta"),
-         self=huber_grad,
+         self=huber_loss_backward,
          target=lambda grad, self, target, reduction, delta:
-             -huber_grad(grad, self, target, reduction, delta))
+             huber_loss_backward(grad, target, self, reduction, delta))
+# Their backwards are ops of their own under create_graph=True (torch's double backwards).
+defderiv("smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
+         "int reduction, float beta)",
+         "SmoothL1LossBackwardBackward0", ("grad_output", "self", "target", "reduction", "beta"),
+         grad_output=smooth_l1_double_grad_output, self=smooth_l1_double_grad,
+         target=smooth_l1_double_target)
+defderiv("huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "
+         "float delta)",
+         "HuberLossBackwardBackward0", ("grad_output", "self", "target", "reduction", "delta"),
+         grad_output=huber_double_grad_output, self=huber_double_grad, target=huber_double_target)
 defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
          "Tensor? bias, float eps)",
          "NativeLayerNormBackward0",
