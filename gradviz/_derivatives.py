@@ -1655,11 +1655,12 @@ def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dil
     return sum_dims(grad, (0,) + tuple(range(2, nd)))
 
 
-def conv_grads(grad, mask, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+def conv_grads(grads, mask, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
                transposed, output_padding, groups, input_sizes):
-    """The gradients of input, weight and bias, those in `mask`. Under create_graph=True they
-    are the three outputs of one convolution_backward op (ConvolutionBackwardBackward0), as
-    in torch."""
+    """The gradients of input, weight and bias, those in `mask`, from the output's gradient
+    grads[0]. Under create_graph=True they are the three outputs of one convolution_backward
+    op (ConvolutionBackwardBackward0), as in torch."""
+    grad = grads[0]
     args = (bias_sym_sizes_opt, stride, padding, dilation, transposed, output_padding, groups)
     if on_tensors(grad, input, weight):
         grads = ops.convolution_backward(as_tensor(grad), as_tensor(input), as_tensor(weight),
@@ -1797,7 +1798,9 @@ defderiv("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride
          "ConvolutionBackward0",
          ("input", "weight", "bias_sym_sizes_opt", "stride", "padding", "dilation", "transposed",
           "output_padding", "groups", "input_sizes"), internal=("input_sizes",),
-         variadic=True,
+         # One formula for the three inputs (variadic); n_out=None keeps the row's count of
+         # inputs (3) for the arity checks, the formula then gets the list of one gradient.
+         variadic=True, n_out=None,
          input=conv_grads, weight=conv_grads, bias=conv_grads)
 # The backward of convolution, recorded under create_graph=True: three outputs (the gradients
 # of input, weight and bias), one node.
