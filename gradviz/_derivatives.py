@@ -42,7 +42,7 @@ from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat
                      unsqueeze_to, divide_by, product)
 from ._registry import ops
 from ._tensor import Tensor, _make
-from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
+from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
                        gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -55,6 +55,19 @@ _TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
+
+def on_tensors(*xs):
+    """A formula runs under create_graph=True: its grad or saved values are Tensors."""
+    return any(isinstance(x, Tensor) for x in xs)
+
+
+def forward_of(op, x, *args):
+    """op(x, *args) for a Tensor x; for an array, the value of op on it (no history). The
+    gradient of a backward op that is linear in grad_output is the forward op itself."""
+    if isinstance(x, Tensor):
+        return op(x, *args)
+    return op(as_tensor(x), *args)._data
+
 
 def mm_mat2_grad(grad, self, mat2_t):
     """The gradient of self @ mat2 w.r.t. mat2, self.T @ grad. When mat2 was a transposed view
@@ -322,13 +335,46 @@ def elu_grad(grad, self, alpha, scale, input_scale, is_result=False):
     return mask(pos, grad * scale) + neg
 
 
-def glu_grad(grad, self, dim):
+def glu_halves(self, dim):
+    """(dim, the first half of self along it, the second half)."""
     n = np.shape(value(self))
     d = dim % len(n)
     half = n[d] // 2
-    first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
+    return d, narrow(self, d, 0, half), narrow(self, d, half, half)
+
+
+def glu_grad(grad, self, dim):
+    if on_tensors(grad, self):
+        return ops.glu_backward(as_tensor(grad), as_tensor(self), dim)
+    d, first, second = glu_halves(self, dim)
     s = sigmoid(second)
     return cat([grad * s, grad * first * s * (1 - s)], d)
+
+
+def glu_double_grad_output(grad, self, dim):
+    """torch's glu_double_backward_grad_output: grad * glu_backward(ones, self), its two
+    halves added."""
+    d, first, _ = glu_halves(self, dim)
+    ones = np.ones(np.shape(value(first)), dtype=np.result_type(value(self)))
+    tmp = grad * glu_grad(ones, self, dim)
+    half = np.shape(value(first))[d]
+    return narrow(tmp, d, 0, half) + narrow(tmp, d, half, half)
+
+
+def glu_double_grad_self(grad, grad_output, self, dim):
+    """torch's glu_double_backward: the derivative of glu_backward(grad_output, self) w.r.t.
+    self, applied to grad (written as torch's C++ composes it)."""
+    d, first, second = glu_halves(self, dim)
+    half = np.shape(value(first))[d]
+    sig = sigmoid(second)
+    one_sub_sig = const_minus(1, sig)
+    sig_one_sub_sig = sig * one_sub_sig
+    gg_first, gg_second = narrow(grad, d, 0, half), narrow(grad, d, half, half)
+    gi_first = gg_second * grad_output * sig_one_sub_sig
+    second_order = sig_one_sub_sig * one_sub_sig - sig * sig_one_sub_sig
+    gi_second = (gg_second * first * grad_output * second_order
+                 + gg_first * grad_output * sig_one_sub_sig)
+    return cat([gi_first, gi_second], d)
 
 
 def nll_double_grad_output(grad, target, weight, reduction, ignore_index):
@@ -1511,6 +1557,10 @@ defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Sca
          self=lambda grad: zeros_like(grad))
 defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
          self=glu_grad)
+defderiv("glu_backward(Tensor grad_output, Tensor self, int dim)", "GluBackwardBackward0",
+         ("grad_output", "self", "dim"),
+         grad_output=glu_double_grad_output,
+         self=glu_double_grad_self)
 
 for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBackward0")):
     defderiv(f"{_op}(Tensor input, Tensor target, Tensor? weight, int reduction, "
@@ -1623,12 +1673,112 @@ def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dil
     return sum_dims(grad, (0,) + tuple(range(2, nd)))
 
 
-def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, dropout_p,
+def conv_grads(grads, mask, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+               transposed, output_padding, groups, input_sizes):
+    """The gradients of input, weight and bias, those in `mask`, from the output's gradient
+    grads[0]. Under create_graph=True they are the three outputs of one convolution_backward
+    op (ConvolutionBackwardBackward0), as in torch."""
+    grad = grads[0]
+    args = (bias_sym_sizes_opt, stride, padding, dilation, transposed, output_padding, groups)
+    if on_tensors(grad, input, weight):
+        grads = ops.convolution_backward(as_tensor(grad), as_tensor(input), as_tensor(weight),
+                                         *args)
+        return [g if mask >> i & 1 else None for i, g in enumerate(grads)]
+    return [conv_input_grad(grad, input, weight, *args, input_sizes) if mask & 1 else None,
+            conv_weight_grad(grad, input, weight, *args) if mask & 2 else None,
+            conv_bias_grad(grad, input, weight, *args) if mask & 4 else None]
+
+
+def conv_of(x, weight, stride, padding, dilation, output_padding, groups):
+    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors)."""
+    if on_tensors(x, weight):
+        return ops.convolution(as_tensor(x), as_tensor(weight), None, stride, padding, dilation,
+                               False, output_padding, groups)
+    st, pd, dl = _conv_geometry(np.shape(weight), stride, padding, dilation)
+    return conv(x, weight, st, pd, dl, groups)
+
+
+def conv_double_grads(grads, mask, grad_output, input, weight, stride, padding, dilation,
+                      transposed, output_padding, groups):
+    """torch's _convolution_double_backward: from the gradients ggI, ggW, ggb of
+    convolution_backward's three outputs, those of grad_output (conv(ggI, W) + conv(I, ggW)
+    + ggb), input (the input gradient of a convolution with ggW) and weight (the weight
+    gradient of a convolution of ggI)."""
+    ggi, ggw, ggb = grads
+    if on_tensors(grad_output, input, weight, ggi, ggw, ggb):
+        grad_output, input, weight = (as_tensor(t) for t in (grad_output, input, weight))
+        ggi, ggw, ggb = (None if g is None else as_tensor(g) for g in (ggi, ggw, ggb))
+    wshape = np.shape(value(weight))
+    st, pd, dl = _conv_geometry(wshape, stride, padding, dilation)
+    out = [None, None, None]
+    if mask & 1:
+        parts = []
+        if ggi is not None:
+            parts.append(conv_of(ggi, weight, stride, padding, dilation, output_padding, groups))
+        if ggw is not None:
+            parts.append(conv_of(input, ggw, stride, padding, dilation, output_padding, groups))
+        if ggb is not None:
+            shape = np.shape(value(grad_output))
+            parts.append(expand(reshape(ggb, (1, -1) + (1,) * (len(shape) - 2)), shape))
+        g = zeros_like(grad_output) if not parts else parts[0]
+        for p in parts[1:]:
+            g = g + p
+        out[0] = g
+    if mask & 2 and ggw is not None:
+        out[1] = conv_grad_input(grad_output, np.shape(value(input)), ggw, st, pd, dl, groups)
+    if mask & 4 and ggi is not None:
+        out[2] = conv_grad_weight(grad_output, ggi, wshape, st, pd, dl, groups)
+    return out
+
+
+def max_pool_input_grad(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+                        self_sizes):
+    if on_tensors(grad, self):
+        return ops.max_pool2d_with_indices_backward(
+            as_tensor(grad), as_tensor(self), kernel_size, stride, padding, dilation, ceil_mode,
+            as_tensor(result1))
+    return max_pool_grad(grad, self_sizes, result1)
+
+
+def max_pool_double_grad(grad, indices):
+    """torch's max_pool_double_backward: the gradient read back at each window's argmax."""
+    idx = value(indices)
+    shape = np.shape(idx)
+    lead = int(np.prod(shape[:-2]))
+    g = reshape(grad, (lead, -1))
+    return reshape(take(g, (np.arange(lead)[:, None], idx.reshape(lead, -1))), shape)
+
+
+def avg_pool_input_grad(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override, geometry):
+    if on_tensors(grad, self):
+        return ops.avg_pool2d_backward(as_tensor(grad), as_tensor(self), kernel_size, stride,
+                                       padding, ceil_mode, count_include_pad,
+                                       divisor_override, geometry)
+    return avg_pool_grad(grad, geometry)
+
+
+def adaptive_avg_pool_input_grad(grad, self, bins):
+    if on_tensors(grad, self):
+        return ops.adaptive_avg_pool2d_backward(as_tensor(grad), as_tensor(self), bins)
+    return matmul(matmul(transpose(bins[0]), grad), bins[1])
+
+
+def pad_input_grad(grad, self, padding, maps, op):
+    """`op` is the padding's own name (reflection_pad2d, ...): its backward op's row is
+    op + "_backward"."""
+    if on_tensors(grad, self):
+        return ops.pad_backward(as_tensor(grad), as_tensor(self), padding, maps, op)
+    return gather_pad_grad(grad, maps)
+
+
+def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, dropout_p,
                           is_causal, attn_mask, scale):
     """The gradients of softmax(q k^T * scale + mask) v w.r.t. q, k and v, from the saved
-    output and row log-sum-exp (the attention weights are recomputed, as torch's kernel
-    does). Under create_graph=True they are recorded as NotImplemented nodes, as in torch."""
-    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, output))
+    output (`result`) and row log-sum-exp (the attention weights are recomputed, as torch's
+    kernel does). Under create_graph=True they are recorded as the outputs of one
+    NotImplemented node, as in torch."""
+    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, result))
     sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
     s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
     if attn_mask is not None:
@@ -1644,7 +1794,8 @@ def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, drop
     dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):
-        grads = list(ops.flash_attention_backward(grad, query, key, value, (dq, dk, dv)))
+        grads = list(ops.flash_attention_backward((grad, query, key, value, result),
+                                                  (dq, dk, dv)))
     else:
         grads = [dq, dk, dv]
     return [r if mask >> i & 1 else None for i, r in enumerate(grads)]
@@ -1654,7 +1805,7 @@ def value_of(x):
     return x._data if isinstance(x, Tensor) else x
 
 
-def no_derivative_flash_backward(grad):
+def no_derivative_flash_backward(grad, mask):
     raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward"
                        " is not implemented")
 
@@ -1665,50 +1816,102 @@ defderiv("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride
          "ConvolutionBackward0",
          ("input", "weight", "bias_sym_sizes_opt", "stride", "padding", "dilation", "transposed",
           "output_padding", "groups", "input_sizes"), internal=("input_sizes",),
-         input=conv_input_grad,
-         weight=conv_weight_grad,
-         bias=conv_bias_grad)
+         # One formula for the three inputs (variadic); n_out=None keeps the row's count of
+         # inputs (3) for the arity checks, the formula then gets the list of one gradient.
+         variadic=True, n_out=None,
+         input=conv_grads, weight=conv_grads, bias=conv_grads)
+# The backward of convolution, recorded under create_graph=True: three outputs (the gradients
+# of input, weight and bias), one node.
+defderiv("convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+         "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+         "bool transposed, SymInt[] output_padding, SymInt groups)",
+         "ConvolutionBackwardBackward0",
+         ("grad_output", "input", "weight", "stride", "padding", "dilation", "transposed",
+          "output_padding", "groups"), n_out=3, variadic=True,
+         grad_output=conv_double_grads, input=conv_double_grads, weight=conv_double_grads)
 defderiv("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride, "
          "int[2] padding, int[2] dilation, bool ceil_mode)",
          "MaxPool2DWithIndicesBackward0",
          ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
           "self_sizes"), internal=("self_sizes",),
-         self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
-             self_sizes: max_pool_grad(grad, self_sizes, result1))
+         self=max_pool_input_grad)
 defderiv("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
          "bool ceil_mode, bool count_include_pad, int? divisor_override)",
          "AvgPool2DBackward0",
          ("self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
           "divisor_override", "geometry"), internal=("geometry",),
-         self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-             divisor_override, geometry: avg_pool_grad(grad, geometry))
+         self=avg_pool_input_grad)
 defderiv("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size)",
          "AdaptiveAvgPool2DBackward0", ("self", "bins"), internal=("bins",),
-         self=lambda grad, self, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
+         self=adaptive_avg_pool_input_grad)
+# The backwards of pooling, recorded under create_graph=True: linear in grad_output (their
+# gradient is the pooling itself, or max_pool_double_backward's gather), constant in self.
+defderiv("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, "
+         "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, "
+         "Tensor indices)",
+         "MaxPool2DWithIndicesBackwardBackward0", ("indices",), nondiff=("indices",),
+         grad_output=max_pool_double_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+         "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, "
+         "int? divisor_override)",
+         "AvgPool2DBackwardBackward0",
+         ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+          "divisor_override"), saves_tensors=False,
+         grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+             divisor_override: forward_of(ops.avg_pool2d, grad, kernel_size, stride, padding,
+                                          ceil_mode, count_include_pad, divisor_override),
+         self=lambda grad: zeros_like(grad))
+defderiv("adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self)",
+         "AdaptiveAvgPool2DBackwardBackward0",
+         ("grad_output_sym_argsize_minus_2", "grad_output_sym_argsize_minus_1"),
+         saves_tensors=False,
+         grad_output=lambda grad, grad_output_sym_argsize_minus_2,
+             grad_output_sym_argsize_minus_1: forward_of(
+                 ops.adaptive_avg_pool2d, grad,
+                 (grad_output_sym_argsize_minus_2, grad_output_sym_argsize_minus_1)),
+         self=lambda grad: zeros_like(grad))
 defderiv("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value)",
          "ConstantPadNdBackward0", ("pad",), saves_tensors=False,
          self=lambda grad, pad: constant_pad(grad, [-p for p in pad]))
-defderiv("reflection_pad1d(Tensor self, SymInt[2] padding)",
-         "ReflectionPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("reflection_pad2d(Tensor self, SymInt[4] padding)",
-         "ReflectionPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("replication_pad1d(Tensor self, SymInt[2] padding)",
-         "ReplicationPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("replication_pad2d(Tensor self, SymInt[4] padding)",
-         "ReplicationPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+for _op, _node in (("reflection_pad1d", "ReflectionPad1D"), ("reflection_pad2d", "ReflectionPad2D"),
+                   ("replication_pad1d", "ReplicationPad1D"),
+                   ("replication_pad2d", "ReplicationPad2D")):
+    _size = 2 if _op.endswith("1d") else 4
+    defderiv(f"{_op}(Tensor self, SymInt[{_size}] padding)",
+             f"{_node}Backward0", ("self", "padding", "maps", "op"), internal=("maps", "op"),
+             self=pad_input_grad)
+    # The backward, recorded under create_graph=True: its gradient is the padding itself.
+    defderiv(f"{_op}_backward(Tensor grad_output, Tensor self, SymInt[{_size}] padding)",
+             f"{_node}BackwardBackward0", ("padding", "op"), internal=("op",),
+             saves_tensors=False,
+             grad_output=lambda grad, padding, op: forward_of(getattr(ops, op), grad, padding),
+             self=lambda grad: zeros_like(grad))
 # The CPU attention kernel torch 2.13 picks for 4-D float inputs without dropout and with a
 # mask that needs no gradient. Its one formula gives all three gradients (variadic), and is not
 # itself differentiable (torch records a NotImplemented node for create_graph=True).
 defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
          "float dropout_p, bool is_causal, *, Tensor? attn_mask, float? scale)",
          "ScaledDotProductFlashAttentionForCpuBackward0",
-         ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
-          "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
+         ("query", "key", "value", "logsumexp", "dropout_p", "is_causal", "attn_mask",
+          "scale"), variadic=True, nondiff=("attn_mask",), result_name="output",
          query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+_BILINEAR = ((1, 3), (0,), (1, 2), (2, 3))     # bilinear's expand1, expand2, expand3, sumdim
+
+
+def trilinear_call(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    """_trilinear on Tensors (TrilinearBackward0 under create_graph=True, as torch's
+    _trilinear_backward), or its value on arrays."""
+    r = ops._trilinear(as_tensor(i1), as_tensor(i2), as_tensor(i3), expand1, expand2, expand3,
+                       sumdim)
+    return r if on_tensors(i1, i2, i3) else r._data
+
+
+def bilinear_arrays(grad, *xs):
+    """bilinear's layout on arrays: the matrix products below, not the general einsum."""
+    return not on_tensors(grad, *xs) and xs[-4:] == _BILINEAR
+
+
 def trilinear_mid(grad, i2):
     """sum_o grad[n, o] i2[o, i, j], as (N, I, J): shared by the gradients of i1 and i3."""
     o, i, j = np.shape(value(i2))
@@ -1716,11 +1919,15 @@ def trilinear_mid(grad, i2):
 
 
 def trilinear_i1_grad(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i2, i3, expand1, expand2, expand3, sumdim):
+        return trilinear_call(grad, i2, i3, sumdim, expand2, expand3, expand1)
     mid = trilinear_mid(grad, i2)
     return reshape(matmul(mid, unsqueeze_dims(i3, (2,), 3)), np.shape(value(mid))[:2])
 
 
 def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i1, i3, expand1, expand2, expand3, sumdim):
+        return trilinear_call(i1, grad, i3, expand1, sumdim, expand3, expand2)
     n, i = np.shape(value(i1))
     j = np.shape(value(i3))[1]
     pairs = reshape(unsqueeze_dims(i1, (2,), 3) * unsqueeze_dims(i3, (1,), 3), (n, i * j))
@@ -1728,6 +1935,8 @@ def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
 
 
 def trilinear_i3_grad(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i1, i2, expand1, expand2, expand3, sumdim):
+        return trilinear_call(i1, i2, grad, expand1, expand2, sumdim, expand3)
     mid = trilinear_mid(grad, i2)
     n, j = np.shape(value(mid))[0], np.shape(value(mid))[2]
     return reshape(matmul(unsqueeze_dims(i1, (1,), 3), mid), (n, j))
@@ -1741,12 +1950,12 @@ defderiv("trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand
 # torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
 defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
          self=softmax_grad)
-defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
-         "Tensor key, Tensor value)",
+# torch records the attention kernel's backward with its autograd fallback for ops without a
+# derivative: one NotImplemented node whose edges are the inputs that require grad only (of
+# grad_out, query, key, value and the forward's output), in that order.
+defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor[] tensors)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
-         n_out=None,
-         grad_out=no_derivative_flash_backward, query=no_derivative_flash_backward,
-         key=no_derivative_flash_backward, value=no_derivative_flash_backward)
+         tensors=no_derivative_flash_backward)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

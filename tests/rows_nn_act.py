@@ -13,6 +13,11 @@ def _gelu_double(x):
     return g
 
 
+def _glu_double(x, g):
+    (gx,) = torch.autograd.grad(torch.nn.functional.glu(x), x, g, create_graph=True)
+    return gx
+
+
 P23 = [[0.2, 0.7, 0.4], [0.9, 0.35, 0.6]]      # probabilities
 T23 = [[0.1, 0.8, 0.5], [1.0, 0.0, 0.3]]
 
@@ -123,6 +128,7 @@ EXAMPLES = {
     "leaky_relu_backward": (_leaky_relu_double, (A3,), {}),
     "hardtanh_backward": (_hardtanh_double, (A3,), {}),
     "glu": (lambda x: torch.nn.functional.glu(x), (M24,), {}),
+    "glu_backward": (_glu_double, (M24, [[0.5, -1.3], [0.8, 0.2]]), {}),
     "nll_loss": (_nll_weighted, (M23,), {}),
     "nll_loss2d": (_nll2d, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9, -0.4, 1.6],),
                    {}),
