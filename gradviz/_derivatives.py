@@ -36,8 +36,8 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
                      select_backward, slice_backward, mse_loss_backward)
-from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat_t, sgn,
-                     unsqueeze_to)
+from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
+                     mat_t, sgn, unsqueeze_to)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
@@ -334,8 +334,15 @@ def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
     0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
     x = value(self)
     c = x.shape[0] if x.ndim == 1 else x.shape[1]
-    t = value(target).reshape(-1).astype(np.int64)
+    t = value(target).reshape(-1).astype(np.int64, copy=False)
     valid = t != ignore_index
+    if (weight is None and x.ndim == 2 and reduction == 1 and not isinstance(grad, Tensor)
+            and valid.all()):
+        # The common case (a batch of class indices, none ignored, the mean): the same values
+        # as below, -grad / total_weight at each target, without the selections.
+        out = np.zeros(x.shape, dtype=x.dtype)
+        out[np.arange(len(t)), t] = grad * -(x.dtype.type(1) / value(total_weight))
+        return out
     safe = np.where(valid, t, 0)
     w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
     if reduction == 1:
@@ -1609,18 +1616,22 @@ def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, drop
     output and row log-sum-exp (the attention weights are recomputed, as torch's kernel
     does). Under create_graph=True they are recorded as NotImplemented nodes, as in torch."""
     g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, output))
-    sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
-    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    sc = q.dtype.type(scale if scale is not None else 1.0 / np.sqrt(q.shape[-1]))
+    s = np.matmul(q, np.swapaxes(k, -2, -1))
+    s *= sc
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
-        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+        s = causal_fill(s)
     # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
-    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
+    # (In place on the fresh scores: the same arithmetic without temporaries.)
+    s -= value_of(logsumexp)[..., None]
+    p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
-    dp = np.matmul(g, np.swapaxes(v, -2, -1))
-    ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
-    ds *= q.dtype.type(sc)
+    ds = np.matmul(g, np.swapaxes(v, -2, -1))
+    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    ds *= p
+    ds *= sc
     dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):
