@@ -37,7 +37,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
                      select_backward, slice_backward, mse_loss_backward)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
-                     mat_t, sgn, unsqueeze_to)
+                     mat_t, sgn, unsqueeze_to, divide_by, product)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
@@ -115,7 +115,7 @@ def prod_grad(grad, self, result, dim=None, keepdim=False):
         grad = unsqueeze_dims(grad, (dim,), x.ndim)
         result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return grad * result / self
+        return grad * (result / self)       # torch: grad * (result / input)
     if x.ndim == 0:
         return grad
     if dim is None:
@@ -365,12 +365,13 @@ def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
 
 
 def loss_scale(g, grad, weight, reduction):
-    """grad * g, times the element weights, over the element count for the mean."""
-    g = grad * g
+    """g * grad, times the element weights, over the element count for the mean (in torch's
+    order: the count is a Python number, DivBackward1)."""
+    g = g * grad
     if weight is not None:
         g = times_constant(g, value(weight))
     if reduction == 1:
-        g = g / np.size(value(g))
+        g = divide_by(g, np.size(value(g)))
     return g
 
 
@@ -389,8 +390,8 @@ def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
     if pos_weight is None:
         g = s - target
     else:
-        t = times_constant(target, value(pos_weight))
-        g = (t + 1 - target) * s - t
+        t = product(pos_weight, target)        # torch: pos_weight.mul(target).add(1)...
+        g = (plus(t, 1) - target) * s - t
     return loss_scale(g, grad, weight, reduction)
 
 
@@ -984,9 +985,10 @@ def std_grad(grad, self, dim, correction, keepdim, result):
 
 
 def mean_grad(grad, self, dim, keepdim):
+    """torch's mean_backward: sum_backward(grad) / N, the count a Python number."""
     shape = np.shape(value(self))
     g = restore_dims(grad, dim, keepdim, len(shape))
-    return expand(g / reduced_count(shape, dim), shape)
+    return divide_by(expand(g, shape), reduced_count(shape, dim))
 
 
 def var_mean_grad(grads, self, dim, correction, keepdim, result0=None):
@@ -1040,11 +1042,11 @@ def cumprod_grad(grad, self, dim, result):
     zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
     x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
     x = value(self)
-    if x.ndim == 0:
+    if x.ndim == 0 or x.shape[dim] == 1:
         return grad
     is_zero = x == 0
     if not is_zero.any():
-        return reverse_cumsum(grad * result, dim) / self
+        return reverse_cumsum(result * grad, dim) / self
     n = x.shape[dim]
     if isinstance(self, Tensor):
         return cumprod_grad_pairs(grad, self, dim, n)
@@ -1355,7 +1357,7 @@ def cdist_grad_x2(grad, x1, x2, p, result):
 def euclidean_ratio(grad, result):
     """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return where0(value(result) == 0, grad / result)
+        return masked_zero(grad / result, value(result) == 0)
 
 
 def euclidean_grad_x1(grad, x1, x2, result):

@@ -106,6 +106,13 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
+def product(a, b):
+    """a * b, a Tensor product (MulBackward0, a's edge first) when either is a Tensor."""
+    if _t(a) or _t(b):
+        return _tensor(a) * _tensor(b)
+    return a * b
+
+
 def _tensor(x):
     return x if _t(x) else _make(np.asarray(x))
 
@@ -185,6 +192,13 @@ def scale(x, s):
     if _t(x):
         return ops.mul_scalar(x, s)
     return x * s
+
+
+def divide_by(x, s):
+    """x / s for a Python number s; on Tensors torch's div(Tensor, Scalar) (DivBackward1)."""
+    if _t(x):
+        return ops.div_scalar(x, s)
+    return x / s
 
 
 def shift(x, s):
@@ -508,10 +522,10 @@ def cumsum(x, dim):
 
 
 def reverse_cumsum(x, dim):
-    """Sums from each position to the end along dim (the backward of cumsum). On Tensors it is
-    written total - cumsum + x, so that it stays differentiable without a flip op."""
+    """Sums from each position to the end along dim (the backward of cumsum): torch's
+    reversed_cumsum, x.flip(dim).cumsum(dim).flip(dim) (FlipBackward0 on Tensors)."""
     if _t(x):
-        return sum_dims(x, (dim,), keepdim=True) - ops.cumsum(x, dim) + x
+        return ops.flip(ops.cumsum(ops.flip(x, (dim,)), dim), (dim,))
     return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
 
 
@@ -586,7 +600,7 @@ def cat_grads(grads, sizes, shape, dim):
 
 
 def inverse(x):
-    return ops._linalg_inv_ex(x) if _t(x) else np.linalg.inv(x)
+    return ops.linalg_inv(x) if _t(x) else np.linalg.inv(x)
 
 
 # ----- Pointwise and special functions -----------------------------------------------------
