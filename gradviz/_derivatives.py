@@ -38,8 +38,8 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      select_backward, slice_backward, mse_loss_backward,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
                      ones_like)
-from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat_t, sgn,
-                     unsqueeze_to, divide_by, product)
+from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
+                     mat_t, sgn, unsqueeze_to, divide_by, product)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
@@ -1784,13 +1784,16 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
-        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+        s = causal_fill(s)
     # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
-    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
+    # (In place on the fresh scores: the same arithmetic without temporaries.)
+    s -= value_of(logsumexp)[..., None]
+    p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
-    dp = np.matmul(g, np.swapaxes(v, -2, -1))
-    ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
-    ds *= q.dtype.type(sc)
+    ds = np.matmul(g, np.swapaxes(v, -2, -1))
+    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    ds *= p
+    ds *= sc
     dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):

@@ -244,6 +244,17 @@ def fit_to(g, shape, dtype):
     return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
 
 
+def causal_fill(s):
+    """-inf above the diagonal of the last two dims of the array s (in place when s is a
+    writable array, as a fresh product is): the causal mask of the attention kernel and of its
+    backward, arrays only."""
+    above = ~np.tri(s.shape[-2], s.shape[-1], dtype=bool)
+    if type(s) is np.ndarray and s.flags.writeable:
+        np.copyto(s, -np.inf, where=above)
+        return s
+    return np.where(above, -np.inf, s)
+
+
 def zeros_like(x):
     """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
     if _t(x):
@@ -671,7 +682,7 @@ def softmax_backward_data(grad, output, dim):
     """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
+        return output * (grad - np.add.reduce(grad * output, axis=dim, keepdims=True))
     return ops.softmax_backward_data(tt[0], tt[1], dim)
 
 
@@ -679,7 +690,8 @@ def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        return grad - np.exp(output) * np.sum(grad, axis=dim, keepdims=True)
+        # np.add.reduce is np.sum without its Python wrapper (this runs once per step)
+        return grad - np.exp(output) * np.add.reduce(grad, axis=dim, keepdims=True)
     return ops.log_softmax_backward_data(tt[0], tt[1], dim)
 
 
@@ -723,8 +735,14 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
         return ops.nll_loss_backward(_tensor(grad), _tensor(self), target, weight, reduction,
                                      ignore_index, total_weight)
     c = self.shape[0] if self.ndim == 1 else self.shape[1]
-    t = value(target).reshape(-1).astype(np.int64)
+    t = value(target).reshape(-1).astype(np.int64, copy=False)
     valid = t != ignore_index
+    if weight is None and self.ndim == 2 and reduction == 1 and valid.all():
+        # The common case (a batch of class indices, none ignored, the mean): the same values
+        # as below, -grad / total_weight at each target, without the selections.
+        out = np.zeros(self.shape, dtype=self.dtype)
+        out[np.arange(len(t)), t] = grad * -(self.dtype.type(1) / value(total_weight))
+        return out
     safe = np.where(valid, t, 0)
     w = valid.astype(self.dtype) if weight is None else value(weight)[safe] * valid
     if reduction == 1:
