@@ -251,6 +251,13 @@ def zeros_like(x):
     return np.zeros_like(x)
 
 
+def ones_like(x):
+    """Ones shaped like x, without history (torch's ones_like(grad_output) in a formula)."""
+    if _t(x):
+        return _make(np.ones_like(x._data))
+    return np.ones_like(x)
+
+
 def maybe_multiply(x, s):
     """x * s, skipped when s == 1 (torch's maybe_multiply); s is a Python number."""
     return x if s == 1 else scale(x, s)
@@ -690,12 +697,98 @@ def slice_backward(grad, input_sizes, dim, start, end, step, key):
     return put(grad, input_sizes, key)
 
 
+def _tensors(*xs):
+    """Each of xs as a Tensor when any is one (create_graph), else None."""
+    if any(_t(x) for x in xs):
+        return [x if _t(x) else _make(np.asarray(x)) for x in xs]
+    return None
+
+
 def mse_loss_backward(grad, self, target, reduction):
     """2 (self - target) grad, over the element count for "mean"; MseLossBackwardBackward0
     on Tensors."""
-    if _t(grad) or _t(self) or _t(target):
-        return ops.mse_loss_backward(*[x if _t(x) else _make(np.asarray(x))
-                                       for x in (grad, self, target)], reduction)
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.mse_loss_backward(*tt, reduction)
     d = self - target
     g = 2 * d * grad
     return g / np.size(d) if reduction == 1 else g   # 1: torch's Reduction::Mean
+
+
+def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] at each sample's target class (divided by the total weight for the mean),
+    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1.
+    NllLossBackwardBackward0 (NllLoss2DBackwardBackward0) on Tensors."""
+    if _t(grad) or _t(self):
+        return ops.nll_loss_backward(_tensor(grad), _tensor(self), target, weight, reduction,
+                                     ignore_index, total_weight)
+    c = self.shape[0] if self.ndim == 1 else self.shape[1]
+    t = value(target).reshape(-1).astype(np.int64)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    w = valid.astype(self.dtype) if weight is None else value(weight)[safe] * valid
+    if reduction == 1:
+        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(valid, w / value(total_weight), 0).astype(self.dtype, copy=False)
+    m = len(t)
+    out = np.zeros((m, c), dtype=self.dtype)
+    out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
+    if self.ndim == 1:
+        return out.reshape(c)
+    if self.ndim == 2:
+        return out
+    n, _, h, wd = self.shape
+    # contiguous, as torch's: the gradient's views (nll_loss_nd's reshape) stay views.
+    return np.ascontiguousarray(out.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
+
+
+def cdist_backward(grad, x1, x2, p, cdist):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = cdist_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros.
+    CdistBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, x1, x2, cdist)
+    if tt is not None:
+        return ops.cdist_backward(tt[0], tt[1], tt[2], p, tt[3])
+    if p == 0:
+        return np.zeros_like(x1)
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    d, g = cdist[..., None], grad[..., None]
+    if p == 1:
+        w = g * np.sign(diff)
+    elif p == np.inf:
+        w = g * np.sign(diff) * (np.abs(diff) == d)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = np.where(d == 0, 0, g * diff / d)
+            else:
+                w = np.where(d == 0, 0, g * diff * np.abs(diff) ** (p - 2) / d ** (p - 1))
+    return w.sum(-2)
+
+
+def contiguous(x):
+    """x.contiguous() (CloneBackward0 when x is not) on Tensors; arrays as they are."""
+    return x.contiguous() if _t(x) else x
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    """(self - target) clamped to [-delta, delta], times grad, over the element count for
+    "mean"; HuberLossBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.huber_loss_backward(*tt, reduction, delta)
+    g = np.clip(self - target, -delta, delta) * grad
+    return g / np.size(g) if reduction == 1 else g
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    """(self - target) / beta clamped to [-1, 1] (its sign for beta 0), times grad, over the
+    element count for "mean"; SmoothL1LossBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.smooth_l1_loss_backward(*tt, reduction, beta)
+    z = self - target
+    g = (np.clip(z / beta, -1, 1) if beta else np.sign(z)) * grad
+    return g / np.size(g) if reduction == 1 else g

@@ -62,20 +62,20 @@ def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, sc
     out = _make(np.matmul(p, v))
     if _needs(query, key, value):
         record(D["scaled_dot_product_flash_attention_for_cpu"], out, (query, key, value),
-               (query, key, value, out.detach(), _make(lse), float(dropout_p), is_causal, mask,
-                scale))
+               (query, key, value, _make(lse), float(dropout_p), is_causal, mask, scale))
     return out
 
 
 @records("scaled_dot_product_flash_attention_for_cpu_backward")
-def flash_attention_backward(grad_out, query, key, value, results):
+def flash_attention_backward(tensors, results):
     """The gradients of the attention kernel under create_graph=True: torch records them as
-    the outputs of one node without a derivative (NotImplemented, failing if differentiated).
-    (torch's node also has an edge to the forward's output; gradviz's has the four inputs.)"""
+    the outputs of one node without a derivative (NotImplemented, failing if differentiated),
+    whose edges are those of `tensors` (grad_out, query, key, value, output) that require
+    grad."""
     outs = [_make(r) for r in results]
-    if _needs(grad_out, query, key, value):
-        record_outputs(D["scaled_dot_product_flash_attention_for_cpu_backward"], outs,
-                       (grad_out, query, key, value))
+    needed = [t for t in tensors if t is not None and t._rg]
+    if _needs(*needed):
+        record_outputs(D["scaled_dot_product_flash_attention_for_cpu_backward"], outs, needed)
     return outs
 
 

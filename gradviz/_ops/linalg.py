@@ -9,6 +9,7 @@ import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
+from .. import _dmath
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -473,6 +474,16 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     out = _make(np.asarray(r, dtype=np.result_type(a, b)))
     if _needs(x1, x2):
         record(D["cdist"], out, (x1, x2), (p, x1, x2))
+    return out
+
+
+@records("cdist_backward")
+def cdist_backward(grad, x1, x2, p, cdist):
+    """cdist's gradient w.r.t. x1 as an op (CdistBackwardBackward0), recorded under
+    create_graph=True as torch does; it has no derivative itself."""
+    out = _make(np.asarray(_dmath.cdist_backward(grad._data, x1._data, x2._data, p, cdist._data)))
+    if _needs(grad, x1, x2, cdist):
+        record(D["cdist_backward"], out, (grad, x1, x2, cdist), ())
     return out
 
 
