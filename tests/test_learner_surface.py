@@ -74,6 +74,8 @@ KEYWORDS = {
     "vector_norm_input": lambda t: t.linalg.vector_norm(input=_m2(t)),
     "linalg_cross_x1_x2": lambda t: t.linalg.cross(x1=t.ones(3), x2=t.arange(3.0)),
     "linalg_cross_out": lambda t: t.linalg.cross(t.ones(3), t.arange(3.0), out=t.empty(3)),
+    "adaptive_avg_pool2d_input": lambda t: t.nn.functional.adaptive_avg_pool2d(
+        input=t.arange(32.0).reshape(1, 2, 4, 4), output_size=2),
     "inverse_grad_fn": lambda t: t.inverse(input=_m2(t).requires_grad_()).grad_fn.name(),
 }
 

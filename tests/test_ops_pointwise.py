@@ -611,3 +611,16 @@ def test_broadcast_shapes_like_torch(name, data, shapes):
         out = fn(t, *xs)
         return _backward(t, out, *xs)
     check(case)
+
+
+def test_tanh_is_within_one_ulp_of_torchs():
+    """The documented difference (README, "Known differences"): torch's CPU tanh is SLEEF's,
+    gradviz's NumPy's; values are at most 1 ulp apart in float32 and in float64."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(100_000) * 3
+    for dtype, bits in ((np.float32, np.int32), (np.float64, np.int64)):
+        a = x.astype(dtype)
+        ours = gradviz.tensor(a).tanh().numpy()
+        theirs = torch.from_numpy(a).tanh().numpy()
+        ulps = np.abs(ours.view(bits).astype(np.int64) - theirs.view(bits))
+        assert ulps.max() == 1, dtype

@@ -13,10 +13,16 @@ from .._ops.bilinear import bilinear
 from .._ops.convolution import conv1d, conv2d
 from .._ops.inplace import add_, relu_
 from .._ops.padding import pad
-from .._ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from .._ops.pooling import avg_pool2d, max_pool2d
 from .._registry import ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.grad_mode import no_grad
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool2d under torch's parameter names (`input=`)."""
+    return ops.adaptive_avg_pool2d(input, output_size)
+
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss",
