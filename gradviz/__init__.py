@@ -73,6 +73,8 @@ from . import nn
 from . import optim
 from . import return_types
 from . import accelerator, backends, cuda, utils
+from . import serialization
+from .serialization import load, save
 from . import _missing
 
 float = float32  # noqa: A001  (torch.float)
@@ -112,7 +114,7 @@ __all__ = [
     "is_inference", "is_inference_mode_enabled",
     "is_anomaly_check_nan_enabled", "nn", "optim", "return_types", "linalg", "accelerator",
     "backends", "cuda",
-    "utils", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
+    "utils", "serialization", "save", "load", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 
 _missing.install_tensor_stubs(Tensor)

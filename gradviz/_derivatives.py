@@ -35,12 +35,14 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      zeros_like, maybe_multiply, floor_div, outer, pow_, rsqrt, sinh, cosh,
                      xlogy, trunc_div, plus, tanh_backward, sigmoid_backward,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
-                     select_backward, slice_backward, mse_loss_backward)
-from ._dmath import (bmm, const_minus, const_over, div_rounded, masked_zero, mat_t, sgn,
-                     unsqueeze_to)
+                     select_backward, slice_backward, mse_loss_backward,
+                     huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
+                     ones_like)
+from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
+                     mat_t, sgn, unsqueeze_to, divide_by, product)
 from ._registry import ops
 from ._tensor import Tensor, _make
-from ._windows import (avg_pool_grad, constant_pad, conv_grad_input, conv_grad_weight,
+from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
                        gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
 
@@ -53,6 +55,19 @@ _TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
+
+def on_tensors(*xs):
+    """A formula runs under create_graph=True: its grad or saved values are Tensors."""
+    return any(isinstance(x, Tensor) for x in xs)
+
+
+def forward_of(op, x, *args):
+    """op(x, *args) for a Tensor x; for an array, the value of op on it (no history). The
+    gradient of a backward op that is linear in grad_output is the forward op itself."""
+    if isinstance(x, Tensor):
+        return op(x, *args)
+    return op(as_tensor(x), *args)._data
+
 
 def mm_mat2_grad(grad, self, mat2_t):
     """The gradient of self @ mat2 w.r.t. mat2, self.T @ grad. When mat2 was a transposed view
@@ -115,7 +130,7 @@ def prod_grad(grad, self, result, dim=None, keepdim=False):
         grad = unsqueeze_dims(grad, (dim,), x.ndim)
         result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
-        return grad * result / self
+        return grad * (result / self)       # torch: grad * (result / input)
     if x.ndim == 0:
         return grad
     if dim is None:
@@ -320,50 +335,64 @@ def elu_grad(grad, self, alpha, scale, input_scale, is_result=False):
     return mask(pos, grad * scale) + neg
 
 
-def glu_grad(grad, self, dim):
+def glu_halves(self, dim):
+    """(dim, the first half of self along it, the second half)."""
     n = np.shape(value(self))
     d = dim % len(n)
     half = n[d] // 2
-    first, second = narrow(self, d, 0, half), narrow(self, d, half, half)
+    return d, narrow(self, d, 0, half), narrow(self, d, half, half)
+
+
+def glu_grad(grad, self, dim):
+    if on_tensors(grad, self):
+        return ops.glu_backward(as_tensor(grad), as_tensor(self), dim)
+    d, first, second = glu_halves(self, dim)
     s = sigmoid(second)
     return cat([grad * s, grad * first * s * (1 - s)], d)
 
 
-def nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
-    """-weight[t] at each sample's target class (divided by the total weight for the mean),
-    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1."""
-    x = value(self)
-    c = x.shape[0] if x.ndim == 1 else x.shape[1]
-    t = value(target).reshape(-1).astype(np.int64)
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    w = valid.astype(x.dtype) if weight is None else value(weight)[safe] * valid
-    if reduction == 1:
-        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(valid, w / value(total_weight), 0).astype(x.dtype, copy=False)
-    m = len(t)
-    if isinstance(grad, Tensor):
-        g = reshape(grad, (m,)) if reduction == 0 else expand(reshape(grad, (1,)), (m,))
-        out = put(times_constant(g, -w), (m, c), (np.arange(m), safe))
-    else:
-        out = np.zeros((m, c), dtype=x.dtype)
-        out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
-    if x.ndim == 1:
-        return reshape(out, (c,))
-    if x.ndim == 2:
-        return out
-    n, _, h, wd = x.shape
-    return permute(reshape(out, (n, h, wd, c)), (0, 3, 1, 2))
+def glu_double_grad_output(grad, self, dim):
+    """torch's glu_double_backward_grad_output: grad * glu_backward(ones, self), its two
+    halves added."""
+    d, first, _ = glu_halves(self, dim)
+    ones = np.ones(np.shape(value(first)), dtype=np.result_type(value(self)))
+    tmp = grad * glu_grad(ones, self, dim)
+    half = np.shape(value(first))[d]
+    return narrow(tmp, d, 0, half) + narrow(tmp, d, half, half)
+
+
+def glu_double_grad_self(grad, grad_output, self, dim):
+    """torch's glu_double_backward: the derivative of glu_backward(grad_output, self) w.r.t.
+    self, applied to grad (written as torch's C++ composes it)."""
+    d, first, second = glu_halves(self, dim)
+    half = np.shape(value(first))[d]
+    sig = sigmoid(second)
+    one_sub_sig = const_minus(1, sig)
+    sig_one_sub_sig = sig * one_sub_sig
+    gg_first, gg_second = narrow(grad, d, 0, half), narrow(grad, d, half, half)
+    gi_first = gg_second * grad_output * sig_one_sub_sig
+    second_order = sig_one_sub_sig * one_sub_sig - sig * sig_one_sub_sig
+    gi_second = (gg_second * first * grad_output * second_order
+                 + gg_first * grad_output * sig_one_sub_sig)
+    return cat([gi_first, gi_second], d)
+
+
+def nll_double_grad_output(grad, target, weight, reduction, ignore_index):
+    """torch's nll_loss(grad, target, weight, reduction, ignore_index): the backward of
+    nll_loss is linear in grad_output, with nll_loss itself as its transpose."""
+    out = ops.nll_loss(as_tensor(grad), as_tensor(target),
+                       None if weight is None else as_tensor(weight), reduction, ignore_index)
+    return out if isinstance(grad, Tensor) else out._data
 
 
 def loss_scale(g, grad, weight, reduction):
-    """grad * g, times the element weights, over the element count for the mean."""
-    g = grad * g
+    """g * grad, times the element weights, over the element count for the mean (in torch's
+    order: the count is a Python number, DivBackward1)."""
+    g = g * grad
     if weight is not None:
         g = times_constant(g, value(weight))
     if reduction == 1:
-        g = g / np.size(value(g))
+        g = divide_by(g, np.size(value(g)))
     return g
 
 
@@ -382,8 +411,8 @@ def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
     if pos_weight is None:
         g = s - target
     else:
-        t = times_constant(target, value(pos_weight))
-        g = (t + 1 - target) * s - t
+        t = product(pos_weight, target)        # torch: pos_weight.mul(target).add(1)...
+        g = (plus(t, 1) - target) * s - t
     return loss_scale(g, grad, weight, reduction)
 
 
@@ -395,20 +424,56 @@ def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
     return loss_scale(g, grad, weight, reduction)
 
 
-def smooth_l1_grad(grad, self, target, reduction, beta):
-    """z / beta where |z| < beta, else sign(z), for z = x - t."""
-    z = self - target
-    small = np.abs(value(z)) < beta
-    return loss_scale(mask(small, z / beta if beta else z) + mask(~small, sign(z)), grad, None,
-                      reduction)
+def loss_mean(g, reduction, self):
+    """g over self's element count for the mean (torch's `/= input.sym_numel()`)."""
+    return divide_by(g, np.size(value(self))) if reduction == 1 else g
 
 
-def huber_grad(grad, self, target, reduction, delta):
-    """z where |z| < delta, else delta * sign(z), for z = x - t."""
-    z = self - target
-    small = np.abs(value(z)) < delta
-    return loss_scale(mask(small, z) + mask(~small, scale(sign(z), delta)), grad, None,
-                      reduction)
+def pointwise_loss_double_grad_output(backward, grad, grad_output, self, target, reduction,
+                                      param):
+    """torch's huber_loss_double_backward_grad_output (and smooth_l1's): the backward of
+    grad itself when unreduced, else (backward(ones) * grad).sum()."""
+    if reduction == 0:
+        return backward(grad, self, target, reduction, param)
+    return (backward(ones_like(grad_output), self, target, reduction, param) * grad).sum()
+
+
+# The formulas of smooth_l1_loss_backward and huber_loss_backward, as derivatives.yaml writes
+# them: `self: *_double_backward(grad * grad_output, ...)`, `target: -*_double_backward(...)`
+# and `grad_output: *_double_backward_grad_output(...)`.
+
+def smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta):
+    """torch's smooth_l1_loss_double_backward of grad * grad_output: that over beta where
+    |self - target| < beta."""
+    if beta == 0:
+        return zeros_like(grad)
+    small = np.abs(value(self) - value(target)) < beta
+    return loss_mean(divide_by(mask(small, grad * grad_output), beta), reduction, self)
+
+
+def huber_double_grad(grad, grad_output, self, target, reduction, delta):
+    """torch's huber_loss_double_backward of grad * grad_output: that where
+    |self - target| < delta."""
+    small = np.abs(value(self) - value(target)) < delta
+    return loss_mean(mask(small, grad * grad_output), reduction, self)
+
+
+def smooth_l1_double_target(grad, grad_output, self, target, reduction, beta):
+    return -smooth_l1_double_grad(grad, grad_output, self, target, reduction, beta)
+
+
+def huber_double_target(grad, grad_output, self, target, reduction, delta):
+    return -huber_double_grad(grad, grad_output, self, target, reduction, delta)
+
+
+def smooth_l1_double_grad_output(grad, grad_output, self, target, reduction, beta):
+    return pointwise_loss_double_grad_output(smooth_l1_loss_backward, grad, grad_output, self,
+                                             target, reduction, beta)
+
+
+def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
+    return pointwise_loss_double_grad_output(huber_loss_backward, grad, grad_output, self,
+                                             target, reduction, delta)
 
 
 def normalized(x, dims, eps, mean, rstd):
@@ -977,9 +1042,10 @@ def std_grad(grad, self, dim, correction, keepdim, result):
 
 
 def mean_grad(grad, self, dim, keepdim):
+    """torch's mean_backward: sum_backward(grad) / N, the count a Python number."""
     shape = np.shape(value(self))
     g = restore_dims(grad, dim, keepdim, len(shape))
-    return expand(g / reduced_count(shape, dim), shape)
+    return divide_by(expand(g, shape), reduced_count(shape, dim))
 
 
 def var_mean_grad(grads, self, dim, correction, keepdim, result0=None):
@@ -1033,11 +1099,11 @@ def cumprod_grad(grad, self, dim, result):
     zero of each slice; at the first zero, the sum over k >= z of grad_k times the product of
     x_j (j <= k, j != z); 0 after it (every later output has that zero as a factor)."""
     x = value(self)
-    if x.ndim == 0:
+    if x.ndim == 0 or x.shape[dim] == 1:
         return grad
     is_zero = x == 0
     if not is_zero.any():
-        return reverse_cumsum(grad * result, dim) / self
+        return reverse_cumsum(result * grad, dim) / self
     n = x.shape[dim]
     if isinstance(self, Tensor):
         return cumprod_grad_pairs(grad, self, dim, n)
@@ -1313,42 +1379,17 @@ defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
 # ----- Linear algebra, continued -----------------------------------------------------------
 # (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
 
-from ._dmath import cross, inverse  # noqa: E402
+from ._dmath import cdist_backward, contiguous, cross, inverse  # noqa: E402
 
 
-def cdist_grad(grad, x1, x2, p, result):
-    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
-    dist = result_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
-    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros. x2's gradient is
-    the same with the roles swapped (cdist_grad_x2)."""
-    n1, n2, nr = np.ndim(value(x1)), np.ndim(value(x2)), np.ndim(value(result))
-    diff = unsqueeze_dims(x1, (n1 - 1,), 0) - unsqueeze_dims(x2, (n2 - 2,), 0)
-    d = unsqueeze_dims(result, (nr,), 0)
-    g = unsqueeze_dims(grad, (nr,), 0)
-    if p == 0:
-        return zeros_like(x1)
-    if p == 1:
-        w = g * sign(diff)
-    elif p == np.inf:
-        w = mask(np.abs(value(diff)) == value(d), g * sign(diff))
-    else:
-        zero = value(d) == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if p == 2:
-                w = where0(zero, g * diff / d)
-            else:
-                w = where0(zero, g * diff * pow_(abs(diff), p - 2) / pow_(d, p - 1))
-    return sum_dims(w, -2)
-
-
-def cdist_grad_x2(grad, x1, x2, p, result):
-    return cdist_grad(transpose(grad), x2, x1, p, transpose(result))
+def no_derivative_cdist_backward(grad):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
 
 
 def euclidean_ratio(grad, result):
     """grad / dist, 0 where dist is 0 (torch's _euclidean_dist_backward)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return where0(value(result) == 0, grad / result)
+        return masked_zero(grad / result, value(result) == 0)
 
 
 def euclidean_grad_x1(grad, x1, x2, result):
@@ -1430,8 +1471,15 @@ defderiv("linalg_cross(Tensor input, Tensor other, int dim)",
          input=lambda grad, other, dim: cross(other, grad, dim),
          other=lambda grad, self, dim: cross(grad, self, dim))
 defderiv("cdist(Tensor x1, Tensor x2, float p)", "CdistBackward0", ("p", "x1", "x2"),
-         x1=cdist_grad,
-         x2=cdist_grad_x2)
+         x1=lambda grad, x1, x2, p, result: cdist_backward(contiguous(grad), x1, x2, p, result),
+         x2=lambda grad, x1, x2, p, result: cdist_backward(
+             contiguous(transpose(grad)), x2, x1, p, contiguous(transpose(result))))
+# Its backward is an op of its own under create_graph=True, without a derivative (torch's
+# not_implemented("_cdist_backward")).
+defderiv("cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)",
+         "CdistBackwardBackward0", saves_tensors=False,
+         grad=no_derivative_cdist_backward, x1=no_derivative_cdist_backward,
+         x2=no_derivative_cdist_backward, cdist=no_derivative_cdist_backward)
 defderiv("euclidean_dist(Tensor x1, Tensor x2)", "EuclideanDistBackward0", ("x1", "x2"),
          x1=euclidean_grad_x1,
          x2=euclidean_grad_x2)
@@ -1509,13 +1557,25 @@ defderiv("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Sca
          self=lambda grad: zeros_like(grad))
 defderiv("glu(Tensor self, int dim)", "GluBackward0", ("self", "dim"),
          self=glu_grad)
+defderiv("glu_backward(Tensor grad_output, Tensor self, int dim)", "GluBackwardBackward0",
+         ("grad_output", "self", "dim"),
+         grad_output=glu_double_grad_output,
+         self=glu_double_grad_self)
 
 for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBackward0")):
     defderiv(f"{_op}(Tensor input, Tensor target, Tensor? weight, int reduction, "
              "SymInt ignore_index)",
              _node, ("self", "target", "weight", "reduction", "ignore_index", "total_weight"),
              nondiff=("target", "weight"),
-             input=nll_grad)
+             input=nll_loss_backward)
+    # Its backward is an op of its own under create_graph=True, as in torch.
+    defderiv(f"{_op}_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+             "int reduction, SymInt ignore_index, Tensor total_weight)",
+             _node.replace("Backward0", "BackwardBackward0"),
+             ("target", "weight", "reduction", "ignore_index"),
+             nondiff=("target", "weight", "total_weight"),
+             grad_output=nll_double_grad_output,
+             self=lambda grad: zeros_like(grad))
 defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
          "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
          nondiff=("weight",),
@@ -1530,14 +1590,24 @@ defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? w
          target=bce_logits_grad_target)
 defderiv("smooth_l1_loss(Tensor self, Tensor target, int reduction, float beta)",
          "SmoothL1LossBackward0", ("self", "target", "reduction", "beta"),
-         self=smooth_l1_grad,
+         self=smooth_l1_loss_backward,
          target=lambda grad, self, target, reduction, beta:
-             -smooth_l1_grad(grad, self, target, reduction, beta))
+             smooth_l1_loss_backward(grad, target, self, reduction, beta))
 defderiv("huber_loss(Tensor self, Tensor target, int reduction, float delta)",
          "HuberLossBackward0", ("self", "target", "reduction", "delta"),
-         self=huber_grad,
+         self=huber_loss_backward,
          target=lambda grad, self, target, reduction, delta:
-             -huber_grad(grad, self, target, reduction, delta))
+             huber_loss_backward(grad, target, self, reduction, delta))
+# Their backwards are ops of their own under create_graph=True (torch's double backwards).
+defderiv("smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
+         "int reduction, float beta)",
+         "SmoothL1LossBackwardBackward0", ("grad_output", "self", "target", "reduction", "beta"),
+         grad_output=smooth_l1_double_grad_output, self=smooth_l1_double_grad,
+         target=smooth_l1_double_target)
+defderiv("huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "
+         "float delta)",
+         "HuberLossBackwardBackward0", ("grad_output", "self", "target", "reduction", "delta"),
+         grad_output=huber_double_grad_output, self=huber_double_grad, target=huber_double_target)
 defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
          "Tensor? bias, float eps)",
          "NativeLayerNormBackward0",
@@ -1603,28 +1673,132 @@ def conv_bias_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dil
     return sum_dims(grad, (0,) + tuple(range(2, nd)))
 
 
-def flash_attention_grads(grad, mask, query, key, value, output, logsumexp, dropout_p,
+def conv_grads(grads, mask, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
+               transposed, output_padding, groups, input_sizes):
+    """The gradients of input, weight and bias, those in `mask`, from the output's gradient
+    grads[0]. Under create_graph=True they are the three outputs of one convolution_backward
+    op (ConvolutionBackwardBackward0), as in torch."""
+    grad = grads[0]
+    args = (bias_sym_sizes_opt, stride, padding, dilation, transposed, output_padding, groups)
+    if on_tensors(grad, input, weight):
+        grads = ops.convolution_backward(as_tensor(grad), as_tensor(input), as_tensor(weight),
+                                         *args)
+        return [g if mask >> i & 1 else None for i, g in enumerate(grads)]
+    return [conv_input_grad(grad, input, weight, *args, input_sizes) if mask & 1 else None,
+            conv_weight_grad(grad, input, weight, *args) if mask & 2 else None,
+            conv_bias_grad(grad, input, weight, *args) if mask & 4 else None]
+
+
+def conv_of(x, weight, stride, padding, dilation, output_padding, groups):
+    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors)."""
+    if on_tensors(x, weight):
+        return ops.convolution(as_tensor(x), as_tensor(weight), None, stride, padding, dilation,
+                               False, output_padding, groups)
+    st, pd, dl = _conv_geometry(np.shape(weight), stride, padding, dilation)
+    return conv(x, weight, st, pd, dl, groups)
+
+
+def conv_double_grads(grads, mask, grad_output, input, weight, stride, padding, dilation,
+                      transposed, output_padding, groups):
+    """torch's _convolution_double_backward: from the gradients ggI, ggW, ggb of
+    convolution_backward's three outputs, those of grad_output (conv(ggI, W) + conv(I, ggW)
+    + ggb), input (the input gradient of a convolution with ggW) and weight (the weight
+    gradient of a convolution of ggI)."""
+    ggi, ggw, ggb = grads
+    if on_tensors(grad_output, input, weight, ggi, ggw, ggb):
+        grad_output, input, weight = (as_tensor(t) for t in (grad_output, input, weight))
+        ggi, ggw, ggb = (None if g is None else as_tensor(g) for g in (ggi, ggw, ggb))
+    wshape = np.shape(value(weight))
+    st, pd, dl = _conv_geometry(wshape, stride, padding, dilation)
+    out = [None, None, None]
+    if mask & 1:
+        parts = []
+        if ggi is not None:
+            parts.append(conv_of(ggi, weight, stride, padding, dilation, output_padding, groups))
+        if ggw is not None:
+            parts.append(conv_of(input, ggw, stride, padding, dilation, output_padding, groups))
+        if ggb is not None:
+            shape = np.shape(value(grad_output))
+            parts.append(expand(reshape(ggb, (1, -1) + (1,) * (len(shape) - 2)), shape))
+        g = zeros_like(grad_output) if not parts else parts[0]
+        for p in parts[1:]:
+            g = g + p
+        out[0] = g
+    if mask & 2 and ggw is not None:
+        out[1] = conv_grad_input(grad_output, np.shape(value(input)), ggw, st, pd, dl, groups)
+    if mask & 4 and ggi is not None:
+        out[2] = conv_grad_weight(grad_output, ggi, wshape, st, pd, dl, groups)
+    return out
+
+
+def max_pool_input_grad(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+                        self_sizes):
+    if on_tensors(grad, self):
+        return ops.max_pool2d_with_indices_backward(
+            as_tensor(grad), as_tensor(self), kernel_size, stride, padding, dilation, ceil_mode,
+            as_tensor(result1))
+    return max_pool_grad(grad, self_sizes, result1)
+
+
+def max_pool_double_grad(grad, indices):
+    """torch's max_pool_double_backward: the gradient read back at each window's argmax."""
+    idx = value(indices)
+    shape = np.shape(idx)
+    lead = int(np.prod(shape[:-2]))
+    g = reshape(grad, (lead, -1))
+    return reshape(take(g, (np.arange(lead)[:, None], idx.reshape(lead, -1))), shape)
+
+
+def avg_pool_input_grad(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override, geometry):
+    if on_tensors(grad, self):
+        return ops.avg_pool2d_backward(as_tensor(grad), as_tensor(self), kernel_size, stride,
+                                       padding, ceil_mode, count_include_pad,
+                                       divisor_override, geometry)
+    return avg_pool_grad(grad, geometry)
+
+
+def adaptive_avg_pool_input_grad(grad, self, bins):
+    if on_tensors(grad, self):
+        return ops.adaptive_avg_pool2d_backward(as_tensor(grad), as_tensor(self), bins)
+    return matmul(matmul(transpose(bins[0]), grad), bins[1])
+
+
+def pad_input_grad(grad, self, padding, maps, op):
+    """`op` is the padding's own name (reflection_pad2d, ...): its backward op's row is
+    op + "_backward"."""
+    if on_tensors(grad, self):
+        return ops.pad_backward(as_tensor(grad), as_tensor(self), padding, maps, op)
+    return gather_pad_grad(grad, maps)
+
+
+def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, dropout_p,
                           is_causal, attn_mask, scale):
     """The gradients of softmax(q k^T * scale + mask) v w.r.t. q, k and v, from the saved
-    output and row log-sum-exp (the attention weights are recomputed, as torch's kernel
-    does). Under create_graph=True they are recorded as NotImplemented nodes, as in torch."""
-    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, output))
+    output (`result`) and row log-sum-exp (the attention weights are recomputed, as torch's
+    kernel does). Under create_graph=True they are recorded as the outputs of one
+    NotImplemented node, as in torch."""
+    g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, result))
     sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
     s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
-        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+        s = causal_fill(s)
     # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
-    p = np.exp(s - value_of(logsumexp)[..., None]).astype(q.dtype, copy=False)
+    # (In place on the fresh scores: the same arithmetic without temporaries.)
+    s -= value_of(logsumexp)[..., None]
+    p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
-    dp = np.matmul(g, np.swapaxes(v, -2, -1))
-    ds = p * (dp - np.sum(g * out, axis=-1, keepdims=True))
-    ds *= q.dtype.type(sc)
+    ds = np.matmul(g, np.swapaxes(v, -2, -1))
+    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    ds *= p
+    ds *= sc
     dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):
-        grads = list(ops.flash_attention_backward(grad, query, key, value, (dq, dk, dv)))
+        grads = list(ops.flash_attention_backward((grad, query, key, value, result),
+                                                  (dq, dk, dv)))
     else:
         grads = [dq, dk, dv]
     return [r if mask >> i & 1 else None for i, r in enumerate(grads)]
@@ -1634,7 +1808,7 @@ def value_of(x):
     return x._data if isinstance(x, Tensor) else x
 
 
-def no_derivative_flash_backward(grad):
+def no_derivative_flash_backward(grad, mask):
     raise RuntimeError("derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward"
                        " is not implemented")
 
@@ -1645,50 +1819,102 @@ defderiv("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride
          "ConvolutionBackward0",
          ("input", "weight", "bias_sym_sizes_opt", "stride", "padding", "dilation", "transposed",
           "output_padding", "groups", "input_sizes"), internal=("input_sizes",),
-         input=conv_input_grad,
-         weight=conv_weight_grad,
-         bias=conv_bias_grad)
+         # One formula for the three inputs (variadic); n_out=None keeps the row's count of
+         # inputs (3) for the arity checks, the formula then gets the list of one gradient.
+         variadic=True, n_out=None,
+         input=conv_grads, weight=conv_grads, bias=conv_grads)
+# The backward of convolution, recorded under create_graph=True: three outputs (the gradients
+# of input, weight and bias), one node.
+defderiv("convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+         "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+         "bool transposed, SymInt[] output_padding, SymInt groups)",
+         "ConvolutionBackwardBackward0",
+         ("grad_output", "input", "weight", "stride", "padding", "dilation", "transposed",
+          "output_padding", "groups"), n_out=3, variadic=True,
+         grad_output=conv_double_grads, input=conv_double_grads, weight=conv_double_grads)
 defderiv("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride, "
          "int[2] padding, int[2] dilation, bool ceil_mode)",
          "MaxPool2DWithIndicesBackward0",
          ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "result1",
           "self_sizes"), internal=("self_sizes",),
-         self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
-             self_sizes: max_pool_grad(grad, self_sizes, result1))
+         self=max_pool_input_grad)
 defderiv("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
          "bool ceil_mode, bool count_include_pad, int? divisor_override)",
          "AvgPool2DBackward0",
          ("self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
           "divisor_override", "geometry"), internal=("geometry",),
-         self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-             divisor_override, geometry: avg_pool_grad(grad, geometry))
+         self=avg_pool_input_grad)
 defderiv("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size)",
          "AdaptiveAvgPool2DBackward0", ("self", "bins"), internal=("bins",),
-         self=lambda grad, self, bins: matmul(matmul(transpose(bins[0]), grad), bins[1]))
+         self=adaptive_avg_pool_input_grad)
+# The backwards of pooling, recorded under create_graph=True: linear in grad_output (their
+# gradient is the pooling itself, or max_pool_double_backward's gather), constant in self.
+defderiv("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, "
+         "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, "
+         "Tensor indices)",
+         "MaxPool2DWithIndicesBackwardBackward0", ("indices",), nondiff=("indices",),
+         grad_output=max_pool_double_grad,
+         self=lambda grad: zeros_like(grad))
+defderiv("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+         "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, "
+         "int? divisor_override)",
+         "AvgPool2DBackwardBackward0",
+         ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+          "divisor_override"), saves_tensors=False,
+         grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+             divisor_override: forward_of(ops.avg_pool2d, grad, kernel_size, stride, padding,
+                                          ceil_mode, count_include_pad, divisor_override),
+         self=lambda grad: zeros_like(grad))
+defderiv("adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self)",
+         "AdaptiveAvgPool2DBackwardBackward0",
+         ("grad_output_sym_argsize_minus_2", "grad_output_sym_argsize_minus_1"),
+         saves_tensors=False,
+         grad_output=lambda grad, grad_output_sym_argsize_minus_2,
+             grad_output_sym_argsize_minus_1: forward_of(
+                 ops.adaptive_avg_pool2d, grad,
+                 (grad_output_sym_argsize_minus_2, grad_output_sym_argsize_minus_1)),
+         self=lambda grad: zeros_like(grad))
 defderiv("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value)",
          "ConstantPadNdBackward0", ("pad",), saves_tensors=False,
          self=lambda grad, pad: constant_pad(grad, [-p for p in pad]))
-defderiv("reflection_pad1d(Tensor self, SymInt[2] padding)",
-         "ReflectionPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("reflection_pad2d(Tensor self, SymInt[4] padding)",
-         "ReflectionPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("replication_pad1d(Tensor self, SymInt[2] padding)",
-         "ReplicationPad1DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
-defderiv("replication_pad2d(Tensor self, SymInt[4] padding)",
-         "ReplicationPad2DBackward0", ("self", "padding", "maps"), internal=("maps",),
-         self=lambda grad, self, padding, maps: gather_pad_grad(grad, maps))
+for _op, _node in (("reflection_pad1d", "ReflectionPad1D"), ("reflection_pad2d", "ReflectionPad2D"),
+                   ("replication_pad1d", "ReplicationPad1D"),
+                   ("replication_pad2d", "ReplicationPad2D")):
+    _size = 2 if _op.endswith("1d") else 4
+    defderiv(f"{_op}(Tensor self, SymInt[{_size}] padding)",
+             f"{_node}Backward0", ("self", "padding", "maps", "op"), internal=("maps", "op"),
+             self=pad_input_grad)
+    # The backward, recorded under create_graph=True: its gradient is the padding itself.
+    defderiv(f"{_op}_backward(Tensor grad_output, Tensor self, SymInt[{_size}] padding)",
+             f"{_node}BackwardBackward0", ("padding", "op"), internal=("op",),
+             saves_tensors=False,
+             grad_output=lambda grad, padding, op: forward_of(getattr(ops, op), grad, padding),
+             self=lambda grad: zeros_like(grad))
 # The CPU attention kernel torch 2.13 picks for 4-D float inputs without dropout and with a
 # mask that needs no gradient. Its one formula gives all three gradients (variadic), and is not
 # itself differentiable (torch records a NotImplemented node for create_graph=True).
 defderiv("scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
          "float dropout_p, bool is_causal, *, Tensor? attn_mask, float? scale)",
          "ScaledDotProductFlashAttentionForCpuBackward0",
-         ("query", "key", "value", "output", "logsumexp", "dropout_p", "is_causal",
-          "attn_mask", "scale"), variadic=True, nondiff=("attn_mask",),
+         ("query", "key", "value", "logsumexp", "dropout_p", "is_causal", "attn_mask",
+          "scale"), variadic=True, nondiff=("attn_mask",), result_name="output",
          query=flash_attention_grads, key=flash_attention_grads, value=flash_attention_grads)
+_BILINEAR = ((1, 3), (0,), (1, 2), (2, 3))     # bilinear's expand1, expand2, expand3, sumdim
+
+
+def trilinear_call(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    """_trilinear on Tensors (TrilinearBackward0 under create_graph=True, as torch's
+    _trilinear_backward), or its value on arrays."""
+    r = ops._trilinear(as_tensor(i1), as_tensor(i2), as_tensor(i3), expand1, expand2, expand3,
+                       sumdim)
+    return r if on_tensors(i1, i2, i3) else r._data
+
+
+def bilinear_arrays(grad, *xs):
+    """bilinear's layout on arrays: the matrix products below, not the general einsum."""
+    return not on_tensors(grad, *xs) and xs[-4:] == _BILINEAR
+
+
 def trilinear_mid(grad, i2):
     """sum_o grad[n, o] i2[o, i, j], as (N, I, J): shared by the gradients of i1 and i3."""
     o, i, j = np.shape(value(i2))
@@ -1696,11 +1922,15 @@ def trilinear_mid(grad, i2):
 
 
 def trilinear_i1_grad(grad, i2, i3, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i2, i3, expand1, expand2, expand3, sumdim):
+        return trilinear_call(grad, i2, i3, sumdim, expand2, expand3, expand1)
     mid = trilinear_mid(grad, i2)
     return reshape(matmul(mid, unsqueeze_dims(i3, (2,), 3)), np.shape(value(mid))[:2])
 
 
 def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i1, i3, expand1, expand2, expand3, sumdim):
+        return trilinear_call(i1, grad, i3, expand1, sumdim, expand3, expand2)
     n, i = np.shape(value(i1))
     j = np.shape(value(i3))[1]
     pairs = reshape(unsqueeze_dims(i1, (2,), 3) * unsqueeze_dims(i3, (1,), 3), (n, i * j))
@@ -1708,6 +1938,8 @@ def trilinear_i2_grad(grad, i1, i2, i3, expand1, expand2, expand3, sumdim):
 
 
 def trilinear_i3_grad(grad, i1, i2, expand1, expand2, expand3, sumdim):
+    if not bilinear_arrays(grad, i1, i2, expand1, expand2, expand3, sumdim):
+        return trilinear_call(i1, i2, grad, expand1, expand2, sumdim, expand3)
     mid = trilinear_mid(grad, i2)
     n, j = np.shape(value(mid))[0], np.shape(value(mid))[2]
     return reshape(matmul(unsqueeze_dims(i1, (1,), 3), mid), (n, j))
@@ -1721,12 +1953,12 @@ defderiv("trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand
 # torch's softmax for attention weights: a row masked out entirely (all -inf) gives zeros.
 defderiv("safe_softmax(Tensor self, int dim)", "SafeSoftmaxBackward0", ("dim",),
          self=softmax_grad)
-defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
-         "Tensor key, Tensor value)",
+# torch records the attention kernel's backward with its autograd fallback for ops without a
+# derivative: one NotImplemented node whose edges are the inputs that require grad only (of
+# grad_out, query, key, value and the forward's output), in that order.
+defderiv("scaled_dot_product_flash_attention_for_cpu_backward(Tensor[] tensors)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
-         n_out=None,
-         grad_out=no_derivative_flash_backward, query=no_derivative_flash_backward,
-         key=no_derivative_flash_backward, value=no_derivative_flash_backward)
+         tensors=no_derivative_flash_backward)
 
 
 # ----- Higher-order nodes ------------------------------------------------------------------

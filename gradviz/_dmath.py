@@ -106,6 +106,13 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
+def product(a, b):
+    """a * b, a Tensor product (MulBackward0, a's edge first) when either is a Tensor."""
+    if _t(a) or _t(b):
+        return _tensor(a) * _tensor(b)
+    return a * b
+
+
 def _tensor(x):
     return x if _t(x) else _make(np.asarray(x))
 
@@ -187,6 +194,13 @@ def scale(x, s):
     return x * s
 
 
+def divide_by(x, s):
+    """x / s for a Python number s; on Tensors torch's div(Tensor, Scalar) (DivBackward1)."""
+    if _t(x):
+        return ops.div_scalar(x, s)
+    return x / s
+
+
 def shift(x, s):
     """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
     if _t(x):
@@ -230,11 +244,29 @@ def fit_to(g, shape, dtype):
     return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
 
 
+def causal_fill(s):
+    """-inf above the diagonal of the last two dims of the array s (in place when s is a
+    writable array, as a fresh product is): the causal mask of the attention kernel and of its
+    backward, arrays only."""
+    above = ~np.tri(s.shape[-2], s.shape[-1], dtype=bool)
+    if type(s) is np.ndarray and s.flags.writeable:
+        np.copyto(s, -np.inf, where=above)
+        return s
+    return np.where(above, -np.inf, s)
+
+
 def zeros_like(x):
     """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
     if _t(x):
         return _make(np.zeros_like(x._data))
     return np.zeros_like(x)
+
+
+def ones_like(x):
+    """Ones shaped like x, without history (torch's ones_like(grad_output) in a formula)."""
+    if _t(x):
+        return _make(np.ones_like(x._data))
+    return np.ones_like(x)
 
 
 def maybe_multiply(x, s):
@@ -497,10 +529,10 @@ def cumsum(x, dim):
 
 
 def reverse_cumsum(x, dim):
-    """Sums from each position to the end along dim (the backward of cumsum). On Tensors it is
-    written total - cumsum + x, so that it stays differentiable without a flip op."""
+    """Sums from each position to the end along dim (the backward of cumsum): torch's
+    reversed_cumsum, x.flip(dim).cumsum(dim).flip(dim) (FlipBackward0 on Tensors)."""
     if _t(x):
-        return sum_dims(x, (dim,), keepdim=True) - ops.cumsum(x, dim) + x
+        return ops.flip(ops.cumsum(ops.flip(x, (dim,)), dim), (dim,))
     return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
 
 
@@ -575,7 +607,7 @@ def cat_grads(grads, sizes, shape, dim):
 
 
 def inverse(x):
-    return ops._linalg_inv_ex(x) if _t(x) else np.linalg.inv(x)
+    return ops.linalg_inv(x) if _t(x) else np.linalg.inv(x)
 
 
 # ----- Pointwise and special functions -----------------------------------------------------
@@ -650,7 +682,7 @@ def softmax_backward_data(grad, output, dim):
     """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
+        return output * (grad - np.add.reduce(grad * output, axis=dim, keepdims=True))
     return ops.softmax_backward_data(tt[0], tt[1], dim)
 
 
@@ -658,7 +690,8 @@ def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        return grad - np.exp(output) * np.sum(grad, axis=dim, keepdims=True)
+        # np.add.reduce is np.sum without its Python wrapper (this runs once per step)
+        return grad - np.exp(output) * np.add.reduce(grad, axis=dim, keepdims=True)
     return ops.log_softmax_backward_data(tt[0], tt[1], dim)
 
 
@@ -676,12 +709,104 @@ def slice_backward(grad, input_sizes, dim, start, end, step, key):
     return put(grad, input_sizes, key)
 
 
+def _tensors(*xs):
+    """Each of xs as a Tensor when any is one (create_graph), else None."""
+    if any(_t(x) for x in xs):
+        return [x if _t(x) else _make(np.asarray(x)) for x in xs]
+    return None
+
+
 def mse_loss_backward(grad, self, target, reduction):
     """2 (self - target) grad, over the element count for "mean"; MseLossBackwardBackward0
     on Tensors."""
-    if _t(grad) or _t(self) or _t(target):
-        return ops.mse_loss_backward(*[x if _t(x) else _make(np.asarray(x))
-                                       for x in (grad, self, target)], reduction)
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.mse_loss_backward(*tt, reduction)
     d = self - target
     g = 2 * d * grad
     return g / np.size(d) if reduction == 1 else g   # 1: torch's Reduction::Mean
+
+
+def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] at each sample's target class (divided by the total weight for the mean),
+    0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1.
+    NllLossBackwardBackward0 (NllLoss2DBackwardBackward0) on Tensors."""
+    if _t(grad) or _t(self):
+        return ops.nll_loss_backward(_tensor(grad), _tensor(self), target, weight, reduction,
+                                     ignore_index, total_weight)
+    c = self.shape[0] if self.ndim == 1 else self.shape[1]
+    t = value(target).reshape(-1).astype(np.int64, copy=False)
+    valid = t != ignore_index
+    if weight is None and self.ndim == 2 and reduction == 1 and valid.all():
+        # The common case (a batch of class indices, none ignored, the mean): the same values
+        # as below, -grad / total_weight at each target, without the selections.
+        out = np.zeros(self.shape, dtype=self.dtype)
+        out[np.arange(len(t)), t] = grad * -(self.dtype.type(1) / value(total_weight))
+        return out
+    safe = np.where(valid, t, 0)
+    w = valid.astype(self.dtype) if weight is None else value(weight)[safe] * valid
+    if reduction == 1:
+        # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(valid, w / value(total_weight), 0).astype(self.dtype, copy=False)
+    m = len(t)
+    out = np.zeros((m, c), dtype=self.dtype)
+    out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
+    if self.ndim == 1:
+        return out.reshape(c)
+    if self.ndim == 2:
+        return out
+    n, _, h, wd = self.shape
+    # contiguous, as torch's: the gradient's views (nll_loss_nd's reshape) stay views.
+    return np.ascontiguousarray(out.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
+
+
+def cdist_backward(grad, x1, x2, p, cdist):
+    """d cdist(x1, x2, p) / d x1 (torch's _cdist_backward): with d = x1_i - x2_j and
+    dist = cdist_ij, grad_ij * sign(d) |d|^(p-1) / dist^(p-1) summed over j, 0 where dist is
+    0; for p = inf only the coordinates where |d| = dist; for p = 0 zeros.
+    CdistBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, x1, x2, cdist)
+    if tt is not None:
+        return ops.cdist_backward(tt[0], tt[1], tt[2], p, tt[3])
+    if p == 0:
+        return np.zeros_like(x1)
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    d, g = cdist[..., None], grad[..., None]
+    if p == 1:
+        w = g * np.sign(diff)
+    elif p == np.inf:
+        w = g * np.sign(diff) * (np.abs(diff) == d)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 2:
+                w = np.where(d == 0, 0, g * diff / d)
+            else:
+                w = np.where(d == 0, 0, g * diff * np.abs(diff) ** (p - 2) / d ** (p - 1))
+    return w.sum(-2)
+
+
+def contiguous(x):
+    """x.contiguous() (CloneBackward0 when x is not) on Tensors; arrays as they are."""
+    return x.contiguous() if _t(x) else x
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    """(self - target) clamped to [-delta, delta], times grad, over the element count for
+    "mean"; HuberLossBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.huber_loss_backward(*tt, reduction, delta)
+    g = np.clip(self - target, -delta, delta) * grad
+    return g / np.size(g) if reduction == 1 else g
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    """(self - target) / beta clamped to [-1, 1] (its sign for beta 0), times grad, over the
+    element count for "mean"; SmoothL1LossBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.smooth_l1_loss_backward(*tt, reduction, beta)
+    z = self - target
+    g = (np.clip(z / beta, -1, 1) if beta else np.sign(z)) * grad
+    return g / np.size(g) if reduction == 1 else g

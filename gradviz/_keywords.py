@@ -1,7 +1,9 @@
 """The keyword forms torch's Python argument parser accepts on top of a function's own names.
 
 torch takes `input=` for the first tensor of any `torch.X`, the NumPy names `axis=` and
-`keepdims=` for `dim` and `keepdim`, and `out=` on `torch.X`. A forward here is written with
+`keepdims=` for `dim` and `keepdim`, and `out=` on `torch.X`; on `torch.X` it also takes NumPy's
+`x=`, `a=`, `x1=` for `input` and `x2=` for `other` (python_arg_parser.cpp's
+numpy_compatibility_arg_names). A forward here is written with
 torch's parameter names only; `with_keywords` wraps it so that these spellings reach it. The
 wrapper costs nothing more than a call on the ordinary path: the names are translated only when
 the call fails to bind (a TypeError before the forward runs, so nothing has happened yet).
@@ -20,6 +22,9 @@ import numpy as np
 __all__ = ["with_keywords"]
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+# NumPy's names torch's parser also takes on torch.X. Not on methods: there the input is the
+# tensor itself, and wrapping every method taking `other` would cost a call on a hot path.
+_NUMPY_ALIASES = {"x": "input", "a": "input", "x1": "input", "x2": "other"}
 
 
 def with_keywords(fn, name, method=False):
@@ -35,8 +40,10 @@ def with_keywords(fn, name, method=False):
     names = {p.name for p in params}
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     first = params[0].name if params and params[0].kind in positional else None
-    aliases = {a: d for a, d in _ALIASES.items() if d in names and a not in names}
     takes_input = not method and first == "self"
+    known = dict(_ALIASES) if method else {**_ALIASES, **_NUMPY_ALIASES}
+    named = names | {"input"} if takes_input else names
+    aliases = {a: d for a, d in known.items() if d in named and a not in names}
     takes_out = not method and "out" not in names
     if not (aliases or takes_input or takes_out):
         return fn

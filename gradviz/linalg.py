@@ -7,11 +7,17 @@ tensor(5.)
 tensor(6.)
 """
 
-from ._ops.linalg import linalg_cross as cross
-from ._ops.linalg import linalg_det as det
-from ._ops.linalg import linalg_inv as inv
-from ._ops.reductions import matrix_or_vector_norm as norm
-from ._ops.reductions import vector_norm
+from ._keywords import with_keywords
+from ._ops.linalg import linalg_cross, linalg_det, linalg_inv
+from ._ops.reductions import matrix_or_vector_norm, vector_norm as _vector_norm
+
+# As torch's parser takes them: parameters by torch's names (`A` for inv and det, `input` with
+# NumPy's `x=` for the others), `out=`, and the error names torch's kernels give.
+cross = with_keywords(linalg_cross, "linalg_cross")
+det = with_keywords(linalg_det, "_linalg_det")
+inv = with_keywords(linalg_inv, "linalg_inv_ex")
+norm = with_keywords(matrix_or_vector_norm, "linalg_norm")
+vector_norm = with_keywords(_vector_norm, "linalg_vector_norm")
 
 __all__ = ["cross", "det", "inv", "norm", "vector_norm"]
 

@@ -13,6 +13,11 @@ def _gelu_double(x):
     return g
 
 
+def _glu_double(x, g):
+    (gx,) = torch.autograd.grad(torch.nn.functional.glu(x), x, g, create_graph=True)
+    return gx
+
+
 P23 = [[0.2, 0.7, 0.4], [0.9, 0.35, 0.6]]      # probabilities
 T23 = [[0.1, 0.8, 0.5], [1.0, 0.0, 0.3]]
 
@@ -36,6 +41,31 @@ def _nll_weighted(x):
 def _nll2d(x):
     t = torch.tensor([[[1, 0], [2, 1]]])
     return torch.nn.functional.nll_loss(x.reshape(1, 3, 2, 2), t, reduction="none")
+
+
+def _loss_grads(loss, **kwargs):
+    """Both gradients of a loss with create_graph=True: each its backward op's own node
+    (HuberLossBackwardBackward0, ...)."""
+    def example(x, y):
+        out = getattr(torch.nn.functional, loss)(x, y, **kwargs)
+        return torch.stack(torch.autograd.grad(out, (x, y), create_graph=True))
+    return example
+
+
+def _nll_grad(x):
+    """nll_loss's gradient with create_graph=True: its backward op's own node."""
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+    loss = torch.nn.functional.nll_loss(x, torch.tensor([2, -100]), weight=w)
+    (g,) = torch.autograd.grad(loss, x, create_graph=True)
+    return g * x
+
+
+def _nll2d_grad(x, gout):
+    """With the incoming gradient gout differentiable too (its formula is nll_loss itself)."""
+    t = torch.tensor([[[1, 0], [2, 1]]])
+    loss = torch.nn.functional.nll_loss(x.reshape(1, 3, 2, 2), t, reduction="none")
+    (g,) = torch.autograd.grad(loss, x, gout.reshape(1, 2, 2), create_graph=True)
+    return g * x
 
 
 X234 = [[[0.3, -1.2, 2.1, 0.5], [1.1, 0.4, -0.6, -2.3], [0.2, 0.9, -0.4, 1.6]],
@@ -98,15 +128,22 @@ EXAMPLES = {
     "leaky_relu_backward": (_leaky_relu_double, (A3,), {}),
     "hardtanh_backward": (_hardtanh_double, (A3,), {}),
     "glu": (lambda x: torch.nn.functional.glu(x), (M24,), {}),
+    "glu_backward": (_glu_double, (M24, [[0.5, -1.3], [0.8, 0.2]]), {}),
     "nll_loss": (_nll_weighted, (M23,), {}),
     "nll_loss2d": (_nll2d, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9, -0.4, 1.6],),
                    {}),
+    "nll_loss_backward": (_nll_grad, (M23,), {}),
+    "nll_loss2d_backward": (_nll2d_grad, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9,
+                                           -0.4, 1.6], [0.7, -0.3, 1.2, 0.4]), {}),
     "binary_cross_entropy": (_bce, (P23, T23), {}),
     "binary_cross_entropy_with_logits": (_bce_logits, (M23, T23), {}),
     "smooth_l1_loss": (lambda x, y: torch.nn.functional.smooth_l1_loss(x, y, beta=0.5),
                        (M23, T23), {}),
     "huber_loss": (lambda x, y: torch.nn.functional.huber_loss(x, y, delta=0.5), (M23, T23),
                    {}),
+    "smooth_l1_loss_backward": (_loss_grads("smooth_l1_loss", beta=0.5), (M23, T23), {}),
+    "huber_loss_backward": (_loss_grads("huber_loss", delta=0.5, reduction="sum"), (M23, T23),
+                            {}),
     "native_layer_norm": (lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b),
                           (X234, [0.5, 1.5, -1.0, 2.0], [0.1, -0.2, 0.3, 0.0]), {}),
     "native_batch_norm": (_batch_norm, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),

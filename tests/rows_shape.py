@@ -43,9 +43,20 @@ EXAMPLES = {
     "addmv": (lambda b, m, v: torch.addmv(b, m, v, beta=2), (A3, M34, [0.5, -1.0, 2.0, 0.3]),
               {}),
     "linalg_cross": (lambda x, y: torch.linalg.cross(x, y), (M33, [A3]), {}),
-    "cdist": (lambda x, y: torch.cdist(x, y), (M34, [[0.5, 0.1, -0.3, 1.0]]), {}),
+    "cdist": (lambda x, y: torch.cdist(x, y), (M34, [[0.5, 0.1, -0.3, 1.0]]), {"second": False}),
     "euclidean_dist": (lambda x, y: torch.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
                        (M34, [[0.5, 0.1, -0.3, 1.0], [1.5, -0.4, 0.2, 0.0]]), {}),
     "linalg_inv_ex": (lambda x: torch.linalg.inv(x), (M33,), {}),
     "linalg_det": (lambda x: torch.det(x), (M33,), {}),
+}
+
+def _cdist_grad(x):
+    """cdist's gradient under create_graph=True: CdistBackwardBackward0, not differentiable."""
+    x1 = x.reshape(3, 1)
+    d = torch.cdist(x1, torch.tensor([[0.5], [-1.0]], dtype=x.dtype))
+    return torch.autograd.grad(d.sum(), x1, create_graph=True)[0]
+
+
+NO_DERIVATIVE = {
+    "cdist_backward": (_cdist_grad, "the derivative for '_cdist_backward' is not implemented"),
 }

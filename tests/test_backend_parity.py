@@ -290,3 +290,102 @@ def test_check_inplace_finds_the_same(name):
     assert view(found["torch"]) == view(found["gradviz"])
     assert [(w["kind"], w["tensor"], w["line"]) for w in found["torch"]["warnings"]] == \
         [(w["kind"], w["tensor"], w["line"]) for w in found["gradviz"]["warnings"]]
+
+
+# ----- explain and gradcheck give the same document on both backends --------------------------
+
+# Examples whose every named tensor is explained on both backends (one run of the file per
+# tensor and backend: a few small examples keep the test fast).
+EXPLAINED = ["hooks_marked.py", "mul_chain_backward.py", "no_grad_and_detach.py",
+             "relu_zero_grad.py", "retain_graph_accumulate.py"]
+
+# (example, tensor) -> why explain's causes differ; its .grad, the gradient it computed and the
+# path are compared all the same.
+_UPSTREAM_HOOK = ("a hook of another tensor that changed the gradient on its way to NAME "
+                  "('hooks above x changed the gradient') is named on the core only: on torch "
+                  "a hook is found at NAME's own node, by what reached it against what was sent")
+EXPLAIN_DIFFERENCES = {
+    ("hooks_marked.py", "x"): _UPSTREAM_HOOK,
+    ("hooks_marked.py", "w"): _UPSTREAM_HOOK,
+}
+
+
+@pytest.mark.parametrize("name", EXPLAINED)
+def test_explain_gives_the_same_document_for_every_named_tensor(name):
+    from gradviz.inspect.explain import explain
+    torch.set_num_threads(1)
+    path = os.path.join(EXAMPLES, name)
+    run = run_file(path)
+    # the file's own names (a hook's locals are named only while the hook's frame is kept)
+    tensors = [n for n in run.names() if not run.made_in_function(n)]
+    assert tensors
+    for tensor in tensors:
+        docs = {}
+        for backend in ("gradviz", "torch"):
+            _seed()
+            docs[backend] = explain(path, tensor, backend=backend)
+        gv, tc = docs["gradviz"], docs["torch"]
+        assert _close(tc.pop("grad"), gv.pop("grad")), tensor
+        assert _close(tc.pop("computed"), gv.pop("computed")), tensor
+        if (name, tensor) in EXPLAIN_DIFFERENCES:
+            assert [c["kind"] for c in gv["causes"]] == ["hook"], tensor
+            gv.pop("causes"), tc.pop("causes")
+        assert tc == gv, tensor
+
+
+# Examples checked by gradcheck on both backends (at most 4 elements a leaf): a match, a
+# broadcast, module parameters, a data-dependent branch, autograd.grad, and a file that
+# raised. (Training loops fail on both, their optimizer having edited the weights in place;
+# tests/test_gradcheck.py checks backward_failed on both.)
+GRADCHECKED = ["broadcast_grad_shape.py", "dynamic_if_abs.py", "inplace_version_error.py",
+               "mul_chain_backward.py", "nn_module_parameters.py", "second_derivative.py",
+               "softmax_cross_entropy.py"]
+
+# What may differ in a gradcheck document, with the reason.
+GRADCHECK_DIFFERENCES = {
+    "max_abs_error": "the finite differences' rounding error (about 1e-9 in float64) depends on "
+                     "the order of each backend's float sums; the verdicts do not",
+    "max_rel_error": "as max_abs_error",
+    "worst": "the element with the largest rounding error (as max_abs_error); its analytic "
+             "value is compared",
+    "error text": "an in-place version error names the saved tensor's op differently (the "
+                  "torch tracer checks versions itself, torch skips the check for hooked saved "
+                  "tensors): the words before the tensor ('[torch.DoubleTensor ...') are "
+                  "compared",
+}
+
+
+def _version_words(text):
+    return None if text is None else text.split(" [torch.")[0]
+
+
+def _gradcheck_view(doc):
+    doc = dict(doc, message=_version_words(doc["message"]))
+    if doc["error"] is not None:
+        doc["error"] = dict(doc["error"], message=_version_words(doc["error"]["message"]))
+    roots = []
+    for r in doc["roots"]:
+        leaves = [{k: v for k, v in lf.items() if k not in GRADCHECK_DIFFERENCES}
+                  for lf in r["leaves"]]
+        roots.append(dict(r, error=_version_words(r["error"]), leaves=leaves))
+    doc["roots"] = roots
+    return doc
+
+
+@pytest.mark.parametrize("name", GRADCHECKED)
+def test_gradcheck_gives_the_same_document(name):
+    from gradviz.inspect.gradcheck import gradcheck_file
+    torch.set_num_threads(1)        # as _documents: torch's thread pool on busy cores
+    path = os.path.join(EXAMPLES, name)
+    docs = {}
+    for backend in ("gradviz", "torch"):
+        _seed()
+        docs[backend] = gradcheck_file(path, max_elements=4, backend=backend)
+    gv, tc = docs["gradviz"], docs["torch"]
+    assert list(tc) == list(gv)
+    assert _gradcheck_view(tc) == _gradcheck_view(gv)
+    for a, b in zip(gv["roots"], tc["roots"]):
+        for la, lb in zip(a["leaves"], b["leaves"]):
+            assert (la["worst"] is None) == (lb["worst"] is None)
+            if la["worst"] is not None:
+                assert _close(lb["worst"]["analytic"], la["worst"]["analytic"])

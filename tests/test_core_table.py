@@ -224,7 +224,7 @@ def test_second_derivative_matches_finite_differences(op):
 def test_entries_without_derivative_fail_in_backward(op):
     fn, message = NO_DERIVATIVE[op]
     y = fn(t(P3))
-    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+    assert y.grad_fn.name() == DERIVATIVES[op].display
     with pytest.raises(RuntimeError, match=message):
         y.sum().backward()
 

@@ -245,3 +245,33 @@ def test_nan_found_on_a_branch_the_shown_path_does_not_take():
                                    "produced it first") and c["line"] == 5
     tr = run_file(where("explain_t_nan_branch"), backend="torch")
     assert r["grad"] == ["inf", 2.25] and tr.tensor("x").grad.tolist() == [float("inf"), 2.25]
+
+
+# ----- explain --backend torch: the same document, read off the torch run ---------------------
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_explain_on_torch_gives_the_same_document(case):
+    _, file, name, root, kinds, _ = case
+    path = where(file)
+    on_torch = explain(path, name, root=root, backend="torch")
+    assert [c["kind"] for c in on_torch["causes"]] == kinds
+    assert on_torch == explain(path, name, root=root)
+
+
+def test_explain_command_on_torch_prints_the_same_sentences():
+    from click.testing import CliRunner
+    from gradviz_cli.main import cli
+    path = os.path.join(EXAMPLES, "relu_zero_grad.py")
+    out = {}
+    for backend in ("gradviz", "torch"):
+        r = CliRunner(env={"COLUMNS": "200"}).invoke(
+            cli, ["explain", path, "x", "--root", "loss", "--backend", backend, "--no-color"],
+            catch_exceptions=False)
+        assert r.exit_code == 0
+        out[backend] = r.stdout
+    assert out["torch"] == out["gradviz"]
+    assert "- the gradient reaching 'x' is zero in 2 of 4 elements: ReluBackward0 (out) " \
+        "turned a non-zero gradient into zeros" in out["torch"]
+    r = CliRunner().invoke(cli, ["explain", where("explain_t_raises"), "x", "--backend",
+                                 "torch", "--json"], catch_exceptions=False)
+    assert r.exit_code == 1 and '"kind": "file_raised"' in r.stdout

@@ -264,3 +264,63 @@ def test_an_empty_leaf_is_skipped_not_passed():
                                                         "'x' has no elements to move")
     assert w["status"] == "pass"
     assert doc["message"] == "all gradients match (1 element checked); not checked: x (see above)"
+
+
+# ----- --backend torch: the same check, every run on PyTorch --------------------------------
+
+# What differs on torch, with the reason; anything else in the document must be equal.
+TORCH_DIFFERENCES = {
+    "gradcheck_backward_fails": "the torch tracer's message for a saved tensor edited in place "
+                                "does not say whose output it is when it is the op's own result "
+                                "(', which is output 0 of Exp,'): only the error's words up to "
+                                "that point are compared",
+}
+
+
+def _without_error_detail(doc):
+    for r in doc["roots"]:
+        if r["error"]:
+            r["error"] = r["error"].split(" [")[0]
+    return doc
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES] + [
+    "raises", "syntax_error", "gradcheck_empty_leaf", "gradcheck_hooks_print"])
+def test_torch_backend_gives_the_same_document_and_final_line(name):
+    pytest.importorskip("torch")
+    core = gradcheck_file(path(name))
+    on_torch = gradcheck_file(path(name), backend="torch")
+    if name in TORCH_DIFFERENCES:
+        core, on_torch = _without_error_detail(core), _without_error_detail(on_torch)
+    assert on_torch == core
+    r = invoke(path(name), "--backend", "torch")
+    assert r.exit_code == (0 if core["passed"] else 1)
+    assert last_line(r) == core["message"]
+
+
+def test_torch_backend_keeps_the_graph_of_a_file_that_called_backward():
+    # the file's loss.backward() frees the graph on torch: the check re-runs it with
+    # retain_graph=True so that the analytic gradient can still be taken
+    pytest.importorskip("torch")
+    doc = gradcheck_file(os.path.join(EXAMPLES, "mul_chain_backward.py"), backend="torch")
+    assert doc["verdict"] == "match" and doc["passed"]
+    assert [lf["name"] for r in doc["roots"] for lf in r["leaves"]] == \
+        [lf["name"] for r in gradcheck_file(os.path.join(EXAMPLES, "mul_chain_backward.py"))[
+            "roots"] for lf in r["leaves"]]
+
+
+def test_torch_backend_validates_eps_first():
+    pytest.importorskip("torch")
+    r = CliRunner().invoke(cli, ["gradcheck", path("gradcheck_curved"), "--backend", "torch",
+                                 "--eps", "0"])
+    assert r.exit_code == 2
+    assert "--eps must be a finite number greater than 0, got 0.0" in r.stderr
+
+
+@pytest.mark.parametrize("command", [["gradcheck", path("gradcheck_curved")],
+                                     ["explain", path("gradcheck_curved"), "x"]])
+def test_torch_backend_without_torch_is_a_usage_error(monkeypatch, command):
+    import sys
+    monkeypatch.setitem(sys.modules, "torch", None)      # `import torch` raises ImportError
+    r = CliRunner().invoke(cli, [*command, "--backend", "torch"])
+    assert r.exit_code == 2 and "pip install torch==2.13.0" in r.stderr

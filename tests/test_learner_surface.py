@@ -56,7 +56,30 @@ KEYWORDS = {
     "std_axis": lambda t: _m(t).std(axis=0),
     "softmax_input_dim": lambda t: t.softmax(input=_m(t), dim=1),
     "axis_and_dim": lambda t: _m(t).sum(axis=0, dim=1),
+    # NumPy's names for input and other, which torch's parser takes on torch.X
+    "exp_x": lambda t: t.exp(x=_m(t)),
+    "sum_a": lambda t: t.sum(a=_m(t), axis=0),
+    "add_x1_x2": lambda t: t.add(x1=_m(t), x2=_m(t)),
+    # torch.inverse / torch.det take `input`; torch.linalg.inv / det take `A`
+    "inverse_input": lambda t: t.inverse(input=_m2(t)),
+    "det_input": lambda t: t.det(input=_m2(t)),
+    "linalg_inv_A": lambda t: t.linalg.inv(A=_m2(t)),
+    "linalg_inv_out": lambda t: t.linalg.inv(_m2(t), out=t.empty(2, 2)),
+    "linalg_inv_out_grad": lambda t: t.linalg.inv(_m2(t).requires_grad_(), out=t.empty(2, 2)),
+    "linalg_det_A": lambda t: t.linalg.det(A=_m2(t)),
+    "linalg_det_out_grad": lambda t: t.linalg.det(_m2(t).requires_grad_(), out=t.empty(())),
+    "linalg_norm_input": lambda t: t.linalg.norm(input=_m2(t)),
+    "linalg_norm_x": lambda t: t.linalg.norm(x=_m2(t), dim=1),
+    "vector_norm_x": lambda t: t.linalg.vector_norm(x=_m2(t), ord=1),
+    "vector_norm_input": lambda t: t.linalg.vector_norm(input=_m2(t)),
+    "linalg_cross_x1_x2": lambda t: t.linalg.cross(x1=t.ones(3), x2=t.arange(3.0)),
+    "linalg_cross_out": lambda t: t.linalg.cross(t.ones(3), t.arange(3.0), out=t.empty(3)),
+    "inverse_grad_fn": lambda t: t.inverse(input=_m2(t).requires_grad_()).grad_fn.name(),
 }
+
+
+def _m2(torch):
+    return torch.tensor([[2.0, 1.0], [1.0, 3.0]])
 
 
 @pytest.mark.parametrize("name", sorted(KEYWORDS))
@@ -69,6 +92,25 @@ def test_an_unknown_keyword_is_still_a_type_error():
     for torch in (gradviz, real):
         with pytest.raises(TypeError):
             _m(torch).sum(axes=0)
+
+
+# Keywords torch refuses: a TypeError on both (Python's wording is not torch's parser's).
+WRONG_KEYWORDS = {
+    "x_and_input": lambda t: t.exp(_m(t), x=_m(t)),
+    "inverse_A": lambda t: t.inverse(A=_m2(t)),
+    "det_A": lambda t: t.det(A=_m2(t)),
+    "linalg_inv_input": lambda t: t.linalg.inv(input=_m2(t)),
+    "linalg_det_input": lambda t: t.linalg.det(input=_m2(t)),
+    "linalg_norm_A": lambda t: t.linalg.norm(A=_m2(t)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_KEYWORDS))
+def test_keywords_torch_refuses_are_type_errors(name):
+    real = pytest.importorskip("torch")
+    for torch in (gradviz, real):
+        with pytest.raises(TypeError):
+            WRONG_KEYWORDS[name](torch)
 
 
 # ----- out= ---------------------------------------------------------------------------------
@@ -205,8 +247,40 @@ def _lazy_conv1d(torch):
     return conv(torch.ones(1, 3, 5)), conv.weight
 
 
+def _lazy_batchnorm2d(torch):
+    torch.manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.LazyConv2d(3, 3), torch.nn.LazyBatchNorm2d(),
+                              torch.nn.ReLU())
+    before = repr(net), [n for n, _ in net.named_parameters()], list(net.state_dict())
+    x = torch.randn(2, 2, 5, 5)
+    out = net(x)
+    net.eval()
+    return (before, repr(net), type(net[1]).__name__, out, net(x), list(net.state_dict().items()),
+            [(n, p) for n, p in net.named_parameters()])
+
+
+def _lazy_batchnorm1d_options(torch):
+    layers = [torch.nn.LazyBatchNorm1d(affine=False), torch.nn.LazyBatchNorm1d(bias=False),
+              torch.nn.LazyBatchNorm1d(track_running_stats=False, momentum=None, eps=0.1),
+              torch.nn.LazyBatchNorm1d(affine=False, track_running_stats=False)]
+    x = torch.arange(24.0).reshape(4, 3, 2).sin()
+    return [(layer(x), repr(layer), list(layer.state_dict().items())) for layer in layers]
+
+
+def _lazy_batchnorm3d(torch):
+    bn = torch.nn.LazyBatchNorm3d(momentum=0.5)
+    x = torch.arange(48.0).reshape(2, 3, 2, 2, 2).cos()
+    return bn(x), bn(x * 2), bn.running_mean, bn.running_var, bn.num_batches_tracked, repr(bn)
+
+
+def _lazy_batchnorm_wrong_dims(torch):
+    return torch.nn.LazyBatchNorm1d()(torch.ones(2, 3, 4, 5))
+
+
 LAZY = {f.__name__: f for f in (_lazy_linear, _lazy_linear_no_bias, _lazy_conv2d,
-                                _lazy_conv2d_unbatched_groups, _lazy_conv1d)}
+                                _lazy_conv2d_unbatched_groups, _lazy_conv1d, _lazy_batchnorm2d,
+                                _lazy_batchnorm1d_options, _lazy_batchnorm3d,
+                                _lazy_batchnorm_wrong_dims)}
 
 
 @pytest.mark.parametrize("name", sorted(LAZY))

@@ -2,8 +2,8 @@
 
 import click
 
-from ..common import (arg_option, file_argument, json_option, library_errors, no_color_option,
-                      print_result)
+from ..common import (arg_option, backend_option, file_argument, json_option, library_errors,
+                      no_color_option, print_result)
 
 
 @click.command()
@@ -13,9 +13,10 @@ from ..common import (arg_option, file_argument, json_option, library_errors, no
 @click.option("--root", metavar="ROOT", help="The root backward runs from (default: the one "
                                              "the file used, or the first root).")
 @json_option
+@backend_option
 @arg_option
 @no_color_option
-def explain(file, name, file_args, root, as_json, args_opt, no_color):
+def explain(file, name, file_args, root, as_json, backend, args_opt, no_color):
     """Explain in plain sentences why NAME's gradient is what it is.
 
     Runs FILE (and computes the gradient from ROOT afterwards when the file did not, without
@@ -24,15 +25,18 @@ def explain(file, name, file_args, root, as_json, args_opt, no_color):
     called or called on another root, autograd.grad used instead of backward, a zero or NaN
     gradient and the node that made it, backward calls summed since the last zero_grad(),
     hooks, .grad edited or set to None afterwards. NAME may be a %N name from the tables.
-    Exit 1 when the file raised (the error and its line come first).
+    Exit 1 when the file raised (the error and its line come first). With --backend torch
+    the file runs on PyTorch and every sentence is read off that run.
 
     \b
     Examples:
       gradviz explain examples/relu_zero_grad.py x --root loss
       gradviz explain examples/mul_chain_backward.py c
       gradviz explain examples/no_grad_and_detach.py y_detached --json
+      gradviz explain examples/relu_zero_grad.py x --root loss --backend torch
     """
     from gradviz.inspect.explain import explain as run_explain
     with library_errors():
-        result = run_explain(file, name, root=root, argv=list(args_opt) + list(file_args))
+        result = run_explain(file, name, root=root, argv=list(args_opt) + list(file_args),
+                             backend=backend)
     print_result(result, 1 if result["error"] else 0, as_json, no_color, "print_explain")

@@ -2,8 +2,8 @@
 
 import click
 
-from ..common import (arg_option, file_argument, json_option, library_errors, no_color_option,
-                      print_result)
+from ..common import (arg_option, backend_option, file_argument, json_option, library_errors,
+                      no_color_option, print_result)
 
 
 @click.command()
@@ -16,9 +16,10 @@ from ..common import (arg_option, file_argument, json_option, library_errors, no
 @click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance.")
 @click.option("--rtol", default=1e-3, show_default=True, type=float, help="Relative tolerance.")
 @json_option
+@backend_option
 @arg_option
 @no_color_option
-def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, args_opt,
+def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, backend, args_opt,
               no_color):
     """Check every gradient reaching a named leaf of the root numerically.
 
@@ -28,14 +29,17 @@ def gradcheck(file, file_args, root, max_elements, eps, atol, rtol, as_json, arg
     Prints a table per leaf, then one verdict. Exit 0 only when every checked gradient
     matches; exit 1 when the file raised, backward failed, a gradient mismatched, a value was
     nan or inf, or the point is not differentiable (the one-sided differences disagree).
+    With --backend torch every run, and the analytic gradient, is PyTorch's (in float64).
 
     \b
     Examples:
       gradviz gradcheck examples/manual_derivative_x2_exp.py
       gradviz gradcheck examples/broadcast_grad_shape.py --root loss --max-elements 8
+      gradviz gradcheck examples/manual_derivative_x2_exp.py --backend torch
     """
     from gradviz.inspect.gradcheck import gradcheck_file
     with library_errors():
         result = gradcheck_file(file, argv=list(args_opt) + list(file_args), root=root,
-                                max_elements=max_elements, eps=eps, atol=atol, rtol=rtol)
+                                max_elements=max_elements, eps=eps, atol=atol, rtol=rtol,
+                                backend=backend)
     print_result(result, 0 if result["passed"] else 1, as_json, no_color, "print_gradcheck")

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._derivatives import elu_grad, log_sigmoid_grad, softplus_grad
+from .._derivatives import elu_grad, glu_grad, log_sigmoid_grad, softplus_grad
 from .._dmath import gelu_derivative, np_erf
 from .._registry import records
 from .._tensor import _make
@@ -229,3 +229,10 @@ def glu(self, dim=-1):
     a = _float_input(self, "glu_cpu")
     first, second = np.split(a, 2, axis=d)
     return _unary(D["glu"], self, first * _np_sigmoid(second), (dim,))
+
+
+@records("glu_backward")
+def glu_backward(grad_output, self, dim):
+    """glu's gradient as an op (GluBackwardBackward0), as torch records it under
+    create_graph=True."""
+    return _backward_op(D["glu_backward"], glu_grad, grad_output, self, (dim,))

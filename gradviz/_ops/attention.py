@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._dmath import causal_fill
 from .._registry import records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record, record_outputs
@@ -26,9 +27,17 @@ _NOT_YET = ("gradviz: torch.nn.functional.scaled_dot_product_attention({}) is no
 
 def _softmax_rows(s):
     """softmax over the last dim and its log-sum-exp; a row masked out entirely gives zeros
-    (torch's safe softmax) and a log-sum-exp of 0."""
-    m = np.max(s, axis=-1, keepdims=True)
+    (torch's safe softmax) and a log-sum-exp of 0. `s` is a temporary: it may be overwritten."""
+    m = np.maximum.reduce(s, axis=-1, keepdims=True)
     finite = np.isfinite(m)
+    if finite.all():
+        # No row masked out entirely (always so under is_causal): the same arithmetic in
+        # place, without the selections below.
+        e = np.exp(np.subtract(s, m, out=s), out=s)
+        total = np.add.reduce(e, axis=-1, keepdims=True)
+        p = np.divide(e, total, out=e)
+        lse = np.add(np.log(total), m, out=total)[..., 0]
+        return p.astype(s.dtype, copy=False), lse.astype(s.dtype, copy=False)
     m = np.where(finite, m, 0)
     e = np.exp(s - m)
     total = np.sum(e, axis=-1, keepdims=True)
@@ -43,7 +52,8 @@ def _softmax_rows(s):
 def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, scale=None):
     q, k, v = query._data, key._data, value._data
     sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    s = np.matmul(q, np.swapaxes(k, -2, -1))
+    s *= q.dtype.type(sc)
     mask = None
     if attn_mask is not None:
         m = attn_mask._data
@@ -57,25 +67,25 @@ def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, sc
         mask = _make(m)
         s = s + m
     if is_causal:
-        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+        s = causal_fill(s)
     p, lse = _softmax_rows(s)
     out = _make(np.matmul(p, v))
     if _needs(query, key, value):
         record(D["scaled_dot_product_flash_attention_for_cpu"], out, (query, key, value),
-               (query, key, value, out.detach(), _make(lse), float(dropout_p), is_causal, mask,
-                scale))
+               (query, key, value, _make(lse), float(dropout_p), is_causal, mask, scale))
     return out
 
 
 @records("scaled_dot_product_flash_attention_for_cpu_backward")
-def flash_attention_backward(grad_out, query, key, value, results):
+def flash_attention_backward(tensors, results):
     """The gradients of the attention kernel under create_graph=True: torch records them as
-    the outputs of one node without a derivative (NotImplemented, failing if differentiated).
-    (torch's node also has an edge to the forward's output; gradviz's has the four inputs.)"""
+    the outputs of one node without a derivative (NotImplemented, failing if differentiated),
+    whose edges are those of `tensors` (grad_out, query, key, value, output) that require
+    grad."""
     outs = [_make(r) for r in results]
-    if _needs(grad_out, query, key, value):
-        record_outputs(D["scaled_dot_product_flash_attention_for_cpu_backward"], outs,
-                       (grad_out, query, key, value))
+    needed = [t for t in tensors if t is not None and t._rg]
+    if _needs(*needed):
+        record_outputs(D["scaled_dot_product_flash_attention_for_cpu_backward"], outs, needed)
     return outs
 
 

@@ -15,16 +15,40 @@ from .views import view
 _C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long"}
 
 
+_BILINEAR = ((1, 3), (0,), (1, 2), (2, 3))     # bilinear's expand1, expand2, expand3, sumdim
+
+
 @records("trilinear")
-def _trilinear(i1, i2, i3):
-    """out[n, o] = sum_ij i1[n, i] i2[o, i, j] i3[n, j]: torch's _trilinear with bilinear's
-    expand1=[1, 3], expand2=[0], expand3=[1, 2], sumdim=[2, 3]."""
+def _trilinear(i1, i2, i3, expand1=(1, 3), expand2=(0,), expand3=(1, 2), sumdim=(2, 3)):
+    """torch's _trilinear: i1, i2 and i3 unsqueezed at expand1, expand2, expand3 (to a common
+    number of dims), multiplied, and summed over sumdim. bilinear's (the defaults) is
+    out[n, o] = sum_ij i1[n, i] i2[o, i, j] i3[n, j]; its gradients are _trilinear again, with
+    the dims permuted (torch's _trilinear_backward)."""
     a, w, b = i1._data, i2._data, i3._data
-    out = _make(np.einsum("ni,oij,nj->no", a, w, b, optimize=True).astype(a.dtype, copy=False))
+    dims = tuple(tuple(d) for d in (expand1, expand2, expand3, sumdim))
+    if dims == _BILINEAR:
+        r = np.einsum("ni,oij,nj->no", a, w, b, optimize=True)
+    else:
+        r = _trilinear_array(a, w, b, *dims)
+    out = _make(r.astype(a.dtype, copy=False))
     if _needs(i1, i2, i3):
-        record(D["trilinear"], out, (i1, i2, i3),
-               (i1, i2, i3, (1, 3), (0,), (1, 2), (2, 3)))
+        record(D["trilinear"], out, (i1, i2, i3), (i1, i2, i3) + dims)
     return out
+
+
+def _trilinear_array(a, b, c, expand1, expand2, expand3, sumdim):
+    n = a.ndim + len(expand1)
+    letters = "abcdefghijklmnopqrstuvwxyz"[:n]
+    ins = ["".join(letters[d] for d in range(n) if d not in e)
+           for e in (expand1, expand2, expand3)]
+    kept = [letters[d] for d in range(n) if d not in sumdim]
+    present = set("".join(ins))
+    r = np.einsum(f"{','.join(ins)}->{''.join(k for k in kept if k in present)}", a, b, c,
+                  optimize=True)
+    for k, letter in enumerate(kept):
+        if letter not in present:       # a dim no input has: size 1
+            r = np.expand_dims(r, k)
+    return r
 
 
 @export("bilinear", tensor=False)

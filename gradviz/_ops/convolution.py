@@ -8,11 +8,12 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._derivatives import conv_bias_grad, conv_input_grad, conv_weight_grad
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, records
 from .._tensor import Tensor, _make
 from .._windows import conv
-from ..autograd.formula import record
+from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
 from .views import squeeze, unsqueeze
 
@@ -106,6 +107,23 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 tuple(padding), tuple(dilation), False, tuple(output_padding), groups,
                 tuple(x.shape)))
     return out
+
+
+@records("convolution_backward")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups):
+    """The gradients of input, weight and bias as one op with three outputs
+    (ConvolutionBackwardBackward0), as torch records them under create_graph=True."""
+    g, x, w = grad_output._data, input._data, weight._data
+    args = (bias_sizes, stride, padding, dilation, transposed, output_padding, groups)
+    outs = [_make(np.ascontiguousarray(conv_input_grad(g, x, w, *args, x.shape))),
+            _make(np.ascontiguousarray(conv_weight_grad(g, x, w, *args))),
+            _make(np.ascontiguousarray(conv_bias_grad(g, x, w, *args)))]
+    if _needs(grad_output, input, weight):
+        record_outputs(D["convolution_backward"], outs, (grad_output, input, weight),
+                       (grad_output, input, weight, stride, padding, dilation, transposed,
+                        output_padding, groups))
+    return outs
 
 
 def _conv_nd(nd, name, input, weight, bias, stride, padding, dilation, groups):

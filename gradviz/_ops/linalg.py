@@ -9,6 +9,7 @@ import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
+from .. import _dmath
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -476,6 +477,16 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return out
 
 
+@records("cdist_backward")
+def cdist_backward(grad, x1, x2, p, cdist):
+    """cdist's gradient w.r.t. x1 as an op (CdistBackwardBackward0), recorded under
+    create_graph=True as torch does; it has no derivative itself."""
+    out = _make(np.asarray(_dmath.cdist_backward(grad._data, x1._data, x2._data, p, cdist._data)))
+    if _needs(grad, x1, x2, cdist):
+        record(D["cdist_backward"], out, (grad, x1, x2, cdist), ())
+    return out
+
+
 def _square_check(A, name):
     if A.dim() < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
@@ -527,7 +538,7 @@ _LinAlgError.__name__ = "_LinAlgError"
 
 
 @records("linalg_inv_ex")
-def _linalg_inv_ex(A):
+def linalg_inv(A):
     """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
     `torch.linalg.inv(2 * torch.eye(2))`, `torch.inverse(...)`."""
     _square_check(A, "inv")
@@ -541,12 +552,15 @@ def _linalg_inv_ex(A):
     return out
 
 
-# torch.linalg.inv and torch.inverse are the same op (LinalgInvExBackward0).
-linalg_inv = inverse = export("inverse")(_linalg_inv_ex)
+@export()
+def inverse(self):
+    """torch.inverse and Tensor.inverse: torch.linalg.inv under torch's other parameter name
+    (`input`, where torch.linalg.inv takes `A`); the same node, LinalgInvExBackward0."""
+    return linalg_inv(self)
 
 
 @records("linalg_det")
-def _linalg_det(A):
+def linalg_det(A):
     """The determinant of a square matrix or a batch of them (LinalgDetBackward0):
     `torch.linalg.det(2 * torch.eye(2))`, `torch.det(...)`."""
     _square_check(A, "det")
@@ -557,8 +571,11 @@ def _linalg_det(A):
     return out
 
 
-# torch.linalg.det and torch.det are the same op (LinalgDetBackward0).
-linalg_det = det = export("det")(_linalg_det)
+@export()
+def det(self):
+    """torch.det and Tensor.det: torch.linalg.det under torch's other parameter name (`input`,
+    where torch.linalg.det takes `A`); the same node, LinalgDetBackward0."""
+    return linalg_det(self)
 
 
 @export(tensor=False)
@@ -634,6 +651,11 @@ def _label(c):
     return ord(c) - ord("A") if c.isupper() else ord(c) - ord("a") + 26
 
 
+def _char(s):
+    """The letter of subscript s (the inverse of _label)."""
+    return chr(s + ord("A")) if s < 26 else chr(s - 26 + ord("a"))
+
+
 def _sumproduct_pair(left, right, sum_dims):
     """(left * right).sum(sum_dims, keepdim=True) through one bmm (operands of equal ndim)."""
     if not sum_dims:
@@ -674,41 +696,63 @@ def _sumproduct_pair(left, right, sum_dims):
     return permute(reshape(bmm(left, right), *out_size), *operm)
 
 
-def _parse_einsum(equation, operands):
-    """(labels per operand, output labels or None) with torch's checks and errors."""
-    arrow = equation.find("->")
-    lhs = equation if arrow < 0 else equation[:arrow]
-    labels = [[] for _ in operands]
+# torch's two messages for a stray '.', on the left side (per operand) and on the output.
+_DOT_ERRORS = {
+    False: ("einsum(): found '.' for operand {} for which an ellipsis was already found",
+            "einsum(): found '.' for operand {} that is not part of any ellipsis"),
+    True: ("einsum(): found '.' for output but an ellipsis (...) was already found",
+           "einsum(): found '.' for output that is not part of any ellipsis (...)"),
+}
+
+
+def _subscripts(text, offset, output):
+    """Each label of one side of an equation as it is read: a subscript, _ELLIPSIS for '...',
+    or (left side only) None for the comma between operands. A generator, so that each error
+    is raised at the character where torch's scan raises it; offset is text's index in the
+    equation, for torch's "invalid subscript given at index" message."""
+    already, stray = _DOT_ERRORS[output]
+    operand = 0
     seen_ellipsis = False
-    cur = 0
     i = 0
-    while i < len(lhs):
-        c = lhs[i]
+    while i < len(text):
+        c = text[i]
         if c == " ":
             pass
         elif c == ".":
             if seen_ellipsis:
-                raise RuntimeError(f"einsum(): found '.' for operand {cur} for which an ellipsis "
-                                   "was already found")
-            if lhs[i:i + 3] != "...":
-                raise RuntimeError(f"einsum(): found '.' for operand {cur} that is not part of "
-                                   "any ellipsis")
-            labels[cur].append(_ELLIPSIS)
+                raise RuntimeError(already.format(operand))
+            if text[i:i + 3] != "...":
+                raise RuntimeError(stray.format(operand))
             seen_ellipsis = True
             i += 2
-        elif c == ",":
-            cur += 1
-            if cur >= len(operands):
-                raise RuntimeError("einsum(): fewer operands were provided than specified in the "
-                                   "equation")
+            yield _ELLIPSIS
+        elif c == "," and not output:
+            operand += 1
             seen_ellipsis = False
+            yield None
         elif c.isascii() and c.isalpha():
-            labels[cur].append(_label(c))
+            yield _label(c)
         else:
-            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
-                               "string, subscripts must be in [a-zA-Z]")
+            raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the "
+                               "equation string, subscripts must be in [a-zA-Z]")
         i += 1
-    if cur != len(operands) - 1:
+
+
+def _parse_einsum(equation, operands):
+    """(labels per operand, the output side or None, the left side's length), with torch's
+    checks and errors for the left side."""
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    labels = [[]]
+    for s in _subscripts(lhs, 0, output=False):
+        if s is not None:
+            labels[-1].append(s)
+        elif len(labels) == len(operands):
+            raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                               "equation")
+        else:
+            labels.append([])
+    if len(labels) != len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the "
                            "equation")
     return labels, (None if arrow < 0 else equation[arrow + 2:]), len(lhs)
@@ -759,36 +803,19 @@ def einsum(*args):
                 perm_index_of[s] = perm_index
                 perm_index += 1
     else:
-        i = 0
-        while i < len(rhs):
-            c = rhs[i]
-            if c == " ":
-                pass
-            elif c == ".":
-                if ell_in_output:
-                    raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was "
-                                       "already found")
-                if rhs[i:i + 3] != "...":
-                    raise RuntimeError("einsum(): found '.' for output that is not part of any "
-                                       "ellipsis (...)")
+        for s in _subscripts(rhs, lhs_len + 2, output=True):
+            if s == _ELLIPSIS:
                 ell_index = perm_index
                 perm_index += ell_num_dim
                 ell_in_output = True
-                i += 2
-            elif c.isascii() and c.isalpha():
-                s = _label(c)
-                if not (count[s] > 0 and perm_index_of[s] == -1):
-                    raise RuntimeError(
-                        f"einsum(): output subscript {c}"
-                        + (" appears more than once in the output" if perm_index_of[s] > -1
-                           else " does not appear in the equation for any input operand"))
+            elif count[s] > 0 and perm_index_of[s] == -1:
                 perm_index_of[s] = perm_index
                 perm_index += 1
             else:
-                raise RuntimeError(f"einsum(): invalid subscript given at index "
-                                   f"{lhs_len + 2 + i} in the equation string, subscripts must "
-                                   "be in [a-zA-Z]")
-            i += 1
+                raise RuntimeError(
+                    f"einsum(): output subscript {_char(s)}"
+                    + (" appears more than once in the output" if perm_index_of[s] > -1
+                       else " does not appear in the equation for any input operand"))
     out_num_dim = perm_index
     if not ell_in_output:
         ell_index = perm_index
@@ -823,8 +850,7 @@ def einsum(*args):
                 size = op.shape[dim]
                 if size != 1:
                     if label_size[s] != 1 and label_size[s] != size:
-                        c = chr(s + ord("A")) if s < 26 else chr(s - 26 + ord("a"))
-                        raise RuntimeError(f"einsum(): subscript {c} has size {size} for operand "
+                        raise RuntimeError(f"einsum(): subscript {_char(s)} has size {size} for operand "
                                            f"{i} which does not broadcast with previously seen "
                                            f"size {label_size[s]}")
                     label_size[s] = size
@@ -834,8 +860,7 @@ def einsum(*args):
             else:
                 prev = perm[perm_index_of[s]]
                 if op.shape[dim] != op.shape[prev]:
-                    c = chr(s + ord("A")) if s < 26 else chr(s - 26 + ord("a"))
-                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but "
+                    raise RuntimeError(f"einsum(): subscript {_char(s)} is repeated for operand {i} but "
                                        f"the sizes don't match, {op.shape[dim]} != "
                                        f"{op.shape[prev]}")
                 op = _ops.movedim(_ops.diagonal(op, 0, prev, dim), -1, prev)

@@ -9,6 +9,7 @@ the other ops exactly where torch composes them (cross_entropy is log_softmax th
 
 import numpy as np
 
+from .. import _dmath
 from .._derivatives import DERIVATIVES as D
 from .._registry import records
 from .._tensor import _make
@@ -133,6 +134,18 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     return out
 
 
+@records("nll_loss_backward", "nll_loss2d_backward")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """The gradient of nll_loss as an op (NllLossBackwardBackward0, NllLoss2DBackwardBackward0
+    for images), recorded under create_graph=True as torch does."""
+    out = _make(_dmath.nll_loss_backward(grad_output._data, self._data, target, weight,
+                                         reduction, ignore_index, total_weight))
+    if _needs(grad_output, self):
+        row = D["nll_loss2d_backward"] if self._data.ndim == 4 else D["nll_loss_backward"]
+        record(row, out, (grad_output, self), (target, weight, reduction, ignore_index))
+    return out
+
+
 # ----- Binary cross entropy ------------------------------------------------------------------
 
 def _reduction_args(input, target, weight):
@@ -216,6 +229,30 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     if _needs(self, target):
         record(D["huber_loss"], out, (self, target), (self, target, reduction, delta))
     return out
+
+
+# The backwards of smooth_l1_loss and huber_loss are ops of their own under create_graph=True,
+# as in torch (SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0).
+
+def _pointwise_loss_backward(row, grad_output, self, target, reduction, param):
+    fn = getattr(_dmath, row)
+    out = _make(np.asarray(fn(grad_output._data, self._data, target._data, reduction, param)))
+    if _needs(grad_output, self, target):
+        record(D[row], out, (grad_output, self, target),
+               (grad_output, self, target, reduction, param))
+    return out
+
+
+@records("smooth_l1_loss_backward")
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    return _pointwise_loss_backward("smooth_l1_loss_backward", grad_output, self, target,
+                                    reduction, beta)
+
+
+@records("huber_loss_backward")
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    return _pointwise_loss_backward("huber_loss_backward", grad_output, self, target,
+                                    reduction, delta)
 
 
 # ----- The Scalar overload recorded by cross_entropy's probability targets -----------------

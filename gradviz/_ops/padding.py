@@ -1,12 +1,13 @@
 """Padding: constant_pad_nd (ConstantPadNdBackward0), and reflection / replication padding of
 the last one or two dims (ReflectionPad1D/2DBackward0, ReplicationPad1D/2DBackward0), as
-torch.nn.functional.pad records them.
+torch.nn.functional.pad records them. Their backwards are ops of their own under
+create_graph=True (ReflectionPad2DBackwardBackward0, ...), as in torch.
 """
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make
-from .._windows import constant_pad_array, pad_maps
+from .._windows import constant_pad_array, gather_pad_grad, pad_maps
 from ..autograd.formula import record
 from ._common import _needs
 
@@ -38,7 +39,7 @@ def _gather_pad(row, self, padding, mode):
         key[a.ndim + axis] = src.reshape(shape)
     out = _make(a[tuple(key)])
     if _needs(self):
-        record(D[row], out, (self,), (self, padding, maps))
+        record(D[row], out, (self,), (self, padding, maps, row))
     return out
 
 
@@ -73,6 +74,17 @@ def replication_pad1d(self, padding):
 @records("replication_pad2d")
 def replication_pad2d(self, padding):
     return _gather_pad("replication_pad2d", self, tuple(padding), "replicate")
+
+
+@records("reflection_pad1d_backward", "reflection_pad2d_backward", "replication_pad1d_backward",
+         "replication_pad2d_backward")
+def pad_backward(grad_output, self, padding, maps, op):
+    """The backward of reflect / replicate padding (`op`: which of the four) as an op: each
+    output's gradient summed back onto the input position it was copied from."""
+    out = _make(gather_pad_grad(grad_output._data, maps))
+    if _needs(grad_output, self):
+        record(D[op + "_backward"], out, (grad_output, self), (padding, op))
+    return out
 
 
 _GATHER = {("reflect", 1): reflection_pad1d, ("reflect", 2): reflection_pad2d,

@@ -1,6 +1,9 @@
 """Pooling: max_pool2d (MaxPool2DWithIndicesBackward0), avg_pool2d (AvgPool2DBackward0) and
 adaptive_avg_pool2d (AdaptiveAvgPool2DBackward0, or a mean when the output is 1x1, as torch
 records it), over (N, C, H, W) or (C, H, W) input, on strided windows of the input.
+
+Their backwards are ops of their own under create_graph=True (MaxPool2DWithIndicesBackward-
+Backward0, ...), as in torch; a plain backward computes them on arrays in the table's formulas.
 """
 
 import numpy as np
@@ -8,7 +11,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._registry import records
 from .._tensor import _make
-from .._windows import out_size, pads, windows
+from .._windows import avg_pool_grad, max_pool_grad, out_size, pads, windows
 from ..autograd.formula import record
 from ._common import _needs
 from .reductions import mean
@@ -198,3 +201,37 @@ def adaptive_avg_pool2d(self, output_size):
     if _needs(self):
         record(D["adaptive_avg_pool2d"], res, (self,), (self, (bins[0], bins[1].T)))
     return res
+
+
+# ----- The backwards, recorded under create_graph=True -------------------------------------
+
+@records("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """Each output's gradient added at its argmax (`indices`)."""
+    out = _make(max_pool_grad(grad_output._data, tuple(self.shape), indices._data))
+    if _needs(grad_output, self):
+        record(D["max_pool2d_with_indices_backward"], out, (grad_output, self), (indices,))
+    return out
+
+
+@records("avg_pool2d_backward")
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override, geometry):
+    """Each output's gradient over its divisor, spread over its window."""
+    out = _make(avg_pool_grad(grad_output._data, geometry))
+    if _needs(grad_output, self):
+        record(D["avg_pool2d_backward"], out, (grad_output, self),
+               (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return out
+
+
+@records("adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward(grad_output, self, bins):
+    """bins[0]^T @ grad_output @ bins[1]: each output's gradient spread over its bin."""
+    g = grad_output._data
+    out = _make(np.matmul(np.matmul(bins[0].T, g), bins[1]))
+    if _needs(grad_output, self):
+        record(D["adaptive_avg_pool2d_backward"], out, (grad_output, self),
+               (g.shape[-2], g.shape[-1]))
+    return out

@@ -267,7 +267,7 @@ class FormulaNode(Node):
         return self._entry.display
 
     def _apply(self, grads, create_graph):
-        if self._released:
+        if type(self._saved) is _Freed:         # self._released, without the property call
             raise RuntimeError(_FREED)
         plan = self._plan
         vals = self._unpack(plan, create_graph)
@@ -290,8 +290,14 @@ class FormulaNode(Node):
         meta = self._meta
         if meta is not None:
             for i, m in enumerate(meta):
-                if m is not None and out[i] is not None:
-                    out[i] = fit_to(out[i], m[0], m[1])
+                if m is None:
+                    continue
+                g = out[i]
+                # Most formulas already give the input's shape and dtype (mm's, say, whose
+                # inputs never share the output's shape): only the others go through fit_to.
+                if g is not None and not (type(g) is _ndarray and g.shape == m[0]
+                                          and g.dtype == m[1]):
+                    out[i] = fit_to(g, m[0], m[1])
         return out
 
     def _unpack(self, plan, create_graph):
@@ -581,5 +587,6 @@ def record_outputs(entry, outs, inputs, args=()):
 
 
 _new = object.__new__
+_ndarray = np.ndarray
 _Tensor = Tensor
 _make_tensor = _make

@@ -14,14 +14,14 @@ torch gives on the same file: the tests run each kind of cause on torch 2.13 and
 import contextlib
 import difflib
 import io
+import warnings
 
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad
 from .report import _next_functions, to_json_value
-from .runner import UsageError, describe, execute
+from .runner import UsageError, describe, execute, tracing_for
 from .session import Run
-from .tracer import Tracer, tracing
+from .tracer import Tracer
 
 __all__ = ["explain", "KINDS"]
 
@@ -76,7 +76,7 @@ class _GradHistory:
         """What .grad holds now, compared with the last write: none, same, zero or changed."""
         if grad is None:
             return "none"
-        data = np.asarray(grad._data)
+        data = _values(grad)
         if self.after is not None and data.shape == self.after.shape and \
                 np.array_equal(data, self.after, equal_nan=data.dtype.kind in "fc"):
             return "same"
@@ -89,15 +89,15 @@ class _GradHistory:
         else:
             self.count, self.reset, self.calls = 1, before, [call]
         self.writes += 1
-        self.after = np.array(grad._data, copy=True)
+        self.after = np.array(_values(grad), copy=True)
 
 
-class _ExplainTracer(Tracer):
-    """The inspector's tracer, plus which backward call each gradient came from and every
-    write into a .grad. Once `frozen`, the calls are explain's own and change no history."""
+class _ExplainRecords:
+    """explain's records, on top of either backend's tracer: which backward call each gradient
+    came from and every write into a .grad. Once `frozen`, the calls are explain's own and
+    change no history."""
 
-    def __init__(self):
-        super().__init__(retain_grad=False, keep_history=True)
+    def _start_records(self):
         self.calls = []          # {"roots", "site", "capture", "inputs", "start", "by_gradviz"}
         self.histories = {}      # id(tensor) -> _GradHistory
         self.tensors = {}        # id(tensor) -> tensor, keeping ids unique
@@ -113,16 +113,15 @@ class _ExplainTracer(Tracer):
             self.tensors[id(t)] = t
         return h
 
-    def begin(self, roots, inputs, capture):
-        super().begin(roots, inputs, capture)
-        self.calls.append({"roots": [n for n, _ in roots], "site": self.backward_calls[-1][1],
-                           "capture": capture, "inputs": None if inputs is None else
-                           list(inputs), "start": len(self.events), "by_gradviz": self.frozen})
+    def _began(self, roots, site, capture, inputs):
+        self.calls.append({"roots": roots, "site": site, "capture": capture,
+                           "inputs": None if inputs is None else list(inputs),
+                           "start": len(self.events), "by_gradviz": self.frozen})
         # A retained non-leaf's .grad is written before the tracer hears of it: remember what
         # the file left there since the last call.
         for key, h in self.histories.items():
             t = self.tensors[key]
-            if t._fn is not None:
+            if t.grad_fn is not None:
                 h.before = h.state(t._grad)
 
     def grad(self, node, grads):
@@ -130,23 +129,22 @@ class _ExplainTracer(Tracer):
         if self.frozen:
             return
         call = len(self.calls) - 1
-        if isinstance(node, AccumulateGrad):
+        if _is_accumulator(node):
             var = node.variable
             h = self.histories.get(id(var))
             self._pending[node] = h.state(var._grad) if h else _GradHistory().state(var._grad)
-        elif node._retain is not None:
-            for nr, ref in node._retain.items():
-                t = ref()
-                if t is None or t._grad is None or nr >= len(grads) or grads[nr] is None:
-                    continue
-                h = self._history(t)
-                if h.writes:
-                    before = h.before
-                else:
-                    # First write: .grad was None if it now holds exactly this gradient.
-                    same = np.array_equal(np.asarray(t._grad._data), np.asarray(grads[nr]))
-                    before = "none" if same else "changed"
-                h.write(before, t._grad, call)
+            return
+        for nr, t in self.retained(node):
+            if t._grad is None or nr >= len(grads) or grads[nr] is None:
+                continue
+            h = self._history(t)
+            if h.writes:
+                before = h.before
+            else:
+                # First write: .grad was None if it now holds exactly this gradient.
+                same = np.array_equal(_values(t._grad), _values(grads[nr]))
+                before = "none" if same else "changed"
+            h.write(before, t._grad, call)
 
     def produced(self, node, outs):
         n = len(self.nonfinite)
@@ -164,6 +162,189 @@ class _ExplainTracer(Tracer):
         """node -> the gradients it received in call k."""
         end = self.calls[k + 1]["start"] if k + 1 < len(self.calls) else len(self.events)
         return dict(self.events[self.calls[k]["start"]:end])
+
+
+class _ExplainTracer(_ExplainRecords, Tracer):
+    """The inspector's tracer on the built-in core, with explain's records."""
+
+    def __init__(self):
+        super().__init__(retain_grad=False, keep_history=True)
+        self._start_records()
+
+    def begin(self, roots, inputs, capture):
+        super().begin(roots, inputs, capture)
+        self._began([n for n, _ in roots], self.backward_calls[-1][1], capture, inputs)
+
+    @staticmethod
+    def retained(node):
+        """[(output nr, tensor)] for the outputs of node that retain their grad."""
+        if node._retain is None:
+            return []
+        return [(nr, t) for nr, t in ((nr, ref()) for nr, ref in node._retain.items())
+                if t is not None]
+
+    @staticmethod
+    def accumulator(t):
+        """The AccumulateGrad of leaf t, once an op used it (None before)."""
+        ref = t._acc
+        return None if ref is None else ref()
+
+    @staticmethod
+    def site(node):
+        return getattr(node, "_where", None)
+
+
+def _torch_tracer_class():
+    """The torch backend's tracer with explain's records (made once torch is asked for)."""
+    global _TorchExplainTracer
+    if _TorchExplainTracer is not None:
+        return _TorchExplainTracer
+    from .torch_tracer import TorchTracer
+
+    class _TorchExplain(_ExplainRecords, TorchTracer):
+        """The torch tracer (torch_tracer.py), with explain's records."""
+
+        def __init__(self):
+            super().__init__(retain_grad=False, keep_history=True)
+            self._start_records()
+            self._inputs = None
+            self._sent = {}
+
+        def _begin_backward(self, kind, args, kwargs):
+            self._sent = {}         # (id(node), nr) -> the gradient sent along that edge
+            self._inputs = _backward_inputs(kind, args, kwargs, self.torch.Tensor)
+            super()._begin_backward(kind, args, kwargs)
+
+        def begin_at(self, roots, capture, site):
+            super().begin_at(roots, capture, site)
+            self._began([n for n, _ in roots], site, capture, self._inputs)
+            self._inputs = None
+
+        def grad(self, node, grads):
+            self._hooks_changed(node, grads)
+            super().grad(node, grads)
+
+        def ran(self, node, outs):
+            super().ran(node, outs)
+            for (nxt, nr), g in zip(_next_functions(node), outs):
+                if nxt is not None and g is not None:
+                    key = (id(nxt), nr)
+                    g = _values(g)
+                    self._sent[key] = g + self._sent[key] if key in self._sent else g
+
+        def _hooks_changed(self, node, grads):
+            """The file's tensor hooks run before the tracer's pre-hook (torch runs a node's
+            tensor pre-hooks first): when what reached node differs from what the nodes
+            before it sent, a hook of the tensor at that edge replaced the gradient."""
+            for nr, g in enumerate(grads):
+                sent = self._sent.pop((id(node), nr), None)
+                if sent is None or g is None:
+                    continue
+                got = _values(g)
+                if got.shape == sent.shape and np.allclose(got, sent, rtol=1e-6, atol=1e-12,
+                                                           equal_nan=True):
+                    continue
+                t = node.variable if _is_accumulator(node) else self.output_of(node, nr)
+                hooks = getattr(t, "_backward_hooks", None) if t is not None else None
+                if hooks:
+                    # which of several returned the new value is not known: the last one
+                    # registered gave the final value if it returned one
+                    self.hooked(node, nr, list(hooks.values())[-1])
+
+        def _no_backward(self):
+            super()._no_backward()
+            self.calls.pop()
+
+        def call(self, func, types, args, kwargs):
+            out = super().call(func, types, args, kwargs)
+            if self._backward_funcs.get(func) == "grad" and self.calls:
+                self._captured(self.calls[-1], out)
+            return out
+
+        def _captured(self, call, grads):
+            """torch.autograd.grad runs no hook of an input's node when nothing beyond it is
+            needed (torch's engine captures the gradient before the node): what it returned
+            for each input is the gradient that reached that input's node."""
+            got = {id(n) for n, _ in self.events[call["start"]:]}
+            for t, g in zip(call["inputs"] or (), grads):
+                if g is None:
+                    continue
+                node = t.grad_fn if t.grad_fn is not None else self.accumulator(t)
+                if node is None or id(node) in got:
+                    continue
+                nr = t.output_nr if t.grad_fn is not None else 0
+                snap = [None] * (nr + 1)
+                snap[nr] = np.array(_values(g), copy=True)
+                self._events.append((node, snap))
+
+        def retained(self, node):
+            """[(output nr, tensor)] for the outputs of node that retain their grad."""
+            entry = self._entry(node)
+            outs = None if entry is None else entry[2]
+            found = [(nr, None if ref is None else ref()) for nr, ref in enumerate(outs or ())]
+            return [(nr, t) for nr, t in found if t is not None and t.retains_grad]
+
+        def accumulator(self, t):
+            """The AccumulateGrad of leaf t, once an op used it (None before); the torch
+            tracer keys it by its leaf (torch_tracer._key)."""
+            entry = self._nodes.get(("leaf", id(t)))
+            return None if entry is None else entry[1]()
+
+        def site(self, node):
+            return self.site_of(node)
+
+        def _created(self, t, func, site, frame, call):
+            super()._created(t, func, site, frame, call)
+            # a property (x.data, x.T) reaches the mode as its getter, named "__get__": name
+            # it by its attribute, as the core does
+            made = self.made_by.get(id(t))
+            owner = getattr(func, "__self__", None)
+            if made is not None and made[0] == "__get__" and hasattr(owner, "__name__"):
+                self.made_by[id(t)] = (owner.__name__,) + made[1:]
+
+    _TorchExplainTracer = _TorchExplain
+    return _TorchExplain
+
+
+_TorchExplainTracer = None
+
+
+def _backward_inputs(kind, args, kwargs, tensor_type):
+    """The inputs= of a backward call (always given to autograd.grad, its second argument),
+    or None."""
+    kwargs = kwargs or {}
+    if kind == "grad" and len(args) > 1:
+        inputs = args[1]
+    else:
+        inputs = kwargs.get("inputs")
+    if inputs is None:
+        return None
+    return [inputs] if isinstance(inputs, tensor_type) else list(inputs)
+
+
+def _values(x):
+    """A tensor's (or a gradient's) values as a NumPy array, on either backend."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "_data") and not hasattr(x, "__torch_function__"):
+        return np.asarray(x._data)
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _grad_of(t):
+    """t's .grad, without torch's warning about reading the .grad of a non-leaf (explain reads
+    it to say why it is None)."""
+    if t.grad_fn is None or t.retains_grad:
+        return t._grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return t._grad
+
+
+def _is_accumulator(node):
+    return type(node).__name__ == "AccumulateGrad"
 
 
 # ----- Names -----------------------------------------------------------------------------------
@@ -186,10 +367,11 @@ class _Names:
         self.by_node = {}           # id(grad_fn) -> name, `%N` names included
         self.file_by_node = {}      # id(grad_fn) -> a name the file itself assigned
         for n, t in self.pairs:
-            if t._fn is not None:
-                self.by_node.setdefault(id(t._fn), n)
+            fn = t.grad_fn
+            if fn is not None:
+                self.by_node.setdefault(id(fn), n)
                 if n not in self.generated:
-                    self.file_by_node.setdefault(id(t._fn), n)
+                    self.file_by_node.setdefault(id(fn), n)
 
     def tensor(self, name):
         name = self.aliases.get(name, name)
@@ -203,7 +385,7 @@ class _Names:
                          f"{', '.join(names) or 'none'})")
 
     def label(self, node):
-        if isinstance(node, AccumulateGrad):
+        if _is_accumulator(node):
             return f"AccumulateGrad ({self.of.get(id(node.variable), 'a leaf')})"
         name = self.by_node.get(id(node))
         return f"{node.name()} ({name})" if name else node.name()
@@ -220,14 +402,13 @@ def _cause(kind, message, site=None, **extra):
     return dict({"kind": kind, "message": message, "file": site[0], "line": site[1]}, **extra)
 
 
-def _edge_node(t):
+def _edge_node(tracer, t):
     """The node through which gradient reaches t (grad_fn, or the leaf's AccumulateGrad)."""
-    if not t._rg:
+    if not t.requires_grad:
         return None
-    if t._fn is not None:
-        return t._fn
-    ref = t._acc
-    return None if ref is None else ref()
+    if t.grad_fn is not None:
+        return t.grad_fn
+    return tracer.accumulator(t)
 
 
 def _path(root_node, target):
@@ -281,8 +462,8 @@ def _nearest_named(start, names, consumers):
     return None
 
 
-def _site(node):
-    return getattr(node, "_where", None)
+def _site(tracer, node):
+    return tracer.site(node)
 
 
 def _retain_advice(run, name, made_site):
@@ -305,7 +486,7 @@ def _function_local(run, name):
     """(function, local expression) for a function's local such as `step[2].y` -> ("step",
     "y") or `Net.forward.h` -> ("Net.forward", "h"); None for a module-level name."""
     from .names import frame_prefixes
-    if run.backend != "gradviz" or not run.made_in_function(name):
+    if not run.made_in_function(name):
         return None
     prefixes = sorted(set(frame_prefixes(run.tracer.frames)), key=len, reverse=True)
     for prefix in prefixes:
@@ -319,7 +500,7 @@ def _delivered(tracer, k, t, target):
     """Did call k give t a gradient? A leaf only gets one when the call's inputs= (always
     given to autograd.grad) name it; a non-leaf when gradient flowed through it."""
     inputs = tracer.calls[k]["inputs"]
-    if t._fn is None and inputs is not None and not any(i is t for i in inputs):
+    if t.grad_fn is None and inputs is not None and not any(i is t for i in inputs):
         return False
     return target in tracer.grads_in(k)
 
@@ -336,7 +517,7 @@ def _default_root(run, names, target_node):
     report_roots = run.report()["roots"]
     if target_node is not None:
         for r in called + report_roots:
-            if _path(names.tensor(r)._fn, target_node) is not None:
+            if _path(names.tensor(r).grad_fn, target_node) is not None:
                 return r
     if called:
         return called[0]
@@ -345,20 +526,22 @@ def _default_root(run, names, target_node):
 
 # ----- explain ---------------------------------------------------------------------------------
 
-def _run(path, argv):
+def _run(path, argv, backend):
     from .runner import backend_module
-    tracer = _ExplainTracer()
-    ns, out, error = execute(path, argv, "gradviz", False, tracer)
-    return Run(path, "gradviz", ns, out, error, tracer, backend_module("gradviz"))
+    module = backend_module(backend)        # without torch: the exit-2 error of every command
+    tracer = _torch_tracer_class()() if backend == "torch" else _ExplainTracer()
+    ns, out, error = execute(path, argv, backend, False, tracer)
+    return Run(path, backend, ns, out, error, tracer, module)
 
 
-def explain(path, name, root=None, argv=()):
+def explain(path, name, root=None, argv=(), backend="gradviz"):
     """Explain NAME's gradient as plain data: tensor, root, grad, computed, causes, path, error.
 
     NAME is a name the file assigned (`x`, `model.weight`, `hs[0]`) or a `%N` name from the
-    tables. When the file raised, `error` describes it and the first cause says so.
+    tables. When the file raised, `error` describes it and the first cause says so. On
+    backend "torch" the file runs on PyTorch and every fact comes from that run.
     """
-    run = _run(path, argv)
+    run = _run(path, argv, backend)
     tracer = run.tracer
     tracer.frozen = True                 # from here on, nothing explain does is history
     names = _Names(run)
@@ -380,7 +563,7 @@ def explain(path, name, root=None, argv=()):
                              "it stopped", (e.file, e.line)))
     else:
         t = names.tensor(name)
-    target = _edge_node(t)
+    target = _edge_node(tracer, t)
     if root is None:
         root = _default_root(run, names, target)
     try:
@@ -393,20 +576,20 @@ def explain(path, name, root=None, argv=()):
         return _result(run, names, name, root, t, causes, [])
     made = tracer.made_of(t)
     made_site = made[1] if made else None
-    if t._fn is not None:
-        made_site = _site(t._fn) or made_site
+    if t.grad_fn is not None:
+        made_site = _site(tracer, t.grad_fn) or made_site
 
     # ----- Does NAME take part in autograd at all? ---------------------------------------
-    if not t._rg:
+    if not t.requires_grad:
         causes.append(_why_no_grad(t, name, made))
         return _result(run, names, name, root, t, causes, [])
-    if root_t is None or root_t._fn is None:
+    if root_t is None or root_t.grad_fn is None:
         what = "no root" if root_t is None else f"'{root}' has no grad_fn"
         causes.append(_cause("no_root", f"there is no graph to run backward through ({what})"))
         return _result(run, names, name, root, t, causes, [])
 
     # ----- Does a path lead from ROOT to NAME? -------------------------------------------
-    path_nodes = _path(root_t._fn, target)
+    path_nodes = _path(root_t.grad_fn, target)
     if path_nodes is None:
         near = _nearest_named(target, names, _consumers(tracer.nodes)) if target else None
         msg = f"'{name}' is not connected to '{root}': no path in the graph leads from " \
@@ -417,12 +600,14 @@ def explain(path, name, root=None, argv=()):
         return _result(run, names, name, root, t, causes, [])
 
     # ----- Which backward call from ROOT does the gradient come from? ---------------------
-    file_grad = None if t._grad is None else np.array(t._grad._data)
+    held = _grad_of(t)
+    file_grad = None if held is None else np.array(_values(held))
     history = tracer.histories.get(id(t))
-    final_state = history.state(t._grad) if history else None
+    final_state = history.state(held) if history else None
     after_causes = _after_last_write(run, name, t, history, final_state)
     file_calls = [k for k, c in enumerate(tracer.calls) if not c["by_gradviz"]]
-    from_root = [k for k in file_calls if any(n is root_t._fn for n in tracer.calls[k]["roots"])]
+    root_fn = root_t.grad_fn
+    from_root = [k for k in file_calls if any(n is root_fn for n in tracer.calls[k]["roots"])]
     reached = [k for k in from_root if _delivered(tracer, k, t, target)]
     if reached:
         call = reached[-1]
@@ -436,11 +621,11 @@ def explain(path, name, root=None, argv=()):
     computed = _grad_reaching(t, target, grads)
 
     # ----- Why .grad holds what it holds ------------------------------------------------
-    if t._fn is not None and not t._retains:
+    if t.grad_fn is not None and not t.retains_grad:
         fix = _retain_advice(run, name, made_site) \
             if name not in names.generated and name not in names.aliases else "the file has no name for it either"
         causes.append(_cause(
-            "not_leaf", f"'{name}' is not a leaf (it was made by {t._fn.name()}), so its .grad "
+            "not_leaf", f"'{name}' is not a leaf (it was made by {t.grad_fn.name()}), so its .grad "
             f"is not kept: {fix} (gradviz shows the gradient that reached it)", made_site))
     elif file_grad is None and reached and history is None and \
             all(tracer.calls[k]["capture"] for k in from_root):
@@ -528,7 +713,7 @@ def _why_no_grad(t, name, made):
     if not enabled:
         return _cause("no_grad", f"'{name}' was made while grad mode was off (torch.no_grad() "
                       "or set_grad_enabled(False)), so it does not require grad", site)
-    if t._fn is None and func in _CREATION:
+    if t.grad_fn is None and func in _CREATION:
         return _cause("no_requires_grad", f"'{name}' was created by {func}() without "
                       f"requires_grad=True: add requires_grad=True, or call "
                       f"{name}.requires_grad_()", site)
@@ -564,32 +749,40 @@ def _compute(run, root_t, t):
     """Run backward from ROOT to NAME after the file, leaving every .grad as the file left it.
 
     Returns (call index, None), or (None, a backward_failed cause)."""
-    from ..autograd.engine import grad as autograd_grad
     seed = None if root_t.numel() == 1 else run.module.ones_like(root_t)
     try:
         # Hooks in the file may print: not onto explain's own output.
-        with tracing(run.tracer), contextlib.redirect_stdout(io.StringIO()):
-            autograd_grad(root_t, t, seed, retain_graph=True, allow_unused=True)
+        with tracing_for(run.tracer, run.backend), contextlib.redirect_stdout(io.StringIO()):
+            run.module.autograd.grad(root_t, t, seed, retain_graph=True, allow_unused=True)
     except Exception as exc:  # noqa: BLE001 - reported as a cause
         info = describe(exc, run.path)
-        site = info.forward or (info.file, info.line)
+        site = info.forward or _last_reached(run.tracer) or (info.file, info.line)
         return None, _cause("backward_failed", "gradviz could not compute the gradient "
                             f"after the file ran: {str(exc).split('. ')[0].rstrip('.')}.", site)
     return len(run.tracer.calls) - 1, None
+
+
+def _last_reached(tracer):
+    """The forward line of the node backward was running when it raised: the last one that
+    received a gradient in the last call (torch's error does not name the node; the core's
+    does, as describe's `forward`)."""
+    call = tracer.calls[-1] if tracer.calls else None
+    events = tracer.events[call["start"]:] if call is not None else ()
+    return tracer.site(events[-1][0]) if events else None
 
 
 def _grad_reaching(t, target, grads):
     received = grads.get(target)
     if received is None:
         return None
-    nr = t._nr if t._fn is not None else 0
+    nr = t.output_nr if t.grad_fn is not None else 0
     return received[nr] if nr < len(received) else None
 
 
 def _after_last_write(run, name, t, history, state):
     """What the file did to .grad after backward last wrote it."""
     if history is None:
-        if t._grad is not None:
+        if _grad_of(t) is not None:
             return [_cause("grad_edited", f"'{name}.grad' was set by the file: no backward "
                            "call wrote it")]
         return []
@@ -610,11 +803,11 @@ def _after_last_write(run, name, t, history, state):
 
 def _grad_edit(run, t):
     """The in-place edit of t.grad made after backward filled it, if any."""
-    g = t._grad
+    g = _grad_of(t)
     if g is None or not g._version:
         return None
     for ev in reversed(run.tracer.inplace_events):
-        if ev.tensor is g or (g._vc is not None and ev.tensor._vc is g._vc):
+        if ev.tensor is g or _same_version_counter(ev.tensor, g):
             return ev
     return None
 
@@ -653,7 +846,7 @@ def _zero_cause(grads, names, path_nodes, name):
             why = _ZEROING.get(node.name(), "its backward formula gave zeros")
             return _cause("zero_gradient", f"the gradient reaching '{name}' is zero: "
                           f"{names.label(node)} turned a non-zero gradient into zeros ({why})",
-                          _site(node))
+                          _site(names.run.tracer, node))
     first = grads.get(path_nodes[0])
     if first is not None and not any(g is not None and np.any(g) for g in first):
         return _cause("zero_gradient", f"the gradient reaching '{name}' is zero (the root's "
@@ -668,7 +861,7 @@ def _nan_cause(tracer, names, call, grads, path_nodes, name):
         if k == call and _path(node, target) is not None and _path(root, node) is not None:
             return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf: "
                           f"{names.label(node)} produced it first (in its {i}th output), from "
-                          "the forward line shown", _site(node))
+                          "the forward line shown", _site(tracer, node))
     seed = grads.get(root) or ()
     if any(g is not None and not np.all(np.isfinite(g)) for g in seed):
         return _cause("nan_gradient", f"the gradient reaching '{name}' has NaN/inf values "
@@ -677,10 +870,10 @@ def _nan_cause(tracer, names, call, grads, path_nodes, name):
 
 
 def _ok(t, name, root, file_grad, made_site):
-    if t._fn is None:
+    if t.grad_fn is None:
         what = f"'{name}' is a leaf that requires grad and is reached from '{root}'"
     else:
-        what = f"'{name}' is not a leaf (it was made by {t._fn.name()}), but retain_grad() " \
+        what = f"'{name}' is not a leaf (it was made by {t.grad_fn.name()}), but retain_grad() " \
                f"keeps its .grad; it is reached from '{root}'"
     if file_grad is None:
         return _cause("ok", f"{what}: backward from '{root}' would give the gradient shown",
@@ -691,18 +884,31 @@ def _ok(t, name, root, file_grad, made_site):
 def _result(run, names, name, root, t, causes, path_nodes, computed=None, file_grad=False):
     path = []
     for node in path_nodes or []:
-        site = _site(node) or (None, None)
-        if isinstance(node, AccumulateGrad):
+        site = _site(run.tracer, node) or (None, None)
+        if _is_accumulator(node):
             tensor = names.of.get(id(node.variable))
         else:
             tensor = names.by_node.get(id(node))
-        path.append({"node": node.name() if not isinstance(node, AccumulateGrad)
+        path.append({"node": node.name() if not _is_accumulator(node)
                      else "AccumulateGrad", "tensor": tensor, "file": site[0],
                      "line": site[1]})
     if file_grad is False:
-        file_grad = None if t is None or t._grad is None else t._grad._data
+        held = None if t is None else _grad_of(t)
+        file_grad = None if held is None else _values(held)
     return {"file": run.path, "tensor": name, "root": root, "found": t is not None,
             "grad": None if file_grad is None else to_json_value(np.asarray(file_grad)),
             "computed": None if computed is None else to_json_value(np.asarray(computed)),
             "causes": causes, "path": path,
             "error": None if run.error is None else run.error.to_dict()}
+
+
+def _same_version_counter(a, b):
+    """Whether a and b share one version counter (a view and its base): the core's counter
+    object, or torch's storage."""
+    vc = getattr(b, "_vc", None)
+    if vc is not None and not hasattr(b, "__torch_function__"):
+        return getattr(a, "_vc", None) is vc
+    try:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except (AttributeError, RuntimeError):
+        return False

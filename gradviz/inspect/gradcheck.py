@@ -15,11 +15,11 @@ True
 import contextlib
 import io
 import math
+import weakref
 
 import numpy as np
 
-from .. import _dtype, _random
-from .report import to_json_value
+from .report import _array, to_json_value
 from .runner import UsageError, backend_module, describe, execute
 from .session import Run
 from .tracer import Tracer
@@ -45,15 +45,91 @@ class _Float64Tracer(Tracer):
             flat[self.perturb[1]] += self.perturb[2]
 
 
-def _run(path, argv, tracer, rng_state):
-    _random.default_generator.set_state(rng_state)
-    prev = _dtype.get_default_dtype()
-    _dtype.set_default_dtype(_dtype.float64)
+def _torch_float64_tracer(perturb=None):
+    """The torch tracer (torch_tracer.py) doing what _Float64Tracer does, on PyTorch."""
+    global _TorchFloat64Tracer
+    if _TorchFloat64Tracer is None:
+        from .torch_tracer import TorchTracer
+
+        class _TorchFloat64(TorchTracer):
+            """Upcasts each new leaf to float64 and moves one element of one leaf, through
+            .data (whose edits autograd does not count: the leaf stays at version 0, as on
+            the core). The file's own backward calls keep the graph (retain_graph=True), so
+            the analytic gradient can be taken after it ran, as the core's retain_all does."""
+
+            def __init__(self, perturb=None):
+                super().__init__(keep_grads=False)
+                self.perturb = perturb
+                self.reached = None     # the last node backward reached
+                self._seen = {}         # id(leaf) -> weak reference to it
+
+            def leaf(self, tensor):
+                self._seen[id(tensor)] = weakref.ref(tensor)
+                self._leaf(tensor)
+
+            def _unseen_leaves(self, args):
+                """Leaves that no call made (nn.Parameter is made without one): each is
+                counted, upcast and moved when an op first uses it, before the op runs."""
+                tensor = self.torch.Tensor
+                for a in args:
+                    for t in a if isinstance(a, (list, tuple)) else (a,):
+                        if isinstance(t, tensor) and t.requires_grad and t.grad_fn is None:
+                            ref = self._seen.get(id(t))
+                            if ref is None or ref() is not t:
+                                self.leaf(t)
+
+            def grad(self, node, grads):
+                self.reached = node
+                super().grad(node, grads)
+
+            def _leaf(self, tensor):
+                k = len(self.leaves)
+                super().leaf(tensor)
+                torch = self.torch
+                if tensor.is_floating_point() and tensor.dtype != torch.float64:
+                    tensor.data = tensor.data.to(torch.float64)
+                if self.perturb is not None and self.perturb[0] == k:
+                    index = tuple(int(j) for j in np.unravel_index(self.perturb[1],
+                                                                   tuple(tensor.shape)))
+                    tensor.data[index] += self.perturb[2]
+
+            def call(self, func, types, args, kwargs):
+                place = _RETAIN_GRAPH_PLACE.get(self._backward_funcs.get(func))
+                if place is not None:
+                    if len(args) > place:
+                        args = args[:place] + (True,) + args[place + 1:]
+                    else:
+                        kwargs = dict(kwargs or {}, retain_graph=True)
+                self._unseen_leaves(args)
+                return super().call(func, types, args, kwargs)
+
+        _TorchFloat64Tracer = _TorchFloat64
+    return _TorchFloat64Tracer(perturb)
+
+
+_TorchFloat64Tracer = None
+# where retain_graph is among the positional arguments of Tensor.backward (self, gradient,
+# retain_graph) and torch.autograd.backward (tensors, grad_tensors, retain_graph), and of
+# torch.autograd.grad (outputs, inputs, grad_outputs, retain_graph)
+_RETAIN_GRAPH_PLACE = {"backward": 2, "grad": 3}
+
+
+def _new_tracer(backend, perturb=None):
+    return _torch_float64_tracer(perturb) if backend == "torch" else _Float64Tracer(perturb)
+
+
+def _run(path, argv, backend, perturb, rng_state):
+    """One run of the file in float64, with the random draws of the first."""
+    module = backend_module(backend)
+    tracer = _new_tracer(backend, perturb)
+    module.set_rng_state(rng_state)
+    prev = module.get_default_dtype()
+    module.set_default_dtype(module.float64)
     try:
-        ns, out, error = execute(path, argv, "gradviz", False, tracer)
+        ns, out, error = execute(path, argv, backend, False, tracer)
     finally:
-        _dtype.set_default_dtype(prev)
-    return Run(path, "gradviz", ns, out, error, tracer, backend_module("gradviz"))
+        module.set_default_dtype(prev)
+    return Run(path, backend, ns, out, error, tracer, module)
 
 
 def _pick(n, k):
@@ -63,7 +139,6 @@ def _pick(n, k):
 
 
 def _reached_leaves(run, root):
-    from ..autograd.graph import AccumulateGrad
     from .report import _next_functions
     seen, leaves, stack = set(), [], [root.grad_fn]
     while stack:
@@ -71,7 +146,7 @@ def _reached_leaves(run, root):
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
+        if type(node).__name__ == "AccumulateGrad":
             leaves.append(node.variable)
         stack.extend(fn for fn, _ in _next_functions(node))
     order = {id(t): i for i, (_, t) in enumerate(run.named)}
@@ -99,16 +174,17 @@ def _validate(max_elements, eps, atol, rtol):
 
 
 def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-5,
-                   rtol=1e-3):
+                   rtol=1e-3, backend="gradviz"):
     """Check the file's gradients numerically; returns plain data (see `gradviz gradcheck`).
 
     `verdict` is one of VERDICTS, `message` the sentence that says it, `passed` is true only
-    for "match". Floats that are NaN or infinite are the strings "nan", "inf", "-inf".
+    for "match". Floats that are NaN or infinite are the strings "nan", "inf", "-inf". On
+    backend "torch" every run of the file, and the analytic gradient, is PyTorch's.
     """
-    from ..autograd.engine import grad as autograd_grad
     _validate(max_elements, eps, atol, rtol)
-    rng_state = _random.default_generator.get_state()
-    base = _run(path, argv, _Float64Tracer(), rng_state)
+    module = backend_module(backend)        # without torch: the exit-2 error of every command
+    rng_state = module.get_rng_state()
+    base = _run(path, argv, backend, None, rng_state)
     result = {"file": path, "eps": eps, "atol": atol, "rtol": rtol,
               "max_elements": max_elements, "roots": [], "passed": False, "error": None,
               "verdict": None, "message": None}
@@ -123,7 +199,7 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         raise UsageError(f"{path} has no root to check (no tensor with a grad_fn that nothing "
                          "else consumes); name one with --root")
     name_of = {id(t): n for n, t in base.named}
-    checker = _Checker(path, argv, rng_state, eps, atol, rtol)
+    checker = _Checker(path, argv, backend, rng_state, eps, atol, rtol)
     for rname in names:
         r = base.tensor(rname)
         if r.grad_fn is None:
@@ -135,11 +211,14 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         try:
             # Hooks in the file may print as backward runs: not onto gradcheck's own output.
             with contextlib.redirect_stdout(io.StringIO()):
-                analytic = autograd_grad(target, leaves, allow_unused=True,
-                                         retain_graph=True) if leaves else ()
+                analytic = module.autograd.grad(target, leaves, allow_unused=True,
+                                                retain_graph=True) if leaves else ()
         except Exception as exc:  # noqa: BLE001 - any failure of backward is reported
             info = describe(exc, path)
-            entry["file"], entry["line"] = info.forward or (info.file, info.line)
+            reached = getattr(base.tracer, "reached", None)
+            # torch's error does not name the node that failed: it is the last one reached
+            entry["file"], entry["line"] = info.forward or \
+                (reached is not None and base.tracer.site_of(reached)) or (info.file, info.line)
             entry["error"] = (f"backward of '{rname}' fails, so there is no analytic gradient "
                               f"to check: {str(exc).split('. ')[0].rstrip('.')}.")
             continue
@@ -155,7 +234,7 @@ def _value(run, name):
     """The root's value, summed, in float64 (None when the run has no such tensor)."""
     for n, t in run.named:
         if n == name:
-            return float(np.sum(np.asarray(t._data, dtype=np.float64)))
+            return float(np.sum(np.asarray(_array(t), dtype=np.float64)))
     return None
 
 
@@ -176,14 +255,15 @@ def _num(x):
 class _Checker:
     """Runs the file with one element moved, and judges that element."""
 
-    def __init__(self, path, argv, rng_state, eps, atol, rtol):
+    def __init__(self, path, argv, backend, rng_state, eps, atol, rtol):
         self.path, self.argv, self.rng_state = path, argv, rng_state
+        self.backend = backend
         self.eps, self.atol, self.rtol = eps, atol, rtol
 
     def _moved(self, rname, k, i, delta):
         """(value of the root, None) with element i of leaf k moved by delta, or (None,
         error dict) when that run raised or has no tensor named rname."""
-        run = _run(self.path, self.argv, _Float64Tracer((k, i, delta)), self.rng_state)
+        run = _run(self.path, self.argv, self.backend, (k, i, delta), self.rng_state)
         if run.error is not None:
             e = run.error
             return None, {"type": e.type, "message": e.message, "file": e.file,
@@ -229,7 +309,8 @@ class _Checker:
         if leaf.numel() == 0:
             info["skipped"] = f"'{name}' has no elements to move"
             return info
-        analytic = np.zeros(leaf.shape) if g is None else np.asarray(g._data, dtype=np.float64)
+        analytic = np.zeros(tuple(leaf.shape)) if g is None else \
+            np.asarray(_array(g), dtype=np.float64)
         flat_a = analytic.reshape(-1)
         worst_abs = worst_rel = None
         compared = 0

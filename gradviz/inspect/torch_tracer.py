@@ -33,7 +33,7 @@ import numpy as np
 
 from ..autograd import callsite
 from ..autograd.saved import Saved
-from .tracer import Tracer
+from .tracer import InplaceEvent, Tracer
 
 __all__ = ["TorchTracer", "torch_tracing"]
 
@@ -128,12 +128,44 @@ class TorchTracer(Tracer):
         return out
 
     def _inplace(self, tensor, func):
-        from .tracer import InplaceEvent
         site, _, _ = self._user(4)
         name = func if isinstance(func, str) else getattr(func, "__name__", str(func))
         op = "setitem" if name == "__setitem__" else name
-        self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
-                                                self.torch.is_grad_enabled(), self._count))
+        self._young.append(InplaceEvent(tensor, op, site, tensor._version,
+                                        self.torch.is_grad_enabled(), self._count))
+        self._edits_all = None
+
+    # In-place edits made since the previous backward call began hold their tensor, as the
+    # core's do; older ones hold it weakly and go with it (an intermediate edited in place,
+    # h.relu_(), would otherwise keep every step's graph alive).
+
+    @property
+    def inplace_events(self):
+        """InplaceEvent per in-place edit, oldest first (those of tensors that are gone
+        left out)."""
+        edits = self._edits_all
+        if edits is None:
+            if self._edit_died:
+                self._old = [e for e in self._old if e.tensor is not None]
+                self._edit_died = False
+            edits = self._edits_all = self._old + self._middle + self._young
+        return edits
+
+    @inplace_events.setter
+    def inplace_events(self, events):
+        self._old, self._middle, self._young = [], [], list(events)
+        self._edits_all = None
+        self._edit_died = False
+
+    def _age_edits(self):
+        """A backward call began: the edits made before the previous one began let go."""
+        self._old += [_OldEdit(e, self._edit_gone) for e in self._middle]
+        self._middle, self._young = self._young, []
+        self._edits_all = None
+
+    def _edit_gone(self, ref):
+        self._edit_died = True
+        self._edits_all = None
 
     def _outputs_made(self, func, args, out):
         torch = self.torch
@@ -299,6 +331,7 @@ class TorchTracer(Tracer):
         if self.keep_history:
             return
         self._previous, self._recent = self._recent, []
+        self._age_edits()
         self._settle_history()
         keep_from = len(self._calls) - 2
         if keep_from > self.steps_from_call:
@@ -429,10 +462,20 @@ class TorchTracer(Tracer):
         entry = self._entry(node)
         if entry is not None and entry[4] is None:
             from .tracer import _NOTHING_SAVED
-            # the node's own output is not kept: holding it would keep the node alive (the
-            # report finds it through output_of), as autograd.saved.snapshot does for the core
-            entries = [e._replace(tensor=None) if e.label == "_saved_result" else e
-                       for e in self.saved_of(node) or ()]
+            # The node's own output is not kept: holding it would keep the node alive (the
+            # report finds it through output_of), as autograd.saved.snapshot does for the core.
+            # Nor is any tensor made at or after the node (an input edited in place since, as
+            # by relu_): it may hold the node, and torch's nodes are not collected in a cycle
+            # (the entry would hold its node, and a training loop every step's graph).
+            made = _made_order(node)
+            entries = []
+            for e in self.saved_of(node) or ():
+                if e.label == "_saved_result":
+                    e = e._replace(tensor=None)
+                elif e.tensor is not None and e.tensor.grad_fn is not None and \
+                        _made_order(e.tensor.grad_fn) >= made:
+                    e = _WeakSaved(*e._replace(tensor=weakref.ref(e.tensor)))
+                entries.append(e)
             entry[4] = entries if entries else _NOTHING_SAVED
 
     # ----- what the report reads -----------------------------------------------------------
@@ -461,6 +504,22 @@ class TorchTracer(Tracer):
             else:
                 inputs.append(self.output_of(fn, nr))
         return inputs
+
+
+class _OldEdit(InplaceEvent):
+    """An InplaceEvent that holds its tensor weakly (the tensor, or None once gone, when
+    read)."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, event, gone):
+        self._ref = weakref.ref(event.tensor, gone)
+        self.op, self.site, self.version = event.op, event.site, event.version
+        self.grad_enabled, self.seq = event.grad_enabled, event.seq
+
+    @property
+    def tensor(self):
+        return self._ref()
 
 
 class _Holder:
@@ -507,17 +566,35 @@ def _edges(node):
         return ()
 
 
-class _Version:
-    """The version counter of a saved torch tensor, read as the core's `vc.v`."""
+class _WeakSaved(Saved):
+    """A Saved whose tensor is held weakly (a weak reference in the tuple, the tensor or None
+    when read)."""
 
-    __slots__ = ("t",)
+    __slots__ = ()
+
+    @property
+    def tensor(self):
+        ref = tuple.__getitem__(self, 1)
+        return None if ref is None else ref()
+
+
+class _Version:
+    """The version counter of a saved torch tensor, read as the core's `vc.v`: held weakly
+    (a node's snapshot must not keep its own output, and with it the node, alive); once the
+    tensor is gone, the version it last had."""
+
+    __slots__ = ("ref", "last")
 
     def __init__(self, t):
-        self.t = t
+        self.ref = weakref.ref(t)
+        self.last = t._version
 
     @property
     def v(self):
-        return self.t._version
+        t = self.ref()
+        if t is not None:
+            self.last = t._version
+        return self.last
 
 
 class _Fixed:

@@ -9,7 +9,8 @@ from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSof
 from .dropout import Dropout
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
+                            LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d)
 from .sparse import Embedding
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten,
                       MaxPool2d, ModuleDict, ParameterList, Unflatten)
@@ -18,7 +19,8 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "init",
            "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU", "ELU",
            "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Embedding",
-           "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "MSELoss", "L1Loss",
+           "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "GroupNorm", "MSELoss", "L1Loss",
            "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "CrossEntropyLoss", "KLDivLoss", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",

@@ -1334,12 +1334,16 @@ class _LazyModuleMixin:
 
     def __call__(self, *args, **kwargs):
         if type(self).cls_to_become is not None:
-            first = args[0] if args else next(iter(kwargs.values()))
-            bias, device, dtype = self._lazy_options
-            _weight_and_bias(self, self._weight_shape(first), bias, dtype, device)
+            self._materialize(args[0] if args else next(iter(kwargs.values())))
             del self._lazy_options
             self.__class__ = self.cls_to_become
         return Module.__call__(self, *args, **kwargs)
+
+    def _materialize(self, input):
+        """Create and initialise the parameters for this first input: for Linear and the
+        convolutions, weight and bias drawn as their reset_parameters draws them."""
+        bias, device, dtype = self._lazy_options
+        _weight_and_bias(self, self._weight_shape(input), bias, dtype, device)
 
     def reset_parameters(self):
         if self._input_size() != 0:

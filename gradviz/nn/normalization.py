@@ -1,13 +1,14 @@
-"""Normalization modules: LayerNorm, BatchNorm1d/2d and GroupNorm, with torch's parameters
-and buffers (names, order, initial values) and reprs."""
+"""Normalization modules: LayerNorm, BatchNorm1d/2d/3d (and their Lazy forms) and GroupNorm,
+with torch's parameters and buffers (names, order, initial values) and reprs."""
 
 from .. import _creation
 from .._dtype import int64
 from . import functional as F
 from . import init
-from .modules import Module, Parameter
+from .modules import Module, Parameter, _LazyModuleMixin
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "GroupNorm"]
 
 
 def _param(shape, dtype, fill):
@@ -67,10 +68,7 @@ class _BatchNorm(Module):
         self.track_running_stats = track_running_stats
         _affine(self, affine, (num_features,), dtype, bias)
         if track_running_stats:
-            self.register_buffer("running_mean", init.zeros_(
-                _creation.empty(num_features, dtype=dtype)))
-            self.register_buffer("running_var", init.ones_(
-                _creation.empty(num_features, dtype=dtype)))
+            _running_stats(self, num_features, dtype)
             self.register_buffer("num_batches_tracked", init.zeros_(
                 _creation.empty((), dtype=int64)))
         else:
@@ -102,6 +100,11 @@ class _BatchNorm(Module):
                 f"track_running_stats={self.track_running_stats}")
 
 
+def _running_stats(module, num_features, dtype):
+    module.register_buffer("running_mean", init.zeros_(_creation.empty(num_features, dtype=dtype)))
+    module.register_buffer("running_var", init.ones_(_creation.empty(num_features, dtype=dtype)))
+
+
 class BatchNorm1d(_BatchNorm):
     """batch_norm over (N, C) or (N, C, L) input; running statistics in buffers."""
 
@@ -116,6 +119,61 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """batch_norm over (N, C, D, H, W) input; running statistics in buffers."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyBatchNorm(_LazyModuleMixin):
+    """torch's _LazyNormBase: num_features is read from the first input's dim 1; until then
+    weight, bias and the running statistics are empty (num_batches_tracked is there, 0)."""
+
+    def __init__(self, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+        self._lazy_options = (bias, device, dtype)
+
+    def _materialize(self, input):
+        # torch: the input is checked first; with nothing to infer the layer keeps 0 features
+        self._check_input_dim(input)
+        if not (self.affine or self.track_running_stats):
+            return
+        bias, _, dtype = self._lazy_options
+        self.num_features = int(input.shape[1])
+        if self.affine:
+            _affine(self, True, (self.num_features,), dtype, bias)
+        if self.track_running_stats:
+            _running_stats(self, self.num_features, dtype)
+
+
+class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
+    """A BatchNorm1d whose num_features is read from its first input.
+
+    >>> import gradviz as torch
+    >>> bn = torch.nn.LazyBatchNorm1d()
+    >>> bn(torch.ones(4, 3)).shape, bn
+    (torch.Size([4, 3]), BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True))
+    """
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm, BatchNorm2d):
+    """A BatchNorm2d whose num_features is read from its first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm, BatchNorm3d):
+    """A BatchNorm3d whose num_features is read from its first input."""
+
+    cls_to_become = BatchNorm3d
 
 
 class GroupNorm(Module):
