@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    cfg = RunConfig(quick=args.quick, only=only, candidate_module=args.backend,
+    # scaling rows named one by one run alone; `scaling` (or no --only) runs them all
+    named = [n.strip() for v in args.only or [] for n in v.split(",")]
+    rows = None if "scaling" in named else [n for n in named if n in SCALING_ROWS] or None
+    cfg = RunConfig(quick=args.quick, only=only, scaling_rows=rows, candidate_module=args.backend,
                     rounds=args.rounds, threads=threads, log=log)
     result = run_all(cfg)
     if args.json:

@@ -71,6 +71,7 @@ def module_importable(module: str, env: dict[str, str]) -> tuple[bool, str]:
 class RunConfig:
     quick: bool = False
     only: list[str] | None = None  # workload names; None: all
+    scaling_rows: list[str] | None = None  # the scaling rows to run; None: all
     candidate_module: str = "gradviz"  # hidden --backend: which module plays "gradviz"
     rounds: int | None = None  # override every plan's rounds
     threads: int | None = 1  # BLAS/OpenMP threads in the workers; None: library defaults
@@ -206,7 +207,7 @@ def run_all(cfg: RunConfig) -> RunResult:
         elif name == "scaling":
             cfg.log("scaling: the gradviz command against plain Python on the same file")
             from benchmarks.scaling import measure_scaling
-            ms = measure_scaling(cfg.quick, env, cfg.log)
+            ms = measure_scaling(cfg.quick, env, cfg.log, only=cfg.scaling_rows)
             if cfg.candidate_module != "gradviz":
                 for m in ms:
                     m.skipped = "gradviz only (the gradviz column is played by another backend)"

@@ -174,6 +174,8 @@ def measure_scaling(quick: bool, env: dict[str, str], log, only=None) -> list[Me
     rounds = ROUNDS["quick" if quick else "full"]
     with tempfile.TemporaryDirectory(prefix="gradviz-scaling-") as tmp:
         for case in CASES:
+            if only and case.name not in only:
+                continue
             n = case.quick if quick else case.full
             unit = "x python" if case.metric == "time" else "x python (peak RSS)"
             m = Measurement(case.name, "time", unit, case.description.format(n=n))

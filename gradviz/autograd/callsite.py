@@ -43,6 +43,7 @@ def register_host(path):
         _hosts = _hosts + (path,)
         _internal.clear()
         _hosted.clear()
+        _public.clear()
 
 
 def register_library(prefix):
@@ -56,6 +57,7 @@ def register_library(prefix):
     if prefix not in _libraries:
         _libraries = _libraries + (prefix,)
         _internal.clear()
+        _public.clear()
 
 
 def _is_host_file(filename):
@@ -139,16 +141,34 @@ def maker(depth, marker=None):
     None). With no user frame: (function, None, None, None)."""
     f = _getframe(depth)
     func = found = None
-    while f is not None and (_internal.get(f.f_code) or _inside(f.f_code)):
-        name = f.f_code.co_name
-        if func is None and not name.startswith("_"):
+    public = _public
+    while f is not None:
+        code = f.f_code
+        name = public.get(code)     # False: the user's; "": gradviz's, private; else its name
+        if name is None:
+            name = _public_name(code)
+        if name is False:
+            break
+        if func is None and name:
             func = name
-        if f.f_code is marker:
+        if code is marker:
             found = f
         f = f.f_back
     if f is None:
         return func, None, None, None
     return func, (f.f_code.co_filename, f.f_lineno), f, found
+
+
+_public = {}            # code object -> False (the user's), "" (gradviz's, private) or its name
+
+
+def _public_name(code):
+    inside = _internal.get(code)
+    if inside is None:
+        inside = _inside(code)
+    name = code.co_name
+    name = _public[code] = False if not inside else "" if name.startswith("_") else name
+    return name
 
 
 def user_functions(frame, stop=()):

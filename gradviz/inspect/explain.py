@@ -574,7 +574,7 @@ def explain(path, name, root=None, argv=(), backend="gradviz"):
         causes[0]["message"] = causes[0]["message"].split(" — ")[0] + \
             f"; when it stopped there was no tensor named '{root}' to run backward from"
         return _result(run, names, name, root, t, causes, [])
-    made = tracer.made_by.get(id(t))
+    made = tracer.made_of(t)
     made_site = made[1] if made else None
     if t.grad_fn is not None:
         made_site = _site(tracer, t.grad_fn) or made_site

@@ -137,6 +137,14 @@ def _clean(v):
     return v
 
 
+def _core_value(d, full):
+    """to_json_value of a core tensor's storage (an array or a NumPy scalar), without the
+    0-d array a scalar would be wrapped in."""
+    if isinstance(d, np.generic):
+        return _clean(d.item())
+    return to_json_value(d, full)
+
+
 def _array(t):
     """A tensor's values as a NumPy array, for either backend."""
     if hasattr(t, "_data") and not hasattr(t, "__torch_function__"):
@@ -414,7 +422,7 @@ class _Builder:
                     "data": None, "grad": None, "file": None, "line": None,
                     "generated": True, "history": [], "edits": 0}
         fn = t.grad_fn
-        history = self.history(t)
+        history = self.history(t) if self._edits_of is None or id(t) in self._edits_of else []
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
         # rest of the entry (build_report ignores that warning on torch)
         grad = t._grad if self.gv else t.grad
@@ -422,19 +430,25 @@ class _Builder:
         if fn is not None:
             file, line = self.site(fn)
         elif not generated and self.traced and self.run.made_in_function(name):
-            made = self.run.tracer.made_by.get(id(t))
+            made = self.run.tracer.made_of(t)
             file, line = made[1] if made and made[1] else (None, None)
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None
         acc = self.accumulators().get(id(t)) if fn is None and t.requires_grad else None
+        if self.gv:     # the core's slots, not its properties: the same values, for less
+            shape = list(t._data.shape)
+            data = _core_value(t._data, self.full)
+        else:
+            shape = list(t.shape)
+            data = to_json_value(_array(t), self.full)
         return {
             "name": name,
-            "shape": list(t.shape),
+            "shape": shape,
             "dtype": _dtype_name(t),
             "requires_grad": bool(t.requires_grad),
             "is_leaf": bool(t.is_leaf),
-            "grad_fn": None if fn is None else _node_type(fn),
+            "grad_fn": None if fn is None else type(fn).__name__,
             "node": None if fn is None else self.node_ids.get(id(fn)),
             "accumulator": acc,
             "next_functions": None if fn is None else self.next_names(fn),
@@ -442,7 +456,7 @@ class _Builder:
             "retains_grad": bool(t.retains_grad),
             "is_parameter": type(t).__name__ == "Parameter",
             "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
-            "data": to_json_value(_array(t), self.full),
+            "data": data,
             "grad": None if grad is None else to_json_value(_array(grad), self.full),
             "file": file,
             "line": line,
@@ -507,7 +521,9 @@ class _Builder:
                             "saved_version": None, "version": None,
                             "value": _plain_value(e.value), "freed": freed and not kept})
                 continue
-            d = np.asarray(e.data)
+            d = e.data
+            if not isinstance(d, (np.ndarray, np.generic)):
+                d = np.asarray(d)
             saved_t = e.tensor
             if saved_t is None and e.label == "_saved_result":
                 saved_t = self.output(node)
@@ -557,12 +573,13 @@ class _Builder:
             grad = to_json_value(grads[0], self.full) if len(grads) == 1 else \
                 [None if g is None else to_json_value(g, self.full) for g in grads]
         is_acc = _node_type(node) == "AccumulateGrad"
+        node_ids = self.node_ids
         return {
             "id": nid,
             "name": _node_type(node),
             "tensor": self.outs.get((id(node), 0)),
             "variable": self.name_of.get(id(node.variable)) if is_acc else None,
-            "next_functions": [[None if fn is None else self.node_ids.get(id(fn)), nr]
+            "next_functions": [[None if fn is None else node_ids.get(id(fn)), nr]
                                for fn, nr in self.edges(node)],
             "inputs": inputs,
             "saved": self.saved(node),

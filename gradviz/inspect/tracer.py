@@ -89,6 +89,8 @@ class Tracer(_tracing.Tracer):
         #              grads it last received, its saved values before backward freed them];
         # an entry is dropped when its node dies.
         self._nodes = {}
+        nodes = self._nodes
+        self._drop_entry = lambda ref: nodes.pop(ref.key, None)   # a node died
         self._count = 0             # nodes created so far
         self._recent = []           # outputs made since the previous backward began
         self._previous = []         # outputs made in the generation before
@@ -100,7 +102,9 @@ class Tracer(_tracing.Tracer):
         self.nonfinite = []         # (node, output index) that turned finite grads into nan/inf
         self.refusals = []          # (tensor, message, site): in-place edits autograd refused
         self._leaves = []           # weakrefs to tensors made to require grad, in order
-        self.made_by = {}           # id(tensor) -> (function, site, grad enabled), while alive
+        # (function, site, grad enabled) of each tensor: made_of(); a tensor of the core
+        # carries its own (created), a backend's tensor is looked up here by id while alive
+        self.made_by = {}
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -137,24 +141,29 @@ class Tracer(_tracing.Tracer):
 
     def node(self, node):
         k = id(node)
-        nodes = self._nodes
         # The entry goes when the node does (its snapshot holds the saved tensors, and with
         # them the graph above: that must not outlive the node).
-        ref = weakref.ref(node, lambda _, k=k, nodes=nodes: nodes.pop(k, None))
-        nodes[k] = [self._count, ref, None, None, None, None]
+        ref = _NodeRef(node, self._drop_entry)
+        ref.key = k
+        self._nodes[k] = [self._count, ref, None, None, None, None]
         self._count += 1
         if self.modules.stack:
             self.modules.node(node)
 
     def made(self, out, node):
-        entry = self._entry(node, create=True)
+        entry = self._nodes.get(id(node))
+        if entry is None or entry[_REF]() is not node:
+            entry = self._entry(node, create=True)
         outs = entry[_OUTS]
-        if outs is None:
-            outs = entry[_OUTS] = []
         nr = out._nr
-        while len(outs) <= nr:
-            outs.append(None)
-        outs[nr] = weakref.ref(out)
+        if outs is None and not nr:
+            entry[_OUTS] = [weakref.ref(out)]
+        else:
+            if outs is None:
+                outs = entry[_OUTS] = []
+            while len(outs) <= nr:
+                outs.append(None)
+            outs[nr] = weakref.ref(out)
         self._recent.append(out)
         if self.retain_grad and out._rg and not out._retains:
             out.retain_grad()
@@ -199,11 +208,11 @@ class Tracer(_tracing.Tracer):
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
         func, site, frame, call = callsite.maker(3, _MODULE_CALL)
-        k = id(tensor)
-        self.made_by[k] = (func, site, _state.enabled)
-        self._made_ids[weakref.ref(tensor, self._forget)] = k
+        # kept on the tensor itself (see made_of): it goes when the tensor does, with no
+        # weak reference and no table entry per tensor
+        tensor._gv_made = (func, site, _state.enabled)
         if call is not None:
-            self._module_call(call, k)
+            self._module_call(call, id(tensor), tensor)
         if frame is not self._last_frame and frame is not None:
             self._saw_frame(frame)
 
@@ -351,9 +360,12 @@ class Tracer(_tracing.Tracer):
         return [(f, n, calls[f.f_code]) for _, f, n in sorted(self._frames.values(),
                                                                 key=lambda e: e[0])]
 
-    def _module_call(self, call, k):
+    def _module_call(self, call, k, tensor=None):
         """Note that the tensor with id k was made inside a module call the user wrote
-        (`self.fc1(x)`): the last tensor a call made is its output."""
+        (`self.fc1(x)`): the last tensor a call made is its output. Given the tensor, its
+        entry goes when it does (otherwise the caller forgets it)."""
+        if tensor is not None:
+            self._made_ids[weakref.ref(tensor, self._forget)] = k
         calls = self.module_calls
         entry = calls.get(id(call))
         if entry is None:
@@ -389,6 +401,11 @@ class Tracer(_tracing.Tracer):
                 live.append((entry[0], node))
         live.sort(key=lambda pair: pair[0])
         return [node for _, node in live]
+
+    def made_of(self, tensor):
+        """(function, (file, line) or None, grad enabled) of what made tensor, or None."""
+        made = getattr(tensor, "_gv_made", None)
+        return made if made is not None else self.made_by.get(id(tensor))
 
     def order(self, node):
         """The node's creation number (compare with InplaceEvent.seq), or None."""
@@ -433,6 +450,12 @@ class Tracer(_tracing.Tracer):
     def leaves(self):
         """Tensors made to require grad, in order (None where one no longer exists)."""
         return [r() for r in self._leaves]
+
+
+class _NodeRef(weakref.ref):
+    """A weak reference to a node that knows the node's key in Tracer._nodes."""
+
+    __slots__ = ("key",)
 
 
 _REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT = 1, 2, 3, 4, 5   # slots of a node's entry
