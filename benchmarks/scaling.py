@@ -167,13 +167,15 @@ def _peak_kib(cmd: list[str], env: dict[str, str], ok_codes: tuple[int, ...]) ->
     return float(peak)
 
 
-def measure_scaling(quick: bool, env: dict[str, str], log, only=None) -> list[Measurement]:
-    """One row per case: the median ratio gradviz / plain Python (time, or peak memory)."""
+def measure_scaling(quick: bool, env: dict[str, str], log, only=None,
+                    cases=None) -> list[Measurement]:
+    """One row per case (of CASES, or `cases`): the median ratio gradviz / plain Python (time,
+    or peak memory)."""
     rows = []
     gradviz = find_gradviz_command()
     rounds = ROUNDS["quick" if quick else "full"]
     with tempfile.TemporaryDirectory(prefix="gradviz-scaling-") as tmp:
-        for case in CASES:
+        for case in CASES if cases is None else cases:
             if only and case.name not in only:
                 continue
             n = case.quick if quick else case.full

@@ -53,6 +53,8 @@ TARGETS: list[Target] = [
     Target("run_chain_100k", "time", "absolute", 5.0, "<= 5x python"),
     Target("graph_chain_100k", "time", "absolute", 5.0, "<= 5x python"),
     Target("run_json_tensor_2e8", "time", "absolute", 1.5, "<= 1.5x python"),
+    # issue 14: `gradviz run --backend torch` on a 100-step transformer training loop
+    Target("torch_run_transformer_loop", "time", "absolute", 1.5, "<= 1.5x python"),
 ]
 
 # Relative tolerance of the agreement check (float32; the backends differ in summation order
