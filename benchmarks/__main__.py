@@ -26,7 +26,9 @@ CLI_ROWS = ("cli_help", "cli_run", "graph_example", "graph_5000", "graph_5000_sh
             "report_5000_shared")
 SCALING_ROWS = ("run_training_loop", "run_chain_100k", "graph_chain_100k", "run_json_leaves_100k",
                 "graph_leaves_100k", "run_named_100k", "run_prints_50mb", "run_json_tensor_2e8")
-GROUPS = ("import", "cli", "scaling")
+REAL_MODEL_ROWS = ("transformer_folded", "transformer_expanded", "resnet_folded",
+                   "resnet_expanded")
+GROUPS = ("import", "cli", "scaling", "real_models")
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -35,7 +37,8 @@ def _names(values: list[str] | None) -> list[str] | None:
     names: list[str] = []
     for value in values:
         for name in filter(None, (v.strip() for v in value.split(","))):
-            name = "cli" if name in CLI_ROWS else "scaling" if name in SCALING_ROWS else name
+            name = "cli" if name in CLI_ROWS else "scaling" if name in SCALING_ROWS else \
+                "real_models" if name in REAL_MODEL_ROWS else name
             if name not in names:
                 names.append(name)
     return names
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'cli':14} {', '.join(CLI_ROWS)}: the gradviz command, whole process")
         print(f"{'scaling':14} {', '.join(SCALING_ROWS)}: the gradviz command against "
               "python FILE, as ratios")
+        print(f"{'real_models':14} {', '.join(REAL_MODEL_ROWS)}: gradviz graph --backend "
+              "torch on the model examples against torchviz (needs torch; torchviz optional)")
         return 0
     if args.threads == "default":
         threads = None

@@ -156,8 +156,9 @@ def run_workload(w: Workload, cfg: RunConfig, backends: dict[str, str],
 def run_all(cfg: RunConfig) -> RunResult:
     start = time.perf_counter()
     env = worker_env(cfg.threads)
-    names = cfg.only or list(WORKLOADS) + ["import", "cli", "scaling"]
-    unknown = [n for n in names if n not in WORKLOADS and n not in ("import", "cli", "scaling")]
+    groups = ("import", "cli", "scaling", "real_models")
+    names = cfg.only or list(WORKLOADS) + list(groups)
+    unknown = [n for n in names if n not in WORKLOADS and n not in groups]
     if unknown:
         raise ValueError(f"unknown workload(s): {', '.join(unknown)}")
 
@@ -210,6 +211,16 @@ def run_all(cfg: RunConfig) -> RunResult:
             ms = measure_scaling(cfg.quick, env, cfg.log, only=cfg.scaling_rows)
             if cfg.candidate_module != "gradviz":
                 for m in ms:
+                    m.skipped = "gradviz only (the gradviz column is played by another backend)"
+            measurements.extend(ms)
+        elif name == "real_models":
+            cfg.log("real_models: gradviz graph --backend torch against torchviz")
+            from benchmarks.real_models import measure_real_models
+            ms = measure_real_models(cfg.quick, env, cfg.log)
+            for m in ms:
+                if REFERENCE not in backends:
+                    m.skipped = "torch is not importable: the model examples need it"
+                elif cfg.candidate_module != "gradviz":
                     m.skipped = "gradviz only (the gradviz column is played by another backend)"
             measurements.extend(ms)
         others = load.cores()

@@ -55,6 +55,12 @@ TARGETS: list[Target] = [
     Target("run_json_tensor_2e8", "time", "absolute", 1.5, "<= 1.5x python"),
     # issue 14: `gradviz run --backend torch` on a 100-step transformer training loop
     Target("torch_run_transformer_loop", "time", "absolute", 1.5, "<= 1.5x python"),
+    # issue 14: module folding at depth 2 in < 5 s, full expansion in < 30 s (CPU seconds of
+    # the whole command); the gv/torch column is the ratio against torchviz (target < 1.0x)
+    Target("transformer_folded", "time", "absolute", 5.0, "< 5 s"),
+    Target("transformer_expanded", "time", "absolute", 30.0, "< 30 s"),
+    Target("resnet_folded", "time", "absolute", 5.0, "< 5 s"),
+    Target("resnet_expanded", "time", "absolute", 30.0, "< 30 s"),
 ]
 
 # Relative tolerance of the agreement check (float32; the backends differ in summation order

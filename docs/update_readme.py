@@ -21,6 +21,7 @@ colour, so the output is the same on every machine. `--check` only reports block
 out of date (exit 1), which is what the test suite runs.
 
     python docs/update_readme.py          # rewrite README.md and docs/images/
+                                          # (the transformer's picture needs torch)
     python docs/update_readme.py --check  # exit 1 if README.md is stale
 """
 
@@ -52,10 +53,18 @@ def run(command):
     env = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     old = os.getcwd()
     os.chdir(ROOT)
+    threads = None
+    if "--backend torch" in command:
+        # one thread: a mean of float32 noise (1e-11) depends on how torch splits its sums
+        import torch
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
     try:
         result = CliRunner(env=env).invoke(cli, args, catch_exceptions=False)
     finally:
         os.chdir(old)
+        if threads is not None:
+            torch.set_num_threads(threads)
     text = result.stdout + (result.stderr if result.stderr else "")
     lines = [line.rstrip() for line in text.rstrip().splitlines()]
     shown = "$ " + command + "\n" + "\n".join(lines) + "\n"
@@ -110,6 +119,23 @@ def take_screenshot(command, png, actions):
             image = page.screenshot()
     with open(os.path.join(ROOT, png), "wb") as f:
         f.write(image)
+
+
+def image_is_fresh(command):
+    """Whether the image command draws is the one committed: the command is run again with its
+    --svg path in a temporary folder, and the two files are compared byte for byte."""
+    import tempfile
+    path = command.split("--svg ")[1].split()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = os.path.join(tmp, os.path.basename(path))
+        run(command.replace(f"--svg {path}", f"--svg {fresh}"))
+        with open(fresh, "rb") as f:
+            drawn = f.read()
+    try:
+        with open(os.path.join(ROOT, path), "rb") as f:
+            return f.read() == drawn
+    except FileNotFoundError:
+        return False
 
 
 def _public(names):

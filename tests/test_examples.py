@@ -9,7 +9,10 @@ from click.testing import CliRunner
 
 from gradviz_cli.main import cli
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+try:
+    from .example_files import EXAMPLES, TORCH_ONLY, example_files, torch_report
+except ImportError:
+    from example_files import EXAMPLES, TORCH_ONLY, example_files, torch_report
 
 # file -> (extra run options, exit code, {(tensor, field): expected})
 CHECKS = {
@@ -114,6 +117,18 @@ CHECKS = {
         ("loss", "data"): 0.49696, ("model.head.bias", "grad"): [-0.68294],
         ("model.head.bias", "module"): "head",
         ("model.encoder.blocks.1.norm.weight", "module"): "encoder.blocks.1.norm"}),
+    "resnet_cnn.py": ([], 0, {
+        ("loss", "data"): 2.5387, ("loss", "grad_fn"): "NllLossBackward0",
+        ("model.stages.1.0.conv1.weight", "shape"): [32, 16, 3, 3],
+        ("model.stages.1.0.shortcut.0.weight", "module"): "stages.1.0.shortcut.0",
+        ("model.stages.3.1.bn2.bias", "is_parameter"): True, ("logits", "module"): "fc",
+        ("images", "shape"): [8, 3, 32, 32]}),
+    "transformer_encoder.py": (["--backend", "torch"], 0, {
+        ("loss", "data"): 2.2366, ("loss", "grad_fn"): "NllLossBackward0",
+        ("model.encoder.layers.3.linear1.weight", "shape"): [1024, 256],
+        ("model.encoder.layers.3.linear1.weight", "module"): "encoder.layers.3.linear1",
+        ("model.encoder.layers.5.self_attn.in_proj_weight", "shape"): [768, 256],
+        ("logits", "grad_fn"): "AddmmBackward0", ("logits", "module"): "head"}),
     "inplace_version_error.py": ([], 1, {("b", "version"): 1, ("a", "grad"): None}),
     "anomaly_nan.py": ([], 1, {}),
     "polynomial_custom_function.py": ([], 0, {
@@ -154,14 +169,19 @@ def close(a, b):
 
 
 def test_every_example_has_checks():
-    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
-    assert files == sorted(CHECKS)
+    assert example_files() == sorted(CHECKS)
+    assert all(CHECKS[name][0][:2] == ["--backend", "torch"] for name in TORCH_ONLY)
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_example_numbers(name):
     options, code, expected = CHECKS[name]
-    exit_code, report = run_json(os.path.join(EXAMPLES, name), *options)
+    if name in TORCH_ONLY:
+        pytest.importorskip("torch")
+        report = torch_report(name)     # the same run as tests/test_real_models.py reads
+        exit_code = report["exit_code"]
+    else:
+        exit_code, report = run_json(os.path.join(EXAMPLES, name), *options)
     assert exit_code == code, report["error"]
     tensors = {t["name"]: t for t in report["tensors"]}
     for (tensor, field), value in expected.items():
@@ -198,7 +218,9 @@ INPLACE_FAILING = {"inplace_version_error.py", "inplace_view_shares_version.py",
                    "inplace_on_leaf.py"}
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
+# The torch-only examples' graphs are drawn by tests/test_real_models.py (from the run above);
+# check-inplace on torch is compared with the core's by tests/test_backend_parity.py.
+@pytest.mark.parametrize("name", example_files(torch_only=False))
 def test_graph_and_check_inplace_on_every_example(name):
     path = os.path.join(EXAMPLES, name)
     runner = CliRunner()

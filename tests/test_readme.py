@@ -36,3 +36,19 @@ def test_setup_commands_are_the_two_documented_lines():
             "examples/") in text
     assert ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
             ".venv/bin/python -m pytest -q") in text
+
+
+def _images():
+    with open(update_readme.README, encoding="utf-8") as f:
+        return update_readme.IMAGE.findall(f.read())
+
+
+@pytest.mark.parametrize("command", _images())
+def test_readme_images_are_up_to_date(command):
+    if "--backend torch" in command:
+        pytest.importorskip("torch")
+    from gradviz.render.renderer import find_renderer
+    if find_renderer(fmt="svg") is None:
+        pytest.skip("no Graphviz renderer")
+    if not update_readme.image_is_fresh(command):
+        pytest.fail(f"{command.split('--svg ')[1]} is stale: run `python docs/update_readme.py`")
