@@ -52,6 +52,7 @@ scale_ = scale      # for formulas whose parameter `scale` (elu's) shadows the h
 _LN2 = 0.6931471805599453
 _LN10 = 2.302585092994046
 _TWO_OVER_SQRT_PI = 1.1283791670955126
+_GELU_K_BETA = _TWO_OVER_SQRT_PI * 0.7071067811865476 * 0.5   # torch: M_2_SQRTPI * M_SQRT1_2 * 0.5
 
 
 # ----- Named helpers for the longer formulas ----------------------------------------------
@@ -253,6 +254,17 @@ def gelu_grad(grad, self, approximate):
     if isinstance(grad, Tensor) or isinstance(self, Tensor):
         return ops.gelu_backward(as_tensor(grad), as_tensor(self), approximate)
     return grad * gelu_derivative(self, approximate)
+
+
+def gelu_double_grad_self(grad, grad_output, self, approximate):
+    """grad * grad_output * gelu''(self). On Tensors with approximate='none', composed as
+    torch's gelu_double_backward: with s = self * self and pdf = kBeta * exp(-0.5 * s),
+    gelu'' = 2 * pdf - s * pdf (the Scalar products are MulBackward1, as torch records them)."""
+    if approximate == "tanh" or not on_tensors(grad, grad_output, self):
+        return grad * grad_output * gelu_second_derivative(self, approximate)
+    self_sq = self * self
+    pdf = scale(exp(scale(self_sq, -0.5)), _GELU_K_BETA)
+    return grad * grad_output * (scale(pdf, 2) - self_sq * pdf)
 
 
 def leaky_relu_grad(grad, self, negative_slope):
@@ -1501,8 +1513,7 @@ defderiv("gelu(Tensor self, str approximate)", "GeluBackward0", ("self", "approx
 defderiv("gelu_backward(Tensor grad_output, Tensor self, str approximate)",
          "GeluBackwardBackward0", ("grad_output", "self", "approximate"),
          grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
-         self=lambda grad, grad_output, self, approximate:
-             grad * grad_output * gelu_second_derivative(self, approximate))
+         self=gelu_double_grad_self)
 defderiv("silu(Tensor self)", "SiluBackward0", ("self",),
          self=silu_grad)
 defderiv("softplus(Tensor self, Scalar beta, Scalar threshold)",

@@ -737,7 +737,7 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     c = self.shape[0] if self.ndim == 1 else self.shape[1]
     t = value(target).reshape(-1).astype(np.int64, copy=False)
     valid = t != ignore_index
-    if weight is None and self.ndim == 2 and reduction == 1 and valid.all():
+    if weight is None and self.ndim == 2 and reduction == 1 and len(t) and valid.all():
         # The common case (a batch of class indices, none ignored, the mean): the same values
         # as below, -grad / total_weight at each target, without the selections.
         out = np.zeros(self.shape, dtype=self.dtype)

@@ -18,7 +18,6 @@ from test_core_table import EXAMPLES, _on, _walk_names
 KNOWN_DIFFERENT = frozenset({
     "binary_cross_entropy",
     "convolution_backward",
-    "gelu_backward",
     "linalg_det",
     "native_batch_norm",
     "native_group_norm",
