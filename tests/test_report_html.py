@@ -149,6 +149,22 @@ def test_a_file_that_raises_still_gets_its_page(tmp_path):
     assert json.loads(embedded_json(page, "gv-report"))["error"]["message"] == "boom"
 
 
+def test_explain_and_gradcheck_run_on_the_files_backend(tmp_path):
+    """On --backend torch the page's verdicts come from torch runs, equal to the core's."""
+    pytest.importorskip("torch")
+    relu = os.path.join(ROOT, "examples", "relu_zero_grad.py")
+    pages = {}
+    for backend in ("gradviz", "torch"):
+        page, result = make_page(tmp_path, relu, "--backward", "loss", "--gradcheck",
+                                 "--backend", backend, name=f"{backend}.html")
+        assert result.exit_code == 0, result.output
+        pages[backend] = json.loads(embedded_json(page, "gv-page"))
+    for key in ("explain", "gradcheck"):
+        assert pages["torch"][key], key
+    assert pages["torch"]["explain"] == pages["gradviz"]["explain"]
+    assert pages["torch"]["gradcheck"]["verdict"] == pages["gradviz"]["gradcheck"]["verdict"]
+
+
 def test_a_zero_gradient_gets_explains_verdict(tmp_path, chromium_or_none):
     relu = os.path.join(ROOT, "examples", "relu_zero_grad.py")
     page, result = make_page(tmp_path, relu, "--backward", "loss")

@@ -79,17 +79,16 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
         for note in drawings.notes:
             err.print(note)
         explained = {}
-        if backend == "gradviz":     # explain inspects the built-in core's records
-            from gradviz.inspect.explain import explain
-            for name in explain_candidates(data):
-                try:
-                    explained[name] = explain(file, name, root=backward, argv=argv)
-                except UsageError:
-                    continue         # a name the second run did not make: no verdict shown
+        from gradviz.inspect.explain import explain
+        for name in explain_candidates(data):
+            try:
+                explained[name] = explain(file, name, root=backward, argv=argv, backend=backend)
+            except UsageError:
+                continue             # a name the second run did not make: no verdict shown
         checked = None
         if with_gradcheck:
             from gradviz.inspect.gradcheck import gradcheck_file
-            checked = gradcheck_file(file, argv=argv, root=backward)
+            checked = gradcheck_file(file, argv=argv, root=backward, backend=backend)
         page = build_page(data, drawings.views, command=_command(click.get_current_context()),
                           version=_version(), notes=drawings.page_notes, explain=explained,
                           gradcheck=checked, view=view, report_text=report_json(data))
