@@ -24,7 +24,7 @@ from benchmarks.measurement import Measurement, to_row
 from benchmarks.runner import worker_env
 from benchmarks.scaling import Case, measure_scaling
 
-TRANSFORMER_LOOP = '''\\
+TRANSFORMER_LOOP = '''\
 import torch
 from torch import nn
 

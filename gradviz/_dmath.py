@@ -150,7 +150,7 @@ def masked_zero(x, cond):
     (MaskedFillBackward0 on Tensors)."""
     if _t(x):
         return ops.masked_fill(x, _make(np.asarray(cond)), 0)
-    return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
+    return where0(cond, x)
 
 
 def div_rounded(a, b, rounding_mode):
@@ -648,9 +648,7 @@ def trunc_div(a, b):
 
 def _both(a, b):
     """a and b as Tensors when either is one (create_graph), else None."""
-    if _t(a) or _t(b):
-        return (a if _t(a) else _make(np.asarray(a))), (b if _t(b) else _make(np.asarray(b)))
-    return None
+    return _tensors(a, b)
 
 
 # tanh and sigmoid are on the hot path of every small network: the array case is tested
@@ -711,9 +709,7 @@ def slice_backward(grad, input_sizes, dim, start, end, step, key):
 
 def _tensors(*xs):
     """Each of xs as a Tensor when any is one (create_graph), else None."""
-    if any(_t(x) for x in xs):
-        return [x if _t(x) else _make(np.asarray(x)) for x in xs]
-    return None
+    return [_tensor(x) for x in xs] if any(_t(x) for x in xs) else None
 
 
 def mse_loss_backward(grad, self, target, reduction):

@@ -12,10 +12,11 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examp
 TORCH_ONLY = {"transformer_encoder.py"}
 
 
-def example_files(torch_only=True):
-    """The example files' names, sorted; torch_only=False leaves the torch-only ones out."""
+def example_files(include_torch_only=True):
+    """The example files' names, sorted; include_torch_only=False leaves the torch-only ones
+    out."""
     return sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py")
-                  and (torch_only or f not in TORCH_ONLY))
+                  and (include_torch_only or f not in TORCH_ONLY))
 
 
 _TORCH_RUNS = {}

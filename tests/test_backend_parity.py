@@ -19,9 +19,9 @@ from gradviz.inspect import run_file  # noqa: E402
 from gradviz.inspect.inplace import check_inplace  # noqa: E402
 
 try:
-    from .example_files import EXAMPLES, TORCH_ONLY
+    from .example_files import EXAMPLES, example_files
 except ImportError:
-    from example_files import EXAMPLES, TORCH_ONLY
+    from example_files import EXAMPLES, example_files
 
 SEED = 67280421310721
 
@@ -102,8 +102,7 @@ ORDER_DEPENDENT = {
 
 
 def _examples(test=None):
-    names = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py")
-                   and f not in TORCH_ONLY and f not in HEAVY)
+    names = [f for f in example_files(include_torch_only=False) if f not in HEAVY]
     if test is None:
         return names
     out = []

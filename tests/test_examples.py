@@ -220,7 +220,7 @@ INPLACE_FAILING = {"inplace_version_error.py", "inplace_view_shares_version.py",
 
 # The torch-only examples' graphs are drawn by tests/test_real_models.py (from the run above);
 # check-inplace on torch is compared with the core's by tests/test_backend_parity.py.
-@pytest.mark.parametrize("name", example_files(torch_only=False))
+@pytest.mark.parametrize("name", example_files(include_torch_only=False))
 def test_graph_and_check_inplace_on_every_example(name):
     path = os.path.join(EXAMPLES, name)
     runner = CliRunner()

@@ -52,7 +52,7 @@ DIFFERENT = {}
 
 def _examples():
     # a torch-only example has no core output to compare (see example_files.TORCH_ONLY)
-    return [f for f in example_files(torch_only=False) if f not in DIFFERENT]
+    return [f for f in example_files(include_torch_only=False) if f not in DIFFERENT]
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .report import _next_functions, to_json_value
+from .report import _array, _next_functions, to_json_value
 from .runner import UsageError, describe, execute, tracing_for
 from .session import Run
 from .tracer import Tracer
@@ -326,10 +326,8 @@ def _values(x):
     """A tensor's (or a gradient's) values as a NumPy array, on either backend."""
     if isinstance(x, np.ndarray):
         return x
-    if hasattr(x, "_data") and not hasattr(x, "__torch_function__"):
-        return np.asarray(x._data)
-    if hasattr(x, "detach"):
-        return x.detach().cpu().numpy()
+    if hasattr(x, "_data") or hasattr(x, "detach"):
+        return _array(x)
     return np.asarray(x)
 
 

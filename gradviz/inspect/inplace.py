@@ -106,7 +106,9 @@ def check_inplace(path, argv=(), debug=False, backend="gradviz"):
                 continue
             tname = _tensor_name(t, owner, run, name_of)
             if now != want:
-                ev = _breaking_event(run.tracer.inplace_events, vc if _counter(t) is None else _counter(t), want)
+                counter = _counter(t)
+                ev = _breaking_event(run.tracer.inplace_events,
+                                     vc if counter is None else counter, want)
                 key = (id(node), id(t) if t is not None else label)
                 if key in seen:
                     continue
@@ -200,8 +202,10 @@ def _tensor_name(t, node, run, name_of):
     base = getattr(t, "_base_", None)
     if base is not None and name_of.get(id(base)):
         return f"{name_of[id(base)]} (a view)"
+    mine = _counter(t)
     for n, other in run.named:
-        if _counter(other) is not None and _counter(other) is _counter(t):
+        counter = _counter(other)
+        if counter is not None and counter is mine:
             return n
     return "(unnamed tensor)"
 
