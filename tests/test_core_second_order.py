@@ -22,7 +22,6 @@ KNOWN_DIFFERENT = frozenset({
     "native_batch_norm",
     "native_group_norm",
     "native_layer_norm",
-    "threshold_backward",
 })
 
 

@@ -163,8 +163,12 @@ class Plan:
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
         self.n_inputs = len(entry.formulas)
+        # torch's generated backward computes the inputs' gradients in the alphabetical order
+        # of their names (MulBackward0: `other` before `self`), which orders the nodes a
+        # create_graph=True backward makes, hence the order the engine adds gradients in.
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
-                           for i, (f, idx) in enumerate(entry.formulas)
+                           for i, (f, idx) in sorted(enumerate(entry.formulas),
+                                                     key=lambda c: entry.inputs[c[0]])
                            if entry.variadic or mask >> i & 1)
 
 
