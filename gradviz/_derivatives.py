@@ -37,7 +37,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
                      select_backward, slice_backward, mse_loss_backward,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
-                     ones_like)
+                     ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product)
 from ._registry import ops
@@ -248,6 +248,17 @@ def xlogy_self_grad(grad, self, other):
     return masked_zero(xlogy(grad, other), (value(self) == 0) & (value(other) <= 0))
 
 
+def logit_grad(grad, self):
+    """torch's logit_backward without eps (infinitely_differentiable_logit_backward under
+    create_graph): grad / (self (1 - self)) for self in [0, 1], nan outside."""
+    x = value(self)
+    inside = (x >= 0) & (x <= 1)
+    g = grad / (self * const_minus(1.0, self))
+    if on_tensors(g):
+        return ops.where(as_tensor(inside), g, np.nan)
+    return np.where(inside, g, np.nan)
+
+
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
 
 def gelu_grad(grad, self, approximate):
@@ -408,14 +419,35 @@ def loss_scale(g, grad, weight, reduction):
     return g
 
 
-def bce_grad_self(grad, self, target, weight, reduction):
-    """(x - t) / max(x (1 - x), 1e-12): torch's epsilon keeps x = 0 or 1 finite."""
-    return loss_scale((self - target) / clamp_min(self * (1 - self), 1e-12), grad, weight,
-                      reduction)
-
-
 def bce_grad_target(grad, self, weight, reduction):
-    return loss_scale(log(1 - self) - log(self), grad, weight, reduction)
+    """torch's binary_cross_entropy_target_backward: -logit(self) grad."""
+    return loss_scale(-logit(self), grad, weight, reduction)
+
+
+# binary_cross_entropy_backward's formulas, torch's binary_cross_entropy_double_backward*: the
+# 1e-12 keeps self = 0 or 1 finite.
+
+def bce_double_grad_self(grad, grad_output, self, target, weight, reduction):
+    """(x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2) grad grad_output."""
+    num = self * self - scale(self, 2) * target + target
+    den = pow_(plus(self, 1e-12), 2) * pow_(plus(const_minus(1, self), 1e-12), 2)
+    return loss_scale(num / den, grad * grad_output, weight, reduction)
+
+
+def bce_double_grad_target(grad, grad_output, self, weight, reduction):
+    """-grad grad_output / max((1 - x) x, eps), the max taken without recording (torch clamps
+    in place under NoGradGuard)."""
+    res = -grad * grad_output
+    if weight is not None:
+        res = times_constant(res, value(weight))
+    res = res / clamped_unrecorded(const_minus(1, self) * self, 1e-12)
+    return loss_mean(res, reduction, self)
+
+
+def bce_double_grad_output(grad, self, target, weight, reduction):
+    """(x - t) / ((x + eps) (1 - x + eps)) grad, summed to grad_output's shape."""
+    ggo = (self - target) / (plus(self, 1e-12) * plus(const_minus(1, self), 1e-12))
+    return loss_scale(ggo, grad, weight, reduction)
 
 
 def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
@@ -944,6 +976,8 @@ defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
          self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
 defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
          self=lambda grad, self: grad / const_minus(1, pow_(self, 2)))
+defderiv("logit(Tensor self, float? eps)", "LogitBackward0", ("self", "eps"),
+         self=logit_grad)
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
          self=lambda grad, self: grad / plus(self, 1))
 defderiv("expm1(Tensor self)", "Expm1Backward0",
@@ -1590,8 +1624,17 @@ for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBa
 defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
          "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
          nondiff=("weight",),
-         self=bce_grad_self,
+         self=binary_cross_entropy_backward,
          target=bce_grad_target)
+# Its gradient w.r.t. self is an op of its own under create_graph=True, as in torch.
+defderiv("binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, "
+         "Tensor? weight, int reduction)",
+         "BinaryCrossEntropyBackwardBackward0",
+         ("grad_output", "self", "target", "weight", "reduction"),
+         nondiff=("weight",),
+         grad_output=bce_double_grad_output,
+         self=bce_double_grad_self,
+         target=bce_double_grad_target)
 defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, "
          "Tensor? pos_weight, int reduction)",
          "BinaryCrossEntropyWithLogitsBackward0",

@@ -806,3 +806,34 @@ def smooth_l1_loss_backward(grad, self, target, reduction, beta):
     z = self - target
     g = (np.clip(z / beta, -1, 1) if beta else np.sign(z)) * grad
     return g / np.size(g) if reduction == 1 else g
+
+
+# ----- binary_cross_entropy's backward and logit -------------------------------------------
+
+def logit(x):
+    """log(x / (1 - x)); LogitBackward0 on Tensors."""
+    if _t(x):
+        return ops.logit(x)
+    return np.log(x / (1 - x))
+
+
+def binary_cross_entropy_backward(grad, self, target, weight, reduction):
+    """grad (self - target) / max((1 - self) self, 1e-12), times the weight, over the element
+    count for "mean" (torch's CPU kernel); BinaryCrossEntropyBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.binary_cross_entropy_backward(*tt, None if weight is None else _tensor(weight),
+                                                 reduction)
+    g = grad * (self - target) / np.maximum((1 - self) * self, 1e-12)
+    if weight is not None:
+        g = g * weight
+    return g / np.size(g) if reduction == 1 else g
+
+
+def clamped_unrecorded(x, lo):
+    """x raised to lo where below it, in place and unrecorded on a Tensor (torch's clamp_min_
+    under NoGradGuard in a formula: the gradient flows through x as if unclamped)."""
+    if _t(x):
+        np.maximum(x._data, lo, out=x._data)
+        return x
+    return np.maximum(x, lo)

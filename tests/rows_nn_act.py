@@ -27,6 +27,16 @@ def _bce(x, t):
     return torch.nn.functional.binary_cross_entropy(x, t, weight=w, reduction="sum")
 
 
+def _bce_grad(wrt):
+    """binary_cross_entropy's gradient w.r.t. input (0) or target (1) with create_graph=True:
+    a BinaryCrossEntropyBackwardBackward0 node, or -logit(input) (LogitBackward0)."""
+    def example(x, t):
+        w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+        loss = torch.nn.functional.binary_cross_entropy(x, t, weight=w)
+        return torch.autograd.grad(loss, (x, t), create_graph=True)[wrt]
+    return example
+
+
 def _bce_logits(x, t):
     w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
     pw = torch.tensor([3.0, 1.0, 0.5], dtype=x.dtype)
@@ -136,6 +146,8 @@ EXAMPLES = {
     "nll_loss2d_backward": (_nll2d_grad, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9,
                                            -0.4, 1.6], [0.7, -0.3, 1.2, 0.4]), {}),
     "binary_cross_entropy": (_bce, (P23, T23), {}),
+    "binary_cross_entropy_backward": (_bce_grad(0), (P23, T23), {}),
+    "logit": (_bce_grad(1), (P23, T23), {}),
     "binary_cross_entropy_with_logits": (_bce_logits, (M23, T23), {}),
     "smooth_l1_loss": (lambda x, y: torch.nn.functional.smooth_l1_loss(x, y, beta=0.5),
                        (M23, T23), {}),

@@ -16,7 +16,6 @@ from test_core_table import EXAMPLES, _on, _walk_names
 # torch's: the values and first/second derivatives are right (test_core_table checks them),
 # only the nodes of the gradient's graph differ.
 KNOWN_DIFFERENT = frozenset({
-    "binary_cross_entropy",
     "convolution_backward",
     "linalg_det",
     "native_batch_norm",
