@@ -520,17 +520,6 @@ def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
                                              target, reduction, delta)
 
 
-def normalized(x, dims, eps, mean, rstd):
-    """(x - mean) * rstd over dims, and rstd. On Tensors (create_graph=True) both are
-    recomputed from x, so that second derivatives see that they depend on x; on arrays the
-    saved ones are used."""
-    if isinstance(x, Tensor):
-        xc = x - mean_dims(x, dims, keepdim=True)
-        r = (mean_dims(xc * xc, dims, keepdim=True) + eps) ** -0.5
-        return xc * r, r
-    return (x - mean) * rstd, rstd
-
-
 def norm_input_grad(gw, xhat, rstd, dims):
     """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
     return rstd * (gw - mean_dims(gw, dims, keepdim=True)
@@ -541,11 +530,12 @@ def sum_lead(x, dims):
     return sum_dims(x, dims) if dims else x
 
 
-def layer_norm_parts(input, normalized_shape, result1, result2, eps):
+def layer_norm_parts(input, normalized_shape, result1, result2):
+    """(xhat, rstd, normalized dims, leading dims) from the saved mean and rstd."""
     nd = np.ndim(value(input))
     dims = tuple(range(nd - len(normalized_shape), nd))
-    xhat, rstd = normalized(input, dims, eps, value(result1), value(result2))
-    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+    rstd = value(result2)
+    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
 
 
 def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
@@ -560,7 +550,7 @@ def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1
         return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
     if not mask & 3:
         return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
-    xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2, eps)
+    xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
     return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
             if mask & 1 else None,
             sum_lead(grad * xhat, lead) if mask & 2 else None,
@@ -646,8 +636,8 @@ def batch_norm_parts(input, running_mean, running_var, result1, result2, trainin
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     dims = (0,) + tuple(range(2, x.ndim))
     if training:
-        xhat, rstd = normalized(input, dims, eps, np.reshape(value(result1), shape),
-                                np.reshape(value(result2), shape))
+        rstd = np.reshape(value(result2), shape)
+        xhat = (input - np.reshape(value(result1), shape)) * rstd
     else:
         rstd = (1 / np.sqrt(value(running_var) + eps)).reshape(shape)
         xhat = (input - value(running_mean).reshape(shape)) * rstd
@@ -775,36 +765,61 @@ def batch_norm_double_grads(grads, mask, grad_out, input, weight, running_mean, 
     return [ggo, gi, gg, None, None]
 
 
-def group_norm_parts(input, N, group, eps, result1, result2):
-    xhat, rstd = normalized(reshape(input, (N, group, -1)), (2,), eps,
-                            np.reshape(value(result1), (N, group, 1)),
-                            np.reshape(value(result2), (N, group, 1)))
-    return xhat, rstd
+def unsqueezed_in_place(x, dim):
+    """x with a size-1 dim inserted at dim (< 0 counts from the end); torch's in-place
+    unsqueeze_ on a formula's fresh result (UnsqueezeBackward1) on Tensors."""
+    if on_tensors(x):
+        return ops.unsqueeze_(x, dim)
+    return np.expand_dims(x, dim)
 
 
-def group_norm_grad_input(grad, input, weight, N, C, group, eps, result1, result2):
-    shape = np.shape(value(input))
-    xhat, rstd = group_norm_parts(input, N, group, eps, result1, result2)
-    gw = grad if weight is None else grad * reshape(weight, (1, C) + (1,) * (len(shape) - 2))
-    return reshape(norm_input_grad(reshape(gw, (N, group, -1)), xhat, rstd, (2,)), shape)
-
-
-def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
-    shape = np.shape(value(input))
-    xhat, _ = group_norm_parts(input, N, group, eps, result1, result2)
-    return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
+def group_norm_grads(grads, mask, input, weight, N, C, HxW, group, eps, result1, result2):
+    """torch's infinitely_differentiable_native_group_norm_backward: the gradients of input,
+    weight and bias from those of the output (dY) and of the mean and rstd (dmean, drstd:
+    outputs 1 and 2 of the node, which its own create_graph=True graph reads, as torch's
+    does), on the input viewed as (N, G, C / G, HxW)."""
+    dy, dmean, drstd = grads
+    g, d = group, C // group
+    s = 1.0 / (d * HxW)
+    x = reshape(input, (N, g, d, HxW))
+    mean, rstd = reshape(result1, (N, g, 1, 1)), reshape(result2, (N, g, 1, 1))
+    gamma = None if weight is None else reshape(weight, (1, g, d, 1))
+    dx = dgamma = dbeta = None
+    if dy is not None:
+        dy = reshape(dy, (N, g, d, HxW))
+        ds = unsqueezed_in_place(sum_dims(dy * x, (3,)), -1)
+        db = unsqueezed_in_place(sum_dims(dy, (3,)), -1)
+    if mask & 1:
+        rstd_cube = rstd * rstd * rstd
+        spread = None
+        # torch adds the mean and rstd terms only when both have a gradient.
+        if dmean is not None and drstd is not None:
+            dvar = scale(rstd_cube, -0.5) * reshape(drstd, (N, g, 1, 1))
+            spread = var_mean_grad([dvar, reshape(dmean, (N, g, 1, 1))], x, (2, 3), 0, True)
+        if dy is not None:
+            a = rstd if gamma is None else rstd * gamma
+            b = unsqueezed_in_place(sum_dims(ds if gamma is None else ds * gamma, (2,)), -2)
+            c = unsqueezed_in_place(sum_dims(db if gamma is None else db * gamma, (2,)), -2)
+            b = scale((c * mean - b) * rstd_cube, s)
+            c = -b * mean - scale(c * rstd, s)
+            dx = a * dy + b * x + c
+            if spread is not None:
+                dx = dx + spread
+        else:
+            dx = spread
+        if dx is not None:
+            dx = reshape(dx, np.shape(value(input)))
+    if mask & 2 and dy is not None:
+        dgamma = reshape(sum_dims((ds - db * mean) * rstd, (0,)), np.shape(value(weight)))
+    if mask & 4 and dy is not None:
+        dbeta = reshape(sum_dims(db, (0,)), (C,))
+    return [dx, dgamma, dbeta]
 
 
 def channel_sum(grad, input):
     """grad summed over every dim but the channels' (dim 1): the bias gradient of batch_norm and
     group_norm."""
     return sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input)))))
-
-
-def defnorm(signature, node, args, **rest):
-    """The row of a normalization whose bias is added per channel: its bias formula is
-    channel_sum; `rest` holds the others (and defderiv's options)."""
-    return defderiv(signature, node, args, bias=channel_sum, **rest)
 
 
 def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
@@ -1020,6 +1035,13 @@ defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar a
 
 # ----- Views and shape ---------------------------------------------------------------------
 
+def unsqueeze_grad(grad, dim, self_sym_sizes):
+    """grad.squeeze(dim) (SqueezeBackward1 under create_graph=True)."""
+    if isinstance(grad, Tensor):
+        return grad.squeeze(dim)
+    return reshape(grad, self_sym_sizes)
+
+
 defderiv("t(Tensor self)", "TBackward0", saves_tensors=False,
          self=lambda grad: transpose(grad, 0, -1) if np.ndim(value(grad)) == 2 else grad)
 defderiv("transpose(Tensor self, int dim0, int dim1)",
@@ -1052,8 +1074,12 @@ defderiv("squeeze_dim_(Tensor self, int dim)",
 defderiv("unsqueeze(Tensor self, int dim)",
          "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
          internal=("self_sym_sizes",),
-         self=lambda grad, dim, self_sym_sizes: grad.squeeze(dim) if isinstance(grad, Tensor)
-         else reshape(grad, self_sym_sizes))
+         self=unsqueeze_grad)
+# In place: torch's formulas unsqueeze_ their fresh results (group_norm's gradient).
+defderiv("unsqueeze_(Tensor self, int dim)",
+         "UnsqueezeBackward1", ("dim", "self_sym_sizes"), saves_tensors=False,
+         internal=("self_sym_sizes",),
+         self=unsqueeze_grad)
 defderiv("expand(Tensor self, SymInt[] size)",
          "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
@@ -1909,12 +1935,14 @@ defderiv("native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weig
          grad_out=batch_norm_double_grads, input=batch_norm_double_grads,
          weight=batch_norm_double_grads, save_mean=batch_norm_double_grads,
          save_invstd=batch_norm_double_grads)
-defnorm("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
-        "SymInt HxW, int group, float eps)",
-        "NativeGroupNormBackward0",
-        ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
-        input=group_norm_grad_input,
-        weight=group_norm_grad_weight)
+# mean and rstd are outputs 1 and 2 of the node (torch's result1 and result2), so that under
+# create_graph=True the gradient's own graph differentiates through them, as torch's does.
+defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+         "SymInt HxW, int group, float eps)",
+         "NativeGroupNormBackward0",
+         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+         variadic=True, n_out=None,
+         input=group_norm_grads, weight=group_norm_grads, bias=group_norm_grads)
 defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
          "bool sparse)",
          "EmbeddingBackward0",

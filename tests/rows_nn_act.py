@@ -94,6 +94,14 @@ def _layer_norm_grads(x, w, b, g):
     return torch.cat([t.reshape(-1) for t in grads])
 
 
+def _group_norm_grad(x, w, b):
+    """group_norm's input gradient with create_graph=True: torch's formula unsqueeze_s its
+    sums (UnsqueezeBackward1)."""
+    out = torch.nn.functional.group_norm(x, 1, w, b)
+    (g,) = torch.autograd.grad((out * out).sum(), x, create_graph=True)
+    return g
+
+
 def _batch_norm(x, w, b):
     return torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
 
@@ -190,6 +198,7 @@ EXAMPLES = {
                                    {"second": False}),
     "native_group_norm": (lambda x, w, b: torch.nn.functional.group_norm(x, 1, w, b),
                           (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    "unsqueeze_": (_group_norm_grad, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

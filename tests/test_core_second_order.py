@@ -17,7 +17,6 @@ from test_core_table import EXAMPLES, _on, _walk_names
 # only the nodes of the gradient's graph differ.
 KNOWN_DIFFERENT = frozenset({
     "convolution_backward",
-    "native_group_norm",
 })
 
 

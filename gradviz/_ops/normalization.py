@@ -9,7 +9,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._derivatives import batch_norm_grads, layer_norm_grads
 from .._registry import export, records
-from .._tensor import _make
+from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
 
@@ -169,9 +169,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     shape = (1, c) + (1,) * (x.ndim - 2)
     out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
-        record(D["native_group_norm"], out, (input, weight, bias),
-               (input, weight, n, c, hxw, num_groups, eps, _make(mean.reshape(n, num_groups)),
-                _make(rstd.reshape(n, num_groups).astype(x.dtype))))
+        # The mean and rstd are outputs 1 and 2 of the node, as torch's result1 and result2:
+        # the gradient reads them under create_graph=True, and differentiates through them.
+        stats = [_make(mean.reshape(n, num_groups)),
+                 _make(rstd.reshape(n, num_groups).astype(x.dtype))]
+        record_outputs(D["native_group_norm"], [out] + stats, (input, weight, bias),
+                       (input, weight, n, c, hxw, num_groups, eps, *stats))
     return out
 
 
@@ -208,3 +211,15 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
                        (grad_out, input, weight, running_mean, running_var, save_mean,
                         save_invstd, train, eps))
     return outs
+
+
+@records("unsqueeze_")
+def unsqueeze_(self, dim):
+    """torch's in-place unsqueeze_ as group_norm's gradient applies it to a fresh result: the
+    unsqueezed tensor, recorded as UnsqueezeBackward1. Not public: self keeps its shape, where
+    Tensor.unsqueeze_ would change it."""
+    d = _wrap_dim(dim, self.dim() + 1)
+    out = _make(np.expand_dims(self._data, d))
+    if _needs(self):
+        record(D["unsqueeze_"], out, (self,), (d, self.shape))
+    return out
