@@ -82,8 +82,36 @@ X234 = [[[0.3, -1.2, 2.1, 0.5], [1.1, 0.4, -0.6, -2.3], [0.2, 0.9, -0.4, 1.6]],
         [[-0.7, 1.3, 0.8, -0.1], [0.6, -1.5, 0.25, 1.9], [-0.3, 0.45, 1.2, -0.8]]]
 
 
+G234 = [[[0.5, 0.2, -1.3, 0.7], [-0.7, 0.9, 0.1, 1.2], [0.4, -0.6, 1.1, -0.2]],
+        [[1.3, -0.4, 0.6, 0.8], [-1.1, 0.3, 0.9, -0.5], [0.2, 1.4, -0.9, 0.35]]]
+
+
+def _layer_norm_grads(x, w, b, g):
+    """The three gradients of layer_norm for the output gradient g, with create_graph=True:
+    the outputs of one NativeLayerNormBackwardBackward0 node, flattened into one tensor."""
+    out = torch.nn.functional.layer_norm(x, (4,), w, b)
+    grads = torch.autograd.grad(out, (x, w, b), g, create_graph=True)
+    return torch.cat([t.reshape(-1) for t in grads])
+
+
+def _group_norm_grad(x, w, b):
+    """group_norm's input gradient with create_graph=True: torch's formula unsqueeze_s its
+    sums (UnsqueezeBackward1)."""
+    out = torch.nn.functional.group_norm(x, 1, w, b)
+    (g,) = torch.autograd.grad((out * out).sum(), x, create_graph=True)
+    return g
+
+
 def _batch_norm(x, w, b):
     return torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+
+
+def _batch_norm_grads(x, w, b, g):
+    """The three gradients of batch_norm for the output gradient g, with create_graph=True:
+    the outputs of one NativeBatchNormBackwardBackward0 node, flattened into one tensor."""
+    out = torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+    grads = torch.autograd.grad(out, (x, w, b), g, create_graph=True)
+    return torch.cat([t.reshape(-1) for t in grads])
 
 
 def _embedding(w):
@@ -158,9 +186,19 @@ EXAMPLES = {
                             {}),
     "native_layer_norm": (lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b),
                           (X234, [0.5, 1.5, -1.0, 2.0], [0.1, -0.2, 0.3, 0.0]), {}),
+    # Not twice: torch's double backward holds mean and rstd constant (it has no derivative
+    # for them), so the third derivative of layer_norm is not exact in torch either.
+    "native_layer_norm_backward": (_layer_norm_grads, (X234, [0.5, 1.5, -1.0, 2.0],
+                                                       [0.1, -0.2, 0.3, 0.0], G234),
+                                   {"second": False}),
     "native_batch_norm": (_batch_norm, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    # Not twice, as native_layer_norm_backward.
+    "native_batch_norm_backward": (_batch_norm_grads, (X234, [0.5, 1.5, -1.0],
+                                                       [0.1, -0.2, 0.3], G234),
+                                   {"second": False}),
     "native_group_norm": (lambda x, w, b: torch.nn.functional.group_norm(x, 1, w, b),
                           (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    "unsqueeze_": (_group_norm_grad, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }
