@@ -260,10 +260,11 @@ class Tracer(_tracing.Tracer):
     def module_hook(self, kind, module, hook, given, returned, node):
         """A module hook of the file's ran: forward_pre / forward (node None: given and
         returned are the args or output) or backward_pre / backward at node (see HookEvent)."""
+        given, returned = self._hook_tensors(given), self._hook_tensors(returned)
         if node is not None:
-            self.fired(node, "module_" + kind, None, hook, _tensors(given), _tensors(returned))
+            self.fired(node, "module_" + kind, None, hook, given, returned)
         elif self.keep_grads:
-            given, returned = _copy(_tensors(given)), _copy(_tensors(returned))
+            given, returned = _copy(given), _copy(returned)
             # call: the backward call before it (the report says which one came after)
             self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
                                               None, hook, given,
@@ -271,6 +272,11 @@ class Tracer(_tracing.Tracer):
                                               not _same(given, returned), frozenset()))
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
+
+    @staticmethod
+    def _hook_tensors(v):
+        """A module hook's args or output as fired() takes them (see _tensors)."""
+        return _tensors(v)
 
     def module_call(self, module, args):
         self.modules.enter(module, args)
