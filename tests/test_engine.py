@@ -93,3 +93,56 @@ def test_buffer_never_sums_into_a_gradient_a_hook_kept():
     (s + a).sum().backward()
     expected = (x * 2).exp().detach()
     assert kept[0].tolist() == expected.tolist()
+
+
+def test_an_unshared_first_leaf_gradient_becomes_grad_without_a_copy(monkeypatch):
+    import numpy as np
+
+    from gradviz.autograd import engine, graph
+    offered = []
+
+    def spy(var, g, steal=False):
+        offered.append(steal)
+        graph.accumulate(var, g, steal)
+    monkeypatch.setattr(engine, "accumulate", spy)
+    w = torch.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+    x = torch.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4))
+    (x @ w).sum().backward()
+    assert offered == [True]            # mm's fresh x.t() @ grad: no one else holds it
+    assert w.grad.tolist() == (x.t() @ torch.ones(5, 3)).tolist()
+    g = np.ones((4, 3), np.float32)
+    leaf = torch.zeros(4, 3, requires_grad=True)
+    graph.accumulate(leaf, g, steal=True)
+    assert leaf.grad._data is g
+
+
+def test_a_leaf_gradient_someone_holds_is_copied():
+    # A node hook keeps the gradient that reaches w; the next backward adds into w.grad in
+    # place, which must not change what the hook kept.
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = w * 2
+    kept = []
+    y.grad_fn.register_hook(lambda gin, gout: kept.append(gin[0]))
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert kept[0].tolist() == [2.0, 2.0, 2.0]
+    assert w.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_a_custom_function_gradient_sharing_a_tensors_data_is_copied():
+    saved = torch.tensor([5.0, 6.0])
+
+    class Passthrough(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return saved.detach()       # shares saved's array
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    Passthrough.apply(x).sum().backward()
+    Passthrough.apply(x).sum().backward()
+    assert saved.tolist() == [5.0, 6.0]
+    assert x.grad.tolist() == [10.0, 12.0]

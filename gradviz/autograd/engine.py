@@ -351,7 +351,11 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                     _execute(node, grads, create_graph, retain_graph, captures, found, only,
                              capture)
                 else:
-                    accumulate(var, g)
+                    outs = old = None       # earlier nodes' values, so they hold no reference
+                    # Referenced only by `grads`, `g` and getrefcount's argument: no one else
+                    # can see this gradient, so it may become the first .grad as it is.
+                    unshared = _getrefcount(g) <= _UNSHARED - 1
+                    accumulate(var, g, unshared)
             continue
         else:
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
