@@ -1965,9 +1965,25 @@ def _conv_geometry(weight_shape, stride, padding, dilation):
 # The conv and pooling formulas name every saved value, so that each stays readable on the
 # node (torch saves them all, whichever inputs need a gradient).
 
+def conv_values(x, weight, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution of arrays x and weight, no bias (stride, padding, dilation, output
+    padding as tuples). A transposed convolution is the input gradient of the convolution by the
+    same weight (O, C/groups, *k) whose output has x's shape."""
+    if not transposed:
+        return conv(x, weight, stride, padding, dilation, groups)
+    shape = np.shape(x)
+    kernel = np.shape(weight)[2:]
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, s, p, d, k, o in
+                zip(shape[2:], stride, padding, dilation, kernel, output_padding))
+    return conv_grad_input(x, (shape[0], np.shape(weight)[1] * groups) + out, weight, stride,
+                           padding, dilation, groups)
+
+
 def conv_input_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
                     transposed, output_padding, groups, input_sizes):
     st, pd, dl = _conv_geometry(np.shape(value(weight)), stride, padding, dilation)
+    if transposed:      # the adjoint of a transposed convolution is the convolution
+        return conv(grad, weight, st, pd, dl, groups)
     return conv_grad_input(grad, input_sizes, weight, st, pd, dl, groups)
 
 
@@ -1975,6 +1991,8 @@ def conv_weight_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, d
                      transposed, output_padding, groups):
     shape = np.shape(value(weight))
     st, pd, dl = _conv_geometry(shape, stride, padding, dilation)
+    if transposed:      # <grad, convT(input, W)> = <input, conv(grad, W)>
+        return conv_grad_weight(input, grad, shape, st, pd, dl, groups)
     return conv_grad_weight(grad, input, shape, st, pd, dl, groups)
 
 
@@ -2000,46 +2018,66 @@ def conv_grads(grads, mask, input, weight, bias_sym_sizes_opt, stride, padding, 
             conv_bias_grad(grad, input, weight, *args) if mask & 4 else None]
 
 
-def conv_of(x, weight, stride, padding, dilation, output_padding, groups):
-    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors)."""
+def conv_of(x, weight, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors; the
+    geometry as tuples)."""
     if on_tensors(x, weight):
         return ops.convolution(as_tensor(x), as_tensor(weight), None, stride, padding, dilation,
-                               False, output_padding, groups)
-    st, pd, dl = _conv_geometry(np.shape(weight), stride, padding, dilation)
-    return conv(x, weight, st, pd, dl, groups)
+                               transposed, output_padding, groups)
+    return conv_values(x, weight, stride, padding, dilation, transposed, output_padding, groups)
 
 
 def conv_double_grads(grads, mask, grad_output, input, weight, stride, padding, dilation,
                       transposed, output_padding, groups):
     """torch's _convolution_double_backward: from the gradients ggI, ggW, ggb of
     convolution_backward's three outputs, those of grad_output (conv(ggI, W) + conv(I, ggW)
-    + ggb), input (the input gradient of a convolution with ggW) and weight (the weight
-    gradient of a convolution of ggI)."""
+    + ggb), weight (convolutions of ggI and grad_output transposed, group by group, stride and
+    dilation swapped) and input (the transposed convolution of grad_output by ggW), each a
+    convolution op as in torch."""
     ggi, ggw, ggb = grads
     if on_tensors(grad_output, input, weight, ggi, ggw, ggb):
         grad_output, input, weight = (as_tensor(t) for t in (grad_output, input, weight))
         ggi, ggw, ggb = (None if g is None else as_tensor(g) for g in (ggi, ggw, ggb))
-    wshape = np.shape(value(weight))
+    wshape, ishape = np.shape(value(weight)), np.shape(value(input))
+    gshape = np.shape(value(grad_output))
     st, pd, dl = _conv_geometry(wshape, stride, padding, dilation)
-    out = [None, None, None]
-    if mask & 1:
+    op = _conv_geometry(wshape, output_padding, (0,), (1,))[0]
+    ggo = None
+    if ggi is not None:
+        ggo = conv_of(ggi, weight, st, pd, dl, transposed, op, groups)
+    if ggw is not None:
+        term = conv_of(input, ggw, st, pd, dl, transposed, op, groups)
+        ggo = term if ggo is None else ggo + term
+    if ggb is not None:
+        term = expand(reshape(ggb, (1, -1) + (1,) * (len(gshape) - 2)), gshape)
+        ggo = term if ggo is None else ggo + term
+    gw = None
+    if ggi is not None:
+        got, ggit = transpose(grad_output, 0, 1), transpose(ggi, 0, 1)
+        n_o, n_i = got.shape[0] // groups, ggit.shape[0] // groups
         parts = []
-        if ggi is not None:
-            parts.append(conv_of(ggi, weight, stride, padding, dilation, output_padding, groups))
-        if ggw is not None:
-            parts.append(conv_of(input, ggw, stride, padding, dilation, output_padding, groups))
-        if ggb is not None:
-            shape = np.shape(value(grad_output))
-            parts.append(expand(reshape(ggb, (1, -1) + (1,) * (len(shape) - 2)), shape))
-        g = zeros_like(grad_output) if not parts else parts[0]
-        for p in parts[1:]:
-            g = g + p
-        out[0] = g
-    if mask & 2 and ggw is not None:
-        out[1] = conv_grad_input(grad_output, np.shape(value(input)), ggw, st, pd, dl, groups)
-    if mask & 4 and ggi is not None:
-        out[2] = conv_grad_weight(grad_output, ggi, wshape, st, pd, dl, groups)
-    return out
+        for g in range(groups):
+            got_g = narrow(got, 0, g * n_o, n_o) if groups > 1 else got
+            ggit_g = narrow(ggit, 0, g * n_i, n_i) if groups > 1 else ggit
+            pair = (got_g, ggit_g) if transposed else (ggit_g, got_g)
+            parts.append(conv_of(*pair, dl, pd, st, False, op, 1))
+        gw = transpose(parts[0] if groups == 1 else cat(parts, 1), 0, 1)
+        for i in range(2, len(wshape)):
+            if np.shape(value(gw))[i] > wshape[i]:
+                gw = narrow(gw, i, 0, wshape[i])
+    gi = None
+    if ggw is not None:
+        if transposed:
+            gi = conv_of(grad_output, ggw, st, pd, dl, False, op, groups)
+            for i in range(2, len(ishape)):
+                if np.shape(value(gi))[i] > ishape[i]:
+                    gi = narrow(gi, i, 0, ishape[i])
+        else:
+            # The output padding that gives the transposed convolution the input's size.
+            op = tuple(n - ((k - 1) * d - 2 * p + s * (m - 1) + 1) for n, k, d, p, s, m in
+                       zip(ishape[2:], wshape[2:], dl, pd, st, gshape[2:]))
+            gi = conv_of(grad_output, ggw, st, pd, dl, True, op, groups)
+    return [ggo if mask & 1 else None, gi if mask & 2 else None, gw if mask & 4 else None]
 
 
 def max_pool_input_grad(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
