@@ -103,12 +103,8 @@ def with_keywords(fn, name, method=False):
     where torch takes them), torch's names for positional parameters spelled differently here;
     an argument torch takes that fn lacks raises NotImplementedError. fn itself when it takes
     **kwargs or no such spelling applies."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return fn
-    params = list(sig.parameters.values())
-    if any(p.kind is p.VAR_KEYWORD for p in params):
+    params = _parameters(fn)
+    if params is None or any(p.kind is p.VAR_KEYWORD for p in params):
         return fn
     if method:
         params = params[1:]
@@ -166,6 +162,27 @@ def with_keywords(fn, name, method=False):
         return result if dest is None else write_out(name, dest, result, args, kwargs)
 
     return call
+
+
+def _parameters(fn):
+    """fn's parameters, read off its code object (inspect.signature, which also reads the
+    defaults and annotations, took about half the import time of the exports' wrappers);
+    None for a callable without code."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return None
+    kind = inspect.Parameter
+    names, n, k = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    params = [kind(v, kind.POSITIONAL_ONLY if i < code.co_posonlyargcount
+                   else kind.POSITIONAL_OR_KEYWORD) for i, v in enumerate(names[:n])]
+    rest = names[n + k:]
+    if code.co_flags & inspect.CO_VARARGS:
+        params.append(kind(rest[0], kind.VAR_POSITIONAL))
+        rest = rest[1:]
+    params += [kind(v, kind.KEYWORD_ONLY) for v in names[n:n + k]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        params.append(kind(rest[0], kind.VAR_KEYWORD))
+    return params
 
 
 def _not_implemented(owner, name, arg):
