@@ -9,16 +9,17 @@ it, and compares it with torch's own signatures (gradviz/_torch_api.json, from t
 stubs): a positional parameter torch names differently (`Tensor.view(size=...)` for our
 `*shape`) is taken under torch's name, a keyword torch takes and the forward lacks raises
 NotImplementedError naming the op and the argument, and a keyword of the forward that torch
-refuses (`torch.det(out=...)`, a method's `out=`) is refused with Python's TypeError, as torch
-refuses it. tests/test_signatures_torch.py audits every export this way.
+refuses (`torch.det(out=...)`, a method's `out=`; not the `self` naming a torch.X's input) is
+refused with Python's TypeError, as torch refuses it. tests/test_signatures_torch.py audits
+every export this way.
 
 The wrapper is one Python call on the ordinary path: the names are translated only when the
 call fails to bind (a TypeError before the forward runs, so nothing has happened yet). That
-call costs about 0.2-0.4 µs per `torch.X` (a frame, and the arguments packed into a tuple and
-a dict); it cannot go without losing the spellings above, because a binding error is raised
-in the caller's frame, where nothing of gradviz runs. Tensor methods and operators are wrapped
-only when one of these spellings applies to them, so `a + b` and `a.exp()` call the forward
-directly.
+call costs about 0.1-0.4 µs per `torch.X` (a frame, and the arguments packed into a tuple and
+a dict: more with keywords); it cannot go without losing the spellings above, because a
+binding error is raised in the caller's frame, where nothing of gradviz runs. Tensor methods
+and operators are wrapped only when one of these spellings applies to them, so `a + b` and
+`a.exp()` call the forward directly.
 
 >>> import gradviz as torch
 >>> torch.sum(input=torch.ones(2, 3), axis=1, keepdims=True)
@@ -131,9 +132,12 @@ def with_keywords(fn, name, method=False):
                    and o[n_positional][1] == "positional"), None)
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         beyond = None
-    # our keywords torch refuses (torch.det's `out`, our `self`, a method's `out`): refused too
+    # our keywords torch refuses (a method's `out`, torch.split's `split_size`): refused too,
+    # checked on every call with keywords. Not the `self` of a forward taking the input as
+    # self: `torch.exp(self=x)` is taken (torch names it input), which spares the check on
+    # nearly every torch.X.
     every = {p for o in every for p, _ in o}
-    foreign = ((names | {first}) - every - {None}) if every else set()
+    foreign = tuple(sorted(names - every - {"self"})) if every else ()
     if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign):
         return fn
     owner = "Tensor" if method else "torch"
@@ -141,9 +145,10 @@ def with_keywords(fn, name, method=False):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if kwargs and foreign and not foreign.isdisjoint(kwargs):
-            unexpected = sorted(foreign.intersection(kwargs))[0]
-            raise TypeError(f"{name}() got an unexpected keyword argument '{unexpected}'")
+        if kwargs and foreign:
+            for key in foreign:
+                if key in kwargs:
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
         try:
             return fn(*args, **kwargs)
         except TypeError:

@@ -116,7 +116,6 @@ WRONG_KEYWORDS = {
     "einsum_out": lambda t: t.einsum("ij->j", _m(t), out=t.empty(3)),
     "method_out": lambda t: _m(t).amax(dim=0, out=t.empty(3)),
     "split_input": lambda t: t.split(input=_m(t), split_size_or_sections=1),
-    "exp_self": lambda t: t.exp(self=_m(t)),
     "true_divide_rounding_mode": lambda t: t.true_divide(_m(t), 2.0, rounding_mode="floor"),
     "uniform_a_b": lambda t: t.empty(3).uniform_(a=0.0, b=1.0),
 }
