@@ -192,6 +192,17 @@ def core_surface():
             ("`torch.optim.X`", callables(gradviz.optim), _torch_api.OPTIM)]
     rows.append(("`torch.linalg.X`", callables(gradviz.linalg), _torch_api.LINALG))
     rows.append(("`torch.autograd.X`", callables(gradviz.autograd), None))
+    # the submodules that list their exports
+    from gradviz.autograd import functional, graph
+    from gradviz.nn import init
+    from gradviz.optim import lr_scheduler
+    from gradviz.utils import data
+    rows += [("`torch.autograd.functional.X`", sorted(functional.__all__),
+              _torch_api.AUTOGRAD_FUNCTIONAL),
+             ("`torch.autograd.graph.X`", sorted(graph.__all__), _torch_api.AUTOGRAD_GRAPH),
+             ("`torch.nn.init.X`", sorted(init.__all__), None),
+             ("`torch.optim.lr_scheduler.X`", sorted(lr_scheduler.__all__), None),
+             ("`torch.utils.data.X`", sorted(data.__all__), None)]
     out = []
     for title, names, theirs in rows:
         mine = [n for n in names if theirs is None or n in theirs]
