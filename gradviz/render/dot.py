@@ -110,6 +110,8 @@ _USE_EDGE = {"weight": "0"}
 _COPY_LEAF_EDGE = {"minlen": "0"}
 # A module call's cluster (graphs by module).
 _CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust": "l"}
+# Stands for the tooltip while a kind of node's other attributes are written (_Builder.style).
+_TOOLTIP = "\x00tooltip"
 
 
 # ----- Escaping -----
@@ -118,10 +120,24 @@ _CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust"
 # becomes a space, the others U+FFFD. One regex pass, not a loop per character (a 100,000-node
 # graph has millions of label characters).
 _UNSAFE = re.compile("[\x00-\x1f\ufffe\uffff\ud800-\udfff]")
+# The same, newline aside: lines joined by newlines are checked in one search.
+_UNSAFE_IN_LINE = re.compile("[\x00-\x09\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _clean(text):
     return _UNSAFE.sub("\ufffd", str(text).replace("\t", " "))
+
+
+def _escaped(lines, backslash):
+    """The lines joined by DOT's "\\n", each cleaned, a backslash written as `backslash` and
+    '&' as '&amp;'. The usual lines (no control character, no newline of their own) are
+    joined first and escaped in one pass over the whole text."""
+    lines = [line if type(line) is str else str(line) for line in lines]
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1 or _UNSAFE_IN_LINE.search(text):
+        return "\\n".join(_clean(line).replace("\\", backslash).replace("&", "&amp;")
+                           for line in lines)
+    return text.replace("\\", backslash).replace("&", "&amp;").replace("\n", "\\n")
 
 
 def escape_label(lines):
@@ -135,8 +151,7 @@ def escape_label(lines):
     >>> print(escape_label(["a<b> & c", "x\\\\N"]))
     a<b> &amp; c\\nx\\\\N
     """
-    text = "\\n".join(_clean(line).replace("\\", "\\\\").replace("&", "&amp;") for line in lines)
-    return graphviz.nohtml(text)
+    return graphviz.nohtml(_escaped(lines, "\\\\"))
 
 
 def escape_tooltip(lines):
@@ -149,8 +164,7 @@ def escape_tooltip(lines):
     >>> print(escape_tooltip(["shape: (2,)", "name: a\\\\b"]))
     shape: (2,)\\nname: a\u29f5b
     """
-    text = "\\n".join(_clean(line).replace("\\", "\u29f5").replace("&", "&amp;") for line in lines)
-    return graphviz.nohtml(text)
+    return graphviz.nohtml(_escaped(lines, "\u29f5"))
 
 
 def forward_name(name):
@@ -310,6 +324,7 @@ class _Builder:
         self.hooked = False  # a node with the file's hooks was drawn (the legend says so)
         self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
         self.quoted = {}  # plain string -> as graphviz quotes it
+        self.styles = {}  # (kind, shape, extra, shared) -> node attributes around the tooltip
         self.refs = {}  # dot id -> ("node", report node id) or ("tensor", name): what it shows
 
     # -- drawing primitives --
@@ -326,21 +341,34 @@ class _Builder:
             dot_id = self.new_id()
         self.count += 1
         self.kinds.setdefault(kind, shape)
-        style = dict(_STYLES[kind], **(extra or {}))
         if share is not None:
             self.kinds.setdefault("shared", shape)
             label = label + [share[0]]
             tooltip = tooltip + share[1]
-            style = dict(style, penwidth="2")
-            parts = style.get("style", "").split(",") if style.get("style") else []
-            style["style"] = ",".join(parts + ([] if "dashed" in parts else ["dashed"]))
-        style["shape"] = shape
-        style["tooltip"] = escape_tooltip(tooltip)
+        before, after = self.style(kind, shape, extra, share is not None)
         # The statement graphviz.Digraph.node would write, without its per-call argument
         # checks and uncached quoting (most of the time of a 100,000-node graph).
         self._target().body.append(
-            f"\t{self.quote(dot_id)}{self.attr_list(escape_label(label), style)}\n")
+            f"\t{self.quote(dot_id)} [label={self.quote(escape_label(label))} {before}"
+            f"{self.quote(escape_tooltip(tooltip))}{after}]\n")
         return dot_id
+
+    def style(self, kind, shape, extra, shared):
+        """A node's attributes but its label and tooltip, written once per kind of node: the
+        text before the tooltip's value (ending in `tooltip=`) and after it."""
+        key = (kind, shape, None if extra is None else tuple(extra.items()), shared)
+        written = self.styles.get(key)
+        if written is None:
+            style = dict(_STYLES[kind], **(extra or {}))
+            if shared:
+                style = dict(style, penwidth="2")
+                parts = style.get("style", "").split(",") if style.get("style") else []
+                style["style"] = ",".join(parts + ([] if "dashed" in parts else ["dashed"]))
+            style["shape"] = shape
+            text = self.attr_list(None, dict(style, tooltip=_TOOLTIP))[2:-1]
+            before, after = text.split(self.quote(_TOOLTIP))
+            written = self.styles[key] = before, after
+        return written
 
     def edge(self, tail, head, **attrs):
         """The statement graphviz.Digraph.edge would write (node ids here have no ports)."""
@@ -353,9 +381,10 @@ class _Builder:
         and are quoted once. Labels and tooltips (graphviz.nohtml) are not cached: a nohtml
         and a plain string of the same text may quote differently (`<b>`)."""
         if type(text) is not str:
-            # graphviz.nohtml text: quoted unless a plain DOT id, with \" escapes only where
-            # it has a quote (graphviz's own regexes, 3 a call, are the cost of a big graph)
-            if '"' in text or text.endswith("\\") or _DOT_ID.match(text):
+            # graphviz.nohtml text: quoted unless a plain DOT id (which has no space), with \"
+            # escapes only where it has a quote (graphviz's own regexes, 3 a call, are the
+            # cost of a big graph)
+            if '"' in text or text.endswith("\\") or " " not in text and _DOT_ID.match(text):
                 return _graphviz_quote(text)
             return f'"{text}"'
         quoted = self.quoted.get(text)
@@ -637,6 +666,13 @@ class _Builder:
         return starts, leaf_roots
 
     def build(self, legend):
+        # a 100,000-node drawing makes millions of strings that are all kept: every collection
+        # of the cyclic garbage collector would walk them (and the report) again
+        from ..inspect.report import gc_paused
+        with gc_paused():
+            return self._build(legend)
+
+    def _build(self, legend):
         starts, leaf_roots = self.start_nodes()
         order = _walk(self.nodes, starts, self.max_depth)
         kept = set(order)
@@ -665,12 +701,13 @@ class _Builder:
     def backward(self, group, members, leaf_roots):
         for name in leaf_roots:
             self.var(name)
+        kids = {top: self.children(top, group, members) for top in members}
         users = {}  # drawn node -> the nodes that use it, in edge order
         for top in members:
-            for child in self.children(top, group, members):
+            for child in kids[top]:
                 users.setdefault(child, {})[top] = None
         # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at.
-        depth = _depths(list(members), lambda top: self.children(top, group, members))
+        depth = _depths(list(members), kids.__getitem__)
         shared = self.share_plan(
             {top: (list(users[top]), None) for top in members if top in users
              and self.nodes[top]["name"] == "AccumulateGrad" and len(members[top]) == 1
@@ -685,7 +722,7 @@ class _Builder:
                 if self.show_saved and len(members[top]) == 1:
                     self.saved(node, ids[top])
             # Each copy is drawn right after the first node that uses it.
-            for head in dict.fromkeys(self.children(top, group, members)):
+            for head in dict.fromkeys(kids[top]) if shared else ():
                 share = shared.get(head)
                 if share is None or (head, share.copy[top]) in copies:
                     continue
