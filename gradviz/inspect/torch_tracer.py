@@ -31,6 +31,7 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 """
 
 import functools
+import math
 import os
 import sys
 import weakref
@@ -40,6 +41,7 @@ import numpy as np
 from ..autograd import callsite
 from ..autograd.callsite import is_gradviz_file
 from ..autograd.saved import Saved
+from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer
 
 __all__ = ["TorchTracer", "torch_tracing"]
@@ -70,9 +72,16 @@ class _Packed:
 class TorchTracer(Tracer):
     """The core's Tracer, fed by torch's extension points instead of by the core."""
 
-    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False, whole_grads=False):
         super().__init__(retain_grad=retain_grad, keep_grads=keep_grads,
                          keep_history=keep_history)
+        # A gradient is kept as a copy up to the size the report prints whole (VALUE_LIMIT
+        # elements; STEP_LIMIT for what a node sent, in a backward step), as a GradSummary
+        # beyond: a transformer's backward call sends ~1 GB of gradients, and the last two
+        # calls' are kept. whole_grads (run --full) and keep_history (explain) keep copies.
+        whole = whole_grads or keep_history
+        self._grad_limit = None if whole else VALUE_LIMIT
+        self._sent_limit = None if whole else STEP_LIMIT
         import torch
         self.torch = torch
         # torch's frames are passed over as gradviz's are, when finding the user's line
@@ -414,11 +423,13 @@ class TorchTracer(Tracer):
     def grad(self, node, grads):
         entry = self._entry(node, create=True)
         if self.keep_grads:
-            snap = [None if g is None else _array(g) for g in grads]
+            limit = self._grad_limit
+            snap = [None if g is None else _kept(g, limit) for g in grads]
             last = entry[5]
             if last is not None and not self.keep_history:
                 from .tracer import _summary
-                if any(isinstance(g, np.ndarray) and g.size > 64 for g in last[1]):
+                if any(isinstance(g, (np.ndarray, GradSummary)) and g.size > 64
+                       for g in last[1]):
                     last[1] = [_summary(g) for g in last[1]]
             event = [entry[1], snap] if not self.keep_history else (node, snap)
             if not self.keep_history:
@@ -428,7 +439,8 @@ class TorchTracer(Tracer):
 
     def ran(self, node, outs):
         if self.keep_grads:
-            outs = [None if g is None else _array(g) for g in outs]
+            limit = self._sent_limit
+            outs = [None if g is None else _kept(g, limit) for g in outs]
             self.produced(node, outs)
             super().ran(node, outs)
 
@@ -752,6 +764,33 @@ def _meta(t):
 
 def _array(g):
     return g.detach().cpu().numpy().copy()
+
+
+_CHUNK = 1 << 18
+
+
+def _kept(g, limit):
+    """A copy of gradient g, or a GradSummary when it has more than limit elements (None:
+    always a copy). The summary is computed by torch, a float64 copy of 2**18 elements at a
+    time (3x faster than sum(dtype=float64)); the sum is finite only when every value is (it
+    cannot overflow), else numpy summarizes a copy, as report.summary_stats does."""
+    if limit is None or g.numel() <= limit or not g.dtype.is_floating_point:
+        return _array(g)
+    g = g.detach()
+    total = sum(float(c.double().sum()) for c in g.reshape(-1).split(_CHUNK))
+    if not math.isfinite(total):
+        return GradSummary(_array(g))
+    lo, hi = g.aminmax()
+    return GradSummary(_Shape(g), (float(lo), float(hi), total / g.numel()), True)
+
+
+class _Shape:
+    """What GradSummary reads of an array (size, shape), from a torch tensor."""
+
+    __slots__ = ("size", "shape")
+
+    def __init__(self, t):
+        self.size, self.shape = t.numel(), tuple(t.shape)
 
 
 def _same_view(a, b):
