@@ -91,14 +91,6 @@ KNOWN = {
 }
 
 
-# Pass alone, fail after some other test files in the same process: a module call's output is
-# named `hidden(…)` instead of `hidden(X)` on torch (state left behind, not found yet).
-ORDER_DEPENDENT = {
-    ("graph", "training_loop_mlp.py"): "a module call's first argument is not named",
-    ("calls", "def_main_mlp.py"): "a module call's first argument is not named",
-}
-
-
 def _examples(test=None):
     names = [f for f in example_files(include_torch_only=False) if f not in HEAVY]
     if test is None:
@@ -107,9 +99,6 @@ def _examples(test=None):
     for n in names:
         if (test, n) in KNOWN:
             n = pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[test, n]))
-        elif (test, n) in ORDER_DEPENDENT:
-            n = pytest.param(n, marks=pytest.mark.xfail(strict=False,
-                                                        reason=ORDER_DEPENDENT[test, n]))
         out.append(n)
     return out
 
@@ -403,3 +392,69 @@ def test_gradcheck_gives_the_same_document(name):
             assert (la["worst"] is None) == (lb["worst"] is None)
             if la["worst"] is not None:
                 assert _close(lb["worst"]["analytic"], la["worst"]["analytic"])
+
+
+# ----- names come from the file --------------------------------------------------------------
+
+_DEEPCOPY = """\
+import copy
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([copy.deepcopy(nn.Linear(2, 2)) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+model = Net()
+loss = model(torch.ones(1, 2)).sum()
+loss.backward()
+"""
+
+
+def test_modules_copied_by_the_standard_library_are_named_by_the_file(tmp_path):
+    # copy.deepcopy's frames (the standard library's) name nothing: the inline template it
+    # copied is gone, as under python, and the copies are the model's
+    path = tmp_path / "deepcopy_layers.py"
+    path.write_text(_DEEPCOPY)
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        assert [(t["name"], t["line"]) for t in report["tensors"] if not t["generated"]] == [
+            ("model.layers.0.weight", 18), ("model.layers.0.bias", 18),
+            ("model.layers.1.weight", 18), ("model.layers.1.bias", 18), ("loss", 19),
+            ("Net.forward.x", 14)], backend
+
+
+def test_inline_transformer_template_is_not_named_after_copy(tmp_path):
+    path = tmp_path / "inline_encoder.py"
+    path.write_text("""\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True), 2,
+            enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x).mean()
+
+
+model = Net()
+model(torch.randn(2, 4, 8)).backward()
+""")
+    report = run_file(str(path), backend="torch").report()
+    names = [t["name"] for t in report["tensors"] if t["is_parameter"]]
+    assert len(names) == 24
+    assert all(n.startswith("model.encoder.layers.") for n in names), names

@@ -33,13 +33,11 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 import functools
 import math
 import os
-import sys
 import weakref
 
 import numpy as np
 
 from ..autograd import callsite
-from ..autograd.callsite import is_gradviz_file
 from ..autograd.saved import Saved
 from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer
@@ -95,7 +93,6 @@ class TorchTracer(Tracer):
         self._backward_funcs = self._find_backward_funcs(torch)
         self._made_now = []         # holders of the nodes made since the last backward call
         self._made_refs = {}        # id(weak reference to a tensor) -> (it, id(tensor))
-        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
         # torch's frames between a Tensor method the file called and the mode
         self._dispatch = {torch.overrides.__file__, torch._tensor.__file__}
         self._hook_funcs = {torch.Tensor.register_hook: "tensor",
@@ -136,7 +133,7 @@ class TorchTracer(Tracer):
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
         hooked = self._hook_funcs.get(func)
-        if hooked is not None and self._by_user(_past_gradviz(sys._getframe(1))):
+        if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
         self._args = args
         try:
@@ -452,15 +449,6 @@ class TorchTracer(Tracer):
             self.ran(*pending)
 
     # ----- the file's own hooks ------------------------------------------------------------
-
-    def _by_user(self, f):
-        """True when frame f, past torch's dispatch to the mode, is the file's: neither
-        gradviz's (the tracer's own hooks) nor torch's (a module's backward hooks)."""
-        while f is not None and f.f_code.co_filename in self._dispatch:
-            f = f.f_back
-        name = None if f is None else f.f_code.co_filename
-        return name is not None and not is_gradviz_file(name) and \
-            not name.startswith(self._torch_dir)
 
     def _retained(self, t):
         """The file called t.retain_grad(): its node reports the gradient t retains. A node
@@ -929,14 +917,14 @@ def _reporting(tracer, register, kind):
 
         @functools.wraps(store)
         def stored(hooks, hook):
-            if tracer._by_user(sys._getframe(1)):
+            if callsite.called_by_user(2):
                 hook = _Reported(tracer, hook, kind)
             return store(hooks, hook)
         return staticmethod(stored)
 
     @functools.wraps(register)
     def registered(module, hook, *args, **kwargs):
-        if tracer._by_user(sys._getframe(1)):
+        if callsite.called_by_user(2):
             hook = _Reported(tracer, hook, kind, kwargs.get("with_kwargs", False))
         return register(module, hook, *args, **kwargs)
     return registered
@@ -971,9 +959,3 @@ def _with_hook(tracer, kind, args, kwargs):
     kwargs = dict(kwargs, hook=_Reported(tracer, kwargs["hook"], kind, nr=nr))
     return args, kwargs
 
-
-def _past_gradviz(f):
-    """The first frame from f on that is not gradviz's."""
-    while f is not None and is_gradviz_file(f.f_code.co_filename):
-        f = f.f_back
-    return f
