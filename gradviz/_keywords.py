@@ -111,8 +111,8 @@ def with_keywords(fn, name, method=False):
         params = params[1:]
     names = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
     first = params[0].name if params and params[0].kind in _POSITIONAL else None
-    every = torch_parameters(name, method, deprecated=True)
-    overloads = _current(every, method)
+    with_deprecated = torch_parameters(name, method, deprecated=True)
+    overloads = _current(with_deprecated, method)
     theirs = {p for o in overloads for p, _ in o}
     # torch.X's first parameter is `input` (torch.split's `tensor`, torch.tensordot's `a`)
     inputs = {o[0][0] for o in overloads if o and o[0][1] == "positional"} or {"input"}
@@ -136,7 +136,7 @@ def with_keywords(fn, name, method=False):
     # checked on every call with keywords. Not the `self` of a forward taking the input as
     # self: `torch.exp(self=x)` is taken (torch names it input), which spares the check on
     # nearly every torch.X.
-    every = {p for o in every for p, _ in o}
+    every = {p for o in with_deprecated for p, _ in o}
     foreign = tuple(sorted(names - every - {"self"})) if every else ()
     if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign):
         return fn
@@ -155,8 +155,8 @@ def with_keywords(fn, name, method=False):
             unknown = kwargs.keys() - names
             if len(args) - method > n_positional and beyond is not None:
                 raise _not_implemented(owner, name, beyond) from None
-            for arg in sorted(unknown & refused):
-                raise _not_implemented(owner, name, arg) from None
+            if unknown & refused:
+                raise _not_implemented(owner, name, min(unknown & refused)) from None
             if not unknown:
                 raise           # not a keyword torch spells differently
             translated = _translate(args, dict(kwargs), spellings)
