@@ -5,9 +5,17 @@ gradviz/_torch_api.py reads the file into frozensets.
 
     .venv/bin/python docs/update_torch_api.py     (needs torch installed)
 
+It also holds torch's signatures of every `torch.X` and `Tensor.X` that gradviz exports (one
+string per overload, from torch's own type stubs, or from inspect for torch's Python-level
+functions): gradviz._keywords reads them to accept `out=` exactly where torch does and to refuse
+an argument it does not implement, and tests/test_signatures_torch.py audits the exports
+against them.
+
 tests/test_missing_names.py fails when the file is stale for the installed torch.
 """
 
+import ast
+import inspect
 import json
 import pathlib
 
@@ -27,12 +35,78 @@ def names():
         return sorted(n for n in dir(obj) if not n.startswith("_"))
 
     return {"version": torch.__version__.split("+")[0],
+            "signatures": signatures(torch),
             "torch": public(torch), "Tensor": public(torch.Tensor), "nn": public(torch.nn),
             "functional": public(torch.nn.functional), "optim": public(torch.optim),
             "linalg": public(torch.linalg),
             "autograd": public(torch.autograd),
             "autograd_functional": public(torch.autograd.functional),
             "autograd_graph": public(torch.autograd.graph)}
+
+
+def signatures(torch):
+    """torch's overloads of each exported name: {"torch": {name: [sig, ...]}, "Tensor": ...}."""
+    from gradviz import _registry
+    stubs = pathlib.Path(torch.__file__).parent / "_C"
+    functions = _stub_overloads(stubs / "_VariableFunctions.pyi", None)
+    methods = _stub_overloads(stubs / "__init__.pyi", "TensorBase")
+    out = {}
+    for where, owner, table, names in (("torch", torch, functions, _registry.TORCH),
+                                       ("Tensor", torch.Tensor, methods, _registry.TENSOR)):
+        found = {}
+        for name in sorted(n for n in names if not n.startswith("__")):
+            python = _from_inspect(getattr(owner, name, None), where == "Tensor")
+            if python or name in table:
+                found[name] = python or table[name]
+        out[where] = found
+    return out
+
+
+def _stub_overloads(path, cls):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = tree.body if cls is None else next(
+        n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    found = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("__"):
+            found.setdefault(node.name, []).append(_from_stub(node.args, cls is not None))
+    return found
+
+
+def _from_stub(args, method):
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + args.defaults
+    parts = [_param(a.arg, d) for a, d in zip(positional, defaults)]
+    if args.vararg:
+        parts.append("*" + args.vararg.arg)
+    elif args.kwonlyargs:
+        parts.append("*")
+    # The stubs give Tensor methods torch.X's `out`, which methods refuse (Tensor.add(out=) is
+    # a TypeError), and spell the parser's `from` (a Python keyword) as `from_`.
+    parts += [_param(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+              if not (method and a.arg == "out")]
+    if method and parts[:1] == ["self"]:
+        parts = parts[1:]
+    if parts[-1:] == ["*"]:
+        parts = parts[:-1]
+    return "(" + ", ".join(parts).replace("from_", "from") + ")"
+
+
+def _param(name, default):
+    return name if default is None else f"{name}={ast.unparse(default)}"
+
+
+def _from_inspect(fn, method):
+    """[signature] of a function torch writes in Python (torch/functional.py, torch/_tensor.py),
+    None for a builtin."""
+    if not inspect.isfunction(fn):
+        return None
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except ValueError:
+        return None
+    params = [p.replace(annotation=p.empty) for p in params[method:]]
+    return [str(inspect.Signature(params))]
 
 
 def render(data):

@@ -37,7 +37,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      threshold_backward, softmax_backward_data, log_softmax_backward_data,
                      select_backward, slice_backward, mse_loss_backward,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
-                     ones_like)
+                     ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product)
 from ._registry import ops
@@ -248,6 +248,17 @@ def xlogy_self_grad(grad, self, other):
     return masked_zero(xlogy(grad, other), (value(self) == 0) & (value(other) <= 0))
 
 
+def logit_grad(grad, self):
+    """torch's logit_backward without eps (infinitely_differentiable_logit_backward under
+    create_graph): grad / (self (1 - self)) for self in [0, 1], nan outside."""
+    x = value(self)
+    inside = (x >= 0) & (x <= 1)
+    g = grad / (self * const_minus(1.0, self))
+    if on_tensors(g):
+        return ops.where(as_tensor(inside), g, np.nan)
+    return np.where(inside, g, np.nan)
+
+
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
 
 def gelu_grad(grad, self, approximate):
@@ -408,14 +419,35 @@ def loss_scale(g, grad, weight, reduction):
     return g
 
 
-def bce_grad_self(grad, self, target, weight, reduction):
-    """(x - t) / max(x (1 - x), 1e-12): torch's epsilon keeps x = 0 or 1 finite."""
-    return loss_scale((self - target) / clamp_min(self * (1 - self), 1e-12), grad, weight,
-                      reduction)
-
-
 def bce_grad_target(grad, self, weight, reduction):
-    return loss_scale(log(1 - self) - log(self), grad, weight, reduction)
+    """torch's binary_cross_entropy_target_backward: -logit(self) grad."""
+    return loss_scale(-logit(self), grad, weight, reduction)
+
+
+# binary_cross_entropy_backward's formulas, torch's binary_cross_entropy_double_backward*: the
+# 1e-12 keeps self = 0 or 1 finite.
+
+def bce_double_grad_self(grad, grad_output, self, target, weight, reduction):
+    """(x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2) grad grad_output."""
+    num = self * self - scale(self, 2) * target + target
+    den = pow_(plus(self, 1e-12), 2) * pow_(plus(const_minus(1, self), 1e-12), 2)
+    return loss_scale(num / den, grad * grad_output, weight, reduction)
+
+
+def bce_double_grad_target(grad, grad_output, self, weight, reduction):
+    """-grad grad_output / max((1 - x) x, eps), the max taken without recording (torch clamps
+    in place under NoGradGuard)."""
+    res = -grad * grad_output
+    if weight is not None:
+        res = times_constant(res, value(weight))
+    res = res / clamped_unrecorded(const_minus(1, self) * self, 1e-12)
+    return loss_mean(res, reduction, self)
+
+
+def bce_double_grad_output(grad, self, target, weight, reduction):
+    """(x - t) / ((x + eps) (1 - x + eps)) grad, summed to grad_output's shape."""
+    ggo = (self - target) / (plus(self, 1e-12) * plus(const_minus(1, self), 1e-12))
+    return loss_scale(ggo, grad, weight, reduction)
 
 
 def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
@@ -488,17 +520,6 @@ def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
                                              target, reduction, delta)
 
 
-def normalized(x, dims, eps, mean, rstd):
-    """(x - mean) * rstd over dims, and rstd. On Tensors (create_graph=True) both are
-    recomputed from x, so that second derivatives see that they depend on x; on arrays the
-    saved ones are used."""
-    if isinstance(x, Tensor):
-        xc = x - mean_dims(x, dims, keepdim=True)
-        r = (mean_dims(xc * xc, dims, keepdim=True) + eps) ** -0.5
-        return xc * r, r
-    return (x - mean) * rstd, rstd
-
-
 def norm_input_grad(gw, xhat, rstd, dims):
     """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
     return rstd * (gw - mean_dims(gw, dims, keepdim=True)
@@ -509,21 +530,103 @@ def sum_lead(x, dims):
     return sum_dims(x, dims) if dims else x
 
 
-def layer_norm_parts(input, normalized_shape, result1, result2, eps):
+def layer_norm_parts(input, normalized_shape, result1, result2):
+    """(xhat, rstd, normalized dims, leading dims) from the saved mean and rstd."""
     nd = np.ndim(value(input))
     dims = tuple(range(nd - len(normalized_shape), nd))
-    xhat, rstd = normalized(input, dims, eps, value(result1), value(result2))
-    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+    rstd = value(result2)
+    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
 
 
-def layer_norm_grad_input(grad, input, normalized_shape, weight, result1, result2, eps):
-    xhat, rstd, dims, _ = layer_norm_parts(input, normalized_shape, result1, result2, eps)
-    return norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
+    """The gradients of input, weight and bias, those in `mask`, from the output's gradient
+    grads[0]. Under create_graph=True they are the three outputs of one
+    native_layer_norm_backward op (NativeLayerNormBackwardBackward0), as in torch."""
+    grad = grads[0]
+    if on_tensors(grad, input):
+        outs = ops.native_layer_norm_backward(as_tensor(grad), as_tensor(input),
+                                              normalized_shape, as_tensor(result1),
+                                              as_tensor(result2), weight, bias)
+        return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
+    if not mask & 3:
+        return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
+    xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
+    return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+            if mask & 1 else None,
+            sum_lead(grad * xhat, lead) if mask & 2 else None,
+            sum_lead(grad, lead) if mask & 4 else None]
 
 
-def layer_norm_grad_weight(grad, input, normalized_shape, result1, result2, eps):
-    xhat, _, _, lead = layer_norm_parts(input, normalized_shape, result1, result2, eps)
-    return sum_lead(grad * xhat, lead)
+def constant_like(a, x):
+    """The constant array a, as a Tensor without history when x is a Tensor."""
+    return as_tensor(a) if on_tensors(x) else a
+
+
+def layer_norm_double_grads(grads, mask, grad_out, input, mean, normalized_shape, rstd, weight):
+    """torch's layer_norm_double_backward: from the gradients ggI, ggG, ggB of
+    native_layer_norm_backward's outputs, those of grad_out, input and weight, on the inputs
+    viewed as M rows of N. mean and rstd are constants there (torch has no derivative for
+    them), their dependence on the input is in the formulas."""
+    if mask & 0b1100:
+        raise NotImplementedError("the derivative for 'native_layer_norm_backward mean' is not "
+                                  "implemented.")
+    ggi, ggg, ggb = grads
+    shape = np.shape(value(input))
+    axis = len(shape) - len(normalized_shape)
+    m, n = int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))
+    dt = value(input).dtype
+    x, go = reshape(input, (m, n)), reshape(grad_out, (m, n))
+    gamma = (constant_like(np.ones(1, dtype=dt), go) if weight is None
+             else reshape(weight, (1, n)))
+    ggg = None if ggg is None or weight is None else reshape(ggg, (1, n))
+    ggi = None if ggi is None else reshape(ggi, (m, n))
+    x_mu = x - reshape(mean, (m, 1))
+    r1 = reshape(rstd, (m, 1))                 # (var + eps) ** -1/2
+    r2, r3 = pow_(r1, 2), pow_(r1, 3)
+    x_mu_r3 = x_mu * r3
+    gi = None
+    if ggi is not None:
+        gxhat = go * gamma
+        gxhat_mu_sum = sum_dims(gxhat * x_mu, (1,), keepdim=True)
+        gxhat_sum = sum_dims(gxhat, (1,), keepdim=True)
+        ggi_sum = sum_dims(ggi, (1,), keepdim=True)
+        ggi_mu_sum = sum_dims(ggi * x_mu, (1,), keepdim=True)
+        all_sub = (divide_by(ggi_sum * gxhat_sum, n) - sum_dims(ggi * gxhat, (1,), keepdim=True)
+                   + scale(r2 * gxhat_mu_sum * ggi_mu_sum, 3.0 / n))
+        gi_0 = divide_by(x_mu_r3 * all_sub, n)
+        gi_1 = divide_by(ggi_mu_sum * r3, n) * (divide_by(gxhat_sum, n) - gxhat)
+        gi_2 = divide_by(gxhat_mu_sum * r3, n) * (divide_by(ggi_sum, n) - ggi)
+        gi = gi_0 + gi_1 + gi_2
+    if ggg is not None:
+        t0 = go * ggg * r1
+        t1 = divide_by(r1 * sum_dims(go * ggg, (1,), keepdim=True), -n)
+        t2 = divide_by(x_mu_r3 * sum_dims(go * ggg * x_mu, (1,), keepdim=True), -n)
+        term = t0 + t1 + t2
+        gi = term if gi is None else gi + term
+    if gi is not None:
+        gi = reshape(gi, shape)
+
+    def first_backward(g, gam):
+        """The first backward's grad_input for the output gradient g and weight gam."""
+        h0 = divide_by(gam * r1, n)
+        h1 = (scale(g, n) - sum_dims(g, (1,), keepdim=True)
+              - x_mu * r2 * sum_dims(g * x_mu, (1,), keepdim=True))
+        return h0 * h1
+
+    gg = None
+    if weight is not None and ggi is not None:
+        gg = first_backward(ggi, constant_like(np.ones((), dtype=dt), go))
+        gg = reshape(sum_dims(go * gg, (0,)), np.shape(value(weight)))
+    ggo = None if ggi is None else first_backward(ggi, gamma)
+    if ggg is not None:
+        term = ggg * x_mu * r1
+        ggo = term if ggo is None else ggo + term
+    if ggb is not None:
+        term = reshape(ggb, (1, n))
+        ggo = term if ggo is None else ggo + term
+    if ggo is not None:
+        ggo = reshape(expand(ggo, (m, n)), shape)
+    return [ggo, gi, None, None, gg, None]
 
 
 def batch_norm_parts(input, running_mean, running_var, result1, result2, training, eps):
@@ -533,61 +636,190 @@ def batch_norm_parts(input, running_mean, running_var, result1, result2, trainin
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     dims = (0,) + tuple(range(2, x.ndim))
     if training:
-        xhat, rstd = normalized(input, dims, eps, np.reshape(value(result1), shape),
-                                np.reshape(value(result2), shape))
+        rstd = np.reshape(value(result2), shape)
+        xhat = (input - np.reshape(value(result1), shape)) * rstd
     else:
         rstd = (1 / np.sqrt(value(running_var) + eps)).reshape(shape)
         xhat = (input - value(running_mean).reshape(shape)) * rstd
     return xhat, rstd, dims, shape
 
 
-def batch_norm_grad_input(grad, input, weight, running_mean, running_var, result1, result2,
-                          training, eps):
-    xhat, rstd, dims, shape = batch_norm_parts(input, running_mean, running_var, result1,
-                                               result2, training, eps)
-    gw = grad if weight is None else grad * reshape(weight, shape)
-    if training:
-        return norm_input_grad(gw, xhat, rstd, dims)
-    return gw * rstd
+def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, result1, result2,
+                     training, eps):
+    """The gradients of input, weight and bias, those in `mask`, from the output's gradient
+    grads[0]. Under create_graph=True they are the three outputs of one
+    native_batch_norm_backward op (NativeBatchNormBackwardBackward0), as in torch."""
+    grad = grads[0]
+    stats = (running_mean, running_var, result1, result2, training, eps)
+    if on_tensors(grad, input):
+        outs = ops.native_batch_norm_backward(as_tensor(grad), as_tensor(input), weight,
+                                              *stats)
+        return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
+    if not mask & 3:
+        return [None, None, channel_sum(grad, input)]
+    # xhat once for both gradients (torch's kernel also recomputes it from the saved mean and
+    # invstd: it saves neither the normalized input nor anything under another name).
+    xhat, rstd, dims, shape = batch_norm_parts(input, *stats)
+    gi = None
+    if mask & 1:
+        gw = grad if weight is None else grad * reshape(weight, shape)
+        gi = norm_input_grad(gw, xhat, rstd, dims) if training else gw * rstd
+    return [gi, sum_dims(grad * xhat, dims) if mask & 2 else None,
+            channel_sum(grad, input) if mask & 4 else None]
 
 
-def batch_norm_grad_weight(grad, input, running_mean, running_var, result1, result2, training,
-                           eps):
-    xhat, _, dims, _ = batch_norm_parts(input, running_mean, running_var, result1, result2,
-                                        training, eps)
-    return sum_dims(grad * xhat, dims)
+def sum_exclude_dim1(x, keepdim=True):
+    """x summed over every dim but 1, one dim at a time (torch's helper of the same name)."""
+    r = sum_dims(x, (0,), keepdim=keepdim)
+    for d in range(np.ndim(value(r)) - 1, 1 if keepdim else 0, -1):
+        r = sum_dims(r, (d,), keepdim=keepdim)
+    return r
 
 
-def group_norm_parts(input, N, group, eps, result1, result2):
-    xhat, rstd = normalized(reshape(input, (N, group, -1)), (2,), eps,
-                            np.reshape(value(result1), (N, group, 1)),
-                            np.reshape(value(result2), (N, group, 1)))
-    return xhat, rstd
+def channels_as_dim1(v, ndim):
+    """A per-channel vector unsqueezed to broadcast along dim 1 of an ndim-D input (torch's
+    unsqueeze_dim1)."""
+    while np.ndim(value(v)) < ndim - 1:
+        v = unsqueeze_dims(v, (1,), ndim)
+    if np.ndim(value(v)) == ndim - 1:
+        v = unsqueeze_dims(v, (0,), ndim)
+    return v
 
 
-def group_norm_grad_input(grad, input, weight, N, C, group, eps, result1, result2):
+def expand_as_dim1(v, shape):
+    """A per-channel vector expanded to the input's shape (torch's expand_as_dim1)."""
+    while np.ndim(value(v)) < len(shape) - 1:
+        v = unsqueeze_dims(v, (1,), len(shape))
+    return expand(v, shape)
+
+
+def batch_norm_double_grads(grads, mask, grad_out, input, weight, running_mean, running_var,
+                            save_mean, save_invstd, train, eps):
+    """torch's batchnorm_double_backward: from the gradients ggI, ggG, ggB of
+    native_batch_norm_backward's outputs, those of grad_out, input and weight. The saved
+    statistics are constants there (torch has no derivative for them), their dependence on the
+    input is in the formulas."""
+    if mask & 0b11000:
+        raise NotImplementedError("the derivative for 'native_batch_norm_backward save_mean' is "
+                                  "not implemented.")
+    ggi, ggg, ggb = grads
     shape = np.shape(value(input))
-    xhat, rstd = group_norm_parts(input, N, group, eps, result1, result2)
-    gw = grad if weight is None else grad * reshape(weight, (1, C) + (1,) * (len(shape) - 2))
-    return reshape(norm_input_grad(reshape(gw, (N, group, -1)), xhat, rstd, (2,)), shape)
+    nd = len(shape)
+    go = grad_out
+    if weight is not None:
+        gamma = expand_as_dim1(weight, shape)
+        ggg = None if ggg is None else expand_as_dim1(ggg, shape)
+        ggb = None if ggb is None else expand_as_dim1(ggb, shape)
+    else:
+        gamma = constant_like(np.ones((), dtype=value(input).dtype), go)
+        ggg = None
+    m = shape[0] * int(np.prod(shape[2:]))
+    mu = channels_as_dim1(save_mean if train else running_mean, nd)
+    x_mu = input - mu
+    r1 = channels_as_dim1(save_invstd if train else pow_(plus(running_var, eps), -0.5), nd)
+    r2, r3 = pow_(r1, 2), pow_(r1, 3)
+    x_mu_r3 = x_mu * r3
+    go_mu_sum = sum_exclude_dim1(go * x_mu)
+    go_sum = sum_exclude_dim1(go)
+    gi = None
+    if ggi is not None and train:
+        ggi_sum = sum_exclude_dim1(ggi)
+        ggi_mu_sum = sum_exclude_dim1(ggi * x_mu)
+        all_sub = (divide_by(ggi_sum * go_sum, m) - sum_exclude_dim1(go * ggi)
+                   + scale(r2 * go_mu_sum * ggi_mu_sum, 3.0 / m))
+        gi_0 = divide_by(x_mu_r3 * all_sub, m)
+        gi_1 = divide_by(ggi_mu_sum * r3, m) * (divide_by(go_sum, m) - go)
+        gi_2 = divide_by(go_mu_sum * r3, m) * (divide_by(ggi_sum, m) - ggi)
+        gi = gamma * (gi_0 + gi_1 + gi_2)
+    if ggg is not None:
+        if train:
+            t0 = go * r1
+            t1 = divide_by(r1 * go_sum, -m)
+            t2 = divide_by(x_mu_r3 * sum_exclude_dim1(go * x_mu), -m)
+            term = ggg * (t0 + t1 + t2)
+        else:
+            term = ggg * r1 * go
+        gi = term if gi is None else gi + term
+
+    def first_backward(g, gam):
+        """The first backward's grad_input (training) for the output gradient g, weight gam."""
+        h0 = divide_by(gam * r1, m)
+        h1 = scale(g, m) - sum_exclude_dim1(g) - x_mu * r2 * sum_exclude_dim1(g * x_mu)
+        return h0 * h1
+
+    gg = None
+    if weight is not None and ggi is not None:
+        if train:
+            one = constant_like(np.ones((), dtype=value(input).dtype), go)
+            gg = sum_exclude_dim1(ggi * first_backward(go, one), keepdim=False)
+        else:
+            gg = sum_exclude_dim1(ggi * go * r1, keepdim=False)
+    ggo = None
+    if ggi is not None:
+        ggo = first_backward(ggi, gamma) if train else ggi * r1 * gamma
+    if ggg is not None:
+        term = ggg * x_mu * r1
+        ggo = term if ggo is None else ggo + term
+    if ggb is not None:
+        ggo = ggb if ggo is None else ggo + ggb
+    return [ggo, gi, gg, None, None]
 
 
-def group_norm_grad_weight(grad, input, N, group, eps, result1, result2):
-    shape = np.shape(value(input))
-    xhat, _ = group_norm_parts(input, N, group, eps, result1, result2)
-    return sum_dims(grad * reshape(xhat, shape), (0,) + tuple(range(2, len(shape))))
+def unsqueezed_in_place(x, dim):
+    """x with a size-1 dim inserted at dim (< 0 counts from the end); torch's in-place
+    unsqueeze_ on a formula's fresh result (UnsqueezeBackward1) on Tensors."""
+    if on_tensors(x):
+        return ops.unsqueeze_(x, dim)
+    return np.expand_dims(x, dim)
+
+
+def group_norm_grads(grads, mask, input, weight, N, C, HxW, group, eps, result1, result2):
+    """torch's infinitely_differentiable_native_group_norm_backward: the gradients of input,
+    weight and bias from those of the output (dY) and of the mean and rstd (dmean, drstd:
+    outputs 1 and 2 of the node, which its own create_graph=True graph reads, as torch's
+    does), on the input viewed as (N, G, C / G, HxW)."""
+    dy, dmean, drstd = grads
+    g, d = group, C // group
+    s = 1.0 / (d * HxW)
+    x = reshape(input, (N, g, d, HxW))
+    mean, rstd = reshape(result1, (N, g, 1, 1)), reshape(result2, (N, g, 1, 1))
+    gamma = None if weight is None else reshape(weight, (1, g, d, 1))
+    dx = dgamma = dbeta = None
+    if dy is not None:
+        dy = reshape(dy, (N, g, d, HxW))
+        ds = unsqueezed_in_place(sum_dims(dy * x, (3,)), -1)
+        db = unsqueezed_in_place(sum_dims(dy, (3,)), -1)
+    if mask & 1:
+        rstd_cube = rstd * rstd * rstd
+        spread = None
+        # torch adds the mean and rstd terms only when both have a gradient.
+        if dmean is not None and drstd is not None:
+            dvar = scale(rstd_cube, -0.5) * reshape(drstd, (N, g, 1, 1))
+            spread = var_mean_grad([dvar, reshape(dmean, (N, g, 1, 1))], x, (2, 3), 0, True)
+        if dy is not None:
+            a = rstd if gamma is None else rstd * gamma
+            b = unsqueezed_in_place(sum_dims(ds if gamma is None else ds * gamma, (2,)), -2)
+            c = unsqueezed_in_place(sum_dims(db if gamma is None else db * gamma, (2,)), -2)
+            b = scale((c * mean - b) * rstd_cube, s)
+            c = -b * mean - scale(c * rstd, s)
+            dx = a * dy + b * x + c
+            if spread is not None:
+                dx = dx + spread
+        else:
+            dx = spread
+        if dx is not None:
+            dx = reshape(dx, np.shape(value(input)))
+    if mask & 2 and dy is not None:
+        dgamma = reshape(sum_dims((ds - db * mean) * rstd, (0,)), np.shape(value(weight)))
+    if mask & 4 and dy is not None:
+        dbeta = reshape(sum_dims(db, (0,)), (C,))
+    return [dx, dgamma, dbeta]
 
 
 def channel_sum(grad, input):
     """grad summed over every dim but the channels' (dim 1): the bias gradient of batch_norm and
     group_norm."""
     return sum_dims(grad, (0,) + tuple(range(2, np.ndim(value(input)))))
-
-
-def defnorm(signature, node, args, **rest):
-    """The row of a normalization whose bias is added per channel: its bias formula is
-    channel_sum; `rest` holds the others (and defderiv's options)."""
-    return defderiv(signature, node, args, bias=channel_sum, **rest)
 
 
 def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
@@ -803,6 +1035,13 @@ defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar a
 
 # ----- Views and shape ---------------------------------------------------------------------
 
+def unsqueeze_grad(grad, dim, self_sym_sizes):
+    """grad.squeeze(dim) (SqueezeBackward1 under create_graph=True)."""
+    if isinstance(grad, Tensor):
+        return grad.squeeze(dim)
+    return reshape(grad, self_sym_sizes)
+
+
 defderiv("t(Tensor self)", "TBackward0", saves_tensors=False,
          self=lambda grad: transpose(grad, 0, -1) if np.ndim(value(grad)) == 2 else grad)
 defderiv("transpose(Tensor self, int dim0, int dim1)",
@@ -835,8 +1074,12 @@ defderiv("squeeze_dim_(Tensor self, int dim)",
 defderiv("unsqueeze(Tensor self, int dim)",
          "UnsqueezeBackward0", ("dim", "self_sym_sizes"), saves_tensors=False,
          internal=("self_sym_sizes",),
-         self=lambda grad, dim, self_sym_sizes: grad.squeeze(dim) if isinstance(grad, Tensor)
-         else reshape(grad, self_sym_sizes))
+         self=unsqueeze_grad)
+# In place: torch's formulas unsqueeze_ their fresh results (group_norm's gradient).
+defderiv("unsqueeze_(Tensor self, int dim)",
+         "UnsqueezeBackward1", ("dim", "self_sym_sizes"), saves_tensors=False,
+         internal=("self_sym_sizes",),
+         self=unsqueeze_grad)
 defderiv("expand(Tensor self, SymInt[] size)",
          "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
@@ -944,6 +1187,8 @@ defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
          self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
 defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
          self=lambda grad, self: grad / const_minus(1, pow_(self, 2)))
+defderiv("logit(Tensor self, float? eps)", "LogitBackward0", ("self", "eps"),
+         self=logit_grad)
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
          self=lambda grad, self: grad / plus(self, 1))
 defderiv("expm1(Tensor self)", "Expm1Backward0",
@@ -1391,7 +1636,7 @@ defderiv("split_with_sizes(Tensor self, SymInt[] split_sizes, int dim)",
 # ----- Linear algebra, continued -----------------------------------------------------------
 # (tensordot, einsum and kron are composed from other ops, as torch's graph shows them.)
 
-from ._dmath import cdist_backward, contiguous, cross, inverse  # noqa: E402
+from ._dmath import cdist_backward, contiguous, cross  # noqa: E402
 
 
 def no_derivative_cdist_backward(grad):
@@ -1427,10 +1672,9 @@ def det_grad(grad, A, result):
     """d det(A) / dA = det(A) inv(A)^T. Where A is exactly singular (no inverse) the gradient
     is 0, as torch 2.13 gives it (its LU solve of a zero right-hand side), although the
     derivative there is the adjugate's transpose."""
-    g = unsqueeze_dims(grad, (np.ndim(value(grad)), np.ndim(value(grad)) + 1), 0)
     if isinstance(A, Tensor):
-        r = unsqueeze_dims(result, (np.ndim(value(result)), np.ndim(value(result)) + 1), 0)
-        return g * r * transpose(inverse(A))
+        return det_grad_solved(grad, A, result)
+    g = unsqueeze_dims(grad, (np.ndim(grad), np.ndim(grad) + 1), 0)
     a = value(A)
     d = value(result)
     try:
@@ -1445,6 +1689,30 @@ def det_grad(grad, A, result):
                 pass        # singular: det is 0, and so is the gradient
         inv = inv.reshape(a.shape)
     return g * (d[..., None, None] * np.swapaxes(inv, -1, -2))
+
+
+def det_grad_solved(grad, A, result):
+    """det's gradient under create_graph=True, as torch's linalg_det_backward computes it then:
+    the solution G of A^T G = diag(grad det), by linalg_solve_ex (differentiable in A)."""
+    if np.any(np.abs(value(result)) < 100 * np.finfo(value(A).dtype).eps):
+        # torch switches to an SVD-based formula for (near-)singular matrices.
+        raise NotImplementedError("gradviz: the gradient of det with create_graph=True at a "
+                                  "singular matrix is not implemented by gradviz's core; run "
+                                  "with --backend torch to use PyTorch")
+    d = grad * result
+    d = expand(unsqueeze_dims(d, (np.ndim(value(d)),), 0), np.shape(value(A))[:-1])
+    return ops.linalg_solve_ex(transpose(A), transpose(ops.diag_embed(d)))
+
+
+def solve_grads(grad, mask, A, result):
+    """torch's linalg_solve_backward for X = A^-1 B: gB = A^-T gX (solved again, so that it is
+    differentiable in A under create_graph=True) and gA = -gB X^T."""
+    if on_tensors(grad, A):
+        gb = ops.linalg_solve_ex(transpose(as_tensor(A)), as_tensor(grad))
+    else:
+        gb = np.linalg.solve(np.swapaxes(A, -1, -2), grad)
+    ga = -matmul(gb, transpose(result)) if mask & 1 else None
+    return [ga, gb if mask & 2 else None]
 
 
 def baddbmm_batch1_grad(grad, batch2, alpha):
@@ -1499,6 +1767,9 @@ defderiv("linalg_inv_ex(Tensor A)", "LinalgInvExBackward0", result_name="inverse
          A=inv_grad)
 defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
          A=det_grad)
+defderiv("linalg_solve_ex(Tensor A, Tensor B, bool left)", "LinalgSolveExBackward0",
+         ("A", "left"), variadic=True,
+         A=solve_grads, B=solve_grads)
 
 
 # ----- Neural-network ops ------------------------------------------------------------------
@@ -1590,8 +1861,17 @@ for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBa
 defderiv("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)",
          "BinaryCrossEntropyBackward0", ("self", "target", "weight", "reduction"),
          nondiff=("weight",),
-         self=bce_grad_self,
+         self=binary_cross_entropy_backward,
          target=bce_grad_target)
+# Its gradient w.r.t. self is an op of its own under create_graph=True, as in torch.
+defderiv("binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, "
+         "Tensor? weight, int reduction)",
+         "BinaryCrossEntropyBackwardBackward0",
+         ("grad_output", "self", "target", "weight", "reduction"),
+         nondiff=("weight",),
+         grad_output=bce_double_grad_output,
+         self=bce_double_grad_self,
+         target=bce_double_grad_target)
 defderiv("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, "
          "Tensor? pos_weight, int reduction)",
          "BinaryCrossEntropyWithLogitsBackward0",
@@ -1623,26 +1903,46 @@ defderiv("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? wei
          "Tensor? bias, float eps)",
          "NativeLayerNormBackward0",
          ("input", "normalized_shape", "weight", "bias", "result1", "result2", "eps"),
-         internal=("eps",),
-         input=layer_norm_grad_input,
-         weight=layer_norm_grad_weight,
-         bias=lambda grad, input, normalized_shape:
-             sum_lead(grad, tuple(range(np.ndim(value(input)) - len(normalized_shape)))))
+         internal=("eps",), variadic=True, n_out=None,
+         input=layer_norm_grads, weight=layer_norm_grads, bias=layer_norm_grads)
+# Its backward, recorded under create_graph=True: three outputs (the gradients of input,
+# weight and bias), one node; torch has no derivative for mean and rstd, nor gives bias one.
+defderiv("native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+         "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias)",
+         "NativeLayerNormBackwardBackward0",
+         ("grad_out", "input", "mean", "normalized_shape", "rstd", "weight"), n_out=3,
+         variadic=True,
+         grad_out=layer_norm_double_grads, input=layer_norm_double_grads,
+         mean=layer_norm_double_grads, rstd=layer_norm_double_grads,
+         weight=layer_norm_double_grads, bias=layer_norm_double_grads)
 # The running statistics are inputs torch never differentiates (no edge).
-defnorm("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-        "Tensor? running_var, bool training, float momentum, float eps)",
-        "NativeBatchNormBackward0",
-        ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
-         "eps"),
-        nondiff=("running_mean", "running_var"),
-        input=batch_norm_grad_input,
-        weight=batch_norm_grad_weight)
-defnorm("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
-        "SymInt HxW, int group, float eps)",
-        "NativeGroupNormBackward0",
-        ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
-        input=group_norm_grad_input,
-        weight=group_norm_grad_weight)
+defderiv("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+         "Tensor? running_var, bool training, float momentum, float eps)",
+         "NativeBatchNormBackward0",
+         ("input", "weight", "running_mean", "running_var", "result1", "result2", "training",
+          "eps"),
+         nondiff=("running_mean", "running_var"), variadic=True, n_out=None,
+         input=batch_norm_grads, weight=batch_norm_grads, bias=batch_norm_grads)
+# Its backward, recorded under create_graph=True: three outputs (the gradients of input,
+# weight and bias), one node; torch has no derivative for the saved statistics.
+defderiv("native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
+         "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
+         "bool train, float eps)",
+         "NativeBatchNormBackwardBackward0",
+         ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean",
+          "save_invstd", "train", "eps"), n_out=3, variadic=True,
+         nondiff=("running_mean", "running_var"),
+         grad_out=batch_norm_double_grads, input=batch_norm_double_grads,
+         weight=batch_norm_double_grads, save_mean=batch_norm_double_grads,
+         save_invstd=batch_norm_double_grads)
+# mean and rstd are outputs 1 and 2 of the node (torch's result1 and result2), so that under
+# create_graph=True the gradient's own graph differentiates through them, as torch's does.
+defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+         "SymInt HxW, int group, float eps)",
+         "NativeGroupNormBackward0",
+         ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
+         variadic=True, n_out=None,
+         input=group_norm_grads, weight=group_norm_grads, bias=group_norm_grads)
 defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
          "bool sparse)",
          "EmbeddingBackward0",
@@ -1665,9 +1965,25 @@ def _conv_geometry(weight_shape, stride, padding, dilation):
 # The conv and pooling formulas name every saved value, so that each stays readable on the
 # node (torch saves them all, whichever inputs need a gradient).
 
+def conv_values(x, weight, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution of arrays x and weight, no bias (stride, padding, dilation, output
+    padding as tuples). A transposed convolution is the input gradient of the convolution by the
+    same weight (O, C/groups, *k) whose output has x's shape."""
+    if not transposed:
+        return conv(x, weight, stride, padding, dilation, groups)
+    shape = np.shape(x)
+    kernel = np.shape(weight)[2:]
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, s, p, d, k, o in
+                zip(shape[2:], stride, padding, dilation, kernel, output_padding))
+    return conv_grad_input(x, (shape[0], np.shape(weight)[1] * groups) + out, weight, stride,
+                           padding, dilation, groups)
+
+
 def conv_input_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, dilation,
                     transposed, output_padding, groups, input_sizes):
     st, pd, dl = _conv_geometry(np.shape(value(weight)), stride, padding, dilation)
+    if transposed:      # the adjoint of a transposed convolution is the convolution
+        return conv(grad, weight, st, pd, dl, groups)
     return conv_grad_input(grad, input_sizes, weight, st, pd, dl, groups)
 
 
@@ -1675,6 +1991,8 @@ def conv_weight_grad(grad, input, weight, bias_sym_sizes_opt, stride, padding, d
                      transposed, output_padding, groups):
     shape = np.shape(value(weight))
     st, pd, dl = _conv_geometry(shape, stride, padding, dilation)
+    if transposed:      # <grad, convT(input, W)> = <input, conv(grad, W)>
+        return conv_grad_weight(input, grad, shape, st, pd, dl, groups)
     return conv_grad_weight(grad, input, shape, st, pd, dl, groups)
 
 
@@ -1700,46 +2018,66 @@ def conv_grads(grads, mask, input, weight, bias_sym_sizes_opt, stride, padding, 
             conv_bias_grad(grad, input, weight, *args) if mask & 4 else None]
 
 
-def conv_of(x, weight, stride, padding, dilation, output_padding, groups):
-    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors)."""
+def conv_of(x, weight, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution of x with weight, without bias (ConvolutionBackward0 on Tensors; the
+    geometry as tuples)."""
     if on_tensors(x, weight):
         return ops.convolution(as_tensor(x), as_tensor(weight), None, stride, padding, dilation,
-                               False, output_padding, groups)
-    st, pd, dl = _conv_geometry(np.shape(weight), stride, padding, dilation)
-    return conv(x, weight, st, pd, dl, groups)
+                               transposed, output_padding, groups)
+    return conv_values(x, weight, stride, padding, dilation, transposed, output_padding, groups)
 
 
 def conv_double_grads(grads, mask, grad_output, input, weight, stride, padding, dilation,
                       transposed, output_padding, groups):
     """torch's _convolution_double_backward: from the gradients ggI, ggW, ggb of
     convolution_backward's three outputs, those of grad_output (conv(ggI, W) + conv(I, ggW)
-    + ggb), input (the input gradient of a convolution with ggW) and weight (the weight
-    gradient of a convolution of ggI)."""
+    + ggb), weight (convolutions of ggI and grad_output transposed, group by group, stride and
+    dilation swapped) and input (the transposed convolution of grad_output by ggW), each a
+    convolution op as in torch."""
     ggi, ggw, ggb = grads
     if on_tensors(grad_output, input, weight, ggi, ggw, ggb):
         grad_output, input, weight = (as_tensor(t) for t in (grad_output, input, weight))
         ggi, ggw, ggb = (None if g is None else as_tensor(g) for g in (ggi, ggw, ggb))
-    wshape = np.shape(value(weight))
+    wshape, ishape = np.shape(value(weight)), np.shape(value(input))
+    gshape = np.shape(value(grad_output))
     st, pd, dl = _conv_geometry(wshape, stride, padding, dilation)
-    out = [None, None, None]
-    if mask & 1:
+    op = _conv_geometry(wshape, output_padding, (0,), (1,))[0]
+    ggo = None
+    if ggi is not None:
+        ggo = conv_of(ggi, weight, st, pd, dl, transposed, op, groups)
+    if ggw is not None:
+        term = conv_of(input, ggw, st, pd, dl, transposed, op, groups)
+        ggo = term if ggo is None else ggo + term
+    if ggb is not None:
+        term = expand(reshape(ggb, (1, -1) + (1,) * (len(gshape) - 2)), gshape)
+        ggo = term if ggo is None else ggo + term
+    gw = None
+    if ggi is not None:
+        got, ggit = transpose(grad_output, 0, 1), transpose(ggi, 0, 1)
+        n_o, n_i = got.shape[0] // groups, ggit.shape[0] // groups
         parts = []
-        if ggi is not None:
-            parts.append(conv_of(ggi, weight, stride, padding, dilation, output_padding, groups))
-        if ggw is not None:
-            parts.append(conv_of(input, ggw, stride, padding, dilation, output_padding, groups))
-        if ggb is not None:
-            shape = np.shape(value(grad_output))
-            parts.append(expand(reshape(ggb, (1, -1) + (1,) * (len(shape) - 2)), shape))
-        g = zeros_like(grad_output) if not parts else parts[0]
-        for p in parts[1:]:
-            g = g + p
-        out[0] = g
-    if mask & 2 and ggw is not None:
-        out[1] = conv_grad_input(grad_output, np.shape(value(input)), ggw, st, pd, dl, groups)
-    if mask & 4 and ggi is not None:
-        out[2] = conv_grad_weight(grad_output, ggi, wshape, st, pd, dl, groups)
-    return out
+        for g in range(groups):
+            got_g = narrow(got, 0, g * n_o, n_o) if groups > 1 else got
+            ggit_g = narrow(ggit, 0, g * n_i, n_i) if groups > 1 else ggit
+            pair = (got_g, ggit_g) if transposed else (ggit_g, got_g)
+            parts.append(conv_of(*pair, dl, pd, st, False, op, 1))
+        gw = transpose(parts[0] if groups == 1 else cat(parts, 1), 0, 1)
+        for i in range(2, len(wshape)):
+            if np.shape(value(gw))[i] > wshape[i]:
+                gw = narrow(gw, i, 0, wshape[i])
+    gi = None
+    if ggw is not None:
+        if transposed:
+            gi = conv_of(grad_output, ggw, st, pd, dl, False, op, groups)
+            for i in range(2, len(ishape)):
+                if np.shape(value(gi))[i] > ishape[i]:
+                    gi = narrow(gi, i, 0, ishape[i])
+        else:
+            # The output padding that gives the transposed convolution the input's size.
+            op = tuple(n - ((k - 1) * d - 2 * p + s * (m - 1) + 1) for n, k, d, p, s, m in
+                       zip(ishape[2:], wshape[2:], dl, pd, st, gshape[2:]))
+            gi = conv_of(grad_output, ggw, st, pd, dl, True, op, groups)
+    return [ggo if mask & 1 else None, gi if mask & 2 else None, gw if mask & 4 else None]
 
 
 def max_pool_input_grad(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,

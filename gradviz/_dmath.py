@@ -17,6 +17,10 @@ from ._registry import ops
 from ._tensor import Tensor, _make
 from .autograd.graph import apply_view
 
+_ndarray = np.ndarray
+_add_reduce = np.add.reduce
+
+
 def _t(x):
     return isinstance(x, Tensor)
 
@@ -62,13 +66,16 @@ def expand(x, shape):
 
 
 def reshape(x, shape):
+    if type(x) is _ndarray:
+        return x.reshape(shape)         # np.reshape's own call, without its Python wrapper
     return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
 
 
 def sum_dims(x, dims, keepdim=False):
     if _t(x):
         return x.sum(dim=dims, keepdim=keepdim)
-    return np.sum(x, axis=dims, keepdims=keepdim)
+    # What np.sum calls for arrays, scalars and numbers, without its Python wrappers.
+    return _add_reduce(x, axis=dims, keepdims=keepdim)
 
 
 def unsqueeze_dims(x, dims, ndim):
@@ -225,15 +232,16 @@ def where0(cond, x):
 
 def sum_to(x, shape):
     """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
-    xs = np.shape(value(x))
-    if xs == tuple(shape):
+    xs = x.shape if type(x) is _ndarray else np.shape(value(x))
+    shape = tuple(shape)
+    if xs == shape:
         return x
     lead = len(xs) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                      if s == 1 and xs[i + lead] != 1)
     r = sum_dims(x, dims, keepdim=True) if dims else x
     # torch's sum_to views the result only when leading dims were summed away.
-    return reshape(r, tuple(shape)) if lead else r
+    return reshape(r, shape) if lead else r
 
 
 def fit_to(g, shape, dtype):
@@ -241,7 +249,8 @@ def fit_to(g, shape, dtype):
     g = sum_to(g, shape)
     if _t(g):
         return g if g._data.dtype == dtype else g.to(from_numpy_dtype(dtype))
-    return g if np.result_type(g) == dtype else np.asarray(g, dtype=dtype)
+    gd = g.dtype if type(g) is _ndarray else np.result_type(g)
+    return g if gd == dtype else np.asarray(g, dtype=dtype)
 
 
 def causal_fill(s):
@@ -806,3 +815,34 @@ def smooth_l1_loss_backward(grad, self, target, reduction, beta):
     z = self - target
     g = (np.clip(z / beta, -1, 1) if beta else np.sign(z)) * grad
     return g / np.size(g) if reduction == 1 else g
+
+
+# ----- binary_cross_entropy's backward and logit -------------------------------------------
+
+def logit(x):
+    """log(x / (1 - x)); LogitBackward0 on Tensors."""
+    if _t(x):
+        return ops.logit(x)
+    return np.log(x / (1 - x))
+
+
+def binary_cross_entropy_backward(grad, self, target, weight, reduction):
+    """grad (self - target) / max((1 - self) self, 1e-12), times the weight, over the element
+    count for "mean" (torch's CPU kernel); BinaryCrossEntropyBackwardBackward0 on Tensors."""
+    tt = _tensors(grad, self, target)
+    if tt is not None:
+        return ops.binary_cross_entropy_backward(*tt, None if weight is None else _tensor(weight),
+                                                 reduction)
+    g = grad * (self - target) / np.maximum((1 - self) * self, 1e-12)
+    if weight is not None:
+        g = g * weight
+    return g / np.size(g) if reduction == 1 else g
+
+
+def clamped_unrecorded(x, lo):
+    """x raised to lo where below it, in place and unrecorded on a Tensor (torch's clamp_min_
+    under NoGradGuard in a formula: the gradient flows through x as if unclamped)."""
+    if _t(x):
+        np.maximum(x._data, lo, out=x._data)
+        return x
+    return np.maximum(x, lo)

@@ -1,12 +1,25 @@
 """The keyword forms torch's Python argument parser accepts on top of a function's own names.
 
 torch takes `input=` for the first tensor of any `torch.X`, the NumPy names `axis=` and
-`keepdims=` for `dim` and `keepdim`, and `out=` on `torch.X`; on `torch.X` it also takes NumPy's
-`x=`, `a=`, `x1=` for `input` and `x2=` for `other` (python_arg_parser.cpp's
-numpy_compatibility_arg_names). A forward here is written with
-torch's parameter names only; `with_keywords` wraps it so that these spellings reach it. The
-wrapper costs nothing more than a call on the ordinary path: the names are translated only when
-the call fails to bind (a TypeError before the forward runs, so nothing has happened yet).
+`keepdims=` for `dim` and `keepdim`, and `out=` on the `torch.X` that have an out variant; on
+`torch.X` it also takes NumPy's `x=`, `a=`, `x1=` for `input` and `x2=` for `other`
+(python_arg_parser.cpp's numpy_compatibility_arg_names). A forward here is written with
+torch's parameter names where it can; `with_keywords` wraps it so that these spellings reach
+it, and compares it with torch's own signatures (gradviz/_torch_api.json, from torch's type
+stubs): a positional parameter torch names differently (`Tensor.view(size=...)` for our
+`*shape`) is taken under torch's name, a keyword torch takes and the forward lacks raises
+NotImplementedError naming the op and the argument, and a keyword of the forward that torch
+refuses (`torch.det(out=...)`, a method's `out=`; not the `self` naming a torch.X's input) is
+refused with Python's TypeError, as torch refuses it. tests/test_signatures_torch.py audits
+every export this way.
+
+The wrapper is one Python call on the ordinary path: the names are translated only when the
+call fails to bind (a TypeError before the forward runs, so nothing has happened yet). That
+call costs about 0.1-0.4 µs per `torch.X` (a frame, and the arguments packed into a tuple and
+a dict: more with keywords); it cannot go without losing the spellings above, because a
+binding error is raised in the caller's frame, where nothing of gradviz runs. Tensor methods
+and operators are wrapped only when one of these spellings applies to them, so `a + b` and
+`a.exp()` call the forward directly.
 
 >>> import gradviz as torch
 >>> torch.sum(input=torch.ones(2, 3), axis=1, keepdims=True)
@@ -19,43 +32,134 @@ import inspect
 
 import numpy as np
 
-__all__ = ["with_keywords"]
+from ._torch_api import SIGNATURES
+
+__all__ = ["with_keywords", "torch_parameters"]
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 # NumPy's names torch's parser also takes on torch.X. Not on methods: there the input is the
 # tensor itself, and wrapping every method taking `other` would cost a call on a hot path.
 _NUMPY_ALIASES = {"x": "input", "a": "input", "x1": "input", "x2": "other"}
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def torch_parameters(name, method=False, deprecated=False):
+    """torch's overloads of `torch.<name>` (or `Tensor.<name>`), each a list of
+    (parameter, kind) with kind "positional", "keyword" (keyword-only) or "varargs"; the
+    deprecated overloads (those naming `self`, such as `add(input, alpha, other)`) only when
+    asked for."""
+    overloads = [_parse(sig) for sig in SIGNATURES["Tensor" if method else "torch"].get(name, ())]
+    return overloads if deprecated else _current(overloads, method)
+
+
+def _current(overloads, method):
+    return [o for o in overloads if method or all(p != "self" for p, _ in o)]
+
+
+def _parse(sig):
+    params, kind = [], "positional"
+    for part in _split(sig[1:-1]):
+        if part == "*":
+            kind = "keyword"
+        elif part.startswith("*"):
+            params.append((part.lstrip("*"), "varargs"))
+            kind = "keyword"
+        elif part:
+            params.append((part.split("=")[0], kind))
+    return params
+
+
+def _split(text):
+    """text split at its top-level commas (a default may be a tuple or a string)."""
+    if "(" not in text and "[" not in text:
+        return [part.strip() for part in text.split(",")]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{" and 1 or ch in ")]}" and -1 or 0
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return parts + [text[start:].strip()]
+
+
+def _renames(overloads, params, method):
+    """torch's name -> ours for each position where torch spells a positional parameter
+    differently (torch.split's `tensor`, Tensor.copy_'s `other`, Tensor.view's `size` for our
+    `*shape`), when every overload agrees on the name there."""
+    renames = {}
+    ours = [p for p in params if p.kind in _POSITIONAL or p.kind is p.VAR_POSITIONAL]
+    for i, mine in enumerate(ours):
+        at = [o[i] for o in overloads if len(o) > i and o[i][1] != "keyword"]
+        varargs = mine.kind is mine.VAR_POSITIONAL      # Tensor.reshape(shape=...) -> *shape
+        # Tensor.view has (dtype), (size) and (*size): our *shape is the varargs one
+        theirs = {n for n, kind in at if kind == "varargs"} if varargs else set()
+        theirs = theirs or {n for n, _ in at}
+        if len(theirs) == 1 and (varargs or mine.name not in theirs) and (i or method):
+            renames[theirs.pop()] = mine
+    return renames
 
 
 def with_keywords(fn, name, method=False):
-    """fn accepting torch's aliases (and, as `torch.X` rather than a method, `input=` and
-    `out=`); fn itself when it takes **kwargs or has no parameter an alias could name."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
+    """fn accepting torch's spellings: the NumPy aliases, `input=` and `out=` (as `torch.X`,
+    where torch takes them), torch's names for positional parameters spelled differently here;
+    an argument torch takes that fn lacks raises NotImplementedError. fn itself when it takes
+    **kwargs or no such spelling applies."""
+    params = _parameters(fn)
+    if params is None or any(p.kind is p.VAR_KEYWORD for p in params):
         return fn
-    params = list(sig.parameters.values())
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return fn
-    names = {p.name for p in params}
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    first = params[0].name if params and params[0].kind in positional else None
-    takes_input = not method and first == "self"
+    if method:
+        params = params[1:]
+    names = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
+    first = params[0].name if params and params[0].kind in _POSITIONAL else None
+    every = torch_parameters(name, method, deprecated=True)
+    overloads = _current(every, method)
+    theirs = {p for o in overloads for p, _ in o}
+    # torch.X's first parameter is `input` (torch.split's `tensor`, torch.tensordot's `a`)
+    inputs = {o[0][0] for o in overloads if o and o[0][1] == "positional"} or {"input"}
+    takes_input = not method and first == "self" and len(inputs) == 1
+    input_name = inputs.pop() if takes_input else None
     known = dict(_ALIASES) if method else {**_ALIASES, **_NUMPY_ALIASES}
     named = names | {"input"} if takes_input else names
     aliases = {a: d for a, d in known.items() if d in named and a not in names}
-    takes_out = not method and "out" not in names
-    if not (aliases or takes_input or takes_out):
+    # out= where torch takes it (torch.linalg's functions, which come without a signature
+    # here, all take it)
+    takes_out = not method and "out" not in names and ("out" in theirs or not overloads)
+    renames = {t: p for t, p in _renames(overloads, params, method).items() if t not in names}
+    refused = theirs - names - set(renames) - {"self", "out", input_name} - set(aliases)
+    # the first positional parameter torch takes beyond ours
+    n_positional = sum(p.kind in _POSITIONAL for p in params)
+    beyond = next((o[n_positional][0] for o in overloads if len(o) > n_positional
+                   and o[n_positional][1] == "positional"), None)
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        beyond = None
+    # our keywords torch refuses (a method's `out`, torch.split's `split_size`): refused too,
+    # checked on every call with keywords. Not the `self` of a forward taking the input as
+    # self: `torch.exp(self=x)` is taken (torch names it input), which spares the check on
+    # nearly every torch.X.
+    every = {p for o in every for p, _ in o}
+    foreign = tuple(sorted(names - every - {"self"})) if every else ()
+    if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign):
         return fn
+    owner = "Tensor" if method else "torch"
+    spellings = (aliases, input_name, takes_out, renames)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if kwargs and foreign:
+            for key in foreign:
+                if key in kwargs:
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
         try:
             return fn(*args, **kwargs)
         except TypeError:
-            if not kwargs or kwargs.keys() <= names:
+            unknown = kwargs.keys() - names
+            if len(args) - method > n_positional and beyond is not None:
+                raise _not_implemented(owner, name, beyond) from None
+            for arg in sorted(unknown & refused):
+                raise _not_implemented(owner, name, arg) from None
+            if not unknown:
                 raise           # not a keyword torch spells differently
-            translated = _translate(args, dict(kwargs), aliases, takes_input, takes_out)
+            translated = _translate(args, dict(kwargs), spellings)
             if translated is None:
                 raise           # both spellings given: torch names the alias, as Python did
         args, kwargs, dest = translated
@@ -65,14 +169,51 @@ def with_keywords(fn, name, method=False):
     return call
 
 
-def _translate(args, kwargs, aliases, takes_input, takes_out):
+def _parameters(fn):
+    """fn's parameters, read off its code object (inspect.signature, which also reads the
+    defaults and annotations, took about half the import time of the exports' wrappers);
+    None for a callable without code."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return None
+    kind = inspect.Parameter
+    names, n, k = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    params = [kind(v, kind.POSITIONAL_ONLY if i < code.co_posonlyargcount
+                   else kind.POSITIONAL_OR_KEYWORD) for i, v in enumerate(names[:n])]
+    rest = names[n + k:]
+    if code.co_flags & inspect.CO_VARARGS:
+        params.append(kind(rest[0], kind.VAR_POSITIONAL))
+        rest = rest[1:]
+    params += [kind(v, kind.KEYWORD_ONLY) for v in names[n:n + k]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        params.append(kind(rest[0], kind.VAR_KEYWORD))
+    return params
+
+
+def _not_implemented(owner, name, arg):
+    return NotImplementedError(f"gradviz: {owner}.{name}({arg}=...) is not implemented by "
+                               "gradviz's core; run with --backend torch to use PyTorch")
+
+
+def _translate(args, kwargs, spellings):
+    aliases, input_name, takes_out, renames = spellings
     for alias, dim in aliases.items():
         if alias in kwargs:
             if dim in kwargs:
                 return None
             kwargs[dim] = kwargs.pop(alias)
-    if takes_input and "input" in kwargs:
-        args = (kwargs.pop("input"),) + tuple(args)
+    if input_name is not None and input_name in kwargs:
+        args = (kwargs.pop(input_name),) + tuple(args)
+    for theirs, mine in renames.items():
+        if theirs in kwargs:
+            value = kwargs.pop(theirs)
+            if mine.kind is mine.VAR_POSITIONAL:
+                args = tuple(args) + (tuple(value) if isinstance(value, (tuple, list)) else
+                                      (value,))
+            elif mine.name in kwargs:
+                return None
+            else:
+                kwargs[mine.name] = value
     dest = kwargs.pop("out", None) if takes_out else None
     return args, kwargs, dest
 

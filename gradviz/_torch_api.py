@@ -16,3 +16,7 @@ VERSION = _NAMES["version"]
  AUTOGRAD_GRAPH) = (frozenset(_NAMES[key]) for key in (
     "torch", "Tensor", "nn", "functional", "optim", "linalg", "autograd",
     "autograd_functional", "autograd_graph"))
+
+# torch's overloads of each `torch.X` and `Tensor.X` gradviz exports, as signature strings
+# ("(input, dim, keepdim=False, *, dtype=None, out=None)"): read by gradviz._keywords.
+SIGNATURES = _NAMES["signatures"]

@@ -201,6 +201,9 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     view = np.lib.stride_tricks.as_strided(
         array[storage_offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride))
     t = _make(np.array(view))
+    # torch rebuilds a tensor with set_() on its storage, an in-place edit: a loaded tensor
+    # (and a Parameter made of it) has _version 1
+    t._version_counter().v += 1
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -208,7 +211,9 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     from .nn.modules import Parameter
-    return Parameter(data, requires_grad)
+    param = Parameter(data, requires_grad)
+    param._version_counter().v = data._version       # torch's Parameter shares data's counter
+    return param
 
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):

@@ -27,6 +27,16 @@ def _bce(x, t):
     return torch.nn.functional.binary_cross_entropy(x, t, weight=w, reduction="sum")
 
 
+def _bce_grad(wrt):
+    """binary_cross_entropy's gradient w.r.t. input (0) or target (1) with create_graph=True:
+    a BinaryCrossEntropyBackwardBackward0 node, or -logit(input) (LogitBackward0)."""
+    def example(x, t):
+        w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
+        loss = torch.nn.functional.binary_cross_entropy(x, t, weight=w)
+        return torch.autograd.grad(loss, (x, t), create_graph=True)[wrt]
+    return example
+
+
 def _bce_logits(x, t):
     w = torch.tensor([0.5, 1.0, 2.0], dtype=x.dtype)
     pw = torch.tensor([3.0, 1.0, 0.5], dtype=x.dtype)
@@ -72,8 +82,36 @@ X234 = [[[0.3, -1.2, 2.1, 0.5], [1.1, 0.4, -0.6, -2.3], [0.2, 0.9, -0.4, 1.6]],
         [[-0.7, 1.3, 0.8, -0.1], [0.6, -1.5, 0.25, 1.9], [-0.3, 0.45, 1.2, -0.8]]]
 
 
+G234 = [[[0.5, 0.2, -1.3, 0.7], [-0.7, 0.9, 0.1, 1.2], [0.4, -0.6, 1.1, -0.2]],
+        [[1.3, -0.4, 0.6, 0.8], [-1.1, 0.3, 0.9, -0.5], [0.2, 1.4, -0.9, 0.35]]]
+
+
+def _layer_norm_grads(x, w, b, g):
+    """The three gradients of layer_norm for the output gradient g, with create_graph=True:
+    the outputs of one NativeLayerNormBackwardBackward0 node, flattened into one tensor."""
+    out = torch.nn.functional.layer_norm(x, (4,), w, b)
+    grads = torch.autograd.grad(out, (x, w, b), g, create_graph=True)
+    return torch.cat([t.reshape(-1) for t in grads])
+
+
+def _group_norm_grad(x, w, b):
+    """group_norm's input gradient with create_graph=True: torch's formula unsqueeze_s its
+    sums (UnsqueezeBackward1)."""
+    out = torch.nn.functional.group_norm(x, 1, w, b)
+    (g,) = torch.autograd.grad((out * out).sum(), x, create_graph=True)
+    return g
+
+
 def _batch_norm(x, w, b):
     return torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+
+
+def _batch_norm_grads(x, w, b, g):
+    """The three gradients of batch_norm for the output gradient g, with create_graph=True:
+    the outputs of one NativeBatchNormBackwardBackward0 node, flattened into one tensor."""
+    out = torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+    grads = torch.autograd.grad(out, (x, w, b), g, create_graph=True)
+    return torch.cat([t.reshape(-1) for t in grads])
 
 
 def _embedding(w):
@@ -136,6 +174,8 @@ EXAMPLES = {
     "nll_loss2d_backward": (_nll2d_grad, ([0.3, -1.2, 2.1, 0.5, 1.1, 0.4, -0.6, -2.3, 0.2, 0.9,
                                            -0.4, 1.6], [0.7, -0.3, 1.2, 0.4]), {}),
     "binary_cross_entropy": (_bce, (P23, T23), {}),
+    "binary_cross_entropy_backward": (_bce_grad(0), (P23, T23), {}),
+    "logit": (_bce_grad(1), (P23, T23), {}),
     "binary_cross_entropy_with_logits": (_bce_logits, (M23, T23), {}),
     "smooth_l1_loss": (lambda x, y: torch.nn.functional.smooth_l1_loss(x, y, beta=0.5),
                        (M23, T23), {}),
@@ -146,9 +186,19 @@ EXAMPLES = {
                             {}),
     "native_layer_norm": (lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b),
                           (X234, [0.5, 1.5, -1.0, 2.0], [0.1, -0.2, 0.3, 0.0]), {}),
+    # Not twice: torch's double backward holds mean and rstd constant (it has no derivative
+    # for them), so the third derivative of layer_norm is not exact in torch either.
+    "native_layer_norm_backward": (_layer_norm_grads, (X234, [0.5, 1.5, -1.0, 2.0],
+                                                       [0.1, -0.2, 0.3, 0.0], G234),
+                                   {"second": False}),
     "native_batch_norm": (_batch_norm, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    # Not twice, as native_layer_norm_backward.
+    "native_batch_norm_backward": (_batch_norm_grads, (X234, [0.5, 1.5, -1.0],
+                                                       [0.1, -0.2, 0.3], G234),
+                                   {"second": False}),
     "native_group_norm": (lambda x, w, b: torch.nn.functional.group_norm(x, 1, w, b),
                           (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
+    "unsqueeze_": (_group_norm_grad, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

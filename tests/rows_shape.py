@@ -24,6 +24,13 @@ def _split_sizes_first(x):
     return x.split([1, 2], dim=1)[0]
 
 
+def _det_grad(x):
+    """det's gradient with create_graph=True: torch solves A^T G = det I for it
+    (LinalgSolveExBackward0)."""
+    (g,) = torch.autograd.grad(torch.det(x), x, create_graph=True)
+    return g
+
+
 EXAMPLES = {
     "tril": (lambda x: x.tril(1), (M34,), {}),
     "triu": (lambda x: torch.triu(x, -1), (M34,), {}),
@@ -48,6 +55,7 @@ EXAMPLES = {
                        (M34, [[0.5, 0.1, -0.3, 1.0], [1.5, -0.4, 0.2, 0.0]]), {}),
     "linalg_inv_ex": (lambda x: torch.linalg.inv(x), (M33,), {}),
     "linalg_det": (lambda x: torch.det(x), (M33,), {}),
+    "linalg_solve_ex": (_det_grad, (M33,), {}),
 }
 
 def _cdist_grad(x):

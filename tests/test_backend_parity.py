@@ -31,8 +31,6 @@ DIFFERENCES = {
     ("report", "stdout"): "compared by tests/test_examples_torch.py, which runs the files as "
                           "scripts on both",
     ("report", "warnings"): "torch warns once per process, the core on every run",
-    ("report", "user_hooks"): "the file's own hooks are listed on the core only; on torch "
-                              "the Hooks table shows the gradient each tensor received",
     ("tensor", "inside one call"): "a tensor made inside one torch call (F.linear's weight.t(), "
                                    "F.cross_entropy's log_softmax) has no Python object on "
                                    "torch: its row has the name, grad_fn and next_functions, "
@@ -93,14 +91,6 @@ KNOWN = {
 }
 
 
-# Pass alone, fail after some other test files in the same process: a module call's output is
-# named `hidden(…)` instead of `hidden(X)` on torch (state left behind, not found yet).
-ORDER_DEPENDENT = {
-    ("graph", "training_loop_mlp.py"): "a module call's first argument is not named",
-    ("calls", "def_main_mlp.py"): "a module call's first argument is not named",
-}
-
-
 def _examples(test=None):
     names = [f for f in example_files(include_torch_only=False) if f not in HEAVY]
     if test is None:
@@ -109,9 +99,6 @@ def _examples(test=None):
     for n in names:
         if (test, n) in KNOWN:
             n = pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[test, n]))
-        elif (test, n) in ORDER_DEPENDENT:
-            n = pytest.param(n, marks=pytest.mark.xfail(strict=False,
-                                                        reason=ORDER_DEPENDENT[test, n]))
         out.append(n)
     return out
 
@@ -236,6 +223,9 @@ def test_same_values_and_gradients(documents, name):
 def test_same_backward_calls_hooks_and_errors(documents, name):
     docs = documents(name)
     gv, tc = docs["gradviz"], docs["torch"]
+    assert _user_hooks(tc, name) == _user_hooks(gv, name)
+    for a, b in zip(gv["user_hooks"], tc["user_hooks"]):
+        assert _close(b["grad_in"], a["grad_in"]) and _close(b["grad_out"], a["grad_out"]), a
     if name in GRAPH_ONLY:
         assert [h["node"] for h in tc["hooks"]] == [h["node"] for h in gv["hooks"]]
         return
@@ -245,7 +235,8 @@ def test_same_backward_calls_hooks_and_errors(documents, name):
 
     def calls(doc):
         return [(c["kind"], c["roots"], c["file"], c["line"], c["by_gradviz"],
-                 [(s["node"], s["name"], s["tensor"], s["accumulated"]) for s in c["steps"]])
+                 [(s["node"], s["name"], s["tensor"], s["accumulated"], s["hooks"])
+                  for s in c["steps"]])
                 for c in doc["backward_calls"]]
     assert calls(tc) == calls(gv)
     assert [(a["node"], a["name"]) for a in tc["anomalies"]] == \
@@ -258,6 +249,16 @@ def test_same_backward_calls_hooks_and_errors(documents, name):
     else:
         assert tc["error"] is None
     assert tc["iterations"] == gv["iterations"]
+
+
+def _user_hooks(doc, name):
+    """The file's own hooks as they fired (their gradients compared apart, within tolerance);
+    for GRAPH_ONLY examples, without the names of the tensors they fired at."""
+    keys = ("index", "call", "kind", "node", "before_call", "node_name", "module", "input_nr",
+            "function", "file", "line", "changed", "changed_upstream")
+    if name not in GRAPH_ONLY:
+        keys += ("target",)
+    return [{k: h[k] for k in keys} for h in doc["user_hooks"]]
 
 
 def test_the_documents_have_the_same_keys(documents):
@@ -391,3 +392,69 @@ def test_gradcheck_gives_the_same_document(name):
             assert (la["worst"] is None) == (lb["worst"] is None)
             if la["worst"] is not None:
                 assert _close(lb["worst"]["analytic"], la["worst"]["analytic"])
+
+
+# ----- names come from the file --------------------------------------------------------------
+
+_DEEPCOPY = """\
+import copy
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([copy.deepcopy(nn.Linear(2, 2)) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+model = Net()
+loss = model(torch.ones(1, 2)).sum()
+loss.backward()
+"""
+
+
+def test_modules_copied_by_the_standard_library_are_named_by_the_file(tmp_path):
+    # copy.deepcopy's frames (the standard library's) name nothing: the inline template it
+    # copied is gone, as under python, and the copies are the model's
+    path = tmp_path / "deepcopy_layers.py"
+    path.write_text(_DEEPCOPY)
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        assert [(t["name"], t["line"]) for t in report["tensors"] if not t["generated"]] == [
+            ("model.layers.0.weight", 18), ("model.layers.0.bias", 18),
+            ("model.layers.1.weight", 18), ("model.layers.1.bias", 18), ("loss", 19),
+            ("Net.forward.x", 14)], backend
+
+
+def test_inline_transformer_template_is_not_named_after_copy(tmp_path):
+    path = tmp_path / "inline_encoder.py"
+    path.write_text("""\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True), 2,
+            enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x).mean()
+
+
+model = Net()
+model(torch.randn(2, 4, 8)).backward()
+""")
+    report = run_file(str(path), backend="torch").report()
+    names = [t["name"] for t in report["tensors"] if t["is_parameter"]]
+    assert len(names) == 24
+    assert all(n.startswith("model.encoder.layers.") for n in names), names

@@ -49,3 +49,100 @@ def test_multiply_by_a_scalar_keeps_no_input_alive():
     assert ref() is None
     y.sum().backward()
     assert x.grad.tolist() == [6.0]
+
+
+def _fan_in_grads(monkeypatch, steal):
+    """x's gradient through a node whose buffer sums three fresh gradients; the number of sums
+    done in place into the buffer (steal=False: none allowed)."""
+    import numpy as np
+
+    from gradviz.autograd import engine
+    if not steal:
+        monkeypatch.setattr(engine, "_UNSHARED", 0)
+    inplace = []
+
+    def counting_add(a, b, out=None):
+        inplace.append(out is not None)
+        return np.add(a, b, out=out)
+    monkeypatch.setattr(engine, "_np_add", counting_add)
+    x = torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+                     requires_grad=True)
+    y = x * 1.5
+    (y.exp() + y.sin() + y.tanh()).sum().backward()
+    return x.grad, sum(inplace)
+
+
+def test_buffer_sums_in_place_give_the_same_bits(monkeypatch):
+    stolen, n_stolen = _fan_in_grads(monkeypatch, steal=True)
+    monkeypatch.undo()
+    copied, n_copied = _fan_in_grads(monkeypatch, steal=False)
+    assert n_stolen == 2 and n_copied == 0
+    assert stolen._data.tobytes() == copied._data.tobytes()
+
+
+def test_buffer_never_sums_into_a_gradient_a_hook_kept():
+    # ExpBackward0 runs first (made last) and its gradient, kept by a node hook, is the first
+    # in y's buffer: SinBackward0's must not be summed into it in place (torch does not steal a
+    # gradient someone else holds).
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * 2
+    s = y.sin()
+    a = y.exp()
+    kept = []
+    a.grad_fn.register_hook(lambda gin, gout: kept.append(gin[0]))
+    (s + a).sum().backward()
+    expected = (x * 2).exp().detach()
+    assert kept[0].tolist() == expected.tolist()
+
+
+def test_an_unshared_first_leaf_gradient_becomes_grad_without_a_copy(monkeypatch):
+    import numpy as np
+
+    from gradviz.autograd import engine, graph
+    offered = []
+
+    def spy(var, g, steal=False):
+        offered.append(steal)
+        graph.accumulate(var, g, steal)
+    monkeypatch.setattr(engine, "accumulate", spy)
+    w = torch.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+    x = torch.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4))
+    (x @ w).sum().backward()
+    assert offered == [True]            # mm's fresh x.t() @ grad: no one else holds it
+    assert w.grad.tolist() == (x.t() @ torch.ones(5, 3)).tolist()
+    g = np.ones((4, 3), np.float32)
+    leaf = torch.zeros(4, 3, requires_grad=True)
+    graph.accumulate(leaf, g, steal=True)
+    assert leaf.grad._data is g
+
+
+def test_a_leaf_gradient_someone_holds_is_copied():
+    # A node hook keeps the gradient that reaches w; the next backward adds into w.grad in
+    # place, which must not change what the hook kept.
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = w * 2
+    kept = []
+    y.grad_fn.register_hook(lambda gin, gout: kept.append(gin[0]))
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert kept[0].tolist() == [2.0, 2.0, 2.0]
+    assert w.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_a_custom_function_gradient_sharing_a_tensors_data_is_copied():
+    saved = torch.tensor([5.0, 6.0])
+
+    class Passthrough(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return saved.detach()       # shares saved's array
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    Passthrough.apply(x).sum().backward()
+    Passthrough.apply(x).sum().backward()
+    assert saved.tolist() == [5.0, 6.0]
+    assert x.grad.tolist() == [10.0, 12.0]

@@ -152,6 +152,10 @@ CHECKS = {
         ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
         ("bnmean_running", "grad_fn"): None, ("bnmean_running", "requires_grad"): False,
         ("Xtr", "shape"): [399, 3]}),
+    "save_load_checkpoint.py": ([], 0, {
+        ("checkpoint['loss']", "data"): 0.03986, ("checkpoint['loss']", "grad_fn"): None,
+        ("checkpoint['loss']", "version"): 1, ("new_model.0.weight", "version"): 12,
+        ("model.0.weight", "version"): 31, ("state['state'][0]['step']", "data"): 30.0}),
 }
 
 

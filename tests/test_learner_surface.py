@@ -77,6 +77,13 @@ KEYWORDS = {
     "adaptive_avg_pool2d_input": lambda t: t.nn.functional.adaptive_avg_pool2d(
         input=t.arange(32.0).reshape(1, 2, 4, 4), output_size=2),
     "inverse_grad_fn": lambda t: t.inverse(input=_m2(t).requires_grad_()).grad_fn.name(),
+    # torch's names for parameters the forwards spell differently (gradviz._keywords)
+    "view_size": lambda t: _m(t).view(size=(3, 2)),
+    "reshape_shape": lambda t: _m(t).reshape(shape=(6,)),
+    "permute_dims": lambda t: _m(t).permute(dims=(1, 0)),
+    "split_tensor": lambda t: t.split(tensor=_m(t), split_size_or_sections=1),
+    "copy_other": lambda t: t.zeros(2, 3).copy_(other=_m(t)),
+    "tensordot_a_b": lambda t: t.tensordot(a=_m(t), b=_m(t).T, dims=1),
 }
 
 
@@ -104,6 +111,13 @@ WRONG_KEYWORDS = {
     "linalg_inv_input": lambda t: t.linalg.inv(input=_m2(t)),
     "linalg_det_input": lambda t: t.linalg.det(input=_m2(t)),
     "linalg_norm_A": lambda t: t.linalg.norm(A=_m2(t)),
+    # out= where torch has no out variant, a method's out=, names only gradviz's forward has
+    "det_out": lambda t: t.det(_m2(t), out=t.empty(())),
+    "einsum_out": lambda t: t.einsum("ij->j", _m(t), out=t.empty(3)),
+    "method_out": lambda t: _m(t).amax(dim=0, out=t.empty(3)),
+    "split_input": lambda t: t.split(input=_m(t), split_size_or_sections=1),
+    "true_divide_rounding_mode": lambda t: t.true_divide(_m(t), 2.0, rounding_mode="floor"),
+    "uniform_a_b": lambda t: t.empty(3).uniform_(a=0.0, b=1.0),
 }
 
 

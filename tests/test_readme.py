@@ -52,3 +52,14 @@ def test_readme_images_are_up_to_date(command):
         pytest.skip("no Graphviz renderer")
     if not update_readme.image_is_fresh(command):
         pytest.fail(f"{command.split('--svg ')[1]} is stale: run `python docs/update_readme.py`")
+
+
+def test_torch_pictures_are_compared_up_to_float32_noise():
+    def svg(width, mean, name="Linear", low="0.1158"):
+        return (f'<svg width="{width}pt"><g><title>n1</title><text x="{width / 2}">{name}</text>'
+                f'<text>grad: min=&#45;{low} mean={mean} (80 values)</text></g></svg>')
+    committed = svg(1240, "2.91e&#45;11")
+    assert update_readme.same_drawing(committed, svg(1242, "&#45;1.513e&#45;10"))
+    assert not update_readme.same_drawing(committed, svg(1240, "2.91e&#45;11", low="0.1258"))
+    assert not update_readme.same_drawing(committed, svg(1240, "2.91e&#45;11", name="Conv1d"))
+    assert not update_readme.same_drawing(committed, svg(1240, "0.5"))

@@ -67,6 +67,17 @@ def test_values_dtypes_and_requires_grad_survive(writer, reader):
     assert loaded["leaf"].is_leaf and loaded["nonleaf"].is_leaf
 
 
+@pytest.mark.parametrize("writer", ["gradviz", "torch"])
+def test_a_loaded_tensor_has_version_1_as_in_torch(writer):
+    """torch rebuilds each tensor with set_() (an in-place edit); a Parameter shares its
+    data's counter."""
+    w = {"gradviz": gradviz, "torch": torch}[writer]
+    data = _saved(w, {"t": w.ones(2), "p": w.nn.Parameter(w.ones(1))})
+    versions = [{k: v._version for k, v in r.load(io.BytesIO(data)).items()}
+                for r in (gradviz, torch)]
+    assert versions[0] == versions[1] == {"t": 1, "p": 1}
+
+
 def test_the_archive_has_torchs_records_aligned(tmp_path):
     ours, theirs = tmp_path / "ours.pt", tmp_path / "theirs.pt"
     gradviz.save({"w": gradviz.ones(2, 3), "b": gradviz.zeros(3)}, ours)

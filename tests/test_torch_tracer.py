@@ -2,6 +2,7 @@
 (file:line of nodes, saved tensors with their versions, the gradients the file's own backward
 calls delivered), torch's own version check still raises, and a loop keeps a bounded record."""
 
+import gc
 import os
 import sys
 import textwrap
@@ -80,14 +81,35 @@ _LOOP = """\
     """
 
 
-def _retained(tmp_path, steps):
-    path = _write(tmp_path, _LOOP.format(steps=steps))
+_MODULE_LOOP = """\
+    import torch
+    from torch import nn
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(4, 8)
+    for step in range({steps}):
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """
+
+
+def _live_tensors():
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is torch.Tensor)
+
+
+def _retained(tmp_path, steps, source=_LOOP):
+    path = _write(tmp_path, source.format(steps=steps))
+    before = _live_tensors()
     run = run_file(path, backend="torch")
     assert run.error is None
     t = run.tracer
     assert len(t.backward_calls) == steps
     return {"nodes": len(t._nodes), "tensors": len(t.made_by), "steps": len(t.steps),
-            "held": sum(1 for e in t._nodes.values() if e[1]() is not None)}
+            "held": sum(1 for e in t._nodes.values() if e[1]() is not None),
+            "module_calls": len(t.module_calls), "live": _live_tensors() - before}
 
 
 def test_a_training_loop_keeps_a_bounded_record(tmp_path):
@@ -97,6 +119,60 @@ def test_a_training_loop_keeps_a_bounded_record(tmp_path):
     short, long = _retained(tmp_path, 60), _retained(tmp_path, 120)
     assert long == short
     assert long["nodes"] <= 2 * 6 + 1 and long["tensors"] <= 2 * 6 + 1
+
+
+def test_a_module_training_loop_keeps_a_bounded_record(tmp_path):
+    # neither the finished Module.__call__ frames (their locals hold the step's output and
+    # torch's closures) nor the module calls' boundary nodes (the last 512 calls are listed)
+    # may keep earlier steps' graphs alive: as many nodes and live tensors after 60 steps as
+    # after 30
+    short, long = _retained(tmp_path, 30, _MODULE_LOOP), _retained(tmp_path, 60, _MODULE_LOOP)
+    assert long == short
+    assert long["module_calls"] <= 1 and long["nodes"] <= 2 * 8 + 4
+
+
+_LARGE = """\
+    import torch
+    w = torch.linspace(-1, 1, 20000).requires_grad_()
+    h = w * 3
+    loss = (h * h).sum() + torch.log(w[:2] - 5).sum()
+    loss.backward()
+    """
+
+
+def test_large_gradients_are_kept_as_the_summaries_the_report_prints(tmp_path):
+    # a copy of every node's gradient for the last two backward calls took ~1 GB on a
+    # transformer: beyond what the report prints whole, the tracer keeps the summary
+    from gradviz.inspect.report import GradSummary
+    path = _write(tmp_path, _LARGE)
+    run, whole = run_file(path, backend="torch"), run_file(path, backend="torch", full=True)
+    kept = [g for e in run.tracer._nodes.values() if e[3] for g in e[3]]
+    assert any(isinstance(g, GradSummary) for g in kept)
+    assert not any(isinstance(g, GradSummary) for e in whole.tracer._nodes.values()
+                   if e[3] for g in e[3])
+    assert run.report() == whole.report()
+    def grad_of_h(report):
+        return next(n["grad"] for n in report["nodes"] if n["tensor"] == "h")
+    assert grad_of_h(run.report()) == \
+        "<20000 elements, shape [20000]: min -6, max 6, mean 0; --full for all values>"
+    assert len(grad_of_h(whole.report(full=True))) == 20000
+    # a summary's report(full=True) says the values were not kept
+    assert grad_of_h(run.report(full=True)) == \
+        "<20000 elements, shape [20000]: min -6, max 6, mean 0; whole values were not kept>"
+
+
+def test_a_summarized_gradient_with_nan_is_still_found_by_anomaly(tmp_path):
+    path = _write(tmp_path, """\
+        import torch
+        w = torch.linspace(-1, 1, 20000).requires_grad_()
+        h = w.sqrt()
+        h.sum().backward()
+        """)
+    run, whole = run_file(path, backend="torch"), run_file(path, backend="torch", full=True)
+    assert [type(n).__name__ for n, _ in run.tracer.nonfinite] == ["SqrtBackward0"]
+    assert run.report() == whole.report()
+    sqrt = [n for n in run.report()["nodes"] if n["name"] == "SqrtBackward0"][0]
+    assert sqrt["anomaly"] is not None
 
 
 def test_a_snapshot_still_names_a_tensor_edited_in_place_by_its_node(tmp_path):

@@ -78,7 +78,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
             result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
                               anomaly=anomaly, retain_grad=retain_grad, backward=backward,
                               gradient=gradient, retain_graph=retain_graph, debug=debug,
-                              on_output=None if frame is None else frame.write)
+                              on_output=None if frame is None else frame.write, full=full)
             report = result.report(full=full)
     finally:
         if frame is not None:

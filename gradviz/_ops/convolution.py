@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._derivatives import conv_bias_grad, conv_input_grad, conv_weight_grad
+from .._derivatives import conv_bias_grad, conv_input_grad, conv_values, conv_weight_grad
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, records
 from .._tensor import Tensor, _make
@@ -70,11 +70,9 @@ def _check(input, weight, bias, nd, groups):
 @records("convolution")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
-    """torch.convolution (not transposed): one ConvolutionBackward0 node."""
-    if transposed:
-        raise NotImplementedError("gradviz: torch.convolution(transposed=True) is not "
-                                  "implemented by gradviz's core; run with --backend torch to "
-                                  "use PyTorch")
+    """torch.convolution: one ConvolutionBackward0 node. A transposed convolution (weight
+    (C_in, C_out / groups, *kernel)) is the adjoint of the convolution by the same weight;
+    gradviz records it for the double backward of convolutions, as torch does."""
     nd = weight.dim() - 2
     st, pd = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
     dl = _tuple(dilation, nd, "dilation")
@@ -84,17 +82,15 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         raise RuntimeError("negative padding is not supported")
     if any(d <= 0 for d in dl):
         raise RuntimeError("dilation should be greater than zero")
-    _check(input, weight, bias, nd, groups)
     x, w = input._data, weight._data
-    spatial = x.shape[2:]
-    padded = tuple(n + 2 * p for n, p in zip(spatial, pd))
-    span = tuple(d * (k - 1) + 1 for k, d in zip(w.shape[2:], dl))
-    if any(s > n for s, n in zip(span, padded)):
-        sizes = " x ".join(str(n) for n in padded)
-        ks = " x ".join(str(s) for s in span)
-        raise RuntimeError(f"Calculated padded input size per channel: ({sizes}). Kernel size: "
-                           f"({ks}). Kernel size can't be greater than actual input size")
-    r = conv(x, w, st, pd, dl, groups)
+    if transposed:
+        op = _tuple(output_padding, nd, "output_padding")
+        _check_transposed(input, weight, bias, nd, groups, st, dl, op)
+        r = conv_values(x, w, st, pd, dl, True, op, groups)
+    else:
+        _check(input, weight, bias, nd, groups)
+        _check_span(x.shape[2:], w.shape[2:], pd, dl)
+        r = conv(x, w, st, pd, dl, groups)
     if bias is not None:
         # Into a C-ordered array: r may be a transposed view, and `r + b` would keep its order
         # (and ascontiguousarray below would copy it once more).
@@ -104,9 +100,50 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if _needs(input, weight, bias):
         record(_E_CONV, out, (input, weight, bias),
                (input, weight, tuple(bias.shape) if bias is not None else (0,), tuple(stride),
-                tuple(padding), tuple(dilation), False, tuple(output_padding), groups,
-                tuple(x.shape)))
+                tuple(padding), tuple(dilation), bool(transposed), tuple(output_padding),
+                groups, tuple(x.shape)))
     return out
+
+
+def _check_span(spatial, kernel, pd, dl):
+    padded = tuple(n + 2 * p for n, p in zip(spatial, pd))
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dl))
+    if any(s > n for s, n in zip(span, padded)):
+        sizes = " x ".join(str(n) for n in padded)
+        ks = " x ".join(str(s) for s in span)
+        raise RuntimeError(f"Calculated padded input size per channel: ({sizes}). Kernel size: "
+                           f"({ks}). Kernel size can't be greater than actual input size")
+
+
+def _check_transposed(input, weight, bias, nd, groups, st, dl, op):
+    """torch's checks of a transposed convolution's shapes (weight (C_in, C_out / groups,
+    *kernel))."""
+    x, w = input._data, weight._data
+    if w.ndim != nd + 2 or x.ndim != nd + 2:
+        raise NotImplementedError("gradviz: a transposed convolution without a batch dimension "
+                                  "is not implemented by gradviz's core; run with --backend "
+                                  "torch to use PyTorch")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if x.shape[1] != w.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {w.shape[0]} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(w.shape)}] instead")
+    if any(o >= s and o >= d for o, s, d in zip(op, st, dl)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding_height: {op[0]} output_padding_width: "
+                           f"{op[-1]} stride_height: {st[0]} stride_width: {st[-1]} "
+                           f"dilation_height: {dl[0]} dilation_width: {dl[-1]}")
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x.dtype.name]} but found "
+                           f"{_TORCH_SCALAR[w.dtype.name]}")
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != w.shape[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected bias "
+                           f"to be 1-dimensional with {w.shape[1] * groups} elements, but got "
+                           f"bias of size {list(bias._data.shape)} instead")
 
 
 @records("convolution_backward")

@@ -571,6 +571,22 @@ def linalg_det(A):
     return out
 
 
+@records("linalg_solve_ex")
+def linalg_solve_ex(A, B):
+    """X with A X = B, for a square A and a matrix (or batch of them) B
+    (LinalgSolveExBackward0): torch's solver, which det's gradient uses under
+    create_graph=True. Not public: torch.linalg.solve's vector and `left=False` cases are not
+    implemented."""
+    try:
+        out = _make(np.linalg.solve(A._data, B._data))
+    except np.linalg.LinAlgError:
+        raise _LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+                           "singular.") from None
+    if _needs(A, B):
+        record(D["linalg_solve_ex"], out, (A, B), (A, True))     # torch saves left=True
+    return out
+
+
 @export()
 def det(self):
     """torch.det and Tensor.det: torch.linalg.det under torch's other parameter name (`input`,

@@ -168,6 +168,19 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
                           (self, target, weight, reduction))
 
 
+@records("binary_cross_entropy_backward")
+def binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
+    """The gradient of binary_cross_entropy w.r.t. its input as an op
+    (BinaryCrossEntropyBackwardBackward0), recorded under create_graph=True as torch does."""
+    w = None if weight is None else weight._data
+    out = _make(np.asarray(_dmath.binary_cross_entropy_backward(
+        grad_output._data, self._data, target._data, w, reduction)))
+    if _needs(grad_output, self, target):
+        record(D["binary_cross_entropy_backward"], out, (grad_output, self, target),
+               (grad_output, self, target, weight, reduction))
+    return out
+
+
 def _weighted_loss(row, d, self, target, weight, reduction, saved):
     """The elementwise loss d times the weight, reduced, recorded as row's node."""
     w = _reduction_args(self, target, weight)

@@ -7,9 +7,10 @@ deviation it computed as torch's `result1` and `result2`.
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._derivatives import batch_norm_grads, layer_norm_grads
 from .._registry import export, records
-from .._tensor import _make
-from ..autograd.formula import record
+from .._tensor import _make, _wrap_dim
+from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
 
 
@@ -168,7 +169,57 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     shape = (1, c) + (1,) * (x.ndim - 2)
     out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
-        record(D["native_group_norm"], out, (input, weight, bias),
-               (input, weight, n, c, hxw, num_groups, eps, _make(mean.reshape(n, num_groups)),
-                _make(rstd.reshape(n, num_groups).astype(x.dtype))))
+        # The mean and rstd are outputs 1 and 2 of the node, as torch's result1 and result2:
+        # the gradient reads them under create_graph=True, and differentiates through them.
+        stats = [_make(mean.reshape(n, num_groups)),
+                 _make(rstd.reshape(n, num_groups).astype(x.dtype))]
+        record_outputs(D["native_group_norm"], [out] + stats, (input, weight, bias),
+                       (input, weight, n, c, hxw, num_groups, eps, *stats))
+    return out
+
+
+# ----- Their backwards, recorded under create_graph=True ----------------------------------
+
+@records("native_layer_norm_backward")
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias):
+    """The gradients of layer_norm's input, weight and bias as one op with three outputs
+    (NativeLayerNormBackwardBackward0), as torch records them under create_graph=True."""
+    w = None if weight is None else weight._data
+    outs = [_make(np.asarray(g)) for g in layer_norm_grads(
+        [grad_out._data], 7, input._data, normalized_shape, w, None, mean._data, rstd._data,
+        None)]
+    if _needs(grad_out, input, weight, bias):
+        record_outputs(D["native_layer_norm_backward"], outs,
+                       (grad_out, input, mean, rstd, weight, bias),
+                       (grad_out, input, mean, normalized_shape, rstd, weight))
+    return outs
+
+
+@records("native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps):
+    """The gradients of batch_norm's input, weight and bias as one op with three outputs
+    (NativeBatchNormBackwardBackward0), as torch records them under create_graph=True."""
+    w = None if weight is None else weight._data
+    stats = tuple(None if t is None else t._data
+                  for t in (running_mean, running_var, save_mean, save_invstd))
+    outs = [_make(np.asarray(g)) for g in batch_norm_grads(
+        [grad_out._data], 7, input._data, w, *stats, train, eps)]
+    if _needs(grad_out, input, weight):
+        record_outputs(D["native_batch_norm_backward"], outs,
+                       (grad_out, input, weight, save_mean, save_invstd),
+                       (grad_out, input, weight, running_mean, running_var, save_mean,
+                        save_invstd, train, eps))
+    return outs
+
+
+@records("unsqueeze_")
+def unsqueeze_(self, dim):
+    """torch's in-place unsqueeze_ as group_norm's gradient applies it to a fresh result: the
+    unsqueezed tensor, recorded as UnsqueezeBackward1. Not public: self keeps its shape, where
+    Tensor.unsqueeze_ would change it."""
+    d = _wrap_dim(dim, self.dim() + 1)
+    out = _make(np.expand_dims(self._data, d))
+    if _needs(self):
+        record(D["unsqueeze_"], out, (self,), (d, self.shape))
     return out

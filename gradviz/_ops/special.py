@@ -12,7 +12,9 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._dmath import xlogy as _np_xlogy
 from .._registry import export, method, records
-from .._tensor import Tensor
+from .._tensor import Tensor, _make
+from ..autograd.formula import record
+from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
 from .inplace import _check_inplace, _commit, _write, inplace_unary
 from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _export_binary, _finish, _round, _unary,
@@ -249,6 +251,18 @@ def atanh(self):
 @records("log1p")
 def log1p(self):
     return _unary(_E_LOG1P, np.log1p, self)
+
+
+@records("logit")
+def logit(self):
+    """log(self / (1 - self)) (LogitBackward0; torch's eps clamp is not taken: gradviz calls
+    this only for binary_cross_entropy's gradient w.r.t. its target, -logit(input))."""
+    a = self._data
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _make(np.log(a / (1 - a)))
+    if _state.enabled and self._rg:
+        record(D["logit"], out, (self,), (self, None))     # torch saves eps=None
+    return out
 
 
 @export()

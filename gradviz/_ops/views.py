@@ -2,6 +2,7 @@
 unbind, cat and stack. Views share their base's storage and version counter.
 """
 
+import math
 import operator
 import warnings
 
@@ -39,34 +40,30 @@ def make_view(src, data, step):
 
 
 def _reshape_view(a, shape):
-    return np.reshape(a, shape, copy=False)
+    # The method, not np.reshape: the same call without np.reshape's Python wrapper.
+    return a.reshape(shape, copy=False)
 
 
 def _infer_shape(shape, numel):
-    shape = list(shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    shape = tuple(map(int, shape))
     if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
+        if shape.count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred")
+        known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
-    n = 1
-    for s in shape:
-        n *= s
-    if n != numel:
+        i = shape.index(-1)
+        shape = shape[:i] + (numel // known,) + shape[i + 1:]
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input "
                            f"of size {numel}")
-    return tuple(int(s) for s in shape)
+    return shape
 
 
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def _view_op(self, entry, step, args):

@@ -5,7 +5,9 @@ user's (their file, a library they called). A host, such as the inspector's runn
 its files with `register_host(path)`: its frames are gradviz's, and the frames outside the
 innermost host frame (whatever called the host: the command line, click) are not the user's
 either. The library a file runs on instead of the core (torch, under `--backend torch`) is
-declared with `register_library(prefix)`: its frames are passed over as gradviz's are.
+declared with `register_library(prefix)`: its frames are passed over as gradviz's are. So are
+Python's standard library's: a tensor made inside `copy.deepcopy` (nn.TransformerEncoder
+copying its layer) was made by the user's line that called it, and copy's frames name nothing.
 
 Decisions are cached per code object, so a walk costs one dict lookup a frame.
 
@@ -16,10 +18,11 @@ Decisions are cached per code object, so a walk costs one dict lookup a frame.
 
 import os
 import sys
+import sysconfig
 import traceback
 
-__all__ = ["register_host", "register_library", "is_gradviz_file", "user_frame", "user_site",
-           "user_stack", "user_stacklevel", "maker", "user_functions"]
+__all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
+           "user_frame", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -72,9 +75,25 @@ def is_gradviz_file(filename):
     return filename.startswith(_PKG_DIR) or _is_host_file(filename)
 
 
+def _stdlib():
+    """(the standard library's folder, the folders of packages installed inside it)."""
+    paths = sysconfig.get_paths()
+    return (os.path.join(paths["stdlib"], ""),
+            tuple({os.path.join(paths[k], "") for k in ("purelib", "platlib")}))
+
+
+_STDLIB, _SITE_PACKAGES = _stdlib()
+
+
+def _is_stdlib(filename):
+    return filename.startswith("<frozen ") or (filename.startswith(_STDLIB)
+                                               and not filename.startswith(_SITE_PACKAGES))
+
+
 def _inside(code):
     name = code.co_filename
-    inside = _internal[code] = is_gradviz_file(name) or name.startswith(_libraries)
+    inside = _internal[code] = is_gradviz_file(name) or name.startswith(_libraries) or \
+        _is_stdlib(name)
     return inside
 
 
@@ -99,6 +118,21 @@ def user_frame(depth):
             return code, f.f_lineno
         f = f.f_back
     return None, 0
+
+
+def called_by_user(depth, through=(), past_gradviz=False):
+    """Whether the user's code made the call running now: the frame `depth` up (1: the caller
+    of called_by_user), past the frames of the files in `through` (and gradviz's own, when
+    past_gradviz), is the user's, not gradviz's nor a library's (torch registering its own
+    hooks is not the user's file registering one)."""
+    f = _getframe(depth)
+    while f is not None and (f.f_code.co_filename in through or
+                             past_gradviz and is_gradviz_file(f.f_code.co_filename)):
+        f = f.f_back
+    if f is None:
+        return False
+    inside = _internal.get(f.f_code)
+    return not (_inside(f.f_code) if inside is None else inside)
 
 
 def user_site(depth=1):

@@ -8,6 +8,7 @@ Python's recursion limit.
 
 import heapq
 import itertools
+import sys
 import warnings
 
 import numpy as np
@@ -350,7 +351,11 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                     _execute(node, grads, create_graph, retain_graph, captures, found, only,
                              capture)
                 else:
-                    accumulate(var, g)
+                    outs = old = None       # earlier nodes' values, so they hold no reference
+                    # Referenced only by `grads`, `g` and getrefcount's argument: no one else
+                    # can see this gradient, so it may become the first .grad as it is.
+                    unshared = _getrefcount(g) <= _UNSHARED - 1
+                    accumulate(var, g, unshared)
             continue
         else:
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
@@ -367,11 +372,31 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt._n_out
                 old = buf[nr]
-                buf[nr] = g if old is None else old + g
+                buf[nr] = g if old is None else _add(old, g)
             d = deps[nxt] - 1
             deps[nxt] = d
             if d == 0:
                 heappush(ready, (-nxt._seq, nxt))
+
+
+def _add(old, g):
+    """old + g for an input buffer, summed into old in place when nothing else can see old
+    (torch's InputBuffer::accumulate steals a gradient no one else holds, likewise): an array
+    that owns its memory, referenced only by the buffer and this call, of g's shape and dtype.
+    The values are the same either way; only an allocation and a copy are saved."""
+    if (type(old) is _ndarray and type(g) is _ndarray and old.shape == g.shape
+            and old.dtype == g.dtype and old.flags.owndata and old.flags.writeable
+            and _getrefcount(old) <= _UNSHARED):
+        return _np_add(old, g, out=old)
+    return old + g
+
+
+# References to an unshared buffer entry inside _add: the buffer list, _loop's `old`, _add's
+# parameter and getrefcount's argument.
+_UNSHARED = 4
+_ndarray = np.ndarray
+_np_add = np.add
+_getrefcount = sys.getrefcount
 
 
 def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture):

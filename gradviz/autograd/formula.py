@@ -163,8 +163,12 @@ class Plan:
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
         self.n_inputs = len(entry.formulas)
+        # torch's generated backward computes the inputs' gradients in the alphabetical order
+        # of their names (MulBackward0: `other` before `self`), which orders the nodes a
+        # create_graph=True backward makes, hence the order the engine adds gradients in.
         self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
-                           for i, (f, idx) in enumerate(entry.formulas)
+                           for i, (f, idx) in sorted(enumerate(entry.formulas),
+                                                     key=lambda c: entry.inputs[c[0]])
                            if entry.variadic or mask >> i & 1)
 
 
@@ -267,10 +271,34 @@ class FormulaNode(Node):
         return self._entry.display
 
     def _apply(self, grads, create_graph):
-        if type(self._saved) is _Freed:         # self._released, without the property call
+        saved = self._saved
+        if type(saved) is _Freed:               # self._released, without the property call
             raise RuntimeError(_FREED)
         plan = self._plan
-        vals = self._unpack(plan, create_graph)
+        if self._packed:
+            vals = self._unpack_hooked(plan, create_graph)
+        else:
+            # The saved values for the formulas (arrays for a plain backward, Tensors with
+            # create_graph), after checking that no saved tensor was modified in place. (Here
+            # rather than in a method of its own: one call fewer per node.)
+            vers = self._vers
+            vals = []
+            for k, v in enumerate(saved):
+                if isinstance(v, _Tensor):
+                    vc = v._vc
+                    if vc is not None:
+                        want = 0 if vers is None else vers[k]
+                        if vc.v != want:
+                            raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
+                    vals.append(v if create_graph else v._data)
+                else:
+                    vals.append(v)
+            if plan.saves_result:
+                vc = self._resvc
+                want = 0 if vers is None else vers[-1]
+                if vc.v != want:
+                    raise modified_error(self._res, (self, 0), vc.v, want)
+                vals.append(self._result_tensor(self._res) if create_graph else self._res)
         e = self._entry
         # One gradient for a single-output op (cat and stack included), the list for unbind.
         grad = grads[0] if e.n_out == 1 else grads
@@ -300,31 +328,6 @@ class FormulaNode(Node):
                     out[i] = fit_to(g, m[0], m[1])
         return out
 
-    def _unpack(self, plan, create_graph):
-        """Saved values for the formulas (arrays for a plain backward, Tensors with
-        create_graph), after checking that no saved tensor was modified in place."""
-        vers = self._vers
-        if self._packed:
-            return self._unpack_hooked(plan, create_graph)
-        vals = []
-        for k, v in enumerate(self._saved):
-            if isinstance(v, _Tensor):
-                vc = v._vc
-                if vc is not None:
-                    want = 0 if vers is None else vers[k]
-                    if vc.v != want:
-                        raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
-                vals.append(v if create_graph else v._data)
-            else:
-                vals.append(v)
-        if plan.saves_result:
-            vc = self._resvc
-            want = 0 if vers is None else vers[-1]
-            if vc.v != want:
-                raise modified_error(self._res, (self, 0), vc.v, want)
-            vals.append(self._result_tensor(self._res) if create_graph else self._res)
-        return vals
-
     def _result_tensor(self, data):
         """The saved result under create_graph: a tensor whose grad_fn is this node, as
         torch's unpacked `result` is (so a formula using it differentiates through it)."""
@@ -333,8 +336,9 @@ class FormulaNode(Node):
         return t
 
     def _unpack_hooked(self, plan, create_graph):
-        """_unpack for a node whose saved tensors were packed by saved_tensors_hooks: each is
-        unpacked (in torch's order: by saved name, the result last), then version-checked."""
+        """The saved values of a node whose saved tensors were packed by saved_tensors_hooks:
+        each is unpacked (in torch's order: by saved name, the result last), then
+        version-checked."""
         vers = self._vers
         e = self._entry
         vals = list(self._saved)

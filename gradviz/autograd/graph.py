@@ -318,15 +318,20 @@ class AccumulateGrad(Node):
         return ()
 
 
-def accumulate(var, g):
+def accumulate(var, g, steal=False):
     """Add the array g into leaf var's .grad without a graph: a first gradient is copied into
     a new C-ordered .grad of the leaf's dtype, a later one is added in place when it can be.
+    With `steal` (the engine saw that no one else holds g) a first gradient that already is
+    such an array becomes the .grad without a copy, as torch's AccumulateGrad steals it.
     (A custom Function's backward may hand over a Tensor: its data is used.)"""
     if isinstance(g, _tensor.Tensor):
-        g = g._data
+        g, steal = g._data, False     # the tensor's data may be someone else's (detach())
     old = var._grad
     if old is None:
-        var._grad = _tensor._make(np.array(g, dtype=var._data.dtype, order="C"))
+        if not (steal and type(g) is np.ndarray and g.dtype == var._data.dtype
+                and g.flags.c_contiguous and g.flags.owndata and g.flags.writeable):
+            g = np.array(g, dtype=var._data.dtype, order="C")
+        var._grad = _tensor._make(g)
         return
     od = old._data
     if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):

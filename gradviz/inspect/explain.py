@@ -208,10 +208,8 @@ def _torch_tracer_class():
             super().__init__(retain_grad=False, keep_history=True)
             self._start_records()
             self._inputs = None
-            self._sent = {}
 
         def _begin_backward(self, kind, args, kwargs):
-            self._sent = {}         # (id(node), nr) -> the gradient sent along that edge
             self._inputs = _backward_inputs(kind, args, kwargs, self.torch.Tensor)
             super()._begin_backward(kind, args, kwargs)
 
@@ -219,37 +217,6 @@ def _torch_tracer_class():
             super().begin_at(roots, capture, site)
             self._began([n for n, _ in roots], site, capture, self._inputs)
             self._inputs = None
-
-        def grad(self, node, grads):
-            self._hooks_changed(node, grads)
-            super().grad(node, grads)
-
-        def ran(self, node, outs):
-            super().ran(node, outs)
-            for (nxt, nr), g in zip(_next_functions(node), outs):
-                if nxt is not None and g is not None:
-                    key = (id(nxt), nr)
-                    g = _values(g)
-                    self._sent[key] = g + self._sent[key] if key in self._sent else g
-
-        def _hooks_changed(self, node, grads):
-            """The file's tensor hooks run before the tracer's pre-hook (torch runs a node's
-            tensor pre-hooks first): when what reached node differs from what the nodes
-            before it sent, a hook of the tensor at that edge replaced the gradient."""
-            for nr, g in enumerate(grads):
-                sent = self._sent.pop((id(node), nr), None)
-                if sent is None or g is None:
-                    continue
-                got = _values(g)
-                if got.shape == sent.shape and np.allclose(got, sent, rtol=1e-6, atol=1e-12,
-                                                           equal_nan=True):
-                    continue
-                t = node.variable if _is_accumulator(node) else self.output_of(node, nr)
-                hooks = getattr(t, "_backward_hooks", None) if t is not None else None
-                if hooks:
-                    # which of several returned the new value is not known: the last one
-                    # registered gave the final value if it returned one
-                    self.hooked(node, nr, list(hooks.values())[-1])
 
         def _no_backward(self):
             super()._no_backward()

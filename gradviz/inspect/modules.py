@@ -339,14 +339,24 @@ def install_torch_hooks(calls=None):
     calls = ModuleCalls() if calls is None else calls
     calls.torch = True
 
+    walked = []     # the calls of the outermost call running now, whose boundaries it needs
+
     def pre(module, args):
         call = calls.enter(module, args)
         call.boundary = tuple(_grad_fns(args))
+        walked.append(call)
 
     def post(module, args, result):
         call = calls.exit(module, result)
         if call is not None:
             _attribute_torch(calls, call, result)
+        if not calls.stack:
+            # The outermost call returned: no walk needs its calls' boundaries any more, and
+            # a boundary holds its nodes, with the step's graph above them (the last 512
+            # calls are listed: a training loop would keep its last steps' graphs alive).
+            for c in walked:
+                c.boundary = ()
+            walked.clear()
 
     return _TorchHooks(calls, [torch_module.register_module_forward_pre_hook(pre),
                                torch_module.register_module_forward_hook(post)])

@@ -20,7 +20,7 @@ from .loops import add_iterations
 from .modules import add_modules
 
 __all__ = ["build_report", "gc_paused", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
-           "STEP_LIMIT"]
+           "STEP_LIMIT", "GradSummary"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
 STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
@@ -31,6 +31,8 @@ def to_json_value(x, full=False):
     """Nested lists / numbers; nan and inf become the strings "nan", "inf", "-inf"."""
     if x is None:
         return None
+    if isinstance(x, GradSummary):
+        return x.text("; whole values were not kept" if full else "; --full for all values")
     a = np.asarray(x)
     if a.size > VALUE_LIMIT and not full:
         return _summary(a, "; --full for all values")
@@ -41,14 +43,36 @@ def step_value(x):
     """A gradient in a backward step: whole up to STEP_LIMIT elements, else a summary."""
     if x is None or isinstance(x, str):
         return x
+    if isinstance(x, GradSummary):
+        return x.text("")
     a = np.asarray(x)
     return _clean(a.tolist()) if a.size <= STEP_LIMIT else _summary(a, "")
 
 
+class GradSummary:
+    """A large gradient as a tracer may keep it instead of a copy: what to_json_value and
+    step_value print of it (size, shape, min, max and mean, NaN left out) and whether all
+    its values are finite (what anomaly detection asks).
+
+    >>> GradSummary(np.array([1.0, np.nan, 3.0])).text("")
+    '<3 elements, shape [3]: min 1, max 3, mean 2>'
+    """
+
+    __slots__ = ("size", "shape", "stats", "finite")
+
+    def __init__(self, a, stats=None, finite=None):
+        self.size, self.shape = a.size, list(a.shape)
+        self.stats = summary_stats(a) if stats is None else stats
+        self.finite = bool(np.isfinite(a).all()) if finite is None else finite
+
+    def text(self, tail):
+        lo, hi, mean = self.stats
+        return (f"<{self.size} elements, shape {self.shape}: min {lo:.4g}, "
+                f"max {hi:.4g}, mean {mean:.4g}{tail}>")
+
+
 def _summary(a, tail):
-    lo, hi, mean = summary_stats(a)
-    return (f"<{a.size} elements, shape {list(a.shape)}: min {lo:.4g}, "
-            f"max {hi:.4g}, mean {mean:.4g}{tail}>")
+    return GradSummary(a, finite=True).text(tail)
 
 
 _CHUNK = 1 << 18

@@ -668,12 +668,13 @@ def _collected_warnings(capture):
         yield
 
 
-def new_tracer(backend, **options):
-    """The tracer that records a run on this backend (torch's needs torch installed)."""
+def new_tracer(backend, whole_grads=False, **options):
+    """The tracer that records a run on this backend (torch's needs torch installed; it keeps
+    summaries of large gradients unless whole_grads: the core's keeps copies)."""
     if backend == "torch":
         backend_module(backend)
         from .torch_tracer import TorchTracer
-        return TorchTracer(**options)
+        return TorchTracer(whole_grads=whole_grads, **options)
     from .tracer import Tracer
     return Tracer(**options)
 

@@ -150,14 +150,17 @@ class _null:
 
 
 def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
-             backward=None, gradient=None, retain_graph=False, debug=False, on_output=None):
+             backward=None, gradient=None, retain_graph=False, debug=False, on_output=None,
+             full=False):
     """Run an expression file and return a Run (call .report() for the plain data).
 
     on_output(stream, text), when given, receives what the file writes as it runs ("stdout"
-    text, or a "warning" line); --backward's hooks print into the same output.
+    text, or a "warning" line); --backward's hooks print into the same output. full: the
+    gradients are kept whole for report(full=True) (on torch, large ones are otherwise kept
+    as the summaries report() prints).
     """
     module = backend_module(backend)
-    tracer = new_tracer(backend, retain_grad=retain_grad)
+    tracer = new_tracer(backend, retain_grad=retain_grad, whole_grads=full)
     runs = []
 
     def after(execution):

@@ -13,7 +13,11 @@ runs:
   when backward unpacks it (torch skips that check for hooked tensors);
 - a pre-hook and a post-hook on every node, registered as the node appears, record the
   gradient that reached it and what it sent along each edge, in the engine's order, for the
-  file's own backward() calls as for --backward.
+  file's own backward() calls as for --backward;
+- the hooks the file registers (tensor hooks, post-accumulate-grad hooks, node hooks, module
+  hooks) are wrapped as they are registered, so that each firing is recorded (what the hook
+  got and returned, at which node) as the core's engine reports it; torch's own hooks and the
+  tracer's are left as they are.
 
 torch's nodes cannot be weakly referenced, and holding one holds its graph. So the tracer
 holds the nodes made since the last backward call began and those that call runs, and lets
@@ -26,6 +30,8 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 7
 """
 
+import functools
+import math
 import os
 import weakref
 
@@ -33,14 +39,16 @@ import numpy as np
 
 from ..autograd import callsite
 from ..autograd.saved import Saved
+from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer
 
 __all__ = ["TorchTracer", "torch_tracing"]
 
 
 # Extra slots of a node's entry (after the core tracer's six): where the call that made it was,
-# the call's tensor arguments (weak references, for the outermost node of a call only).
-_SITE, _INPUTS = 6, 7
+# the call's tensor arguments (weak references, for the outermost node of a call only), the
+# output numbers whose tensor the file called retain_grad() on.
+_SITE, _INPUTS, _RETAINED = 6, 7, 8
 
 _BACKWARD_NAMES = ("backward", "grad")
 
@@ -62,9 +70,16 @@ class _Packed:
 class TorchTracer(Tracer):
     """The core's Tracer, fed by torch's extension points instead of by the core."""
 
-    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False, whole_grads=False):
         super().__init__(retain_grad=retain_grad, keep_grads=keep_grads,
                          keep_history=keep_history)
+        # A gradient is kept as a copy up to the size the report prints whole (VALUE_LIMIT
+        # elements; STEP_LIMIT for what a node sent, in a backward step), as a GradSummary
+        # beyond: a transformer's backward call sends ~1 GB of gradients, and the last two
+        # calls' are kept. whole_grads (run --full) and keep_history (explain) keep copies.
+        whole = whole_grads or keep_history
+        self._grad_limit = None if whole else VALUE_LIMIT
+        self._sent_limit = None if whole else STEP_LIMIT
         import torch
         self.torch = torch
         # torch's frames are passed over as gradviz's are, when finding the user's line
@@ -78,6 +93,14 @@ class TorchTracer(Tracer):
         self._backward_funcs = self._find_backward_funcs(torch)
         self._made_now = []         # holders of the nodes made since the last backward call
         self._made_refs = {}        # id(weak reference to a tensor) -> (it, id(tensor))
+        # torch's frames between a Tensor method the file called and the mode
+        self._dispatch = {torch.overrides.__file__, torch._tensor.__file__}
+        self._hook_funcs = {torch.Tensor.register_hook: "tensor",
+                            torch.Tensor.register_post_accumulate_grad_hook: "post_accumulate"}
+        self.reporting = False      # the file's wrapped hooks report (while the file runs)
+        self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
+        self._retain_later = {}     # key of a node not numbered yet -> outputs retaining grad
+        self._retain_key = None     # the node whose retain_grad firings were reported last
 
     @staticmethod
     def _find_backward_funcs(torch):
@@ -109,18 +132,27 @@ class TorchTracer(Tracer):
         if kind is not None:
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
+        hooked = self._hook_funcs.get(func)
+        if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
+            args, kwargs = _with_hook(self, hooked, args, kwargs)
         self._args = args
         try:
             out = func(*args, **(kwargs or {}))
         except BaseException as exc:
-            if kind is not None and len(self.steps) == ran:
-                self._no_backward()     # it raised before running anything, as on the core
+            if kind is not None:
+                self._flush_step()
+                if len(self.steps) == ran:
+                    self._no_backward()     # it raised before running anything, as on the core
             if version is not None and "leaf Variable that requires grad" in str(exc):
                 # autograd refused an in-place edit of a leaf (check-inplace reports it)
                 self.refusals.append((first, str(exc), self._user(3)[0]))
             raise
         finally:
             self._args = ()
+        if kind is not None:
+            self._flush_step()
+        elif func is torch.Tensor.retain_grad and first.grad_fn is not None:
+            self._retained(first)
         if version is not None and first._version != version and \
                 getattr(func, "__name__", "") != "requires_grad_":
             self._inplace(first, "out" if first is written else func)
@@ -258,7 +290,7 @@ class TorchTracer(Tracer):
     def node(self, node):
         key = _key(node)
         holder = _Holder(node)
-        self._nodes[key] = [self._count, holder, None, None, None, None, None, None]
+        self._nodes[key] = [self._count, holder, None, None, None, None, None, None, None]
         self._made_now.append(holder)
         self._count += 1
 
@@ -291,19 +323,24 @@ class TorchTracer(Tracer):
         """A pre-hook (the gradient that reached node) and a post-hook (what it sent)."""
         key = _key(node)
         entry = self._nodes[key]
+        entry[_RETAINED] = self._retain_later.pop(key, None)
         holder = entry[1]
         gone = _Gone(self._nodes, key, entry)
 
         def pre(grad_outputs, gone=gone):
             n = holder()
             if n is not None:
+                self._flush_step()
                 self._snapshot_saved(n)
+                self._retain_fired(n, grad_outputs)
                 self.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
             n = holder()
             if n is not None:
-                self.ran(n, grad_inputs)
+                # the file's post-hooks run after this one: the step is recorded once they did
+                self._flush_step()
+                self._unfinished = [n, grad_inputs]
 
         node.register_prehook(pre)
         node.register_hook(post)
@@ -322,6 +359,7 @@ class TorchTracer(Tracer):
     def begin_at(self, roots, capture, site):
         """A backward / grad call from roots [(node, nr)] begins at site."""
         roots = [n for n, _ in roots]
+        self._retain_key = None
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -382,11 +420,13 @@ class TorchTracer(Tracer):
     def grad(self, node, grads):
         entry = self._entry(node, create=True)
         if self.keep_grads:
-            snap = [None if g is None else _array(g) for g in grads]
+            limit = self._grad_limit
+            snap = [None if g is None else _kept(g, limit) for g in grads]
             last = entry[5]
             if last is not None and not self.keep_history:
                 from .tracer import _summary
-                if any(isinstance(g, np.ndarray) and g.size > 64 for g in last[1]):
+                if any(isinstance(g, (np.ndarray, GradSummary)) and g.size > 64
+                       for g in last[1]):
                     last[1] = [_summary(g) for g in last[1]]
             event = [entry[1], snap] if not self.keep_history else (node, snap)
             if not self.keep_history:
@@ -396,12 +436,100 @@ class TorchTracer(Tracer):
 
     def ran(self, node, outs):
         if self.keep_grads:
-            outs = [None if g is None else _array(g) for g in outs]
+            limit = self._sent_limit
+            outs = [None if g is None else _kept(g, limit) for g in outs]
             self.produced(node, outs)
             super().ran(node, outs)
 
-    def fired(self, node, kind, nr, hook, given, returned):
-        return None
+    def _flush_step(self):
+        """Record the step waiting for its post-hooks (the next node began, or the call
+        ended)."""
+        pending, self._unfinished = self._unfinished, None
+        if pending is not None:
+            self.ran(*pending)
+
+    # ----- the file's own hooks ------------------------------------------------------------
+
+    def _retained(self, t):
+        """The file called t.retain_grad(): its node reports the gradient t retains. A node
+        made inside a module call (BackwardHookFunctionBackward) is numbered when an op uses
+        its output: until then, the output number waits in _retain_later."""
+        key = _key(t.grad_fn)
+        entry = self._nodes.get(key)
+        if entry is None:
+            self._retain_later[key] = self._retain_later.get(key, frozenset()) | {t.output_nr}
+        else:
+            entry[_RETAINED] = (entry[_RETAINED] or frozenset()) | {t.output_nr}
+
+    def _retain_fired(self, node, grads):
+        """retain_grad's firings at node, once per node run: torch runs them after the
+        tensor hooks, before the first pre-hook (the tracer's, or one the file registered
+        before the tracer saw the node)."""
+        key = _key(node)
+        if self._retain_key == key:
+            return
+        self._retain_key = key
+        entry = self._entry(node)
+        for nr in (entry[_RETAINED] if entry is not None else None) or ():
+            if nr < len(grads) and grads[nr] is not None:
+                self.fired(node, "retain_grad", nr, None, _array(grads[nr]), None)
+
+    def hooked(self, node, nr, hook):
+        """A tensor hook of the file's replaced the gradient at node (see Tracer.hooked): held
+        through the node's holder, as the tracer holds nodes."""
+        entry = self._entry(node)
+        held = node if self.keep_history or entry is None else entry[1]
+        self._hook_changes.append((held, nr, hook))
+
+    def _firing_node(self):
+        """The node the engine runs now, as the tracer holds it."""
+        node = self.torch._C._current_autograd_node()
+        entry = None if node is None else self._entry(node)
+        held = None if entry is None else entry[1]()
+        return node if held is None else held
+
+    def _hook_tensors(self, v):
+        """Gradients as fired() takes them: an array, or a list of arrays and Nones."""
+        tensor = self._tensor_type
+        if isinstance(v, (list, tuple)):
+            return [_array(g) if isinstance(g, tensor) else None for g in v]
+        return _array(v) if isinstance(v, tensor) else None
+
+    def hook_ran(self, reported, args, before, returned):
+        """A hook of the file's ran (a _Reported): record it as the core's engine does."""
+        if not self.reporting:
+            return
+        kind, hook = reported.kind, reported.hook
+        if kind in ("forward_pre", "forward"):
+            given = args[1] if kind == "forward_pre" else args[-1]
+            if reported.with_kwargs and kind == "forward_pre" and \
+                    isinstance(returned, tuple) and len(returned) == 2:
+                returned = returned[0]      # (new args, new kwargs), as the core reports it
+            self.module_hook(kind, args[0], hook, given, returned, None)
+            return
+        node = self._firing_node()
+        if self._unfinished is not None and self._unfinished[0] is not node:
+            self._flush_step()
+        if kind in ("backward_pre", "backward"):
+            self.module_hook(kind, args[0], hook, args[1], returned, node)
+        elif kind == "node":
+            # a node hook: (grad_inputs, grad_outputs) for a post-hook, (grad_outputs,) for a
+            # pre-hook
+            kind = "post" if len(args) == 2 else "pre"
+            if kind == "pre":
+                self._retain_fired(node, args[0])
+            self.fired(node, kind, None, hook, self._hook_tensors(args[0]),
+                       self._hook_tensors(returned))
+            if kind == "post" and returned is not None and self._unfinished is not None:
+                self._unfinished[1] = returned
+        elif kind == "tensor":
+            nr = reported.nr
+            self.fired(node, kind, nr, hook, self._hook_tensors(args[0]),
+                       self._hook_tensors(returned))
+            if returned is not None:
+                self.hooked(node, nr, hook)
+        else:
+            self.fired(node, kind, 0, hook, before, self._hook_tensors(args[0].grad))
 
     # ----- saved tensors -----------------------------------------------------------------
 
@@ -626,6 +754,33 @@ def _array(g):
     return g.detach().cpu().numpy().copy()
 
 
+_CHUNK = 1 << 18
+
+
+def _kept(g, limit):
+    """A copy of gradient g, or a GradSummary when it has more than limit elements (None:
+    always a copy). The summary is computed by torch, a float64 copy of 2**18 elements at a
+    time (3x faster than sum(dtype=float64)); the sum is finite only when every value is (it
+    cannot overflow), else numpy summarizes a copy, as report.summary_stats does."""
+    if limit is None or g.numel() <= limit or not g.dtype.is_floating_point:
+        return _array(g)
+    g = g.detach()
+    total = sum(float(c.double().sum()) for c in g.reshape(-1).split(_CHUNK))
+    if not math.isfinite(total):
+        return GradSummary(_array(g))
+    lo, hi = g.aminmax()
+    return GradSummary(_Shape(g), (float(lo), float(hi), total / g.numel()), True)
+
+
+class _Shape:
+    """What GradSummary reads of an array (size, shape), from a torch tensor."""
+
+    __slots__ = ("size", "shape")
+
+    def __init__(self, t):
+        self.size, self.shape = t.numel(), tuple(t.shape)
+
+
 def _same_view(a, b):
     try:
         return (a.data_ptr() == b.data_ptr() and a.shape == b.shape
@@ -715,11 +870,92 @@ class torch_tracing:
         self.hooks.__enter__()
         # which module call made each node, from torch's global module hooks
         self.module_hooks = install_torch_hooks(tracer.modules)
+        self.patched = _patch_registrations(tracer, torch)
+        tracer.reporting = True
         self.mode.__enter__()
         return tracer
 
     def __exit__(self, *exc):
         self.mode.__exit__(*exc)
+        self.tracer._flush_step()
+        self.tracer.reporting = False
+        for owner, attr, old in self.patched:
+            setattr(owner, attr, old)
         self.module_hooks.remove()
         self.hooks.__exit__(*exc)
         return False
+
+
+# The registrations of hooks that torch's function modes do not see, wrapped while the file
+# runs: (owner, attribute, kind of hook).
+def _registrations(torch):
+    from torch.autograd.function import _HookMixin
+    module = torch.nn.Module
+    # a C++ node's register_hook and register_prehook both store the hook through
+    # _HookMixin._register_hook
+    return [(_HookMixin, "_register_hook", "node"),
+            (module, "register_forward_pre_hook", "forward_pre"),
+            (module, "register_forward_hook", "forward"),
+            (module, "register_full_backward_pre_hook", "backward_pre"),
+            (module, "register_full_backward_hook", "backward")]
+
+
+def _patch_registrations(tracer, torch):
+    """Wrap the hooks the file registers (see _Reported); [(owner, attribute, original)]."""
+    patched = []
+    for owner, attr, kind in _registrations(torch):
+        old = owner.__dict__[attr]
+        setattr(owner, attr, _reporting(tracer, old, kind))
+        patched.append((owner, attr, old))
+    return patched
+
+
+def _reporting(tracer, register, kind):
+    """register, wrapping the hook it is given when the file itself calls it."""
+    if isinstance(register, staticmethod):
+        store = register.__func__
+
+        @functools.wraps(store)
+        def stored(hooks, hook):
+            if callsite.called_by_user(2):
+                hook = _Reported(tracer, hook, kind)
+            return store(hooks, hook)
+        return staticmethod(stored)
+
+    @functools.wraps(register)
+    def registered(module, hook, *args, **kwargs):
+        if callsite.called_by_user(2):
+            hook = _Reported(tracer, hook, kind, kwargs.get("with_kwargs", False))
+        return register(module, hook, *args, **kwargs)
+    return registered
+
+
+class _Reported:
+    """A hook of the file's, wrapped: it runs as it was, and the tracer records each firing
+    (TorchTracer.hook_ran). For a tensor hook, nr is the output of the tensor's node it is
+    on."""
+
+    __slots__ = ("tracer", "hook", "kind", "with_kwargs", "nr")
+
+    def __init__(self, tracer, hook, kind, with_kwargs=False, nr=None):
+        self.tracer, self.hook, self.kind = tracer, hook, kind
+        self.with_kwargs, self.nr = with_kwargs, nr
+
+    def __call__(self, *args):
+        before = None
+        if self.kind == "post_accumulate" and args[0].grad is not None:
+            before = _array(args[0].grad)     # the hook may change .grad in place
+        returned = self.hook(*args)
+        self.tracer.hook_ran(self, args, before, returned)
+        return returned
+
+
+def _with_hook(tracer, kind, args, kwargs):
+    """A Tensor hook method's (args, kwargs) with its hook wrapped (a _Reported)."""
+    t = args[0]
+    nr = t.output_nr if t.grad_fn is not None else 0
+    if len(args) > 1:
+        return (t, _Reported(tracer, args[1], kind, nr=nr)) + tuple(args[2:]), kwargs
+    kwargs = dict(kwargs, hook=_Reported(tracer, kwargs["hook"], kind, nr=nr))
+    return args, kwargs
+

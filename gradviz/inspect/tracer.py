@@ -23,13 +23,12 @@ from ..autograd import callsite, tracing as _tracing
 from ..autograd.callsite import user_site
 from ..autograd.grad_mode import _state
 from ..autograd.saved import snapshot
-from .report import summary_stats
+from .report import GradSummary
 from .modules import ModuleCalls
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
 _FRAMES_PER_FUNCTION = 3   # a function's last calls whose frames name tensors (step[998].y)
-_MODULE_CALLS_KEPT = 64    # module calls still open that may name their output (fc1(x))
 
 
 class InplaceEvent:
@@ -131,7 +130,10 @@ class Tracer(_tracing.Tracer):
         self._frame_seq = 0
         self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
-        self.module_calls = {}      # id(Module.__call__ frame) -> [frame, id of its last tensor]
+        # id(Module.__call__ frame) -> [frame, id of its last tensor], for the calls still open
+        # (a finished call's frame holds its arguments, result and torch's closures: its
+        # output is named in module_output, and the frame let go; see _drop_finished)
+        self.module_calls = {}
         self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
         self.modules = ModuleCalls()    # which module call made each node
 
@@ -260,10 +262,11 @@ class Tracer(_tracing.Tracer):
     def module_hook(self, kind, module, hook, given, returned, node):
         """A module hook of the file's ran: forward_pre / forward (node None: given and
         returned are the args or output) or backward_pre / backward at node (see HookEvent)."""
+        given, returned = self._hook_tensors(given), self._hook_tensors(returned)
         if node is not None:
-            self.fired(node, "module_" + kind, None, hook, _tensors(given), _tensors(returned))
+            self.fired(node, "module_" + kind, None, hook, given, returned)
         elif self.keep_grads:
-            given, returned = _copy(_tensors(given)), _copy(_tensors(returned))
+            given, returned = _copy(given), _copy(returned)
             # call: the backward call before it (the report says which one came after)
             self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
                                               None, hook, given,
@@ -271,6 +274,11 @@ class Tracer(_tracing.Tracer):
                                               not _same(given, returned), frozenset()))
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
+
+    @staticmethod
+    def _hook_tensors(v):
+        """A module hook's args or output as fired() takes them (see _tensors)."""
+        return _tensors(v)
 
     def module_call(self, module, args):
         self.modules.enter(module, args)
@@ -369,9 +377,9 @@ class Tracer(_tracing.Tracer):
         calls = self.module_calls
         entry = calls.get(id(call))
         if entry is None:
+            if calls:
+                _drop_finished(calls, call)
             entry = calls[id(call)] = [call, None]
-            if len(calls) > _MODULE_CALLS_KEPT:
-                del calls[next(iter(calls))]
         if entry[1] is not None:
             self.module_output.pop(entry[1], None)
         entry[1] = k
@@ -492,16 +500,34 @@ _KEPT_ELEMENTS = 64
 
 
 def _summary(g):
-    if not isinstance(g, np.ndarray) or g.size <= _KEPT_ELEMENTS:
-        return g
-    lo, hi, mean = summary_stats(g)
-    return (f"<{g.size} elements, shape {list(g.shape)}: min {lo:.4g}, max {hi:.4g}, "
-            f"mean {mean:.4g}; earlier backward call>")
+    if isinstance(g, np.ndarray):
+        if g.size <= _KEPT_ELEMENTS:
+            return g
+        g = GradSummary(g, finite=True)
+    return g.text("; earlier backward call") if isinstance(g, GradSummary) else g
+
+
+def _drop_finished(calls, call):
+    """A module call begins: drop the calls that are not running around it (they finished).
+
+    Their frames are not kept: a finished Module.__call__ frame still holds the call's
+    arguments, its result and (torch's `_call_impl`) the closures of its hooks, and with them
+    the step's whole graph; a training loop would keep 64 steps' graphs alive. A running
+    frame is held (its id, the key, cannot be reused while it runs)."""
+    running = set()
+    f = call.f_back
+    while f is not None:
+        running.add(id(f))
+        f = f.f_back
+    for key in [k for k in calls if k not in running]:
+        del calls[key]
 
 
 def _all_finite(a):
     if isinstance(a, float):
         return math.isfinite(a)
+    if isinstance(a, GradSummary):
+        return a.finite
     a = np.asarray(a)
     if a.dtype.kind not in "fc":
         return True
@@ -545,6 +571,8 @@ def _same(a, b):
 
 
 def _snapshot(g):
+    if isinstance(g, GradSummary):
+        return g        # a backend's tracer kept a summary (TorchTracer)
     return np.array(g._data if isinstance(g, Tensor) else g, copy=True)
 
 
