@@ -128,7 +128,8 @@ def report_json(report):
       ]
     }
     """
-    strict = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
+    # the report is a tree of fresh dicts and lists: no cycle to look for
+    strict = json.JSONEncoder(ensure_ascii=True, allow_nan=False, check_circular=False).encode
 
     def dumps(value):
         try:
@@ -136,6 +137,12 @@ def report_json(report):
         except ValueError:      # a nan that no value cleaner saw: JSON has none, say "nan"
             return strict(_clean_deep(value))
 
+    with gc_paused():   # the lines are all kept: a collection would only walk them again
+        return _json_lines(report, dumps)
+
+
+def _json_lines(report, dumps):
+    """report_json's text, each value written by dumps."""
     lines = ["{"]
     items = list(report.items())
     for i, (key, value) in enumerate(items):

@@ -32,6 +32,7 @@ class Run:
         self.backward_error = None
         self.backward_call = None   # index of the --backward call among the tracer's calls
         self._named = None
+        self._module_names = None
         self._generated = None
         self._lines = None
 
@@ -91,8 +92,9 @@ class Run:
 
     def made_in_function(self, name):
         """Whether NAME is a function's local (`main.x`) rather than a module-level name."""
-        self.named
-        return name not in {n for n, _ in self._named[:self._module_named]}
+        if self._module_names is None:  # once: a report asks for each named leaf
+            self._module_names = {n for n, _ in self.named[:self._module_named]}
+        return name not in self._module_names
 
     def assignment_lines(self):
         """name -> line of its last top-level assignment in the file (for leaves)."""
