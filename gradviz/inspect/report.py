@@ -60,10 +60,11 @@ class GradSummary:
 
     __slots__ = ("size", "shape", "stats", "finite")
 
-    def __init__(self, a, stats=None, finite=None):
+    def __init__(self, a):
         self.size, self.shape = a.size, list(a.shape)
-        self.stats = summary_stats(a) if stats is None else stats
-        self.finite = bool(np.isfinite(a).all()) if finite is None else finite
+        lo, hi, mean, count = _stats(a)
+        self.stats = lo, hi, mean
+        self.finite = count == a.size and math.isfinite(lo) and math.isfinite(hi)
 
     def text(self, tail):
         lo, hi, mean = self.stats
@@ -72,7 +73,7 @@ class GradSummary:
 
 
 def _summary(a, tail):
-    return GradSummary(a, finite=True).text(tail)
+    return GradSummary(a).text(tail)
 
 
 _CHUNK = 1 << 18
@@ -85,9 +86,14 @@ def summary_stats(a):
     >>> summary_stats(np.array([1.0, np.nan, 3.0], dtype=np.float32))
     (1.0, 3.0, 2.0)
     """
+    return _stats(a)[:3]
+
+
+def _stats(a):
+    """summary_stats(a) and the number of values that are not NaN."""
     flat = a.reshape(-1)        # a copy only for a non-contiguous array
     if flat.dtype.kind not in "fiub":
-        return float("nan"), float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan"), 0
     lo, hi, total, count = math.inf, -math.inf, 0.0, 0
     for start in range(0, flat.size, _CHUNK):
         chunk = flat[start:start + _CHUNK]
@@ -109,8 +115,8 @@ def summary_stats(a):
             total += float(np.sum(chunk, where=ok))
             count += n
     if count == 0:
-        return float("nan"), float("nan"), float("nan")
-    return lo, hi, total / count
+        return float("nan"), float("nan"), float("nan"), 0
+    return lo, hi, total / count, count
 
 
 def report_json(report):

@@ -503,7 +503,7 @@ def _summary(g):
     if isinstance(g, np.ndarray):
         if g.size <= _KEPT_ELEMENTS:
             return g
-        g = GradSummary(g, finite=True)
+        g = GradSummary(g)
     return g.text("; earlier backward call") if isinstance(g, GradSummary) else g
 
 
