@@ -458,3 +458,30 @@ model(torch.randn(2, 4, 8)).backward()
     names = [t["name"] for t in report["tensors"] if t["is_parameter"]]
     assert len(names) == 24
     assert all(n.startswith("model.encoder.layers.") for n in names), names
+
+
+# ----- version counters: one helper for check-inplace and explain ----------------------------
+
+def test_version_counter_follows_torch_aliases(tmp_path):
+    # torch: a view and a detach() alias share their base's version counter, a `.data` alias
+    # gets its own; the core's counter object says the same
+    from gradviz.inspect.inplace import version_counter
+    path = tmp_path / "aliases.py"
+    path.write_text("import torch\n\nx = torch.ones(4)\nd = x.detach()\nv = x[1:]\n"
+                    "a = x.data\nother = torch.ones(4)\n")
+    for backend in ("gradviz", "torch"):
+        run = run_file(str(path), backend=backend)
+        counter = {n: version_counter(run.tensor(n), run.tracer)
+                   for n in ("x", "d", "v", "a", "other")}
+        assert counter["d"] == counter["x"] and counter["v"] == counter["x"], backend
+        assert counter["a"] != counter["x"] and counter["other"] != counter["x"], backend
+
+
+def test_edits_through_a_detach_alias_are_found_on_both_backends(tmp_path):
+    path = tmp_path / "detach_alias.py"
+    path.write_text("import torch\n\nx = torch.ones(3, requires_grad=True)\n"
+                    "z = (x * 2).exp()\nd = z.detach()\nd.mul_(2)\nz.sum().backward()\n")
+    for backend in ("gradviz", "torch"):
+        found = check_inplace(str(path), backend=backend)["findings"]
+        assert [(f["tensor"], f["op"], f["via"], f["line"], f["saved_as"]) for f in found] == \
+            [("z", "mul_", "d", 6, "_saved_result")], backend

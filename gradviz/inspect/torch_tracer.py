@@ -231,6 +231,11 @@ class TorchTracer(Tracer):
         if k in self.made_by:
             return      # an existing tensor handed out again (x.grad)
         name = getattr(func, "__name__", None)
+        owner = getattr(func, "__self__", None)
+        if name == "__get__" and hasattr(owner, "__name__"):
+            # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
+            # as the core names what made the tensor
+            name = owner.__name__
         self.made_by[k] = (name, site, self.torch.is_grad_enabled())
         # keyed by the reference's id: a torch tensor's == is elementwise, so a weak
         # reference to one cannot be a dict key
