@@ -51,8 +51,10 @@ GRAPH_ONLY = {
                      "by the op inside, as in nested_modules.py",
     "custom_function.py": "ops inside a custom Function's backward are not seen by torch's "
                           "function modes: its locals get no names",
-    "module_hooks.py": "torch's full backward hooks wrap a module's inputs and outputs in "
-                       "BackwardHookFunction nodes made inside torch's Module.__call__",
+    "every_hook_kind.py": "F.linear is one call on torch: its addmm node's inputs are the "
+                          "call's (x, weight, bias), as in adam_scheduler_training.py",
+    "module_hooks.py": "F.linear is one call on torch (as in every_hook_kind.py): the names "
+                       "built on its addmm output differ",
     "softmax_cross_entropy.py": "F.cross_entropy is one call on torch: its log_softmax output "
                                 "has no Python object (named %N), so names built on it differ",
     "adam_scheduler_training.py": "F.linear is one call on torch: its addmm node's inputs are "
@@ -69,13 +71,10 @@ HEAVY = {"makemore_mlp.py", "loop_in_main.py", "polynomial_custom_function.py"}
 # differs. Each is an expected failure (strict: one that passes must leave this list).
 KNOWN = {
     ("graph", "custom_function.py"): "a custom Function's backward locals (GRAPH_ONLY)",
-    ("graph", "module_hooks.py"): "module backward hooks' nodes are named by the module on the "
-                                  "core only",
     ("values", "anomaly_nan.py"): "the nan gradient of the node whose backward raised",
     ("graph", "anomaly_nan.py"): "a node whose backward raised keeps its saved result on torch",
     ("graph", "def_main_mlp.py"): "nn.init's edit of a parameter inside Module.__init__ is "
                                   "counted as an edit of the file on torch",
-    ("graph", "every_hook_kind.py"): "module backward hooks (see module_hooks.py)",
     ("graph", "hooks_marked.py"): "a hook's own locals are named on torch (scale_by_10.grad)",
     ("graph", "inplace_version_error.py"): "x[i] = v: the core names CopySlices' site",
     ("graph", "jacobian_hessian.py"): "autograd.functional's own graphs differ in versions",
@@ -84,7 +83,6 @@ KNOWN = {
     ("values", "second_derivative.py"): "gradients reaching create_graph nodes are not hooked",
     ("calls", "anomaly_nan.py"): "the step of the node whose gradient is nan",
     ("calls", "dynamic_if_abs.py"): "backward from a leaf: its root is its AccumulateGrad",
-    ("calls", "every_hook_kind.py"): "module backward hooks (see module_hooks.py)",
     ("calls", "inplace_version_error.py"): "the failing backward's steps",
     ("calls", "jacobian_hessian.py"): "autograd.functional's calls",
     ("calls", "second_derivative.py"): "create_graph: the double-backward steps",

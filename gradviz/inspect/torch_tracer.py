@@ -873,6 +873,19 @@ def _patch_registrations(tracer, torch):
         old = owner.__dict__[attr]
         setattr(owner, attr, _reporting(tracer, old, kind))
         patched.append((owner, attr, old))
+    # A module with backward hooks returns its output through BackwardHookFunctionBackward
+    # nodes torch makes inside Module.__call__, unseen by the mode: recorded as it returns,
+    # at the file's line that called the module (as the core records them)
+    hook_class = torch.utils.hooks.BackwardHook
+    setup = hook_class.__dict__["setup_output_hook"]
+
+    @functools.wraps(setup)
+    def setup_output_hook(self, args):
+        result = setup(self, args)
+        tracer._outputs_made(None, (), result)
+        return result
+    hook_class.setup_output_hook = setup_output_hook
+    patched.append((hook_class, "setup_output_hook", setup))
     return patched
 
 
