@@ -75,7 +75,9 @@ KNOWN = {
     ("graph", "anomaly_nan.py"): "a node whose backward raised keeps its saved result on torch",
     ("graph", "def_main_mlp.py"): "nn.init's edit of a parameter inside Module.__init__ is "
                                   "counted as an edit of the file on torch",
-    ("graph", "hooks_marked.py"): "a hook's own locals are named on torch (scale_by_10.grad)",
+    ("graph", "hooks_marked.py"): "a hook's own locals are named on the core only "
+                                  "(scale_by_10.grad): torch turns the function mode off while "
+                                  "backward() runs inside it, so ops in hooks are not seen",
     ("graph", "inplace_version_error.py"): "x[i] = v: the core names CopySlices' site",
     ("graph", "jacobian_hessian.py"): "autograd.functional's own graphs differ in versions",
     ("graph", "second_derivative.py"): "create_graph: the double-backward nodes' inputs",
