@@ -51,8 +51,10 @@ GRAPH_ONLY = {
                      "by the op inside, as in nested_modules.py",
     "custom_function.py": "ops inside a custom Function's backward are not seen by torch's "
                           "function modes: its locals get no names",
-    "module_hooks.py": "torch's full backward hooks wrap a module's inputs and outputs in "
-                       "BackwardHookFunction nodes made inside torch's Module.__call__",
+    "every_hook_kind.py": "F.linear is one call on torch: its addmm node's inputs are the "
+                          "call's (x, weight, bias), as in adam_scheduler_training.py",
+    "module_hooks.py": "F.linear is one call on torch (as in every_hook_kind.py): the names "
+                       "built on its addmm output differ",
     "softmax_cross_entropy.py": "F.cross_entropy is one call on torch: its log_softmax output "
                                 "has no Python object (named %N), so names built on it differ",
     "adam_scheduler_training.py": "F.linear is one call on torch: its addmm node's inputs are "
@@ -69,14 +71,13 @@ HEAVY = {"makemore_mlp.py", "loop_in_main.py", "polynomial_custom_function.py"}
 # differs. Each is an expected failure (strict: one that passes must leave this list).
 KNOWN = {
     ("graph", "custom_function.py"): "a custom Function's backward locals (GRAPH_ONLY)",
-    ("graph", "module_hooks.py"): "module backward hooks' nodes are named by the module on the "
-                                  "core only",
     ("values", "anomaly_nan.py"): "the nan gradient of the node whose backward raised",
     ("graph", "anomaly_nan.py"): "a node whose backward raised keeps its saved result on torch",
     ("graph", "def_main_mlp.py"): "nn.init's edit of a parameter inside Module.__init__ is "
                                   "counted as an edit of the file on torch",
-    ("graph", "every_hook_kind.py"): "module backward hooks (see module_hooks.py)",
-    ("graph", "hooks_marked.py"): "a hook's own locals are named on torch (scale_by_10.grad)",
+    ("graph", "hooks_marked.py"): "a hook's own locals are named on the core only "
+                                  "(scale_by_10.grad): torch turns the function mode off while "
+                                  "backward() runs inside it, so ops in hooks are not seen",
     ("graph", "inplace_version_error.py"): "x[i] = v: the core names CopySlices' site",
     ("graph", "jacobian_hessian.py"): "autograd.functional's own graphs differ in versions",
     ("graph", "second_derivative.py"): "create_graph: the double-backward nodes' inputs",
@@ -84,7 +85,6 @@ KNOWN = {
     ("values", "second_derivative.py"): "gradients reaching create_graph nodes are not hooked",
     ("calls", "anomaly_nan.py"): "the step of the node whose gradient is nan",
     ("calls", "dynamic_if_abs.py"): "backward from a leaf: its root is its AccumulateGrad",
-    ("calls", "every_hook_kind.py"): "module backward hooks (see module_hooks.py)",
     ("calls", "inplace_version_error.py"): "the failing backward's steps",
     ("calls", "jacobian_hessian.py"): "autograd.functional's calls",
     ("calls", "second_derivative.py"): "create_graph: the double-backward steps",
@@ -458,3 +458,30 @@ model(torch.randn(2, 4, 8)).backward()
     names = [t["name"] for t in report["tensors"] if t["is_parameter"]]
     assert len(names) == 24
     assert all(n.startswith("model.encoder.layers.") for n in names), names
+
+
+# ----- version counters: one helper for check-inplace and explain ----------------------------
+
+def test_version_counter_follows_torch_aliases(tmp_path):
+    # torch: a view and a detach() alias share their base's version counter, a `.data` alias
+    # gets its own; the core's counter object says the same
+    from gradviz.inspect.inplace import version_counter
+    path = tmp_path / "aliases.py"
+    path.write_text("import torch\n\nx = torch.ones(4)\nd = x.detach()\nv = x[1:]\n"
+                    "a = x.data\nother = torch.ones(4)\n")
+    for backend in ("gradviz", "torch"):
+        run = run_file(str(path), backend=backend)
+        counter = {n: version_counter(run.tensor(n), run.tracer)
+                   for n in ("x", "d", "v", "a", "other")}
+        assert counter["d"] == counter["x"] and counter["v"] == counter["x"], backend
+        assert counter["a"] != counter["x"] and counter["other"] != counter["x"], backend
+
+
+def test_edits_through_a_detach_alias_are_found_on_both_backends(tmp_path):
+    path = tmp_path / "detach_alias.py"
+    path.write_text("import torch\n\nx = torch.ones(3, requires_grad=True)\n"
+                    "z = (x * 2).exp()\nd = z.detach()\nd.mul_(2)\nz.sum().backward()\n")
+    for backend in ("gradviz", "torch"):
+        found = check_inplace(str(path), backend=backend)["findings"]
+        assert [(f["tensor"], f["op"], f["via"], f["line"], f["saved_as"]) for f in found] == \
+            [("z", "mul_", "d", 6, "_saved_result")], backend

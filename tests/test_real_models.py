@@ -58,6 +58,14 @@ def test_transformer_parameters_have_qualified_names(transformer):
     assert all(rows[n]["grad"] is None for n in template)
 
 
+def test_readme_counts_the_transformers_nodes(transformer):
+    # "Inspecting a real model" says how many autograd nodes the example's step makes
+    report, _ = transformer
+    with open(os.path.join(EXAMPLES, "..", "README.md"), encoding="utf-8") as f:
+        said = re.search(r"trained for one step: (\d+) autograd nodes", f.read())
+    assert said is not None and int(said.group(1)) == len(report["nodes"])
+
+
 def test_transformer_tables_use_qualified_names(transformer):
     report, _ = transformer
     text = _tables(report)

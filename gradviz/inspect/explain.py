@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .report import _array, _next_functions, to_json_value
+from .inplace import version_counter
 from .runner import UsageError, describe, execute, tracing_for
 from .session import Run
 from .tracer import Tracer
@@ -259,15 +260,6 @@ def _torch_tracer_class():
 
         def site(self, node):
             return self.site_of(node)
-
-        def _created(self, t, func, site, frame, call):
-            super()._created(t, func, site, frame, call)
-            # a property (x.data, x.T) reaches the mode as its getter, named "__get__": name
-            # it by its attribute, as the core does
-            made = self.made_by.get(id(t))
-            owner = getattr(func, "__self__", None)
-            if made is not None and made[0] == "__get__" and hasattr(owner, "__name__"):
-                self.made_by[id(t)] = (owner.__name__,) + made[1:]
 
     _TorchExplainTracer = _TorchExplain
     return _TorchExplain
@@ -771,8 +763,9 @@ def _grad_edit(run, t):
     g = _grad_of(t)
     if g is None or not g._version:
         return None
+    mine = version_counter(g, run.tracer)
     for ev in reversed(run.tracer.inplace_events):
-        if ev.tensor is g or _same_version_counter(ev.tensor, g):
+        if ev.tensor is g or version_counter(ev.tensor, run.tracer) == mine:
             return ev
     return None
 
@@ -865,15 +858,3 @@ def _result(run, names, name, root, t, causes, path_nodes, computed=None, file_g
             "computed": None if computed is None else to_json_value(np.asarray(computed)),
             "causes": causes, "path": path,
             "error": None if run.error is None else run.error.to_dict()}
-
-
-def _same_version_counter(a, b):
-    """Whether a and b share one version counter (a view and its base): the core's counter
-    object, or torch's storage."""
-    vc = getattr(b, "_vc", None)
-    if vc is not None and not hasattr(b, "__torch_function__"):
-        return getattr(a, "_vc", None) is vc
-    try:
-        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-    except (AttributeError, RuntimeError):
-        return False

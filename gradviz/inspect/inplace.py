@@ -58,17 +58,22 @@ def _fix(name, op):
             f"editing ({name} = {name}.clone()) so the saved value stays intact")
 
 
-def _counter(t):
-    """What identifies t's version counter: the core's counter object; on torch, the tensor a
-    view (or a chain of views) was made from, which shares its counter."""
+def version_counter(t, tracer):
+    """What identifies t's version counter, compared with ==: the core's counter object; on
+    torch, which keeps counters out of sight, the memory of the tensor a chain of views was
+    made from: views and detach() aliases share their base's counter, as in torch. A tensor
+    made by `.data` has a counter of its own (and its views share it)."""
     if t is None:
         return None
-    vc = getattr(t, "_vc", None)
-    if vc is not None or not hasattr(t, "_base"):
-        return vc
+    if hasattr(t, "_vc"):
+        # the core's: views share their base's; a tensor without one yet shares it with none
+        return ("own", id(t)) if t._vc is None else t._vc
     while t._base is not None:
         t = t._base
-    return t
+    made = tracer.made_of(t)
+    if made is not None and made[0] == "data":
+        return ("data", id(t))
+    return ("storage", t.untyped_storage().data_ptr())
 
 
 def _site(run, node):
@@ -106,9 +111,8 @@ def check_inplace(path, argv=(), debug=False, backend="gradviz"):
                 continue
             tname = _tensor_name(t, owner, run, name_of)
             if now != want:
-                counter = _counter(t)
-                ev = _breaking_event(run.tracer.inplace_events,
-                                     vc if counter is None else counter, want)
+                counter = version_counter(t, run.tracer)
+                ev = _breaking_event(run.tracer, vc if counter is None else counter, want)
                 key = (id(node), id(t) if t is not None else label)
                 if key in seen:
                     continue
@@ -155,9 +159,10 @@ def check_inplace(path, argv=(), debug=False, backend="gradviz"):
             "error": other_error}
 
 
-def _breaking_event(events, vc, want):
-    for ev in events:
-        if vc is not None and _counter(ev.tensor) is vc and ev.version == want + 1:
+def _breaking_event(tracer, vc, want):
+    for ev in tracer.inplace_events:
+        if vc is not None and version_counter(ev.tensor, tracer) == vc and \
+                ev.version == want + 1:
             return ev
     return None
 
@@ -202,10 +207,10 @@ def _tensor_name(t, node, run, name_of):
     base = getattr(t, "_base_", None)
     if base is not None and name_of.get(id(base)):
         return f"{name_of[id(base)]} (a view)"
-    mine = _counter(t)
+    mine = version_counter(t, run.tracer)
     for n, other in run.named:
-        counter = _counter(other)
-        if counter is not None and counter is mine:
+        counter = version_counter(other, run.tracer)
+        if counter is not None and counter == mine:
             return n
     return "(unnamed tensor)"
 

@@ -242,6 +242,11 @@ class TorchTracer(Tracer):
         if k in self.made_by:
             return      # an existing tensor handed out again (x.grad)
         name = getattr(func, "__name__", None)
+        owner = getattr(func, "__self__", None)
+        if name == "__get__" and hasattr(owner, "__name__"):
+            # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
+            # as the core names what made the tensor
+            name = owner.__name__
         self.made_by[k] = (name, site, self.torch.is_grad_enabled())
         # keyed by the reference's id: a torch tensor's == is elementwise, so a weak
         # reference to one cannot be a dict key
@@ -893,6 +898,19 @@ def _patch_registrations(tracer, torch):
         old = owner.__dict__[attr]
         setattr(owner, attr, _reporting(tracer, old, kind))
         patched.append((owner, attr, old))
+    # A module with backward hooks returns its output through BackwardHookFunctionBackward
+    # nodes torch makes inside Module.__call__, unseen by the mode: recorded as it returns,
+    # at the file's line that called the module (as the core records them)
+    hook_class = torch.utils.hooks.BackwardHook
+    setup = hook_class.__dict__["setup_output_hook"]
+
+    @functools.wraps(setup)
+    def setup_output_hook(self, args):
+        result = setup(self, args)
+        tracer._outputs_made(None, (), result)
+        return result
+    hook_class.setup_output_hook = setup_output_hook
+    patched.append((hook_class, "setup_output_hook", setup))
     return patched
 
 
