@@ -65,7 +65,7 @@ def _fan_in_grads(monkeypatch, steal):
         inplace.append(out is not None)
         return np.add(a, b, out=out)
     monkeypatch.setattr(engine, "_np_add", counting_add)
-    x = torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+    x = torch.tensor(np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64),
                      requires_grad=True)
     y = x * 1.5
     (y.exp() + y.sin() + y.tanh()).sum().backward()
@@ -84,7 +84,8 @@ def test_buffer_never_sums_into_a_gradient_a_hook_kept():
     # ExpBackward0 runs first (made last) and its gradient, kept by a node hook, is the first
     # in y's buffer: SinBackward0's must not be summed into it in place (torch does not steal a
     # gradient someone else holds).
-    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    import numpy as np
+    x = torch.tensor(np.linspace(-1, 1, 4096, dtype=np.float32), requires_grad=True)
     y = x * 2
     s = y.sin()
     a = y.exp()

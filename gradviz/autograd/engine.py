@@ -382,9 +382,11 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
 def _add(old, g):
     """old + g for an input buffer, summed into old in place when nothing else can see old
     (torch's InputBuffer::accumulate steals a gradient no one else holds, likewise): an array
-    that owns its memory, referenced only by the buffer and this call, of g's shape and dtype.
-    The values are the same either way; only an allocation and a copy are saved."""
-    if (type(old) is _ndarray and type(g) is _ndarray and old.shape == g.shape
+    of at least _INPLACE_MIN elements that owns its memory, referenced only by the buffer and
+    this call, of g's shape and dtype. The values are the same either way; only an allocation
+    and a pass over new memory are saved, which costs more than it saves on small arrays."""
+    if (type(old) is _ndarray and old.size >= _INPLACE_MIN and type(g) is _ndarray
+            and old.shape == g.shape
             and old.dtype == g.dtype and old.flags.owndata and old.flags.writeable
             and _getrefcount(old) <= _UNSHARED):
         return _np_add(old, g, out=old)
@@ -394,6 +396,7 @@ def _add(old, g):
 # References to an unshared buffer entry inside _add: the buffer list, _loop's `old`, _add's
 # parameter and getrefcount's argument.
 _UNSHARED = 4
+_INPLACE_MIN = 4096
 _ndarray = np.ndarray
 _np_add = np.add
 _getrefcount = sys.getrefcount
