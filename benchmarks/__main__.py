@@ -24,8 +24,9 @@ from benchmarks.workloads import WORKLOADS
 CLI_ROWS = ("cli_help", "cli_run", "graph_example", "graph_5000", "graph_5000_shared",
             "graph_modules_folded", "graph_modules_expanded", "report_5000",
             "report_5000_shared")
-SCALING_ROWS = ("run_training_loop", "run_chain_100k", "graph_chain_100k", "run_json_leaves_100k",
-                "graph_leaves_100k", "run_named_100k", "run_prints_50mb", "run_json_tensor_2e8")
+SCALING_ROWS = ("run_training_loop", "run_training_loop_memory", "run_chain_100k",
+                "graph_chain_100k", "run_json_leaves_100k", "graph_leaves_100k", "run_named_100k",
+                "run_prints_50mb", "run_json_tensor_2e8")
 REAL_MODEL_ROWS = ("transformer_folded", "transformer_expanded", "resnet_folded",
                    "resnet_expanded")
 GROUPS = ("import", "cli", "scaling", "real_models")

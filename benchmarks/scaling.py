@@ -115,6 +115,9 @@ class Case:
 CASES = [
     Case("run_training_loop", "gradviz run vs python: {n:,}-step loop, 5-parameter dynamic net",
          TRAINING_LOOP, 30_000, 2_000, ("run", "FILE")),
+    Case("run_training_loop_memory", "gradviz run vs python, peak memory: {n:,}-step loop "
+         "(the tracer keeps per-step summaries, not every step's graph)", TRAINING_LOOP,
+         30_000, 2_000, ("run", "FILE"), metric="memory"),
     Case("run_chain_100k", "gradviz run vs python: a chain of {n:,} ops",
          CHAIN, 100_000, 20_000, ("run", "FILE")),
     Case("graph_chain_100k", "gradviz graph --dot vs python: a chain of {n:,} ops",

@@ -190,10 +190,6 @@ class _ExplainTracer(_ExplainRecords, Tracer):
         ref = t._acc
         return None if ref is None else ref()
 
-    @staticmethod
-    def site(node):
-        return getattr(node, "_where", None)
-
 
 def _torch_tracer_class():
     """The torch backend's tracer with explain's records (made once torch is asked for)."""
@@ -257,9 +253,6 @@ def _torch_tracer_class():
             tracer keys it by its leaf (torch_tracer._key)."""
             entry = self._nodes.get(("leaf", id(t)))
             return None if entry is None else entry[1]()
-
-        def site(self, node):
-            return self.site_of(node)
 
     _TorchExplainTracer = _TorchExplain
     return _TorchExplain
@@ -420,7 +413,7 @@ def _nearest_named(start, names, consumers):
 
 
 def _site(tracer, node):
-    return tracer.site(node)
+    return tracer.site_of(node)
 
 
 def _retain_advice(run, name, made_site):
@@ -725,7 +718,7 @@ def _last_reached(tracer):
     does, as describe's `forward`)."""
     call = tracer.calls[-1] if tracer.calls else None
     events = tracer.events[call["start"]:] if call is not None else ()
-    return tracer.site(events[-1][0]) if events else None
+    return tracer.site_of(events[-1][0]) if events else None
 
 
 def _grad_reaching(t, target, grads):

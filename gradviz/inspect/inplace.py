@@ -77,9 +77,7 @@ def version_counter(t, tracer):
 
 
 def _site(run, node):
-    if hasattr(run.tracer, "site_of"):
-        return run.tracer.site_of(node) or (None, None)
-    return node._where or (None, None)
+    return run.tracer.site_of(node) or (None, None)
 
 
 def check_inplace(path, argv=(), debug=False, backend="gradviz"):

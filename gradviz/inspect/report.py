@@ -240,7 +240,7 @@ class _Builder:
         self.gv = run.backend == "gradviz"
         # the torch backend's tracer records what the core's does (torch_tracer.py); the
         # node attributes the core keeps (_where, _inputs, _seq) it answers for instead
-        self.on_torch = hasattr(run.tracer, "site_of")
+        self.on_torch = run.backend == "torch"
         self.traced = self.gv or self.on_torch
         self.named = run.named
         self.name_of = {id(t): n for n, t in self.named}
@@ -450,10 +450,7 @@ class _Builder:
         return getattr(node, "_inputs", None) if self.gv else None
 
     def site(self, node):
-        if self.on_torch:
-            where = self.run.tracer.site_of(node)
-        else:
-            where = getattr(node, "_where", None) if self.gv else None
+        where = self.run.tracer.site_of(node) if self.traced else None
         if not where:
             return None, None
         return where[0], where[1]

@@ -171,7 +171,9 @@ class Tracer(_tracing.Tracer):
             out.retain_grad()
 
     def grad(self, node, grads):
-        entry = self._entry(node, create=True)
+        entry = self._nodes.get(id(node))
+        if entry is None or entry[_REF]() is not node:
+            entry = self._entry(node, create=True)
         if entry[_SNAPSHOT] is None:
             # (the report finds the output a `_saved_result` stands for with output_of())
             entry[_SNAPSHOT] = snapshot(node) or _NOTHING_SAVED
@@ -181,20 +183,27 @@ class Tracer(_tracing.Tracer):
                 self._events.append((node, snap))
             else:
                 # A node that lives on (a parameter's AccumulateGrad in a training loop)
-                # keeps each earlier gradient as a summary once the next one arrives.
+                # keeps each earlier gradient as a summary once the next one arrives: the
+                # entry holds its last event while that has a gradient too large to keep.
                 last = entry[_LAST_EVENT]
-                if last is not None and any(isinstance(g, np.ndarray) and
-                                            g.size > _KEPT_ELEMENTS for g in last[1]):
+                if last is not None:
                     last[1] = [_summary(g) for g in last[1]]
-                event = entry[_LAST_EVENT] = [entry[_REF], snap]
+                if _large(snap):
+                    event = entry[_LAST_EVENT] = [entry[_REF], snap]
+                else:
+                    event = (entry[_REF], snap)
+                    entry[_LAST_EVENT] = None
                 self._events.append(event)
             entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
+        for g in outs:
+            if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g):
+                break
+        else:
+            return
         bad = [i for i, g in enumerate(outs)
                if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g)]
-        if not bad:
-            return
         # Only a node that turned finite gradients into nan/inf is where they came from.
         received = self.last_grad.get(node, ())
         if any(g is not None and not _all_finite(g) for g in received):
@@ -291,20 +300,25 @@ class Tracer(_tracing.Tracer):
         if not self.keep_grads:
             return
         call = len(self._calls) - 1
+        events = self.hook_events
         hooks = []
-        for k in range(len(self.hook_events) - 1, -1, -1):
-            e = self.hook_events[k]
-            if e.node is not node or e.call != call:
-                break
-            hooks.append(k)
-        hooks.reverse()
-        taint = set(self._taint.pop(node, ()))
-        taint.update(k for k in hooks if self.hook_events[k].changed)
+        if events and events[-1].node is node:
+            for k in range(len(events) - 1, -1, -1):
+                e = events[k]
+                if e.node is not node or e.call != call:
+                    break
+                hooks.append(k)
+            hooks.reverse()
+        taint = self._taint.pop(node, None)
+        changed = [k for k in hooks if events[k].changed]
+        if changed:
+            taint = set(taint or ())
+            taint.update(changed)
         # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
         # Copies: the report makes values of them (summaries of large ones), for the last two
         # backward calls only (see begin).
         snap = [None if g is None else _snapshot(g) for g in outs]
-        self.steps.append(Step(call, node, self.last_grad.get(node), snap, hooks))
+        self.steps.append(_new_tuple(Step, (call, node, self.last_grad.get(node), snap, hooks)))
         if not taint:
             return
         variable = getattr(node, "variable", None)
@@ -410,6 +424,11 @@ class Tracer(_tracing.Tracer):
         live.sort(key=lambda pair: pair[0])
         return [node for _, node in live]
 
+    def site_of(self, node):
+        """(file, line) of the user's code that made node, or None (what torch_tracer's
+        site_of answers on the torch backend)."""
+        return getattr(node, "_where", None)
+
     def made_of(self, tensor):
         """(function, (file, line) or None, grad enabled) of what made tensor, or None."""
         made = getattr(tensor, "_gv_made", None)
@@ -468,6 +487,7 @@ class _NodeRef(weakref.ref):
 
 _REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT = 1, 2, 3, 4, 5   # slots of a node's entry
 _NOTHING_SAVED = object()       # a snapshot was taken, and the node held nothing
+_new_tuple = tuple.__new__      # makes a NamedTuple without the Python call of its __new__
 
 
 class _NodeSlot:
@@ -523,6 +543,14 @@ def _drop_finished(calls, call):
         del calls[key]
 
 
+def _large(grads):
+    """Whether a gradient in grads (arrays or None) is too large to keep whole."""
+    for g in grads:
+        if g is not None and g.size > _KEPT_ELEMENTS:
+            return True
+    return False
+
+
 def _all_finite(a):
     if isinstance(a, float):
         return math.isfinite(a)
@@ -531,8 +559,8 @@ def _all_finite(a):
     a = np.asarray(a)
     if a.dtype.kind not in "fc":
         return True
-    if a.size == 1:
-        return bool(np.isfinite(a.reshape(-1)[0]))
+    if a.size == 1 and a.dtype.char in "efd":   # a Python float holds the value exactly
+        return math.isfinite(a.item())
     return bool(np.isfinite(a).all())
 
 

@@ -1,0 +1,71 @@
+"""The tracer's per-op shortcuts give the answers its plain forms gave: the finite check, a
+long-lived node's earlier gradients, the steps, and `site_of` on the core's tracer."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from gradviz.inspect import run_file
+from gradviz.inspect.tracer import Tracer, _all_finite
+
+LOOP = """
+    import gradviz as torch
+
+    w = torch.ones(100, requires_grad=True)
+    b = torch.zeros((), requires_grad=True)
+    for i in range(4):
+        loss = (w * (i + 1)).sum() + b * 2
+        loss.backward()
+"""
+
+
+@pytest.mark.parametrize("value, finite", [
+    (np.float32(1.0), True), (np.array(np.nan, dtype=np.float32), False),
+    (np.array([np.inf], dtype=np.float64), False), (np.array(-np.inf, dtype=np.float16), False),
+    (np.full(3000, 1e30, dtype=np.float32), True), (np.full((40, 50), 3e200), True),
+    (np.array([1.0, 2.0, np.nan, 4.0], dtype=np.float32), False),
+    (np.array([1.0, -np.inf] * 50), False), (np.ones(70, dtype=np.float16), True),
+    (np.array([1, 2, 3]), True), (np.array([1 + 2j, np.nan]), False), (np.array([]), True),
+    (np.ones((3, 4), dtype=np.float32)[:, ::2], True), (float("nan"), False), (2.5, True),
+])
+def test_finite_check_agrees_with_numpy(value, finite, recwarn):
+    assert _all_finite(value) is finite
+    assert bool(np.isfinite(value).all()) is finite
+    assert not recwarn.list         # nothing reaches the file's warnings
+
+
+def test_a_long_lived_nodes_earlier_large_gradients_become_summaries(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(textwrap.dedent(LOOP))
+    run = run_file(str(path))
+    w, b = run.tensor("w"), run.tensor("b")
+    w_acc = [g for node, g in run.tracer.events if getattr(node, "variable", None) is w]
+    b_acc = [g for node, g in run.tracer.events if getattr(node, "variable", None) is b]
+    # w's gradient has 100 elements: the three earlier ones are kept as summaries
+    assert [isinstance(g[0], str) for g in w_acc] == [True, True, True, False]
+    assert w_acc[0][0].startswith("<100 elements, shape [100]: min 1, max 1, mean 1;")
+    np.testing.assert_array_equal(w_acc[-1][0], np.full(100, 4.0, dtype=np.float32))
+    # b's is small: every one is kept whole
+    assert [float(g[0]) for g in b_acc] == [2.0, 2.0, 2.0, 2.0]
+
+
+def test_steps_are_kept_for_the_last_two_calls_with_what_each_node_got(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(textwrap.dedent(LOOP))
+    run = run_file(str(path))
+    steps = run.tracer.steps
+    assert {st.call for st in steps} == {2, 3}
+    last = [st for st in steps if st.call == 3]
+    assert [type(st.node).__name__ for st in last][0] == "AddBackward0"
+    for st in last:
+        assert st.grads == run.tracer.last_grad.get(st.node) and st.hooks == []
+
+
+def test_the_core_tracer_answers_site_of(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(textwrap.dedent(LOOP))
+    run = run_file(str(path))
+    assert isinstance(run.tracer, Tracer)
+    assert run.tracer.site_of(run.tensor("loss").grad_fn) == (str(path), 7)
+    assert run.tracer.site_of(object()) is None
