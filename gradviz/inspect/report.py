@@ -36,6 +36,8 @@ def to_json_value(x, full=False):
     a = np.asarray(x)
     if a.size > VALUE_LIMIT and not full:
         return _summary(a, "; --full for all values")
+    if a.dtype.kind in "biuc" or a.dtype.kind == "f" and np.isfinite(a).all():
+        return a.tolist()       # nothing to clean: 5x faster on a model's ~500 tensors
     return _clean(a.tolist())
 
 
