@@ -84,7 +84,6 @@ KNOWN = {
     ("values", "jacobian_hessian.py"): "gradients reaching create_graph nodes are not hooked",
     ("values", "second_derivative.py"): "gradients reaching create_graph nodes are not hooked",
     ("calls", "anomaly_nan.py"): "the step of the node whose gradient is nan",
-    ("calls", "dynamic_if_abs.py"): "backward from a leaf: its root is its AccumulateGrad",
     ("calls", "inplace_version_error.py"): "the failing backward's steps",
     ("calls", "jacobian_hessian.py"): "autograd.functional's calls",
     ("calls", "second_derivative.py"): "create_graph: the double-backward steps",
