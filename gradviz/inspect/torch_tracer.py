@@ -935,6 +935,15 @@ class _Reported:
         self.tracer, self.hook, self.kind = tracer, hook, kind
         self.with_kwargs, self.nr = with_kwargs, nr
 
+    def __deepcopy__(self, memo):
+        # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the tracer is
+        # not part of the file's objects, and is not copied
+        return _Reported(self.tracer, self.hook, self.kind, self.with_kwargs, self.nr)
+
+    def __reduce__(self):
+        # pickled (torch.save of a module with hooks) as the file's own hook
+        return _unwrapped, (self.hook,)
+
     def __call__(self, *args):
         before = None
         if self.kind == "post_accumulate" and args[0].grad is not None:
@@ -942,6 +951,10 @@ class _Reported:
         returned = self.hook(*args)
         self.tracer.hook_ran(self, args, before, returned)
         return returned
+
+
+def _unwrapped(hook):
+    return hook
 
 
 def _with_hook(tracer, kind, args, kwargs):
