@@ -255,7 +255,14 @@ def test_explain_on_torch_gives_the_same_document(case):
     path = where(file)
     on_torch = explain(path, name, root=root, backend="torch")
     assert [c["kind"] for c in on_torch["causes"]] == kinds
-    assert on_torch == explain(path, name, root=root)
+    on_core = explain(path, name, root=root)
+    # the values within float32 rounding (the backends sum in different orders), the rest
+    # word for word
+    for key in ("grad", "computed"):
+        mine, theirs = on_core.pop(key), on_torch.pop(key)
+        assert (mine is None) == (theirs is None), key
+        assert mine is None or same(values(theirs), values(mine)), key
+    assert on_torch == on_core
 
 
 def test_explain_command_on_torch_prints_the_same_sentences():

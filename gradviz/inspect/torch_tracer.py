@@ -359,9 +359,24 @@ class TorchTracer(Tracer):
         roots = args[0] if args else (kwargs or {}).get("tensors", (kwargs or {}).get("outputs"))
         if isinstance(roots, torch.Tensor):
             roots = (roots,)
-        nodes = [(t.grad_fn, 0) for t in roots or () if isinstance(t, torch.Tensor)
-                 and t.grad_fn is not None]
+        nodes = []
+        for t in roots or ():
+            if not isinstance(t, torch.Tensor) or not t.requires_grad:
+                continue
+            if t.grad_fn is not None:
+                nodes.append((t.grad_fn, 0))
+            elif kind == "backward":
+                # backward from a leaf runs its AccumulateGrad alone, as on the core
+                nodes.append((self._accumulator(t), 0))
         self.begin_at(nodes, kind == "grad", self._user(4)[0])
+
+    def _accumulator(self, leaf):
+        """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
+        node = self.torch.autograd.graph.get_gradient_edge(leaf).node
+        if self._entry(node) is None:
+            self._entry(node, create=True)
+            self._hook(node)
+        return node
 
     def begin_at(self, roots, capture, site):
         """A backward / grad call from roots [(node, nr)] begins at site."""
@@ -945,6 +960,15 @@ class _Reported:
         self.tracer, self.hook, self.kind = tracer, hook, kind
         self.with_kwargs, self.nr = with_kwargs, nr
 
+    def __deepcopy__(self, memo):
+        # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the tracer is
+        # not part of the file's objects, and is not copied
+        return _Reported(self.tracer, self.hook, self.kind, self.with_kwargs, self.nr)
+
+    def __reduce__(self):
+        # pickled (torch.save of a module with hooks) as the file's own hook
+        return _unwrapped, (self.hook,)
+
     def __call__(self, *args):
         before = None
         if self.kind == "post_accumulate" and args[0].grad is not None:
@@ -952,6 +976,10 @@ class _Reported:
         returned = self.hook(*args)
         self.tracer.hook_ran(self, args, before, returned)
         return returned
+
+
+def _unwrapped(hook):
+    return hook
 
 
 def _with_hook(tracer, kind, args, kwargs):
