@@ -22,7 +22,8 @@ import sysconfig
 import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
-           "user_frame", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions"]
+           "user_frame", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions",
+           "running_around"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -155,6 +156,17 @@ def user_stack():
                 stack = stack[i + 1:]
                 break
     return [fr for fr in stack if not is_gradviz_file(fr.filename)]
+
+
+def running_around(frame):
+    """The ids of frame's callers: the frames still running around it (frame itself is not
+    one of them)."""
+    running = set()
+    f = frame.f_back
+    while f is not None:
+        running.add(id(f))
+        f = f.f_back
+    return running
 
 
 def user_stacklevel():

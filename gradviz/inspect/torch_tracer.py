@@ -787,6 +787,10 @@ def _meta(t):
     return np.broadcast_to(np.zeros((), dtype=dtype), tuple(t.shape))
 
 
+def _array(g):
+    return g.detach().cpu().numpy().copy()
+
+
 def _same_view(a, b):
     try:
         return (a.data_ptr() == b.data_ptr() and a.shape == b.shape

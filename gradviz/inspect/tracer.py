@@ -534,11 +534,7 @@ def _drop_finished(calls, call):
     arguments, its result and (torch's `_call_impl`) the closures of its hooks, and with them
     the step's whole graph; a training loop would keep 64 steps' graphs alive. A running
     frame is held (its id, the key, cannot be reused while it runs)."""
-    running = set()
-    f = call.f_back
-    while f is not None:
-        running.add(id(f))
-        f = f.f_back
+    running = callsite.running_around(call)
     for key in [k for k in calls if k not in running]:
         del calls[key]
 
