@@ -69,3 +69,12 @@ def test_the_core_tracer_answers_site_of(tmp_path):
     assert isinstance(run.tracer, Tracer)
     assert run.tracer.site_of(run.tensor("loss").grad_fn) == (str(path), 7)
     assert run.tracer.site_of(object()) is None
+
+
+def test_a_dead_nodes_large_gradient_is_let_go_before_its_event_is_pruned(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(textwrap.dedent(LOOP))
+    run = run_file(str(path))
+    dead = [snap for ref, snap in run.tracer._events if ref() is None]
+    assert dead and all(snap == [] or all(g.size <= 64 for g in snap) for snap in dead)
+    assert any(snap == [] for snap in dead)     # each step's MulBackward0 got 100 elements

@@ -89,7 +89,15 @@ class Tracer(_tracing.Tracer):
         # an entry is dropped when its node dies.
         self._nodes = {}
         nodes = self._nodes
-        self._drop_entry = lambda ref: nodes.pop(ref.key, None)   # a node died
+
+        def drop_entry(ref):
+            # A node died: its entry goes, and with it the copy of the last gradient it got
+            # when that was too large to keep whole (its event waits in _events for the next
+            # pruning, and only a live node's events are read).
+            entry = nodes.pop(ref.key, None)
+            if entry is not None and entry[_LAST_EVENT] is not None:
+                entry[_LAST_EVENT][1] = []
+        self._drop_entry = drop_entry
         self._count = 0             # nodes created so far
         self._recent = []           # outputs made since the previous backward began
         self._previous = []         # outputs made in the generation before
