@@ -6,6 +6,7 @@ import gc
 import os
 import sys
 import textwrap
+import weakref
 
 import pytest
 from click.testing import CliRunner
@@ -96,8 +97,16 @@ _MODULE_LOOP = """\
 
 
 def _live_tensors():
+    """id -> weak reference of every torch.Tensor alive now."""
     gc.collect()
-    return sum(1 for o in gc.get_objects() if type(o) is torch.Tensor)
+    return {id(o): weakref.ref(o) for o in gc.get_objects() if type(o) is torch.Tensor}
+
+
+def _new_tensors(before):
+    """How many tensors alive now were not alive in before: leftovers of earlier tests that
+    are freed meanwhile do not count (a global count went down by them)."""
+    return sum(1 for i, ref in _live_tensors().items()
+               if i not in before or before[i]() is not ref())
 
 
 def _retained(tmp_path, steps, source=_LOOP):
@@ -109,7 +118,7 @@ def _retained(tmp_path, steps, source=_LOOP):
     assert len(t.backward_calls) == steps
     return {"nodes": len(t._nodes), "tensors": len(t.made_by), "steps": len(t.steps),
             "held": sum(1 for e in t._nodes.values() if e[1]() is not None),
-            "module_calls": len(t.module_calls), "live": _live_tensors() - before}
+            "module_calls": len(t.module_calls), "live": _new_tensors(before)}
 
 
 def test_a_training_loop_keeps_a_bounded_record(tmp_path):
