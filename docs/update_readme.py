@@ -142,9 +142,11 @@ def image_is_fresh(command):
     return committed == drawn
 
 
-# A label's text in an SVG, and a decimal number in it (entities such as &#45; are kept whole).
+# A label's text in an SVG, and a decimal number in it: a point or an exponent (3e-11) makes
+# it one, an integer (a shape, a count) stays text; entities such as &#45; are kept whole.
 _SVG_TEXT = re.compile(r"<(text|title)\b[^>]*>(.*?)</\1>", re.S)
-_DECIMAL = re.compile(r"(?:&#45;|-)?\d+\.\d*(?:e(?:&#45;|-|\+)?\d+)?")
+_EXPONENT = r"e(?:&#45;|-|\+)?\d+"
+_DECIMAL = re.compile(rf"(?:&#45;|-)?\d+(?:\.\d*(?:{_EXPONENT})?|{_EXPONENT})")
 
 
 def same_drawing(a, b, rel=1e-3, abs_=1e-6):

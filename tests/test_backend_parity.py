@@ -501,3 +501,34 @@ def test_hooks_of_a_copied_module_are_reported_and_it_still_saves(tmp_path):
         assert [(h["kind"], h["module"], h["function"], h["line"])
                 for h in run.report()["user_hooks"]] == \
             [("module_forward", "twin", "show", 8)], backend
+
+
+def test_a_copied_modules_bound_hook_is_the_copys_and_its_pickle_needs_no_gradviz(tmp_path):
+    # a hook that is a bound method of its module is bound to the copy after copy.deepcopy,
+    # as in plain Python; a module saved with a hook loads where gradviz is not installed
+    path = tmp_path / "bound_hook.py"
+    path.write_text("import copy\nimport io\n\nimport torch\nfrom torch import nn\n\n\n"
+                    "class Counted(nn.Linear):\n"
+                    "    def __init__(self):\n        super().__init__(2, 2)\n"
+                    "        self.seen = 0\n        self.register_forward_hook(self.count)\n\n"
+                    "    def count(self, module, args, output):\n        self.seen += 1\n\n\n"
+                    "orig = Counted()\ntwin = copy.deepcopy(orig)\nout = twin(torch.ones(1, 2))\n"
+                    "buf = io.BytesIO()\ntorch.save(orig, buf)\ndata = buf.getvalue()\n")
+    run = run_file(str(path), backend="torch")
+    assert run.error is None
+    ns = run.namespace
+    assert (ns["orig"].seen, ns["twin"].seen) == (0, 1)
+    assert b"gradviz" not in ns["data"]
+
+
+def test_a_hooked_modules_output_nodes_name_their_inputs_on_both_backends():
+    # torch makes BackwardHookFunctionBackward inside Module.__call__: its outputs are named
+    # after the module's arguments, as on the core (not backward_hook_function())
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "module_hooks.py")
+    targets = {}
+    for backend in ("gradviz", "torch"):
+        hooks = run_file(path, backend=backend).report()["hooks"]
+        targets[backend] = [h["target"] for h in hooks
+                            if h["target"].startswith("backward_hook_function")]
+    assert targets["torch"] == targets["gradviz"] and targets["torch"]
+    assert "backward_hook_function()" not in targets["torch"]

@@ -60,6 +60,8 @@ def test_torch_pictures_are_compared_up_to_float32_noise():
                 f'<text>grad: min=&#45;{low} mean={mean} (80 values)</text></g></svg>')
     committed = svg(1240, "2.91e&#45;11")
     assert update_readme.same_drawing(committed, svg(1242, "&#45;1.513e&#45;10"))
+    assert update_readme.same_drawing(svg(1240, "3e&#45;11"), svg(1242, "&#45;2e&#45;10"))
+    assert not update_readme.same_drawing(svg(1240, "3e&#45;11"), svg(1240, "3e&#45;01"))
     assert not update_readme.same_drawing(committed, svg(1240, "2.91e&#45;11", low="0.1258"))
     assert not update_readme.same_drawing(committed, svg(1240, "2.91e&#45;11", name="Conv1d"))
     assert not update_readme.same_drawing(committed, svg(1240, "0.5"))

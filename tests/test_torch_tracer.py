@@ -212,3 +212,18 @@ def test_check_inplace_without_torch_is_a_usage_error(monkeypatch):
     r = CliRunner().invoke(cli, ["check-inplace", _example("inplace_version_error.py"),
                                  "--backend", "torch"])
     assert r.exit_code == 2 and "pip install torch" in r.stderr
+
+
+def test_a_summarized_gradient_counts_its_nans_on_both_backends(tmp_path):
+    # min/max/mean leave NaN out: the summary must still say one is there
+    path = _write(tmp_path, """\
+        import torch
+        w = torch.ones(20000, requires_grad=True)
+        x = w * torch.cat([torch.tensor([float('nan')]), torch.ones(19999)])
+        x.sum().backward()
+        """)
+    for backend in ("gradviz", "torch"):
+        grad = next(t["grad"] for t in run_file(path, backend=backend).report()["tensors"]
+                    if t["name"] == "w")
+        assert grad == "<20000 elements, shape [20000]: min 1, max 1, mean 1, 1 NaN; " \
+                       "--full for all values>", backend

@@ -53,25 +53,28 @@ def step_value(x):
 
 class GradSummary:
     """A large gradient as a tracer may keep it instead of a copy: what to_json_value and
-    step_value print of it (size, shape, min, max and mean, NaN left out) and whether all
-    its values are finite (what anomaly detection asks).
+    step_value print of it (size, shape, min, max and mean of the values that are not NaN,
+    and how many are NaN) and whether all its values are finite (what anomaly detection asks).
 
     >>> GradSummary(np.array([1.0, np.nan, 3.0])).text("")
-    '<3 elements, shape [3]: min 1, max 3, mean 2>'
+    '<3 elements, shape [3]: min 1, max 3, mean 2, 1 NaN>'
     """
 
-    __slots__ = ("size", "shape", "stats", "finite")
+    __slots__ = ("size", "shape", "stats", "finite", "nans")
 
     def __init__(self, a):
         self.size, self.shape = a.size, list(a.shape)
         lo, hi, mean, count = _stats(a)
         self.stats = lo, hi, mean
         self.finite = count == a.size and math.isfinite(lo) and math.isfinite(hi)
+        self.nans = a.size - count if a.dtype.kind == "f" else 0
 
     def text(self, tail):
         lo, hi, mean = self.stats
+        # a NaN among 20,000 values must show: min/max/mean leave it out
+        nans = f", {self.nans} NaN" if self.nans else ""
         return (f"<{self.size} elements, shape {self.shape}: min {lo:.4g}, "
-                f"max {hi:.4g}, mean {mean:.4g}{tail}>")
+                f"max {hi:.4g}, mean {mean:.4g}{nans}{tail}>")
 
 
 def _summary(a, tail):

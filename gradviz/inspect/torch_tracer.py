@@ -30,7 +30,9 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 7
 """
 
+import copy
 import functools
+import operator
 import os
 import weakref
 
@@ -926,7 +928,7 @@ def _patch_registrations(tracer, torch):
     @functools.wraps(setup)
     def setup_output_hook(self, args):
         result = setup(self, args)
-        tracer._outputs_made(None, (), result)
+        tracer._outputs_made(None, args if isinstance(args, tuple) else (args,), result)
         return result
     hook_class.setup_output_hook = setup_output_hook
     patched.append((hook_class, "setup_output_hook", setup))
@@ -965,13 +967,16 @@ class _Reported:
         self.with_kwargs, self.nr = with_kwargs, nr
 
     def __deepcopy__(self, memo):
-        # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the tracer is
-        # not part of the file's objects, and is not copied
-        return _Reported(self.tracer, self.hook, self.kind, self.with_kwargs, self.nr)
+        # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the hook is
+        # copied as Python copies it (a bound method of the module is bound to the copy), the
+        # tracer is not part of the file's objects and is not copied
+        return _Reported(self.tracer, copy.deepcopy(self.hook, memo), self.kind,
+                         self.with_kwargs, self.nr)
 
     def __reduce__(self):
-        # pickled (torch.save of a module with hooks) as the file's own hook
-        return _unwrapped, (self.hook,)
+        # pickled (torch.save of a module with hooks) as the file's own hook, through the
+        # standard library only: the checkpoint loads without gradviz
+        return operator.getitem, ([self.hook], 0)
 
     def __call__(self, *args):
         before = None
@@ -980,10 +985,6 @@ class _Reported:
         returned = self.hook(*args)
         self.tracer.hook_ran(self, args, before, returned)
         return returned
-
-
-def _unwrapped(hook):
-    return hook
 
 
 def _with_hook(tracer, kind, args, kwargs):
