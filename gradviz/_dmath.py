@@ -826,6 +826,11 @@ def logit(x):
     return np.log(x / (1 - x))
 
 
+# torch's CPU kernel clamps with EPSILON = 1e-12f, a float: 9.99999996e-13 as a double (at
+# self = 0 a float64 gradient differs in the 9th digit from one clamped at 1e-12)
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
 def binary_cross_entropy_backward(grad, self, target, weight, reduction):
     """grad (self - target) / max((1 - self) self, 1e-12), times the weight, over the element
     count for "mean" (torch's CPU kernel); BinaryCrossEntropyBackwardBackward0 on Tensors."""
@@ -833,7 +838,7 @@ def binary_cross_entropy_backward(grad, self, target, weight, reduction):
     if tt is not None:
         return ops.binary_cross_entropy_backward(*tt, None if weight is None else _tensor(weight),
                                                  reduction)
-    g = grad * (self - target) / np.maximum((1 - self) * self, 1e-12)
+    g = grad * (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
     if weight is not None:
         g = g * weight
     return g / np.size(g) if reduction == 1 else g

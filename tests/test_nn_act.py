@@ -822,3 +822,17 @@ def test_softmax_implicit_dim_warns_and_dtype_is_used(call):
         x = _x(t)
         return _backward(t, call(t, x), x)
     check(case)
+
+
+@pytest.mark.parametrize("x0", [0.0, 1.0, 0.5])
+def test_binary_cross_entropy_gradient_at_the_clamp_is_torchs(x0):
+    # torch's kernel clamps (1 - x) x at the float 1e-12f: at x = 0 or 1 a float64 gradient
+    # differs from one clamped at the double 1e-12 in the 9th digit
+    real = pytest.importorskip("torch")
+    grads = []
+    for lib in (gradviz, real):
+        x = lib.tensor([x0], dtype=lib.float64, requires_grad=True)
+        t = lib.tensor([0.3], dtype=lib.float64)
+        lib.nn.functional.binary_cross_entropy(x, t, reduction="sum").backward()
+        grads.append(x.grad.item())
+    assert grads[0] == grads[1]

@@ -619,3 +619,18 @@ def test_einsum_operand_order_known_difference():
         x, y = leaf(t, 2, 1, 2), leaf(t, 2)
         return backprop(t, t.einsum("abc,a->bc", x, y), x, y)
     check(case)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.view((2.5, 2)), lambda x: x.view(2.0, 2), lambda x: x.reshape((2.7, -1)),
+    lambda x: x.reshape([2, 2.0]), lambda x: x[:1].expand(3.0, 4), lambda x: x.permute(1.0, 0),
+])
+def test_a_float_size_is_a_type_error_never_truncated(call):
+    x = gradviz.ones(2, 2)
+    with pytest.raises(TypeError) as ours:
+        call(x)
+    real = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as theirs:
+        call(real.ones(2, 2))
+    if "must be tuple of ints, but found element" in str(theirs.value):
+        assert str(ours.value) == str(theirs.value)     # torch's other texts vary by parser

@@ -45,7 +45,6 @@ def _reshape_view(a, shape):
 
 
 def _infer_shape(shape, numel):
-    shape = tuple(map(int, shape))
     if -1 in shape:
         if shape.count(-1) > 1:
             raise RuntimeError("only one dimension can be inferred")
@@ -60,10 +59,25 @@ def _infer_shape(shape, numel):
     return shape
 
 
-def _shape_args(shape):
+def _shape_args(shape, op="view", param="size"):
+    """A size given as ints or as one tuple/list of them, as a tuple of ints. A float (2.5,
+    even 2.0) is torch's TypeError, never truncated."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(map(int, shape))
+        shape = shape[0]
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:
+        pos, bad = next((i, s) for i, s in enumerate(shape) if not _is_index(s))
+        raise TypeError(f"{op}(): argument '{param}' (position 1) must be tuple of ints, but "
+                        f"found element of type {type(bad).__name__} at pos {pos}") from None
+
+
+def _is_index(s):
+    try:
+        operator.index(s)
+    except TypeError:
+        return False
+    return True
 
 
 def _view_op(self, entry, step, args):
@@ -92,7 +106,7 @@ def view(self, *shape):
 @export()
 @records("view", "reshape_alias")
 def reshape(self, *shape):
-    shape = _infer_shape(_shape_args(shape), self.numel())
+    shape = _infer_shape(_shape_args(shape, "reshape", "shape"), self.numel())
     a = self._array()
     try:
         np.reshape(a, shape, copy=False)
@@ -156,7 +170,7 @@ def _broadcast_view(a, shape):
 @method("expand")
 @records("expand")
 def expand(self, *sizes):
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "expand")
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, "
@@ -209,7 +223,7 @@ def transpose(self, dim0, dim1):
 @export()
 @records("permute")
 def permute(self, *dims):
-    dims = _shape_args(dims)
+    dims = _shape_args(dims, "permute", "dims")
     if len(dims) != self.dim():
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
                            "not match the length of the desired ordering of dimensions i.e. "
