@@ -147,3 +147,28 @@ def test_a_custom_function_gradient_sharing_a_tensors_data_is_copied():
     Passthrough.apply(x).sum().backward()
     assert saved.tolist() == [5.0, 6.0]
     assert x.grad.tolist() == [10.0, 12.0]
+
+
+def _retained_after_inplace(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)                   # retain_grad moves to the new grad_fn, as in torch
+    (y * 5).sum().backward()
+    b = x * 1
+    b.retain_grad()
+    v = b[:2]
+    v.retain_grad()
+    v.mul_(2)                   # through a view: b's moves to CopySlices
+    (b * 3).sum().backward()
+    return y.grad.tolist(), b.grad.tolist(), v.grad, x.grad.tolist()
+
+
+def test_retain_grad_follows_an_inplace_edit():
+    assert _retained_after_inplace(torch) == ([5.0] * 3, [3.0] * 3, None, [36.0, 36.0, 33.0])
+
+
+def test_retain_grad_follows_an_inplace_edit_as_in_torch():
+    import pytest
+    real = pytest.importorskip("torch")
+    assert _retained_after_inplace(torch) == _retained_after_inplace(real)

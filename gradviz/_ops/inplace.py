@@ -104,6 +104,8 @@ def _commit(self, entry, inputs, args, op):
     base_edge = edge_of(base)
     fn = record(entry, self, inputs, args)
     cs = CopySlices(base_edge, self._view_fn, fn)
+    if base._retains and base._fn is not None:
+        base._fn._move_retain(base._nr, base, cs, 0)
     base._rg, base._fn, base._nr = True, cs, 0
     reread_from_base(base, self)
 

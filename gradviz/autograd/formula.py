@@ -564,6 +564,8 @@ def record(entry, out, inputs, args=()):
             vers[-1] = vc.v
     if vers is not None:
         node._vers = tuple(vers)
+    if out._retains and out._fn is not None:    # an in-place op: retain_grad moves along
+        out._fn._move_retain(out._nr, out, node, 0)
     out._rg = True
     out._fn = node
     out._nr = 0

@@ -264,6 +264,14 @@ class Node:
             self._retain = {}
         self._retain[nr] = tensor_ref
 
+    def _move_retain(self, nr, tensor, node, new_nr):
+        """An in-place op gave tensor (output nr of this node) a new grad_fn: its retain_grad
+        goes with it, as torch moves it; this node no longer writes tensor.grad (else
+        y.retain_grad(); y.mul_(3) would get the gradient from before the edit)."""
+        if self._retain is not None and nr in self._retain:
+            ref = self._retain.pop(nr)
+            node._add_retain(new_nr, ref)
+
     def _tensor_hooks(self, nr):
         tpre = self._tpre
         return None if tpre is None else tpre.get(nr)
