@@ -1042,8 +1042,14 @@ def unsqueeze_grad(grad, dim, self_sym_sizes):
     return reshape(grad, self_sym_sizes)
 
 
-defderiv("t(Tensor self)", "TBackward0", saves_tensors=False,
-         self=lambda grad: transpose(grad, 0, -1) if np.ndim(value(grad)) == 2 else grad)
+def t_grad(grad):
+    """grad.t(): a t op under create_graph=True (TBackward0, as torch's `grad.t()`)."""
+    if isinstance(grad, Tensor):
+        return grad.t()
+    return np.swapaxes(grad, 0, 1) if np.ndim(grad) == 2 else grad
+
+
+defderiv("t(Tensor self)", "TBackward0", saves_tensors=False, self=t_grad)
 defderiv("transpose(Tensor self, int dim0, int dim1)",
          "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
          self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
