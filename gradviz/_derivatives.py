@@ -40,6 +40,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product)
+from ._dmath import diagonal_fill, keep_where, spread, times_one, zero_where
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
@@ -159,21 +160,17 @@ def evenly_distribute(grad, self, result):
     values (among the NaNs when the result is NaN, as torch's evenly_distribute_backward)."""
     r = value(result)
     hit = np.isnan(value(self)) if np.isnan(r) else value(self) == r
-    return mask(hit, grad / int(hit.sum()))
+    return spread(hit, grad / int(hit.sum()))
 
 
-def select_along(grad, self_sym_sizes, dim, keepdim, indices):
-    """max/min over dim: the gradient goes to the chosen index of each slice."""
+def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
+    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
+    gradient goes back to the position its value was taken from."""
     if not self_sym_sizes:
-        return grad         # a 0-d input is its own maximum
-    idx = value(indices)
-    if not keepdim:
-        idx = np.expand_dims(idx, dim)
-        grad = unsqueeze_dims(grad, (dim,), len(self_sym_sizes))
-    key = tuple(idx if d == dim else np.arange(s).reshape([-1 if k == d else 1
-                                                          for k in range(len(self_sym_sizes))])
-                for d, s in enumerate(self_sym_sizes))
-    return put(grad, self_sym_sizes, key)
+        return grad
+    g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
+    idx = restore_dims(value(indices), dim, keepdim, len(self_sym_sizes))
+    return scatter_to(self_sym_sizes, dim, idx, g)
 
 
 def reduce_grad(grad, self_sym_sizes, dim, keepdim):
@@ -182,6 +179,14 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
     if not keepdim:
         grad = unsqueeze_dims(grad, dim, len(self_sym_sizes))
     return expand(grad, self_sym_sizes)
+
+
+def mean_backward(grad, self_sym_sizes, dim, keepdim, count):
+    """torch expands the gradient, then divides it by the count (DivBackward1); an array is
+    divided before it is broadcast (the same values, count times fewer divisions)."""
+    if on_tensors(grad):
+        return divide_by(reduce_grad(grad, self_sym_sizes, dim, keepdim), count)
+    return reduce_grad(grad / count, self_sym_sizes, dim, keepdim)
 
 
 def softmax_grad(grad, result, dim):
@@ -199,9 +204,14 @@ def softmax_double_backward(grad, grad_output, dim, output):
 
 
 def maximum_grad(grad, self, other, pick_self):
+    """grad where self wins, half of it at ties; torch writes it
+    where(self == other, grad / 2, grad).masked_fill_(self loses, 0)."""
     a, b = value(self), value(other)
-    win = (a > b) if pick_self else (a < b)
     tie = a == b
+    if on_tensors(grad):
+        lose = (a < b) if pick_self else (a > b)
+        return fill_where(ops.where(as_tensor(tie), divide_by(grad, 2), grad), lose, 0)
+    win = (a > b) if pick_self else (a < b)
     return mask(win, grad) + mask(tie, grad) / 2
 
 
@@ -212,7 +222,7 @@ def clamp_grad(grad, self, min, max):
         keep &= x >= value(min)
     if max is not None:
         keep &= x <= value(max)
-    return mask(keep, grad)
+    return keep_where(keep, grad)
 
 
 def clamp_min_grad(grad, self, min, max):
@@ -221,7 +231,7 @@ def clamp_min_grad(grad, self, min, max):
     keep = lo > value(self)
     if max is not None:
         keep = keep & (lo < value(max))
-    return mask(keep, grad)
+    return keep_where(keep, grad)
 
 
 def clamp_max_grad(grad, self, min, max):
@@ -230,7 +240,7 @@ def clamp_max_grad(grad, self, min, max):
     keep = hi < value(self)
     if min is not None:
         keep = keep | (value(min) > hi)
-    return mask(keep, grad)
+    return keep_where(keep, grad)
 
 
 def atan2_recip(self, other):
@@ -854,7 +864,7 @@ defderiv("add(Tensor self, Tensor other, *, Scalar alpha)",
 defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
          "SubBackward0", ("alpha",), saves_tensors=False,
          self=lambda grad: grad,
-         other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+         other=lambda grad, alpha: maybe_multiply(-grad, alpha))
 defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
          "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
@@ -947,15 +957,15 @@ defderiv("clamp_tensor(Tensor self, Tensor? min, Tensor? max)",
          min=clamp_min_grad,
          max=clamp_max_grad)
 defderiv("clamp_min(Tensor self, Scalar min)", "ClampMinBackward0", ("self", "min"),
-         self=lambda grad, self, min: mask(value(self) >= min, grad))
+         self=lambda grad, self, min: keep_where(value(self) >= min, grad))
 defderiv("clamp_min_tensor(Tensor self, Tensor min)", "ClampMinBackward1", ("self", "min"),
-         self=lambda grad, self, min: mask(value(self) >= value(min), grad),
-         min=lambda grad, self, min: mask(value(self) < value(min), grad))
+         self=lambda grad, self, min: keep_where(value(self) >= value(min), grad),
+         min=lambda grad, self, min: keep_where(value(self) < value(min), grad))
 defderiv("clamp_max(Tensor self, Scalar max)", "ClampMaxBackward0", ("self", "max"),
-         self=lambda grad, self, max: mask(value(self) <= max, grad))
+         self=lambda grad, self, max: keep_where(value(self) <= max, grad))
 defderiv("clamp_max_tensor(Tensor self, Tensor max)", "ClampMaxBackward1", ("self", "max"),
-         self=lambda grad, self, max: mask(value(self) <= value(max), grad),
-         max=lambda grad, self, max: mask(value(self) > value(max), grad))
+         self=lambda grad, self, max: keep_where(value(self) <= value(max), grad),
+         max=lambda grad, self, max: keep_where(value(self) > value(max), grad))
 defderiv("maximum(Tensor self, Tensor other)",
          "MaximumBackward0", ("self", "other"),
          self=lambda grad, self, other: maximum_grad(grad, self, other, True),
@@ -966,8 +976,8 @@ defderiv("minimum(Tensor self, Tensor other)",
          other=lambda grad, self, other: maximum_grad(grad, other, self, False))
 defderiv("where(Tensor condition, Tensor input, Tensor other)",
          "WhereBackward0", ("condition",), nondiff=("condition",),
-         input=lambda grad, condition: mask(value(condition), grad),
-         other=lambda grad, condition: mask(~value(condition), grad))
+         input=lambda grad, condition: keep_where(value(condition), grad),
+         other=lambda grad, condition: zero_where(value(condition), grad))
 defderiv("clone(Tensor self)", "CloneBackward0", saves_tensors=False,
          self=lambda grad: grad)
 # Piecewise-constant functions: torch records them and sends back zeros.
@@ -989,12 +999,11 @@ defderiv("sum_dim(Tensor self, int[1]? dim, bool keepdim)",
 defderiv("mean(Tensor self)",
          "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
          self=lambda grad, self_sym_sizes, self_sym_numel:
-             expand(grad / self_sym_numel, self_sym_sizes))
+             mean_backward(grad, self_sym_sizes, None, False, self_sym_numel))
 defderiv("mean_dim(Tensor self, int[1]? dim, bool keepdim)",
          "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"), saves_tensors=False,
          internal=("count",),
-         self=lambda grad, self_sym_sizes, dim, keepdim, count:
-             reduce_grad(grad / count, self_sym_sizes, dim, keepdim))
+         self=mean_backward)
 defderiv("prod(Tensor self)", "ProdBackward0", ("self",),
          self=lambda grad, self, result: prod_grad(grad, self, result))
 defderiv("prod_dim(Tensor self, int dim, bool keepdim)",
@@ -1005,7 +1014,8 @@ for _op, _node, _dim_node in (("max", "MaxBackward1", "MaxBackward0"),
                               ("min", "MinBackward1", "MinBackward0")):
     defderiv(f"{_op}(Tensor self)", _node, ("self",), self=evenly_distribute)
     defderiv(f"{_op}_dim(Tensor self, int dim, bool keepdim)",
-             _dim_node, ("self_sym_sizes", "dim", "keepdim", "indices"), self=select_along)
+             _dim_node, ("self_sym_sizes", "dim", "keepdim", "indices"),
+             self=value_selecting_grad)
 defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",),
          self=softmax_grad)
 defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
@@ -1192,7 +1202,7 @@ defderiv("asinh(Tensor self)", "AsinhBackward0", ("self",),
 defderiv("acosh(Tensor self)", "AcoshBackward0", ("self",),
          self=lambda grad, self: grad * rsqrt(shift(self * self, -1)))
 defderiv("atanh(Tensor self)", "AtanhBackward0", ("self",),
-         self=lambda grad, self: grad / const_minus(1, pow_(self, 2)))
+         self=lambda grad, self: times_one(grad) / const_minus(1, pow_(self, 2)))
 defderiv("logit(Tensor self, float? eps)", "LogitBackward0", ("self", "eps"),
          self=logit_grad)
 defderiv("log1p(Tensor self)", "Log1PBackward0", ("self",),
@@ -1225,9 +1235,10 @@ defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other")
          self=xlogy_self_grad,
          other=lambda grad, self, other: grad * self / other)
 defderiv("xlogy_scalar_self(Scalar self, Tensor other)", "XlogyBackward1", ("self", "other"),
-         other=lambda grad, self, other: grad * self / other)
+         other=lambda grad, self, other: scale(grad, self) / other)
 defderiv("xlogy_scalar_other(Tensor self, Scalar other)", "XlogyBackward2", ("self", "other"),
-         self=xlogy_self_grad)
+         self=lambda grad, self, other:
+             xlogy(grad, other) if other > 0 else xlogy_self_grad(grad, self, other))
 defderiv("fmod_scalar(Tensor self, Scalar other)", "FmodBackward0", saves_tensors=False,
          self=lambda grad: grad)
 defderiv("fmod(Tensor self, Tensor other)", "FmodBackward1", ("self", "other"),
@@ -1394,16 +1405,6 @@ def cumprod_grad_pairs(grad, self, dim, n):
     return out.transpose(dim, -1)
 
 
-def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
-    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
-    gradient goes back to the position its value was taken from."""
-    if not self_sym_sizes:
-        return grad
-    g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
-    idx = restore_dims(value(indices), dim, keepdim, len(self_sym_sizes))
-    return scatter_to(self_sym_sizes, dim, idx, g)
-
-
 def amax_grad(grad, self, dim, keepdim, result):
     """amax/amin: the gradient is shared evenly among the tied extreme values."""
     n = np.ndim(value(self))
@@ -1411,7 +1412,10 @@ def amax_grad(grad, self, dim, keepdim, result):
     hit = value(self) == r
     dims = tuple(range(n)) if not dim else dim
     count = np.sum(hit, axis=dims, keepdims=True).astype(r.dtype)
-    return mask(hit, restore_dims(grad, dim, keepdim, n) / count)
+    # torch's restore_reduced_dims reshapes (ViewBackward0) where restore_dims unsqueezes
+    g = reshape(grad, r.shape) if on_tensors(grad) and not keepdim else restore_dims(
+        grad, dim, keepdim, n)
+    return mask(hit, g / count)
 
 
 defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
@@ -1573,12 +1577,6 @@ def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
     return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
 
 
-def trace_grad(grad, self_sym_sizes):
-    n = min(self_sym_sizes)
-    eye = np.arange(n)
-    return put(expand(grad, (n,)), self_sym_sizes, (eye, eye))
-
-
 def repeat_grad(grad, self_sym_sizes, repeats):
     """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
     summed over the r axes."""
@@ -1607,7 +1605,7 @@ defderiv("diag_embed(Tensor self, int offset, int dim1, int dim2)",
          "DiagEmbedBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
          self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 defderiv("trace(Tensor self)", "TraceBackward0", ("self_sym_sizes",), saves_tensors=False,
-         self=trace_grad)
+         self=lambda grad, self_sym_sizes: diagonal_fill(grad, self_sym_sizes))
 defderiv("flip(Tensor self, int[] dims)", "FlipBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: flip(grad, dims))
 defderiv("roll(Tensor self, SymInt[1] shifts, int[1] dims)",
@@ -1959,7 +1957,7 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
 # (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
 defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
          saves_tensors=False,
-         self=lambda grad, other: grad / other)
+         self=lambda grad, other: divide_by(grad, other))
 
 # convolution, pooling, attention
 

@@ -851,3 +851,46 @@ def clamped_unrecorded(x, lo):
         np.maximum(x._data, lo, out=x._data)
         return x
     return np.maximum(x, lo)
+
+
+# ----- where, masked_fill and index_fill as torch's formulas write them ---------------------
+# On arrays these keep the plain multiplication by a mask (the fast path); on Tensors they
+# record torch's ops, so that a gradient's own graph is torch's.
+
+def keep_where(cond, grad):
+    """grad where the constant boolean cond holds, else 0: torch's where(cond, grad, 0)."""
+    if _t(grad):
+        return ops.where(_make(np.asarray(cond)), grad, 0)
+    return mask(cond, grad)
+
+
+def zero_where(cond, grad):
+    """0 where the constant boolean cond holds, else grad: torch's where(cond, 0, grad)."""
+    if _t(grad):
+        return ops.where(_make(np.asarray(cond)), 0, grad)
+    return mask(~cond, grad)
+
+
+def spread(hit, x):
+    """x where the constant boolean hit holds, else 0: torch's
+    zeros_like(input).masked_fill_(hit, x) (MaskedFillBackward1) with x a 0-d Tensor."""
+    if _t(x):
+        return ops.masked_fill(tzeros(*np.shape(hit), dtype=x.dtype), _make(np.asarray(hit)), x)
+    return mask(hit, x)
+
+
+def times_one(grad):
+    """grad * 1, which torch's formulas write (MulBackward1) and arrays need not compute."""
+    return ops.mul_scalar(grad, 1) if _t(grad) else grad
+
+
+def diagonal_fill(grad, sizes):
+    """zeros(sizes) with grad (0-d) on the main diagonal: torch's trace_backward, which
+    index_fills a flat zeros (IndexFillBackward1) and views it as sizes."""
+    rows, cols = sizes
+    if _t(grad):
+        flat = tzeros(rows * cols, dtype=grad.dtype)
+        steps = _make(np.arange(0, rows * cols, cols + 1))
+        return ops.index_fill(flat, 0, steps, grad).view(rows, cols)
+    eye = np.arange(min(rows, cols))
+    return put(grad, sizes, (eye, eye))
