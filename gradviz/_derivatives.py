@@ -2366,15 +2366,15 @@ def mse_double_grad_output(grad, self, target, reduction):
     if reduction == 0:
         return r
     total = r.sum()
-    return total / np.size(value(r)) if reduction == 1 else total
+    return divide_by(total, np.size(value(r))) if reduction == 1 else total
 
 
 def mse_double_grad_input(grad, grad_output, self, target, reduction):
     """d/d(self) of mse_loss_backward: 2 grad grad_output, over the element count for mean."""
     g = scale(grad * grad_output, 2)
     if reduction == 1:
-        g = g / int(np.prod(np.broadcast_shapes(np.shape(value(self)),
-                                                np.shape(value(target)))))
+        g = divide_by(g, int(np.prod(np.broadcast_shapes(np.shape(value(self)),
+                                                         np.shape(value(target))))))
     return g
 
 

@@ -170,9 +170,9 @@ KNOWN_DIFFERENT_THROUGH_GRAD_OUTPUTS = frozenset("""
     add amax amin as_strided atanh clamp clamp_max clamp_max_tensor clamp_min clamp_min_tensor
     clamp_tensor diagonal diagonal_copy div_scalar embedding index_add index_put logit
     masked_fill masked_fill_tensor masked_select max max_dim max_pool2d_with_indices_backward
-    maximum mean mean_dim median min min_dim minimum mse_loss_backward nanmedian
-    reflection_pad1d_backward reflection_pad2d_backward repeat replication_pad1d_backward
-    replication_pad2d_backward sub sub_scalar trace where xlogy_scalar_other xlogy_scalar_self
+    maximum mean mean_dim median min min_dim minimum nanmedian
+    repeat
+    sub sub_scalar trace where xlogy_scalar_other xlogy_scalar_self
 """.split())
 
 
