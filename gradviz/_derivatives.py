@@ -1259,8 +1259,8 @@ defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)
 # (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
 
 from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
-                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
-                     zero_at)
+                     index_select, index_zero, masked_sum, reverse_cumsum, scatter_add_to,
+                     scatter_to, zero_at, zeroed)
 
 
 def restore_dims(x, dim, keepdim, ndim):
@@ -1491,6 +1491,8 @@ def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
     g = index_select(grad, dim, index)
     if source_dim == 0:
         g = reshape(g, ())
+    elif on_tensors(g):
+        g = expand(g, np.shape(value(source)))      # torch's expand_as(source): ExpandBackward0
     return maybe_multiply(g, alpha)
 
 
@@ -1531,11 +1533,11 @@ defderiv("index_fill_tensor(Tensor self, int dim, Tensor index, Tensor value)",
          value=lambda grad, dim, index: sum_dims(index_select(grad, dim, index), None))
 defderiv("masked_fill(Tensor self, Tensor mask, Scalar value)",
          "MaskedFillBackward0", ("mask",), nondiff=("mask",),
-         self=lambda grad, mask: where0(value(mask), grad))
+         self=lambda grad, mask: masked_zero(grad, value(mask)))
 defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
          "MaskedFillBackward1", ("mask",), nondiff=("mask",),
-         self=lambda grad, mask: where0(value(mask), grad),
-         value=lambda grad, mask: sum_dims(where0(~value(mask), grad), None))
+         self=lambda grad, mask: masked_zero(grad, value(mask)),
+         value=lambda grad, mask: masked_sum(grad, value(mask)))
 defderiv("masked_select(Tensor self, Tensor mask)",
          "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
          self=masked_select_grad)
@@ -1580,15 +1582,22 @@ def trace_grad(grad, self_sym_sizes):
 
 
 def repeat_grad(grad, self_sym_sizes, repeats):
-    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
-    summed over the r axes."""
-    lead = len(repeats) - len(self_sym_sizes)
-    sizes = (1,) * lead + tuple(self_sym_sizes)
-    pairs = []
-    for r, s in zip(repeats, sizes):
-        pairs += [r, s]
-    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
-    return reshape(g, tuple(self_sym_sizes))
+    """torch's repeat_backward: each leading new dim summed away (sum(0)), then grad viewed as
+    (r0, s0, r1, s1, ...), with an r only where it is not 1, and summed over the r axes.
+    A repeat of 0 gives constant zeros (torch's at::zeros: no history)."""
+    if 0 in repeats:
+        return zeroed(tuple(self_sym_sizes), grad)
+    for _ in range(len(repeats) - len(self_sym_sizes)):
+        grad = sum_dims(grad, 0)
+    sizes, dims = [], []
+    for r, s in zip(repeats[len(repeats) - len(self_sym_sizes):], self_sym_sizes):
+        if r != 1:
+            dims.append(len(sizes))
+            sizes.append(r)
+        sizes.append(s)
+    if not dims:
+        return grad
+    return sum_dims(reshape(grad, tuple(sizes)), tuple(dims))
 
 
 defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
@@ -2101,7 +2110,7 @@ def max_pool_double_grad(grad, indices):
     shape = np.shape(idx)
     lead = int(np.prod(shape[:-2]))
     g = reshape(grad, (lead, -1))
-    return reshape(take(g, (np.arange(lead)[:, None], idx.reshape(lead, -1))), shape)
+    return reshape(gather(g, 1, idx.reshape(lead, -1)), shape)
 
 
 def avg_pool_input_grad(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
