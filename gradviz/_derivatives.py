@@ -1571,8 +1571,12 @@ def diagonal_key(sizes, offset, dim1, dim2):
 
 
 def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
-    """torch's diagonal_backward: zeros with grad written on the diagonal."""
-    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+    """torch's diagonal_backward: zeros with grad written on the diagonal (an op of its own,
+    DiagonalBackwardBackward0, on Tensors)."""
+    key = diagonal_key(self_sym_sizes, offset, dim1, dim2)
+    if on_tensors(grad):
+        return ops.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2, key)
+    return put(grad, self_sym_sizes, key)
 
 
 def trace_grad(grad, self_sym_sizes):
@@ -2362,6 +2366,10 @@ defderiv("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, Sym
          "SelectBackwardBackward0", ("dim", "index", "key"), saves_tensors=False,
          internal=("key",),
          grad_output=lambda grad, key: take(grad, key))
+defderiv("diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
+         "int dim2)",
+         "DiagonalBackwardBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         grad_output=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
          "SymInt end, SymInt step)",
          "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
