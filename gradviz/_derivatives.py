@@ -824,7 +824,11 @@ def channel_sum(grad, input):
 
 def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its row of the table (divided by how often the
-    index occurs with scale_grad_by_freq); the padding row gets none."""
+    index occurs with scale_grad_by_freq); the padding row gets none. On Tensors torch's
+    embedding_dense_backward op (EmbeddingDenseBackwardBackward0)."""
+    if on_tensors(grad):
+        return ops.embedding_dense_backward(grad, indices, weight_sym_argsize_0, padding_idx,
+                                            scale_grad_by_freq)
     idx = value(indices).reshape(-1)
     dim = np.shape(value(grad))[-1]
     g = reshape(grad, (idx.size, dim))
@@ -1968,6 +1972,24 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
          ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
          nondiff=("indices",),
          weight=embedding_grad)
+
+
+def embedding_double_grad(grad, indices, padding_idx):
+    """torch's embedding_dense_double_backward: each looked-up row of grad (the padding row's
+    zeroed), in the indices' shape. It ignores scale_grad_by_freq, as torch does."""
+    idx = value(indices).reshape(-1)
+    g = index_select(grad, 0, idx)
+    if padding_idx >= 0:
+        pad = (idx == padding_idx)[:, None]
+        # torch fills in place (masked_fill_): the result's _version is 1
+        g = g.masked_fill_(as_tensor(pad), 0) if on_tensors(g) else where0(pad, g)
+    return reshape(g, np.shape(value(indices)) + (-1,))
+
+
+defderiv("embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+         "SymInt padding_idx, bool scale_grad_by_freq)",
+         "EmbeddingDenseBackwardBackward0", ("indices", "padding_idx"), nondiff=("indices",),
+         grad_output=embedding_double_grad)
 # The Scalar overload torch's C++ cross_entropy records for probability targets
 # (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
 defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
