@@ -834,7 +834,11 @@ def channel_sum(grad, input):
 
 def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its row of the table (divided by how often the
-    index occurs with scale_grad_by_freq); the padding row gets none."""
+    index occurs with scale_grad_by_freq); the padding row gets none. On Tensors torch's
+    embedding_dense_backward op (EmbeddingDenseBackwardBackward0)."""
+    if on_tensors(grad):
+        return ops.embedding_dense_backward(grad, indices, weight_sym_argsize_0, padding_idx,
+                                            scale_grad_by_freq)
     idx = value(indices).reshape(-1)
     dim = np.shape(value(grad))[-1]
     g = reshape(grad, (idx.size, dim))
@@ -1270,8 +1274,8 @@ defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)
 # (var, std, norm, cumsum, cumprod, logsumexp, amax, amin, sort, topk, median, ...)
 
 from ._dmath import (abs_, cumprod, fill_where, gather, index_add_to,  # noqa: E402
-                     index_select, index_zero, reverse_cumsum, scatter_add_to, scatter_to,
-                     zero_at)
+                     index_select, index_zero, masked_sum, reverse_cumsum, scatter_add_to,
+                     scatter_to, zero_at, zeroed)
 
 
 def restore_dims(x, dim, keepdim, ndim):
@@ -1495,6 +1499,8 @@ def index_add_source_grad(grad, dim, index, source, source_dim, alpha):
     g = index_select(grad, dim, index)
     if source_dim == 0:
         g = reshape(g, ())
+    elif on_tensors(g):
+        g = expand(g, np.shape(value(source)))      # torch's expand_as(source): ExpandBackward0
     return maybe_multiply(g, alpha)
 
 
@@ -1535,11 +1541,11 @@ defderiv("index_fill_tensor(Tensor self, int dim, Tensor index, Tensor value)",
          value=lambda grad, dim, index: sum_dims(index_select(grad, dim, index), None))
 defderiv("masked_fill(Tensor self, Tensor mask, Scalar value)",
          "MaskedFillBackward0", ("mask",), nondiff=("mask",),
-         self=lambda grad, mask: where0(value(mask), grad))
+         self=lambda grad, mask: masked_zero(grad, value(mask)))
 defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
          "MaskedFillBackward1", ("mask",), nondiff=("mask",),
-         self=lambda grad, mask: where0(value(mask), grad),
-         value=lambda grad, mask: sum_dims(where0(~value(mask), grad), None))
+         self=lambda grad, mask: masked_zero(grad, value(mask)),
+         value=lambda grad, mask: masked_sum(grad, value(mask)))
 defderiv("masked_select(Tensor self, Tensor mask)",
          "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
          self=masked_select_grad)
@@ -1573,20 +1579,31 @@ def diagonal_key(sizes, offset, dim1, dim2):
 
 
 def diagonal_grad(grad, self_sym_sizes, offset, dim1, dim2):
-    """torch's diagonal_backward: zeros with grad written on the diagonal."""
-    return put(grad, self_sym_sizes, diagonal_key(self_sym_sizes, offset, dim1, dim2))
+    """torch's diagonal_backward: zeros with grad written on the diagonal (an op of its own,
+    DiagonalBackwardBackward0, on Tensors)."""
+    key = diagonal_key(self_sym_sizes, offset, dim1, dim2)
+    if on_tensors(grad):
+        return ops.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2, key)
+    return put(grad, self_sym_sizes, key)
 
 
 def repeat_grad(grad, self_sym_sizes, repeats):
-    """Each repeated copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...) and
-    summed over the r axes."""
-    lead = len(repeats) - len(self_sym_sizes)
-    sizes = (1,) * lead + tuple(self_sym_sizes)
-    pairs = []
-    for r, s in zip(repeats, sizes):
-        pairs += [r, s]
-    g = sum_dims(reshape(grad, tuple(pairs)), tuple(range(0, 2 * len(sizes), 2)))
-    return reshape(g, tuple(self_sym_sizes))
+    """torch's repeat_backward: each leading new dim summed away (sum(0)), then grad viewed as
+    (r0, s0, r1, s1, ...), with an r only where it is not 1, and summed over the r axes.
+    A repeat of 0 gives constant zeros (torch's at::zeros: no history)."""
+    if 0 in repeats:
+        return zeroed(tuple(self_sym_sizes), grad)
+    for _ in range(len(repeats) - len(self_sym_sizes)):
+        grad = sum_dims(grad, 0)
+    sizes, dims = [], []
+    for r, s in zip(repeats[len(repeats) - len(self_sym_sizes):], self_sym_sizes):
+        if r != 1:
+            dims.append(len(sizes))
+            sizes.append(r)
+        sizes.append(s)
+    if not dims:
+        return grad
+    return sum_dims(reshape(grad, tuple(sizes)), tuple(dims))
 
 
 defderiv("tril(Tensor self, int diagonal)", "TrilBackward0", ("diagonal",), saves_tensors=False,
@@ -1953,6 +1970,24 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
          ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
          nondiff=("indices",),
          weight=embedding_grad)
+
+
+def embedding_double_grad(grad, indices, padding_idx):
+    """torch's embedding_dense_double_backward: each looked-up row of grad (the padding row's
+    zeroed), in the indices' shape. It ignores scale_grad_by_freq, as torch does."""
+    idx = value(indices).reshape(-1)
+    g = index_select(grad, 0, idx)
+    if padding_idx >= 0:
+        pad = (idx == padding_idx)[:, None]
+        # torch fills in place (masked_fill_): the result's _version is 1
+        g = g.masked_fill_(as_tensor(pad), 0) if on_tensors(g) else where0(pad, g)
+    return reshape(g, np.shape(value(indices)) + (-1,))
+
+
+defderiv("embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+         "SymInt padding_idx, bool scale_grad_by_freq)",
+         "EmbeddingDenseBackwardBackward0", ("indices", "padding_idx"), nondiff=("indices",),
+         grad_output=embedding_double_grad)
 # The Scalar overload torch's C++ cross_entropy records for probability targets
 # (`sum / (numel / C)`; its `+ ls / C` is add_scalar, AddBackward1, above).
 defderiv("div_scalar(Tensor self, Scalar other)", "DivBackward1", ("other",),
@@ -2099,7 +2134,7 @@ def max_pool_double_grad(grad, indices):
     shape = np.shape(idx)
     lead = int(np.prod(shape[:-2]))
     g = reshape(grad, (lead, -1))
-    return reshape(take(g, (np.arange(lead)[:, None], idx.reshape(lead, -1))), shape)
+    return reshape(gather(g, 1, idx.reshape(lead, -1)), shape)
 
 
 def avg_pool_input_grad(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -2351,6 +2386,10 @@ defderiv("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, Sym
          "SelectBackwardBackward0", ("dim", "index", "key"), saves_tensors=False,
          internal=("key",),
          grad_output=lambda grad, key: take(grad, key))
+defderiv("diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
+         "int dim2)",
+         "DiagonalBackwardBackward0", ("offset", "dim1", "dim2"), saves_tensors=False,
+         grad_output=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 defderiv("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
          "SymInt end, SymInt step)",
          "SliceBackwardBackward0", ("dim", "start", "end", "step", "key"), saves_tensors=False,
@@ -2364,15 +2403,15 @@ def mse_double_grad_output(grad, self, target, reduction):
     if reduction == 0:
         return r
     total = r.sum()
-    return total / np.size(value(r)) if reduction == 1 else total
+    return divide_by(total, np.size(value(r))) if reduction == 1 else total
 
 
 def mse_double_grad_input(grad, grad_output, self, target, reduction):
     """d/d(self) of mse_loss_backward: 2 grad grad_output, over the element count for mean."""
     g = scale(grad * grad_output, 2)
     if reduction == 1:
-        g = g / int(np.prod(np.broadcast_shapes(np.shape(value(self)),
-                                                np.shape(value(target)))))
+        g = divide_by(g, int(np.prod(np.broadcast_shapes(np.shape(value(self)),
+                                                         np.shape(value(target))))))
     return g
 
 

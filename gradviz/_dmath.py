@@ -894,3 +894,19 @@ def diagonal_fill(grad, sizes):
         return ops.index_fill(flat, 0, steps, grad).view(rows, cols)
     eye = np.arange(min(rows, cols))
     return put(grad, sizes, (eye, eye))
+
+
+def masked_sum(x, cond):
+    """The sum of x where the constant boolean cond holds: torch's `x.masked_select(cond).sum()`
+    (SumBackward0 of MaskedSelectBackward0 on Tensors)."""
+    if _t(x):
+        return ops.masked_select(x, _make(np.asarray(cond))).sum()
+    return _add_reduce(where0(~cond, x), axis=None)
+
+
+def zeroed(shape, like):
+    """torch's at::zeros called by a backward formula: empty().zero_(), so that on Tensors
+    the zeros come back with _version 1 (and no history)."""
+    if _t(like):
+        return tzeros(*shape, dtype=like.dtype).zero_()
+    return np.zeros(shape, dtype=np.result_type(like))

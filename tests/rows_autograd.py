@@ -32,5 +32,6 @@ EXAMPLES = {
     "_log_softmax_backward_data": (_grad_of(lambda x: x.log_softmax(0)), (M23, N23), {}),
     "mse_loss_backward": (_mse_grads, (A3, B3), {}),
     "select_backward": (_grad_of(lambda x: x[1]), (M23, A3), {}),
+    "diagonal_backward": (_grad_of(lambda x: x.diagonal(1)), (M23, [0.5, -0.7]), {}),
     "slice_backward": (_grad_of(lambda x: x[:, 1:]), (M23, [[0.5, 0.2], [-0.7, 0.9]]), {}),
 }

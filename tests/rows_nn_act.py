@@ -120,6 +120,13 @@ def _embedding(w):
     return torch.nn.functional.embedding(torch.tensor([[2, 0], [2, 1]]), w)
 
 
+def _embedding_grad(w, g):
+    """The table's gradient with create_graph=True: an EmbeddingDenseBackwardBackward0 node."""
+    out = torch.nn.functional.embedding(torch.tensor([[2, 0], [2, 1]]), w)
+    (gw,) = torch.autograd.grad(out, w, g, create_graph=True)
+    return gw
+
+
 def _leaky_relu_double(x):
     y = torch.nn.functional.leaky_relu(x, 0.2)
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
@@ -200,5 +207,8 @@ EXAMPLES = {
                           (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "unsqueeze_": (_group_norm_grad, (X234, [0.5, 1.5, -1.0], [0.1, -0.2, 0.3]), {}),
     "embedding": (_embedding, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],), {}),
+    "embedding_dense_backward": (_embedding_grad, ([[0.5, -0.2], [1.3, 0.8], [-0.7, 0.9]],
+                                                   [[[0.3, -1.2], [2.1, 0.4]],
+                                                    [[-0.6, 1.1], [0.7, -0.9]]]), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }

@@ -498,6 +498,21 @@ def test_embedding(kwargs):
     check(case)
 
 
+@pytest.mark.parametrize("kwargs", [{"padding_idx": 2}, {"padding_idx": 2,
+                                                         "scale_grad_by_freq": True}])
+def test_embedding_double_backward(kwargs):
+    """The table's gradient is an op (EmbeddingDenseBackwardBackward0) whose own gradient
+    zeroes the padding row's lookups and, as torch's, ignores scale_grad_by_freq."""
+    def case(t):
+        w = _x(t, W43)
+        out = t.nn.functional.embedding(t.tensor([[2, 0, 2], [3, 3, 2]]), w, **kwargs)
+        v = t.arange(1.0, 19.0, dtype=w.dtype).reshape(2, 3, 3).requires_grad_()
+        (gw,) = t.autograd.grad(out, w, v, create_graph=True)
+        (gv,) = t.autograd.grad((gw * gw).sum(), v, create_graph=True)
+        return [gw, gv]
+    check(case)
+
+
 def test_embedding_int32_and_0d_indices_and_torch_level():
     def case(t):
         w = _x(t, W43)

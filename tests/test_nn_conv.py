@@ -330,7 +330,9 @@ def test_pad(pad, mode, ndim, value):
         out = t.nn.functional.pad(x, pad, mode=mode, **kw)
         # (torch shows a negative saved pad as an unsigned 64-bit number; gradviz keeps -1)
         saved = getattr(out.grad_fn, "_saved_pad", None)
-        return backward(t, out, x) + [saved if saved is None or min(pad) >= 0 else None]
+        # the output's strides: torch's padded output is contiguous
+        return backward(t, out, x) + [saved if saved is None or min(pad) >= 0 else None,
+                                      out.stride()]
     check(case)
 
 

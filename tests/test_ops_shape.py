@@ -105,6 +105,12 @@ OPS = {
     "repeat_tuple": lambda t: (lambda x: backprop(t, x.repeat((2, 3)), x))(leaf(t, 3)),
     "repeat_0d": lambda t: (lambda x: backprop(t, x.repeat(2, 2), x))(leaf(t)),
     "repeat_zero": lambda t: (lambda x: backprop(t, x.repeat(0, 2), x))(leaf(t, 2)),
+    # the gradient's own graph (create_graph, grad_outputs that require grad): torch's
+    # repeat_backward sums new leading dims one by one; a repeat of 0 gives plain zeros
+    "repeat_grad_graph": lambda t: (lambda x: t.autograd.grad(
+        x.repeat(3, 1, 2), x, leaf(t, 3, 2, 6), create_graph=True))(leaf(t, 2, 3)),
+    "repeat_zero_grad_graph": lambda t: (lambda x: t.autograd.grad(
+        x.repeat(2, 0), x, leaf(t, 2, 0), create_graph=True))(leaf(t, 2)),
     "tile_short": lambda t: (lambda x: backprop(t, t.tile(x, (2,)), x))(leaf(t, 2, 3)),
     "tile_long": lambda t: (lambda x: backprop(t, x.tile(2, 1, 1), x))(leaf(t, 2, 3)),
     "repeat_interleave_dim": lambda t: (lambda x: backprop(

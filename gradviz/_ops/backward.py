@@ -1,7 +1,7 @@
 """Backward functions that are themselves ops: the nodes of a double-backward graph.
 
 Under create_graph=True, torch computes the gradient of tanh, sigmoid, relu, softmax,
-log_softmax, select and slice with one op each (tanh_backward, ...), which records its own node
+log_softmax, select, slice, diagonal and embedding with one op each (tanh_backward, ...), which records its own node
 (TanhBackwardBackward0, ...). The derivative formulas call these through gradviz._dmath when
 they run on Tensors; on a plain backward the formulas use NumPy directly. None of them is a
 public torch name.
@@ -9,7 +9,7 @@ public torch name.
 
 import numpy as np
 
-from .._derivatives import DERIVATIVES as D
+from .._derivatives import DERIVATIVES as D, embedding_grad
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -82,6 +82,24 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, key):
     out = _make(_put(grad_output._data, input_sizes, key))
     if _needs(grad_output):
         record(D["slice_backward"], out, (grad_output,), (dim, start, end, step, key))
+    return out
+
+
+@records("diagonal_backward")
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, key):
+    out = _make(_put(grad_output._data, input_sizes, key))
+    if _needs(grad_output):
+        record(D["diagonal_backward"], out, (grad_output,), (offset, dim1, dim2))
+    return out
+
+
+@records("embedding_dense_backward")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    out = _make(embedding_grad(grad_output._data, num_weights, indices, padding_idx,
+                               scale_grad_by_freq))
+    if _needs(grad_output):
+        record(D["embedding_dense_backward"], out, (grad_output,), (indices, padding_idx))
     return out
 
 

@@ -4,6 +4,8 @@ torch.nn.functional.pad records them. Their backwards are ops of their own under
 create_graph=True (ReflectionPad2DBackwardBackward0, ...), as in torch.
 """
 
+import numpy as np
+
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make
@@ -37,7 +39,8 @@ def _gather_pad(row, self, padding, mode):
         shape = [1] * len(maps)
         shape[len(maps) - 1 - i] = -1
         key[a.ndim + axis] = src.reshape(shape)
-    out = _make(a[tuple(key)])
+    # Contiguous, as torch's padded output (fancy indexing may lay the copy out in any order).
+    out = _make(np.ascontiguousarray(a[tuple(key)]))
     if _needs(self):
         record(D[row], out, (self,), (self, padding, maps, row))
     return out
