@@ -41,7 +41,7 @@ import numpy as np
 from ..autograd import callsite
 from ..autograd.saved import Saved
 from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
-from .tracer import InplaceEvent, Tracer
+from .tracer import InplaceEvent, Tracer, _NodeRef
 
 __all__ = ["TorchTracer", "torch_tracing"]
 
@@ -105,6 +105,8 @@ class TorchTracer(Tracer):
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._retain_later = {}     # key of a node not numbered yet -> outputs retaining grad
         self._retain_key = None     # the node whose retain_grad firings were reported last
+        # id(tensor that retains grad) -> (weak reference to it, key of its node, output nr)
+        self._retaining = {}
 
     @staticmethod
     def _find_backward_funcs(torch):
@@ -161,6 +163,8 @@ class TorchTracer(Tracer):
                 getattr(func, "__name__", "") != "requires_grad_":
             self._inplace(first, "out" if first is written else func)
         self._outputs_made(func, args, out)
+        if self._retaining and version is not None and first._version != version:
+            self._retain_moved(first)
         return out
 
     def _inplace(self, tensor, func):
@@ -485,6 +489,35 @@ class TorchTracer(Tracer):
             self._retain_later[key] = self._retain_later.get(key, frozenset()) | {t.output_nr}
         else:
             entry[_RETAINED] = (entry[_RETAINED] or frozenset()) | {t.output_nr}
+        ref = _NodeRef(t, self._forget_retain)
+        ref.key = id(t)
+        self._retaining[id(t)] = (ref, key, t.output_nr)
+
+    def _forget_retain(self, ref):
+        kept = self._retaining.get(ref.key)
+        if kept is not None and kept[0] is ref:
+            del self._retaining[ref.key]
+
+    def _retain_moved(self, t):
+        """t was edited in place: as torch does, the retain_grad of t, or of the base t views,
+        moves to the node the edit made (CopySlices for the base), so that it reports the
+        gradient of the tensor as edited (what .grad gets), as on the core."""
+        for u in (t, t._base):
+            kept = None if u is None else self._retaining.get(id(u))
+            if kept is None or kept[0]() is not u:
+                continue
+            _, key, nr = kept
+            fn = u.grad_fn
+            if fn is None or _key(fn) == key:
+                continue
+            entry = self._nodes.get(key)
+            if entry is None:
+                left = self._retain_later.pop(key, frozenset()) - {nr}
+                if left:
+                    self._retain_later[key] = left
+            else:
+                entry[_RETAINED] = (entry[_RETAINED] or frozenset()) - {nr} or None
+            self._retained(u)
 
     def _retain_fired(self, node, grads):
         """retain_grad's firings at node, once per node run: torch runs them after the

@@ -488,7 +488,8 @@ class Tracer(_tracing.Tracer):
 
 
 class _NodeRef(weakref.ref):
-    """A weak reference to a node that knows the node's key in Tracer._nodes."""
+    """A weak reference that knows its key in the table holding it (a node's in
+    Tracer._nodes, a retaining tensor's in TorchTracer._retaining)."""
 
     __slots__ = ("key",)
 
