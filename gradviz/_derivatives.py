@@ -164,8 +164,8 @@ def evenly_distribute(grad, self, result):
 
 
 def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
-    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
-    gradient goes back to the position its value was taken from."""
+    """torch's value_selecting_reduction_backward (max, min, sort, topk, median along a
+    dim): each gradient goes back to the position its value was taken from."""
     if not self_sym_sizes:
         return grad
     g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
