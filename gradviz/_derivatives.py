@@ -164,8 +164,8 @@ def evenly_distribute(grad, self, result):
 
 
 def value_selecting_grad(grad, dim, keepdim, indices, self_sym_sizes):
-    """torch's value_selecting_reduction_backward (sort, topk, median along a dim): each
-    gradient goes back to the position its value was taken from."""
+    """torch's value_selecting_reduction_backward (max, min, sort, topk, median along a
+    dim): each gradient goes back to the position its value was taken from."""
     if not self_sym_sizes:
         return grad
     g = restore_dims(grad, dim, keepdim, len(self_sym_sizes))
@@ -184,9 +184,16 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
 def mean_backward(grad, self_sym_sizes, dim, keepdim, count):
     """torch expands the gradient, then divides it by the count (DivBackward1); an array is
     divided before it is broadcast (the same values, count times fewer divisions)."""
-    if on_tensors(grad):
+    if isinstance(grad, Tensor):
         return divide_by(reduce_grad(grad, self_sym_sizes, dim, keepdim), count)
     return reduce_grad(grad / count, self_sym_sizes, dim, keepdim)
+
+
+def mean_all_grad(grad, self_sym_sizes, self_sym_numel):
+    """mean_backward over every dim."""
+    if isinstance(grad, Tensor):
+        return divide_by(expand(grad, self_sym_sizes), self_sym_numel)
+    return expand(grad / self_sym_numel, self_sym_sizes)
 
 
 def softmax_grad(grad, result, dim):
@@ -1002,8 +1009,7 @@ defderiv("sum_dim(Tensor self, int[1]? dim, bool keepdim)",
          self=reduce_grad)
 defderiv("mean(Tensor self)",
          "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
-         self=lambda grad, self_sym_sizes, self_sym_numel:
-             mean_backward(grad, self_sym_sizes, None, False, self_sym_numel))
+         self=mean_all_grad)
 defderiv("mean_dim(Tensor self, int[1]? dim, bool keepdim)",
          "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"), saves_tensors=False,
          internal=("count",),

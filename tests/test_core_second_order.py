@@ -164,8 +164,8 @@ def test_transposed_convolution_errors_match_torch(bad):
 # The same comparison with grad_outputs that require grad: the graph then shows how each row's
 # formula treats the incoming gradient itself (a linear op's gradient graph is otherwise empty:
 # t's used to record TransposeBackward0 where torch records TBackward0, unseen above). These
-# rows still build it from other ops than torch's (mean divides before expanding, sub scales by
-# -1 with a tensor, clamp masks with a multiplication, ...).
+# rows still build it from other ops than torch's (masked_fill zeroes with a where where torch
+# masked_fills, add scales by alpha with a tensor, ...).
 KNOWN_DIFFERENT_THROUGH_GRAD_OUTPUTS = frozenset("""
     add as_strided index_put masked_select
 """.split())
