@@ -39,7 +39,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
                      ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
-                     mat_t, sgn, unsqueeze_to, divide_by, product)
+                     mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
@@ -1157,8 +1157,8 @@ defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
          "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
          internal=("values_sym_sizes",),
          nondiff=("indices",),
-         self=lambda grad, indices: grad - put(take(grad, indices), np.shape(value(grad)),
-                                               indices),
+         self=lambda grad, indices, values_sym_sizes: zero_at_key(grad, indices,
+                                                                  values_sym_sizes),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
                                                                values_sym_sizes))
 
