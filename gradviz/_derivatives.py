@@ -39,7 +39,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
                      ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
-                     mat_t, sgn, unsqueeze_to, divide_by, product)
+                     mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
 from ._dmath import diagonal_fill, keep_where, spread, times_one, zero_where
 from ._registry import ops
 from ._tensor import Tensor, _make
@@ -1173,8 +1173,8 @@ defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
          "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
          internal=("values_sym_sizes",),
          nondiff=("indices",),
-         self=lambda grad, indices: grad - put(take(grad, indices), np.shape(value(grad)),
-                                               indices),
+         self=lambda grad, indices, values_sym_sizes: zero_at_key(grad, indices,
+                                                                  values_sym_sizes),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
                                                                values_sym_sizes))
 
@@ -1481,11 +1481,34 @@ for _op, _node in (("median", "Median"), ("nanmedian", "Nanmedian")):
 # ----- Gather, scatter and masks -----------------------------------------------------------
 # (gather, scatter, scatter_add, index_select, index_add, masked_fill, masked_select, ...)
 
+def scattered_into_zeros(grad, shape, mask):
+    """zeros of shape (broadcast with mask) with grad written where mask holds, in order:
+    torch's zeros.masked_scatter(mask, grad) (MaskedScatterBackward0 on Tensors)."""
+    shape = np.broadcast_shapes(tuple(shape), np.shape(value(mask)))
+    if on_tensors(grad):
+        return ops.masked_scatter(zeroed(shape, grad), as_tensor(value(mask)), grad)
+    return put(grad, shape, (np.broadcast_to(value(mask), shape),))
+
+
 def masked_select_grad(grad, self, mask):
-    """zeros of the broadcast shape with grad written where mask holds, in order."""
+    """torch's masked_select_backward, summed back to self's shape."""
     self_shape = np.shape(value(self))
-    shape = np.broadcast_shapes(self_shape, np.shape(value(mask)))
-    return sum_to(put(grad, shape, (np.broadcast_to(value(mask), shape),)), self_shape)
+    return sum_to(scattered_into_zeros(grad, self_shape, mask), self_shape)
+
+
+def masked_scatter_source_grad(grad, mask, source_sym_sizes):
+    """torch's masked_scatter_backward: grad where mask holds, in order, padded with zeros to
+    source's element count and viewed in its shape (an op of its own on Tensors,
+    MaskedScatterBackwardBackward0)."""
+    m = value(mask)
+    if on_tensors(grad):
+        return ops.masked_scatter_backward(grad, as_tensor(m), tuple(source_sym_sizes))
+    shape = np.broadcast_shapes(np.shape(grad), np.shape(m))
+    g = np.broadcast_to(grad, shape)[np.broadcast_to(m, shape)]
+    missing = int(np.prod(source_sym_sizes)) - np.shape(value(g))[0]
+    if missing > 0:
+        g = cat([g, zeroed((missing,), g)], 0)
+    return reshape(g, tuple(source_sym_sizes))
 
 
 def scatter_src_grad(grad, dim, index, src_sym_sizes, node):
@@ -1552,6 +1575,15 @@ defderiv("masked_fill_tensor(Tensor self, Tensor mask, Tensor value)",
          "MaskedFillBackward1", ("mask",), nondiff=("mask",),
          self=lambda grad, mask: masked_zero(grad, value(mask)),
          value=lambda grad, mask: masked_sum(grad, value(mask)))
+defderiv("masked_scatter(Tensor self, Tensor mask, Tensor source)",
+         "MaskedScatterBackward0", ("mask", "source_sym_sizes"), nondiff=("mask",),
+         self=lambda grad, mask: masked_zero(grad, value(mask)),
+         source=masked_scatter_source_grad)
+defderiv("masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes)",
+         "MaskedScatterBackwardBackward0", ("mask", "grad_output_sizes"), nondiff=("mask",),
+         internal=("grad_output_sizes",), saves_tensors=False,
+         grad_output=lambda grad, mask, grad_output_sizes: scattered_into_zeros(
+             grad, grad_output_sizes, mask))
 defderiv("masked_select(Tensor self, Tensor mask)",
          "MaskedSelectBackward0", ("mask", "self"), nondiff=("mask",),
          self=masked_select_grad)

@@ -910,3 +910,13 @@ def zeroed(shape, like):
     if _t(like):
         return tzeros(*shape, dtype=like.dtype).zero_()
     return np.zeros(shape, dtype=np.result_type(like))
+
+
+def zero_at_key(grad, key, values_shape):
+    """grad with 0 written at key: torch's `grad.index_put(indices, zeros_like(values))`
+    (IndexPutBackward0 on Tensors), the gradient of index_put_ w.r.t. the edited tensor."""
+    if _t(grad):
+        return ops.index_put(grad, key, tzeros(*values_shape, dtype=grad.dtype))
+    out = np.array(grad, copy=True)
+    out[key] = 0
+    return out

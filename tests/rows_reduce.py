@@ -21,6 +21,23 @@ def _std_mean(x):
     return s * m
 
 
+def _masked_select_grad(x, g):
+    """x's gradient through masked_select with create_graph=True: zeros.masked_scatter_(mask,
+    g), a MaskedScatterBackward0 node with g as its differentiable source."""
+    mask = torch.tensor([[True, False, True], [False, True, True]])
+    (gx,) = torch.autograd.grad(x.masked_select(mask), x, g, create_graph=True)
+    return gx
+
+
+
+def _masked_select_grad_grad(x, g, h):
+    """g's gradient through _masked_select_grad: a MaskedScatterBackwardBackward0 node."""
+    mask = torch.tensor([[True, False, True], [False, True, True]])
+    (gx,) = torch.autograd.grad(x.masked_select(mask), x, g, create_graph=True)
+    (gg,) = torch.autograd.grad(gx, g, h, create_graph=True)
+    return gg
+
+
 EXAMPLES = {
     "var": (lambda x: x.var(1, keepdim=True), (M23,), {}),
     "std": (lambda x: x.std(), (M23,), {}),
@@ -54,4 +71,7 @@ EXAMPLES = {
     "masked_fill_tensor": (lambda x, v: x.masked_fill(torch.tensor([True, False, True]), v),
                            (M23, 0.5), {}),
     "masked_select": (lambda x: x.masked_select(torch.tensor([[True], [False]])), (A3,), {}),
+    "masked_scatter": (_masked_select_grad, (M23, [0.5, -0.7, 0.9, 1.3]), {}),
+    "masked_scatter_backward": (_masked_select_grad_grad,
+                                (M23, [0.5, -0.7, 0.9, 1.3], M23), {}),
 }

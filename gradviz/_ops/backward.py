@@ -1,7 +1,7 @@
 """Backward functions that are themselves ops: the nodes of a double-backward graph.
 
 Under create_graph=True, torch computes the gradient of tanh, sigmoid, relu, softmax,
-log_softmax, select, slice, diagonal and embedding with one op each (tanh_backward, ...), which records its own node
+log_softmax, select, slice, diagonal, embedding and masked_scatter with one op each (tanh_backward, ...), which records its own node
 (TanhBackwardBackward0, ...). The derivative formulas call these through gradviz._dmath when
 they run on Tensors; on a plain backward the formulas use NumPy directly. None of them is a
 public torch name.
@@ -9,7 +9,7 @@ public torch name.
 
 import numpy as np
 
-from .._derivatives import DERIVATIVES as D, embedding_grad
+from .._derivatives import DERIVATIVES as D, embedding_grad, masked_scatter_source_grad
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -100,6 +100,14 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                                scale_grad_by_freq))
     if _needs(grad_output):
         record(D["embedding_dense_backward"], out, (grad_output,), (indices, padding_idx))
+    return out
+
+
+@records("masked_scatter_backward")
+def masked_scatter_backward(grad_output, mask, sizes):
+    out = _make(masked_scatter_source_grad(grad_output._data, mask, sizes))
+    if _needs(grad_output):
+        record(D["masked_scatter_backward"], out, (grad_output,), (mask, grad_output.shape))
     return out
 
 

@@ -150,17 +150,32 @@ def _alias_view(a):
     return a.view()
 
 
-@records("index_put_impl")
-def index_put_impl(self, indices, values, accumulate):
-    """self with values written (or added) at indices, out of place (torch's _index_put_impl_
-    on a copy, IndexPutImplBackward0): the backward of indexing under create_graph=True."""
+def _written_copy(self, indices, values, accumulate):
     out = _make(np.array(self._data, copy=True))
     if accumulate:
         np.add.at(out._data, indices, values._data)
     else:
         out._data[indices] = values._data
+    return out
+
+
+@records("index_put_impl")
+def index_put_impl(self, indices, values, accumulate):
+    """self with values written (or added) at indices, out of place (torch's _index_put_impl_
+    on a copy, IndexPutImplBackward0): the backward of indexing under create_graph=True."""
+    out = _written_copy(self, indices, values, accumulate)
     if _needs(self, values):
         record(D["index_put_impl"], out, (self, values), (indices, accumulate, values.shape))
+    return out
+
+
+@records("index_put")
+def index_put(self, indices, values):
+    """self with values written at indices, out of place (torch's index_put,
+    IndexPutBackward0): the gradient of index_put_ under create_graph=True."""
+    out = _written_copy(self, indices, values, False)
+    if _needs(self, values):
+        record(D["index_put"], out, (self, values), (indices, values.shape))
     return out
 
 

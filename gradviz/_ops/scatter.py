@@ -493,6 +493,19 @@ def masked_select(self, mask, *, out=None):
     return out
 
 
+@records("masked_scatter")
+def masked_scatter(self, mask, source):
+    """self (of the broadcast shape) with source's first elements written where mask holds,
+    in order: torch's masked_scatter (MaskedScatterBackward0), the gradient of masked_select
+    under create_graph=True. Not a public name of gradviz."""
+    a, m = np.broadcast_arrays(self._data, mask._data)
+    out = _make(np.array(a, copy=True))
+    out._data[m] = source._data.reshape(-1)[:np.count_nonzero(m)]
+    if _needs(self, source):
+        record(D["masked_scatter"], out, (self, source), (mask, source.shape))
+    return out
+
+
 @export()
 def nonzero(self, *, out=None, as_tuple=False):
     """The indices of the non-zero elements: an (n, ndim) int64 tensor, or with as_tuple one
