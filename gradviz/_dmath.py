@@ -303,11 +303,22 @@ def put(grad, shape, key, accumulate=False):
 
 def put_view(grad, shape, steps):
     """zeros(shape) with grad written through the view steps (the backward of a view after an
-    in-place edit). Second derivatives do not flow through it."""
+    in-place edit). Under create_graph=True it is an index_put of recorded ops, so second
+    derivatives flow through it (they were silently cut off)."""
+    if _t(grad) and grad.requires_grad:
+        where = view_positions(shape, steps)
+        flat = tzeros(math.prod(shape), dtype=grad.dtype)
+        return ops.index_put(flat, (where.reshape(-1),), grad.reshape(-1)).view(*shape)
     g = value(grad)
     out = np.zeros(shape, dtype=np.result_type(g))
     apply_view(out, steps)[...] = g
     return _make(out) if _t(grad) else out
+
+
+def view_positions(shape, steps):
+    """The flat positions in a tensor of shape that the view steps select, in the view's
+    order: the view applied to arange."""
+    return apply_view(np.arange(math.prod(shape)).reshape(shape), steps)
 
 
 def take(grad, key):

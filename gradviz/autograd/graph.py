@@ -443,6 +443,8 @@ class CopySlices(Node):
     def _apply(self, grads, create_graph):
         g = grads[0]
         if create_graph:
+            if g.requires_grad:
+                return self._apply_recorded(g)
             g = g._data
         result = np.array(g, copy=True)
         region = apply_view(result, self._steps)
@@ -452,6 +454,20 @@ class CopySlices(Node):
         if create_graph:
             outs = [None if o is None else _as_tensor(o) for o in outs]
         return outs
+
+    def _apply_recorded(self, g):
+        """_apply under create_graph=True for a gradient with a graph: the region is read and
+        written back with recorded ops (index, index_put), so second derivatives flow through
+        the in-place edit (an array copy cut them off, silently)."""
+        from .._dmath import view_positions
+        from .._registry import ops
+        where = view_positions(tuple(g.shape), self._steps)
+        flat_where = where.reshape(-1)
+        region = g.reshape(-1)[_tensor._make(flat_where)].reshape(*where.shape)
+        res = self._fn._apply([region], True)
+        new = res[0] if res[0] is not None else region * 0
+        result = ops.index_put(g.reshape(-1), (flat_where,), new.reshape(-1)).view(*g.shape)
+        return [result] + list(res[1:])
 
     def _release(self):
         self._fn._release()
