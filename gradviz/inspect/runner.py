@@ -669,14 +669,14 @@ def _collected_warnings(capture):
 
 
 def new_tracer(backend, whole_grads=False, **options):
-    """The tracer that records a run on this backend (torch's needs torch installed; it keeps
-    summaries of large gradients unless whole_grads: the core's keeps copies)."""
+    """The tracer that records a run on this backend (torch's needs torch installed; both
+    keep summaries of large hook values, torch's of large gradients too, unless whole_grads)."""
     if backend == "torch":
         backend_module(backend)
         from .torch_tracer import TorchTracer
         return TorchTracer(whole_grads=whole_grads, **options)
     from .tracer import Tracer
-    return Tracer(**options)
+    return Tracer(whole_grads=whole_grads, **options)
 
 
 def tracing_for(tracer, backend):

@@ -73,7 +73,7 @@ class TorchTracer(Tracer):
 
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False, whole_grads=False):
         super().__init__(retain_grad=retain_grad, keep_grads=keep_grads,
-                         keep_history=keep_history)
+                         keep_history=keep_history, whole_grads=whole_grads)
         # A gradient is kept as a copy up to the size the report prints whole (VALUE_LIMIT
         # elements; STEP_LIMIT for what a node sent, in a backward step), as a GradSummary
         # beyond: a transformer's backward call sends ~1 GB of gradients, and the last two
@@ -530,7 +530,7 @@ class TorchTracer(Tracer):
         entry = self._entry(node)
         for nr in (entry[_RETAINED] if entry is not None else None) or ():
             if nr < len(grads) and grads[nr] is not None:
-                self.fired(node, "retain_grad", nr, None, _array(grads[nr]), None)
+                self.fired(node, "retain_grad", nr, None, _numpy(grads[nr]), None)
 
     def hooked(self, node, nr, hook):
         """A tensor hook of the file's replaced the gradient at node (see Tracer.hooked): held
@@ -547,11 +547,12 @@ class TorchTracer(Tracer):
         return node if held is None else held
 
     def _hook_tensors(self, v):
-        """Gradients as fired() takes them: an array, or a list of arrays and Nones."""
+        """Gradients as fired() takes them: an array, or a list of arrays and Nones (not
+        copied: fired() keeps a copy, or a summary of a large one)."""
         tensor = self._tensor_type
         if isinstance(v, (list, tuple)):
-            return [_array(g) if isinstance(g, tensor) else None for g in v]
-        return _array(v) if isinstance(v, tensor) else None
+            return [_numpy(g) if isinstance(g, tensor) else None for g in v]
+        return _numpy(v) if isinstance(v, tensor) else None
 
     def hook_ran(self, reported, args, before, returned):
         """A hook of the file's ran (a _Reported): record it as the core's engine does."""
@@ -823,7 +824,11 @@ def _meta(t):
 
 
 def _array(g):
-    return g.detach().cpu().numpy().copy()
+    return _numpy(g).copy()
+
+
+def _numpy(g):
+    return g.detach().cpu().numpy()
 
 
 def _same_view(a, b):

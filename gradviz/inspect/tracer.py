@@ -23,7 +23,7 @@ from ..autograd import callsite, tracing as _tracing
 from ..autograd.callsite import user_site
 from ..autograd.grad_mode import _state
 from ..autograd.saved import snapshot
-from .report import GradSummary
+from .report import VALUE_LIMIT, GradSummary
 from .modules import ModuleCalls
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
@@ -52,7 +52,8 @@ class HookEvent(NamedTuple):
     (Node.register_hook) or "retain_grad". `given` is what the hook received (one array for
     tensor hooks and retain_grad, a list per gradient slot for node hooks: a pre-hook's
     grad_outputs, a post-hook's grad_inputs) and `returned` what it returned (None when it
-    returned nothing, so the gradient went on unchanged). `changed` is True when it returned
+    returned nothing, so the gradient went on unchanged); a value of more than VALUE_LIMIT
+    elements is kept as its GradSummary, unless whole_grads. `changed` is True when it returned
     values different from the ones it was given; `taint` is the set of earlier changing hooks
     (indices into Tracer.hook_events) whose change reached this gradient.
     """
@@ -83,7 +84,8 @@ class Step(NamedTuple):
 class Tracer(_tracing.Tracer):
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
-    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False):
+    def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
+                 whole_grads=False):
         # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] or None,
         #              grads it last received, its saved values before backward freed them];
         # an entry is dropped when its node dies.
@@ -124,6 +126,10 @@ class Tracer(_tracing.Tracer):
         # indexes them per backward call). It keeps every step's graph alive, as before.
         self.keep_history = keep_history
         self.hook_events = []       # HookEvent per firing of a user's hook or retain_grad
+        # what a hook got or returned is kept whole up to the size the report prints whole,
+        # as a GradSummary beyond (a hook on a large tensor in a training loop would otherwise
+        # keep a copy of every step's gradient); whole_grads (run --full) keeps them whole
+        self._hook_limit = None if whole_grads or keep_history else VALUE_LIMIT
         self.hook_modules = {}      # index into hook_events -> the module of a module hook
         self.steps = []             # Step per node run, in the engine's order (the last two
         #                             backward calls' only, without keep_history)
@@ -257,8 +263,7 @@ class Tracer(_tracing.Tracer):
         if not self.keep_grads or getattr(hook, "_gradviz_module_hook", False):
             return      # a module's backward hooks are reported by module_hook, one by one
         call = len(self._calls) - 1
-        given, returned = _copy(given), _copy(returned)
-        changed = returned is not None and not _same(given, returned)
+        given, returned, changed = self._kept_firing(given, returned)
         taint = set(self._taint.get(node, ()))
         for k in range(len(self.hook_events) - 1, -1, -1):
             e = self.hook_events[k]
@@ -283,14 +288,20 @@ class Tracer(_tracing.Tracer):
         if node is not None:
             self.fired(node, "module_" + kind, None, hook, given, returned)
         elif self.keep_grads:
-            given, returned = _copy(given), _copy(returned)
+            given, returned, changed = self._kept_firing(given, returned)
             # call: the backward call before it (the report says which one came after)
             self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
-                                              None, hook, given,
-                                              returned, returned is not None and
-                                              not _same(given, returned), frozenset()))
+                                              None, hook, given, returned, changed,
+                                              frozenset()))
         if self.keep_grads:
             self.hook_modules[len(self.hook_events) - 1] = module
+
+    def _kept_firing(self, given, returned):
+        """(given, returned, changed) of a firing as HookEvent keeps them: changed is decided
+        on the whole values, before large ones become summaries."""
+        given, returned = _values(given), _values(returned)
+        changed = returned is not None and not _same(given, returned)
+        return _copy(given, self._hook_limit), _copy(returned, self._hook_limit), changed
 
     @staticmethod
     def _hook_tensors(v):
@@ -577,13 +588,27 @@ def _module_call_code():
 _MODULE_CALL = _module_call_code()
 
 
-def _copy(v):
-    """A snapshot of what a hook got or returned: an array, a list of them, or None."""
+def _values(v):
+    """What a hook got or returned as arrays, not copied: an array, a list of them, or None."""
+    if isinstance(v, (list, tuple)):
+        return [g._data if isinstance(g, Tensor) else g for g in v]
+    return v._data if isinstance(v, Tensor) else v
+
+
+def _copy(v, limit=None):
+    """A snapshot of what a hook got or returned (an array, a list of them, or None): an
+    array of more than limit elements is kept as its GradSummary."""
     if v is None:
         return None
-    if isinstance(v, (list, tuple)):
-        return [None if g is None else _snapshot(g) for g in v]
-    return _snapshot(v)
+    if isinstance(v, list):
+        return [None if g is None else _kept_value(g, limit) for g in v]
+    return _kept_value(v, limit)
+
+
+def _kept_value(a, limit):
+    if limit is not None and isinstance(a, np.ndarray) and a.size > limit:
+        return GradSummary(a)
+    return _snapshot(a)
 
 
 def _tensors(v):
