@@ -202,3 +202,24 @@ def test_second_derivatives_flow_through_an_in_place_edit_of_a_view():
             assert (a is None) == (b is None)
             if a is not None:
                 assert np.allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def _second_derivative_through_mul_(lib):
+    x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    y = x * x
+    y.mul_(w)
+    saved = type(y.grad_fn._saved_self.grad_fn).__name__ if lib is not torch else \
+        y.grad_fn._saved_self.grad_fn.name()
+    g = lib.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    h = lib.autograd.grad(sum((gi * gi).sum() for gi in g), (x, w))
+    return saved, [a.tolist() for a in g + h]
+
+
+def test_an_in_place_op_saves_the_original_self_with_its_history():
+    # mul_ with an other that requires grad saves self as it was, as a clone that keeps its
+    # history (CloneBackward0, as torch): a detached copy lost the second derivative through x
+    import pytest
+    real = pytest.importorskip("torch")
+    assert _second_derivative_through_mul_(torch) == _second_derivative_through_mul_(real)
+    assert _second_derivative_through_mul_(torch)[0] == "CloneBackward0"

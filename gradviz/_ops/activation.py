@@ -149,7 +149,7 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, inplace=False):
     a = self._data
     if inplace:
         _check_inplace(self)
-        orig = self.detach().clone() if _state.enabled and self._rg else self
+        orig = self.clone() if _state.enabled and self._rg else self
         _write(self, np.clip(a, min_val, max_val))
         _commit(self, D["hardtanh"], (self,), (orig, min_val, max_val), "hardtanh_")
         return self

@@ -122,7 +122,7 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     b, ot = _operand(other)
     if alpha != 1:
         b = b * alpha
-    orig = self.detach().clone() if (saves_self and ot is not None and ot._rg) else self
+    orig = self.clone() if (saves_self and ot is not None and ot._rg) else self
     d = self._data
     done = False
     if type(d) is np.ndarray and d.flags.writeable:
@@ -178,7 +178,7 @@ def pow_(self, exponent):
     _check_inplace(self)
     if isinstance(exponent, Tensor):
         # PowBackward1, saving self as it was before the edit.
-        orig = self.detach().clone() if _needs(self, exponent) else self
+        orig = self.clone() if _needs(self, exponent) else self
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
                 new = np.power(self._data, exponent._data)
@@ -187,7 +187,7 @@ def pow_(self, exponent):
         _write(self, new)
         _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
         return self
-    orig = self.detach().clone() if _needs(self) else self
+    orig = self.clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
         _write(self, np.power(self._data, exponent))
     _commit(self, D["pow"], (self,), (orig, exponent), "pow_")
@@ -196,7 +196,7 @@ def pow_(self, exponent):
 
 def _inplace_unary(self, entry, ufunc, op, saves_self=False):
     _check_inplace(self)
-    orig = self.detach().clone() if (saves_self and _needs(self)) else self
+    orig = self.clone() if (saves_self and _needs(self)) else self
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         _write(self, ufunc(self._data))
     _commit(self, entry, (self,), (orig,), op)

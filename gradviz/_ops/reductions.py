@@ -503,7 +503,7 @@ def cumsum_(self, dim, *, dtype=None):
 def cumprod_(self, dim, *, dtype=None):
     _same_dtype(self, dtype)
     _check_inplace(self)
-    orig = self.detach().clone() if _needs(self) else self     # saved before the write
+    orig = self.clone() if _needs(self) else self     # saved before the write
     d = _wrap_dim(dim, self._data.ndim)
     _write(self, np.cumprod(self._data, axis=d) if self._data.ndim else self._data)
     _commit(self, D["cumprod"], (self,), (orig, d), "cumprod_")

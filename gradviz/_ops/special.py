@@ -580,7 +580,7 @@ def _inplace(self, op, computed):
     over self's old history. When the row saves self, it saves self as it was before."""
     out, entry, inputs, args = computed
     if "self" in entry.args and _needs(*inputs) and any(x is self for x in args):
-        orig = self.detach().clone()
+        orig = self.clone()
         args = tuple(orig if x is self else x for x in args)
     _write(self, out)
     _commit(self, entry, inputs, args, op)
