@@ -35,14 +35,19 @@ def second_order_graphs(module, op):
     return [None if g is None else _graph_names(module, g.grad_fn) for g in grads]
 
 
-@pytest.mark.parametrize("op", sorted(EXAMPLES))
-def test_second_order_graph_matches_torch(op):
+def _compare_with_torch(op, graphs, known):
+    """graphs(module, op) on gradviz and torch: equal, or different where op is in known."""
     real = pytest.importorskip("torch")
-    ours, theirs = second_order_graphs(gradviz, op), second_order_graphs(real, op)
-    if op in KNOWN_DIFFERENT:
-        assert ours != theirs, f"{op} now matches torch: remove it from KNOWN_DIFFERENT"
+    ours, theirs = graphs(gradviz, op), graphs(real, op)
+    if op in known:
+        assert ours != theirs, f"{op} now matches torch: remove it from the list"
     else:
         assert ours == theirs
+
+
+@pytest.mark.parametrize("op", sorted(EXAMPLES))
+def test_second_order_graph_matches_torch(op):
+    _compare_with_torch(op, second_order_graphs, KNOWN_DIFFERENT)
 
 
 def test_known_differences_are_rows_of_the_table():
@@ -187,12 +192,7 @@ def graphs_through_grad_outputs(module, op):
 
 @pytest.mark.parametrize("op", sorted(EXAMPLES))
 def test_graph_through_grad_outputs_matches_torch(op):
-    real = pytest.importorskip("torch")
-    ours, theirs = graphs_through_grad_outputs(gradviz, op), graphs_through_grad_outputs(real, op)
-    if op in KNOWN_DIFFERENT_THROUGH_GRAD_OUTPUTS:
-        assert ours != theirs, f"{op} now matches torch: remove it from the list"
-    else:
-        assert ours == theirs
+    _compare_with_torch(op, graphs_through_grad_outputs, KNOWN_DIFFERENT_THROUGH_GRAD_OUTPUTS)
 
 
 def test_known_differences_through_grad_outputs_are_rows_of_the_table():
