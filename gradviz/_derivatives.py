@@ -40,7 +40,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
-from ._dmath import diagonal_fill, keep_where, spread, times_one, zero_where
+from ._dmath import diagonal_fill, keep_where, scale_by_mask, spread, times_one, zero_where
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
@@ -218,17 +218,18 @@ def maximum_grad(grad, self, other, pick_self):
     if on_tensors(grad):
         lose = (a < b) if pick_self else (a > b)
         return fill_where(ops.where(as_tensor(tie), divide_by(grad, 2), grad), lose, 0)
-    win = (a > b) if pick_self else (a < b)
-    return mask(win, grad) + mask(tie, grad) / 2
+    lose = (a < b) if pick_self else (a > b)
+    # selects, as torch: an inf or nan gradient where self loses gives 0, not nan
+    return zero_where(lose, np.where(tie, grad / 2, grad) if tie.any() else grad)
 
 
 def clamp_grad(grad, self, min, max):
+    """grad where min <= self <= max. The bounds may broadcast self beyond its shape: keep has
+    the result's shape then (the gradient is summed back to self's shape after the row)."""
     x = value(self)
-    keep = np.ones(np.shape(x), dtype=bool)
-    if min is not None:
-        keep &= x >= value(min)
+    keep = np.ones(np.shape(x), dtype=bool) if min is None else x >= value(min)
     if max is not None:
-        keep &= x <= value(max)
+        keep = keep & (x <= value(max))
     return keep_where(keep, grad)
 
 
@@ -1366,7 +1367,7 @@ def norm_grad(grad, self, ord, dim, keepdim, result):
         hit = (a == rv) | np.isnan(a)
         dims = tuple(range(n)) if dim is None else dim
         count = np.sum(hit, axis=dims, keepdims=True).astype(rv.dtype)
-        return sign(self) * mask(hit, g / count)
+        return sign(self) * scale_by_mask(hit, g / count)
     with np.errstate(divide="ignore", invalid="ignore"):
         if ord < 1:
             scaled = sign(self) * masked_zero(pow_(abs_(self), ord - 1), value(self) == 0)
@@ -1425,7 +1426,7 @@ def amax_grad(grad, self, dim, keepdim, result):
     # torch's restore_reduced_dims reshapes (ViewBackward0) where restore_dims unsqueezes
     g = reshape(grad, r.shape) if on_tensors(grad) and not keepdim else restore_dims(
         grad, dim, keepdim, n)
-    return mask(hit, g / count)
+    return scale_by_mask(hit, g / count)
 
 
 defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",

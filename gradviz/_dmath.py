@@ -46,11 +46,30 @@ def sign(x):
 
 
 def mask(cond, x):
-    """x where cond, else 0; cond is a constant boolean array (never differentiated)."""
+    """x where cond, else 0; cond is a constant boolean array (never differentiated). On
+    arrays a select, as torch's formulas (where, masked_fill, threshold_backward): an inf or
+    nan of x where cond is False gives 0, where multiplying by the mask gives nan."""
     if _t(cond):
         cond = cond._data
     if _t(x):
         return x * _make(np.asarray(cond, dtype=x._data.dtype))
+    if np.isfinite(x).all():
+        # the product equals the select then, and costs 20 us per 100k elements where
+        # np.where on a random mask costs 1 ms (a mispredicted branch per element)
+        return _times_mask(cond, x)
+    return np.where(cond, x, 0)[()]
+
+
+def scale_by_mask(cond, x):
+    """x times the constant boolean cond, for the formulas torch writes as a multiplication
+    (amax/amin's scale_grad_by_count, the inf-norm): there an inf or nan of x where cond is
+    False gives nan, in torch too."""
+    if _t(x):
+        return mask(cond, x)
+    return _times_mask(cond, x)
+
+
+def _times_mask(cond, x):
     return x * cond.astype(np.result_type(x), copy=False) if np.ndim(cond) else x * cond
 
 
@@ -692,7 +711,7 @@ def sigmoid_backward(grad, result):
 def threshold_backward(grad, self, threshold):
     """grad where self > threshold, else 0; ThresholdBackwardBackward0 on Tensors."""
     if not (isinstance(self, Tensor) or isinstance(grad, Tensor)):
-        return grad * (self > threshold).astype(np.result_type(grad), copy=False)
+        return mask(self > threshold, grad)
     return ops.threshold_backward(*_both(grad, self), threshold)
 
 
@@ -865,8 +884,8 @@ def clamped_unrecorded(x, lo):
 
 
 # ----- where, masked_fill and index_fill as torch's formulas write them ---------------------
-# On arrays these keep the plain multiplication by a mask (the fast path); on Tensors they
-# record torch's ops, so that a gradient's own graph is torch's.
+# On arrays these select (mask()); on Tensors they record torch's ops, so that a gradient's
+# own graph is torch's.
 
 def keep_where(cond, grad):
     """grad where the constant boolean cond holds, else 0: torch's where(cond, grad, 0)."""

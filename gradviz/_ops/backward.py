@@ -10,6 +10,7 @@ public torch name.
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D, embedding_grad, masked_scatter_source_grad
+from .._dmath import mask
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -37,7 +38,7 @@ def sigmoid_backward(grad_output, output):
 @records("threshold_backward")
 def threshold_backward(grad_output, self, threshold):
     g = grad_output._data
-    out = _make(np.asarray(g * (self._data > threshold).astype(np.result_type(g), copy=False)))
+    out = _make(np.asarray(mask(self._data > threshold, g)))     # a select, as torch
     if _needs(grad_output, self):
         record(D["threshold_backward"], out, (grad_output, self), (self, threshold))
     return out
