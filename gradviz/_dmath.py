@@ -492,7 +492,10 @@ def log_sigmoid(x):
 
 def along(index, dim):
     """The NumPy key addressing, for each element of `index`, position index[...] along dim
-    and its own position along the other dims (torch's gather/scatter addressing)."""
+    and its own position along the other dims (torch's gather/scatter addressing). A 0-d
+    index addresses the one element of a 0-d tensor (torch checks that it is 0)."""
+    if not np.ndim(index):
+        return ()
     key = list(np.indices(np.shape(index), sparse=True))
     key[dim] = index
     return tuple(key)

@@ -200,6 +200,8 @@ def _roots(tensors, grad_tensors, create_graph):
             if g._data.shape != t._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
                                    f"{g.shape} and output[{k}] has a shape of {t.shape}.")
+            if g._data.dtype != t._data.dtype:
+                g = g.to(t.dtype)       # torch casts before the backward (ToCopyBackward0)
             if not create_graph:
                 g = g._data
         roots.append(edge_of(t))
