@@ -108,6 +108,8 @@ def _commit(self, entry, inputs, args, op):
         base._fn._move_retain(base._nr, base, cs, 0)
     base._rg, base._fn, base._nr = True, cs, 0
     reread_from_base(base, self)
+    if fn._plan.saves_result:
+        fn._res_edge = (self._fn, self._nr)     # its saved result: the edited view's history
 
 
 @records("as_strided")

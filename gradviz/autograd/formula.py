@@ -259,6 +259,10 @@ class FormulaNode(Node):
     # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
     _packed = False
     _packs = None
+    # The result's history when the op edited a view in place: the view's grad_fn after the
+    # edit (over the base's CopySlices), which torch's SavedVariable keeps for an output of an
+    # in-place op on a view (set in __dict__ by gradviz._ops.inplace).
+    _res_edge = None
 
     @property
     def _released(self):
@@ -329,10 +333,17 @@ class FormulaNode(Node):
         return out
 
     def _result_tensor(self, data):
-        """The saved result under create_graph: a tensor whose grad_fn is this node, as
-        torch's unpacked `result` is (so a formula using it differentiates through it)."""
+        """The saved result under create_graph: a tensor whose grad_fn is this node (or, for
+        an in-place edit of a view, the view's grad_fn after the edit), as torch's unpacked
+        `result` is (so a formula using it differentiates through it)."""
         t = _make_tensor(data)
-        t._rg, t._fn = True, self
+        if self._res_edge is None:
+            t._rg, t._fn = True, self
+        else:
+            # through the view's history: this node is reached only through the CopySlices
+            # owning it, which frees its saved values (reaching it directly after that failed
+            # with "backward through the graph a second time")
+            t._rg, (t._fn, t._nr) = True, self._res_edge
         return t
 
     def _unpack_hooked(self, plan, create_graph):
