@@ -30,6 +30,7 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 7
 """
 
+import contextlib
 import copy
 import functools
 import operator
@@ -94,6 +95,7 @@ class TorchTracer(Tracer):
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
+        self.mode = None            # the TorchFunctionMode feeding call() (torch_tracing)
         self._backward_funcs = self._find_backward_funcs(torch)
         self._made_now = []         # holders of the nodes made since the last backward call
         self._made_refs = {}        # id(weak reference to a tensor) -> (it, id(tensor))
@@ -120,6 +122,18 @@ class TorchTracer(Tracer):
         frames up (1: the caller of _user)."""
         _, site, frame, call = callsite.maker(depth + 1, self._call_code)
         return site, frame, call
+
+    def traced(self):
+        """A context in which the mode sees the torch calls made: the mode again where torch
+        turned it off (a hook or a custom Function's backward, run by backward(): torch takes
+        a mode off its stack while the mode's __torch_function__ runs, and backward() runs
+        inside it), nothing where the mode is on."""
+        torch = self.torch
+        mode = self.mode
+        if mode is None or not self.reporting or \
+                mode in torch.overrides._get_current_function_mode_stack():
+            return contextlib.nullcontext()
+        return mode
 
     # ----- what the mode calls ---------------------------------------------------------------
 
@@ -207,7 +221,7 @@ class TorchTracer(Tracer):
         self._edit_died = True
         self._edits_all = None
 
-    def _outputs_made(self, func, args, out):
+    def _outputs_made(self, func, args, out, depth=4):
         torch = self.torch
         if isinstance(out, torch.Tensor):
             outs = (out,)
@@ -226,7 +240,7 @@ class TorchTracer(Tracer):
                 if given and getattr(func, "__name__", "") != "requires_grad_":
                     continue
                 if not looked:
-                    site, frame, call = self._user(4)
+                    site, frame, call = self._user(depth)
                     looked = True
                 self._created(t, func, site, frame, call)
                 if t.requires_grad:
@@ -236,7 +250,7 @@ class TorchTracer(Tracer):
             if entry is not None and entry[_SITE] is not None:
                 continue        # a tensor made before (x.grad_fn known: returned as it was)
             if not looked:
-                site, frame, call = self._user(4)
+                site, frame, call = self._user(depth)
                 looked = True
             self._new_nodes(fn, site, args)
             self.made(t, fn)
@@ -247,7 +261,7 @@ class TorchTracer(Tracer):
         k = id(t)
         if k in self.made_by:
             return      # an existing tensor handed out again (x.grad)
-        name = getattr(func, "__name__", None)
+        name = func if isinstance(func, str) else getattr(func, "__name__", None)
         owner = getattr(func, "__self__", None)
         if name == "__get__" and hasattr(owner, "__name__"):
             # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
@@ -553,6 +567,19 @@ class TorchTracer(Tracer):
         if isinstance(v, (list, tuple)):
             return [_numpy(g) if isinstance(g, tensor) else None for g in v]
         return _numpy(v) if isinstance(v, tensor) else None
+
+    def given_by_backward(self, args):
+        """The gradients backward hands a hook of the file's or a custom Function's backward
+        are made by the backward call, at its line, as the core's engine makes them."""
+        if not self._calls:
+            return
+        _, site, capture = self._calls[-1]
+        name = "grad" if capture else "backward"
+        tensor = self._tensor_type
+        for a in args:
+            for t in a if isinstance(a, (tuple, list)) else (a,):
+                if isinstance(t, tensor) and id(t) not in self.made_by:
+                    self._created(t, name, site, None, None)
 
     def hook_ran(self, reported, args, before, returned):
         """A hook of the file's ran (a _Reported): record it as the core's engine does."""
@@ -915,7 +942,7 @@ class torch_tracing:
                 return tracer.call(func, types, args, kwargs)
 
         from .modules import install_torch_hooks
-        self.mode = _Mode()
+        self.mode = tracer.mode = _Mode()
         self.hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
         self.hooks.__enter__()
         # which module call made each node, from torch's global module hooks
@@ -970,7 +997,33 @@ def _patch_registrations(tracer, torch):
         return result
     hook_class.setup_output_hook = setup_output_hook
     patched.append((hook_class, "setup_output_hook", setup))
-    return patched
+    return patched + _patch_functions(tracer, torch)
+
+
+def _patch_functions(tracer, torch):
+    """Custom autograd Functions, unseen by the mode: apply records the outputs and their
+    node at the line that called it; backward (run by the engine, where torch turned the mode
+    off) runs with the mode on, its gradients made by the backward call, as on the core.
+    [(owner, attribute, original)]"""
+    function = torch.autograd.Function
+    apply = function.__dict__["apply"]
+
+    @functools.wraps(apply.__func__)
+    def applied(cls, *args, **kwargs):
+        out = apply.__func__(cls, *args, **kwargs)
+        tracer._outputs_made(cls.__name__ + ".apply", args, out, depth=2)
+        return out
+    function.apply = classmethod(applied)
+    node_class = torch.autograd.function.BackwardCFunction
+    backward = node_class.__dict__["apply"]
+
+    @functools.wraps(backward)
+    def backward_applied(self, *args):
+        tracer.given_by_backward(args)
+        with tracer.traced():
+            return backward(self, *args)
+    node_class.apply = backward_applied
+    return [(function, "apply", apply), (node_class, "apply", backward)]
 
 
 def _reporting(tracer, register, kind):
@@ -1020,7 +1073,11 @@ class _Reported:
         before = None
         if self.kind == "post_accumulate" and args[0].grad is not None:
             before = _array(args[0].grad)     # the hook may change .grad in place
-        returned = self.hook(*args)
+        tracer = self.tracer
+        if self.kind not in ("forward_pre", "forward"):
+            tracer.given_by_backward(args)
+        with tracer.traced():
+            returned = self.hook(*args)
         self.tracer.hook_ran(self, args, before, returned)
         return returned
 
