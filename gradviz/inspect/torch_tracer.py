@@ -149,9 +149,12 @@ class TorchTracer(Tracer):
             first = args[0] if args else next(iter(kwargs.values()), None) if kwargs else None
         version = first._version if isinstance(first, torch.Tensor) else None
         kind = self._backward_funcs.get(func)
+        captures = ()
         if kind is not None:
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
+            if kind == "grad":
+                captures = self._capture_leaves(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
@@ -169,8 +172,15 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
+            for leaf, handle, had_hooks in captures:
+                handle.remove()
+                if not had_hooks:
+                    leaf._backward_hooks = None     # as it was (register_hook made a dict)
         if kind is not None:
             self._flush_step()
+            # the nodes a create_graph call made are made inside it: their inputs are where
+            # their edges lead, not the call's arguments
+            args = None
         elif func is torch.Tensor.retain_grad and first.grad_fn is not None:
             self._retained(first)
         if version is not None and first._version != version and \
@@ -235,7 +245,7 @@ class TorchTracer(Tracer):
         looked = False
         for t in outs:
             fn = t.grad_fn
-            given = any(t is a for a in args)
+            given = args is not None and any(t is a for a in args)
             if fn is None:
                 if given and getattr(func, "__name__", "") != "requires_grad_":
                     continue
@@ -286,8 +296,8 @@ class TorchTracer(Tracer):
     def _new_nodes(self, fn, site, args):
         """Number and hook the nodes made by one call: fn and those above it not seen yet."""
         torch = self.torch
-        inputs = []
-        for a in args:
+        inputs = None if args is None else []
+        for a in args or ():
             if isinstance(a, torch.Tensor):
                 if a.is_floating_point() or a.is_complex():
                     inputs.append(weakref.ref(a))
@@ -310,7 +320,7 @@ class TorchTracer(Tracer):
         for node in sorted(new.values(), key=_made_order):
             entry = self._entry(node, create=True)
             entry[_SITE] = False if site is None else site
-            if node is fn:
+            if node is fn and inputs is not None:
                 entry[_INPUTS] = _row_inputs(node, inputs)
             self._hook(node)
 
@@ -389,6 +399,27 @@ class TorchTracer(Tracer):
                 # backward from a leaf runs its AccumulateGrad alone, as on the core
                 nodes.append((self._accumulator(t), 0))
         self.begin_at(nodes, kind == "grad", self._user(4)[0])
+
+    def _capture_leaves(self, args, kwargs):
+        """autograd.grad reads a leaf input's gradient where its AccumulateGrad would run,
+        without running it: no node hook fires there, only the leaf's tensor hooks. A tensor
+        hook of the tracer's records what reached the leaf, as the core records it; [(leaf,
+        handle, whether it had hooks)] to take it off after the call."""
+        torch = self.torch
+        inputs = args[1] if len(args) > 1 else (kwargs or {}).get("inputs")
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        out = []
+        for t in inputs or ():
+            if isinstance(t, torch.Tensor) and t.grad_fn is None and t.requires_grad:
+                had_hooks = t._backward_hooks is not None
+                hook = functools.partial(self._leaf_reached, self._accumulator(t))
+                out.append((t, t.register_hook(hook), had_hooks))
+        return out
+
+    def _leaf_reached(self, node, grad):
+        self._flush_step()
+        self.grad(node, [grad])
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -730,7 +761,10 @@ class TorchTracer(Tracer):
             elif type(fn).__name__ == "AccumulateGrad":
                 inputs.append(fn.variable)
             else:
-                inputs.append(self.output_of(fn, nr))
+                # (node, nr) for an output with no Python object (made inside one call, or by
+                # a create_graph backward): the report names it by its node
+                t = self.output_of(fn, nr)
+                inputs.append((fn, nr) if t is None else t)
         return inputs
 
 
