@@ -50,6 +50,21 @@ def _operand(x):
     raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
 
 
+def _operands(self, other):
+    """(self's array, other's value, other's tensor or None), cast to torch's result dtype of
+    the pair: _operand and _coerce in one call, for the binary ops (one call fewer per op)."""
+    a = self._data
+    if isinstance(other, Tensor):
+        b = other._data
+        if a.dtype is b.dtype:
+            return a, b, other
+        a, b = _coerce(a, b)
+        return a, b, other
+    b, ot = _operand(other)
+    a, b = _coerce(a, b)
+    return a, b, ot
+
+
 def _needs(*tensors):
     if not _state.enabled:
         return False

@@ -9,7 +9,7 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand
+from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand, _operands
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -37,9 +37,7 @@ _E_ADD, _E_SUB, _E_MUL, _E_DIV = D["add"], D["sub"], D["mul"], D["div"]
 @records("add")
 def add(self, other, alpha=1):
     """self + alpha * other (AddBackward0)."""
-    a, st = self._data, self
-    b, ot = _operand(other)
-    a, b = _coerce(a, b)
+    a, b, ot = _operands(self, other)
     if alpha != 1:
         # Scale the value only: the node's formula applies alpha to other's gradient.
         b = _scaled(a, b, alpha)
@@ -47,8 +45,8 @@ def add(self, other, alpha=1):
         out = _make(a + b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and (st._rg or (ot is not None and ot._rg)):
-        record(_E_ADD, out, (st, ot), (alpha,))
+    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+        record(_E_ADD, out, (self, ot), (alpha,))
     return out
 
 
@@ -115,8 +113,7 @@ def rsub(self, other, alpha=1):
 @records("mul")
 def mul(self, other):
     """self * other (MulBackward0)."""
-    b, ot = _operand(other)
-    a, b = _coerce(self._data, b)
+    a, b, ot = _operands(self, other)
     try:
         out = _make(a * b)
     except ValueError as exc:
@@ -160,8 +157,7 @@ def add_scalar(self, other):
 @records("div", "div_mode")
 def div(self, other, rounding_mode=None):
     """self / other (DivBackward0); integer inputs give a float result, as in torch."""
-    b, ot = _operand(other)
-    a, b = _coerce(self._data, b)
+    a, b, ot = _operands(self, other)
     if rounding_mode is not None:
         return _div_rounded(self, ot, a, b, rounding_mode)
     if a.dtype.kind != "f":

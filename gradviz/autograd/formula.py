@@ -148,10 +148,11 @@ class Plan:
     backward time. `calls` are (input index, formula, positions into that list).
     """
 
-    __slots__ = ("keep", "all_args", "saves_result", "calls", "position", "n_inputs",
+    __slots__ = ("mask", "keep", "all_args", "saves_result", "calls", "position", "n_inputs",
                  "n_args")
 
     def __init__(self, entry, mask):
+        self.mask = mask
         if entry.n_inputs is not None and mask >> entry.n_inputs:
             raise RowError(f"{entry.op} ({entry.node}): recorded with an input beyond its "
                            f"{entry.n_inputs} differentiable parameters {entry.inputs}")
@@ -250,7 +251,7 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    __slots__ = ("_saved", "_mask", "_plan", "_res", "_resvc")
+    __slots__ = ("_saved", "_plan", "_res", "_resvc")
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None
@@ -263,6 +264,11 @@ class FormulaNode(Node):
     # edit (over the base's CopySlices), which torch's SavedVariable keeps for an output of an
     # in-place op on a view (set in __dict__ by gradviz._ops.inplace).
     _res_edge = None
+
+    @property
+    def _mask(self):
+        """Which inputs need a gradient (bit i: input i), as the plan was built for."""
+        return self._plan.mask
 
     @property
     def _released(self):
@@ -517,17 +523,20 @@ def record(entry, out, inputs, args=()):
     if n is not None and len(inputs) != n:
         raise RowError(f"{entry.op} ({entry.node}) recorded with {len(inputs)} inputs; its row "
                        f"has {n} differentiable parameters {entry.inputs}")
+    # Every op of a user's program passes here: written for speed, one pass over the inputs.
     nexts = []
-    nrs = None
+    nrs = meta = None
     mask = 0
-    meta = None
+    bit = 1
     od = out._data
-    shape, dt = od.shape, od.dtype
-    for i, t in enumerate(inputs):
+    shape = dt = None
+    for t in inputs:
         if t is None or not t._rg:
             nexts.append(None)
+            bit <<= 1
             continue
-        mask |= 1 << i
+        mask |= bit
+        bit <<= 1
         fn = t._fn
         if fn is None:
             ref = t._acc
@@ -537,13 +546,16 @@ def record(entry, out, inputs, args=()):
         elif t._nr:
             if nrs is None:
                 nrs = [0] * len(inputs)
-            nrs[i] = t._nr
-        nexts.append(fn)
+            nrs[len(nexts)] = t._nr
         d = t._data
-        if d.shape != shape or d.dtype != dt:
-            if meta is None:
-                meta = [None] * len(inputs)
-            meta[i] = (d.shape, d.dtype)
+        if d is not od:
+            if shape is None:
+                shape, dt = od.shape, od.dtype
+            if d.dtype is not dt and d.dtype != dt or d.shape != shape:
+                if meta is None:
+                    meta = [None] * len(inputs)
+                meta[len(nexts)] = (d.shape, d.dtype)
+        nexts.append(fn)
     plan = entry._plans.get(mask) or entry.plan(mask)
     node = _new(entry.cls)
     node._next = tuple(nexts)
@@ -551,7 +563,6 @@ def record(entry, out, inputs, args=()):
         node._nrs = tuple(nrs)
     node._seq = next(_seq)
     node._code, node._line = user_frame(2)     # the user's code and line that made it
-    node._mask = mask
     node._plan = plan
     if meta is not None:
         node._meta = tuple(meta)
@@ -561,11 +572,12 @@ def record(entry, out, inputs, args=()):
         saved = tuple([args[j] for j in plan.keep])
     node._saved = saved
     vers = None
-    for k, v in enumerate(saved):
-        if isinstance(v, _Tensor) and v._vc is not None and v._vc.v:
-            if vers is None:
-                vers = [0] * (len(saved) + 1)
-            vers[k] = v._vc.v
+    for v in saved:
+        if isinstance(v, _Tensor):
+            vc = v._vc
+            if vc is not None and vc.v:
+                vers = _saved_versions(saved)
+                break
     if plan.saves_result:
         node._res = od
         vc = node._resvc = out._version_counter()
@@ -590,6 +602,15 @@ def record(entry, out, inputs, args=()):
         node._inputs = tuple(inputs)
         trace.made(out, node)
     return node
+
+
+def _saved_versions(saved):
+    """The versions of the saved tensors (0 for other values), and a 0 for the result."""
+    vers = [0] * (len(saved) + 1)
+    for k, v in enumerate(saved):
+        if isinstance(v, _Tensor) and v._vc is not None:
+            vers[k] = v._vc.v
+    return vers
 
 
 def record_outputs(entry, outs, inputs, args=()):

@@ -297,7 +297,7 @@ class _Builder:
         """(node id, nr) -> tensor name. Unnamed outputs get a name from what made them,
         `relu(h)` or `mul(w, …)` (… for a number or an unnamed constant), or `%3` (the node's
         index) when that would be long or taken; `%3` is accepted for every one of them."""
-        outs = {}
+        outs = self.outs = {}
         taken = set(self.name_of.values())
         for name, t in self.named:
             fn = t.grad_fn
@@ -338,7 +338,6 @@ class _Builder:
                 self.generated.append((name, t, node, 0))
                 if name != f"%{i}":
                     self.aliases[f"%{i}"] = name
-        self.outs = outs
 
     def _edits(self):
         if self._edits_of is None:
@@ -439,9 +438,10 @@ class _Builder:
             return called
         args = []
         for t in inputs:
-            name = None if t is None else self.name_of.get(id(t))
+            name = self._input_name(t)
             if name is not None and len(name) > 24:
-                name = self._short.get(id(t))
+                name = self._short.get(id(t)) if type(t) is not tuple else \
+                    f"%{self.node_ids[id(t[0])][1:]}"
             args.append("…" if name is None else name)
         name = f"{_op_name(node)}({', '.join(args)})"
         return name if len(name) <= 40 and name not in taken else None
@@ -453,6 +453,15 @@ class _Builder:
         if self.on_torch:
             return self.run.tracer.inputs_of(node)
         return getattr(node, "_inputs", None) if self.gv else None
+
+    def _input_name(self, t):
+        """The name of one of a node's inputs: a tensor, or (node, nr) for an output torch made
+        inside one call with no Python object (the torch tracer's inputs_of)."""
+        if t is None:
+            return None
+        if type(t) is tuple:
+            return self.outs.get((id(t[0]), t[1]))
+        return self.name_of.get(id(t))
 
     def site(self, node):
         where = self.run.tracer.site_of(node) if self.traced else None
@@ -615,7 +624,7 @@ class _Builder:
         inputs = None
         raw_inputs = self._inputs(node)
         if raw_inputs is not None:
-            inputs = [None if t is None else self.name_of.get(id(t)) for t in raw_inputs]
+            inputs = [self._input_name(t) for t in raw_inputs]
         grads = self.run.tracer.last_grad.get(node) if self.traced else None
         grad = None
         if grads is not None:

@@ -30,6 +30,7 @@ go with it). A training loop's earlier steps are freed as under `python file.py`
 7
 """
 
+import contextlib
 import copy
 import functools
 import operator
@@ -94,6 +95,7 @@ class TorchTracer(Tracer):
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
+        self.mode = None            # the TorchFunctionMode feeding call() (torch_tracing)
         self._backward_funcs = self._find_backward_funcs(torch)
         self._made_now = []         # holders of the nodes made since the last backward call
         self._made_refs = {}        # id(weak reference to a tensor) -> (it, id(tensor))
@@ -121,6 +123,18 @@ class TorchTracer(Tracer):
         _, site, frame, call = callsite.maker(depth + 1, self._call_code)
         return site, frame, call
 
+    def traced(self):
+        """A context in which the mode sees the torch calls made: the mode again where torch
+        turned it off (a hook or a custom Function's backward, run by backward(): torch takes
+        a mode off its stack while the mode's __torch_function__ runs, and backward() runs
+        inside it), nothing where the mode is on."""
+        torch = self.torch
+        mode = self.mode
+        if mode is None or not self.reporting or \
+                mode in torch.overrides._get_current_function_mode_stack():
+            return contextlib.nullcontext()
+        return mode
+
     # ----- what the mode calls ---------------------------------------------------------------
 
     def call(self, func, types, args, kwargs):
@@ -135,9 +149,12 @@ class TorchTracer(Tracer):
             first = args[0] if args else next(iter(kwargs.values()), None) if kwargs else None
         version = first._version if isinstance(first, torch.Tensor) else None
         kind = self._backward_funcs.get(func)
+        captures = ()
         if kind is not None:
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
+            if kind == "grad":
+                captures = self._capture_leaves(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
@@ -155,8 +172,15 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
+            for leaf, handle, had_hooks in captures:
+                handle.remove()
+                if not had_hooks:
+                    leaf._backward_hooks = None     # as it was (register_hook made a dict)
         if kind is not None:
             self._flush_step()
+            # the nodes a create_graph call made are made inside it: their inputs are where
+            # their edges lead, not the call's arguments
+            args = None
         elif func is torch.Tensor.retain_grad and first.grad_fn is not None:
             self._retained(first)
         if version is not None and first._version != version and \
@@ -207,7 +231,7 @@ class TorchTracer(Tracer):
         self._edit_died = True
         self._edits_all = None
 
-    def _outputs_made(self, func, args, out):
+    def _outputs_made(self, func, args, out, depth=4):
         torch = self.torch
         if isinstance(out, torch.Tensor):
             outs = (out,)
@@ -221,12 +245,12 @@ class TorchTracer(Tracer):
         looked = False
         for t in outs:
             fn = t.grad_fn
-            given = any(t is a for a in args)
+            given = args is not None and any(t is a for a in args)
             if fn is None:
                 if given and getattr(func, "__name__", "") != "requires_grad_":
                     continue
                 if not looked:
-                    site, frame, call = self._user(4)
+                    site, frame, call = self._user(depth)
                     looked = True
                 self._created(t, func, site, frame, call)
                 if t.requires_grad:
@@ -236,7 +260,7 @@ class TorchTracer(Tracer):
             if entry is not None and entry[_SITE] is not None:
                 continue        # a tensor made before (x.grad_fn known: returned as it was)
             if not looked:
-                site, frame, call = self._user(4)
+                site, frame, call = self._user(depth)
                 looked = True
             self._new_nodes(fn, site, args)
             self.made(t, fn)
@@ -247,7 +271,7 @@ class TorchTracer(Tracer):
         k = id(t)
         if k in self.made_by:
             return      # an existing tensor handed out again (x.grad)
-        name = getattr(func, "__name__", None)
+        name = func if isinstance(func, str) else getattr(func, "__name__", None)
         owner = getattr(func, "__self__", None)
         if name == "__get__" and hasattr(owner, "__name__"):
             # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
@@ -272,8 +296,8 @@ class TorchTracer(Tracer):
     def _new_nodes(self, fn, site, args):
         """Number and hook the nodes made by one call: fn and those above it not seen yet."""
         torch = self.torch
-        inputs = []
-        for a in args:
+        inputs = None if args is None else []
+        for a in args or ():
             if isinstance(a, torch.Tensor):
                 if a.is_floating_point() or a.is_complex():
                     inputs.append(weakref.ref(a))
@@ -296,7 +320,7 @@ class TorchTracer(Tracer):
         for node in sorted(new.values(), key=_made_order):
             entry = self._entry(node, create=True)
             entry[_SITE] = False if site is None else site
-            if node is fn:
+            if node is fn and inputs is not None:
                 entry[_INPUTS] = _row_inputs(node, inputs)
             self._hook(node)
 
@@ -375,6 +399,27 @@ class TorchTracer(Tracer):
                 # backward from a leaf runs its AccumulateGrad alone, as on the core
                 nodes.append((self._accumulator(t), 0))
         self.begin_at(nodes, kind == "grad", self._user(4)[0])
+
+    def _capture_leaves(self, args, kwargs):
+        """autograd.grad reads a leaf input's gradient where its AccumulateGrad would run,
+        without running it: no node hook fires there, only the leaf's tensor hooks. A tensor
+        hook of the tracer's records what reached the leaf, as the core records it; [(leaf,
+        handle, whether it had hooks)] to take it off after the call."""
+        torch = self.torch
+        inputs = args[1] if len(args) > 1 else (kwargs or {}).get("inputs")
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        out = []
+        for t in inputs or ():
+            if isinstance(t, torch.Tensor) and t.grad_fn is None and t.requires_grad:
+                had_hooks = t._backward_hooks is not None
+                hook = functools.partial(self._leaf_reached, self._accumulator(t))
+                out.append((t, t.register_hook(hook), had_hooks))
+        return out
+
+    def _leaf_reached(self, node, grad):
+        self._flush_step()
+        self.grad(node, [grad])
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -554,6 +599,19 @@ class TorchTracer(Tracer):
             return [_numpy(g) if isinstance(g, tensor) else None for g in v]
         return _numpy(v) if isinstance(v, tensor) else None
 
+    def given_by_backward(self, args):
+        """The gradients backward hands a hook of the file's or a custom Function's backward
+        are made by the backward call, at its line, as the core's engine makes them."""
+        if not self._calls:
+            return
+        _, site, capture = self._calls[-1]
+        name = "grad" if capture else "backward"
+        tensor = self._tensor_type
+        for a in args:
+            for t in a if isinstance(a, (tuple, list)) else (a,):
+                if isinstance(t, tensor) and id(t) not in self.made_by:
+                    self._created(t, name, site, None, None)
+
     def hook_ran(self, reported, args, before, returned):
         """A hook of the file's ran (a _Reported): record it as the core's engine does."""
         if not self.reporting:
@@ -703,7 +761,10 @@ class TorchTracer(Tracer):
             elif type(fn).__name__ == "AccumulateGrad":
                 inputs.append(fn.variable)
             else:
-                inputs.append(self.output_of(fn, nr))
+                # (node, nr) for an output with no Python object (made inside one call, or by
+                # a create_graph backward): the report names it by its node
+                t = self.output_of(fn, nr)
+                inputs.append((fn, nr) if t is None else t)
         return inputs
 
 
@@ -915,7 +976,7 @@ class torch_tracing:
                 return tracer.call(func, types, args, kwargs)
 
         from .modules import install_torch_hooks
-        self.mode = _Mode()
+        self.mode = tracer.mode = _Mode()
         self.hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
         self.hooks.__enter__()
         # which module call made each node, from torch's global module hooks
@@ -970,7 +1031,33 @@ def _patch_registrations(tracer, torch):
         return result
     hook_class.setup_output_hook = setup_output_hook
     patched.append((hook_class, "setup_output_hook", setup))
-    return patched
+    return patched + _patch_functions(tracer, torch)
+
+
+def _patch_functions(tracer, torch):
+    """Custom autograd Functions, unseen by the mode: apply records the outputs and their
+    node at the line that called it; backward (run by the engine, where torch turned the mode
+    off) runs with the mode on, its gradients made by the backward call, as on the core.
+    [(owner, attribute, original)]"""
+    function = torch.autograd.Function
+    apply = function.__dict__["apply"]
+
+    @functools.wraps(apply.__func__)
+    def applied(cls, *args, **kwargs):
+        out = apply.__func__(cls, *args, **kwargs)
+        tracer._outputs_made(cls.__name__ + ".apply", args, out, depth=2)
+        return out
+    function.apply = classmethod(applied)
+    node_class = torch.autograd.function.BackwardCFunction
+    backward = node_class.__dict__["apply"]
+
+    @functools.wraps(backward)
+    def backward_applied(self, *args):
+        tracer.given_by_backward(args)
+        with tracer.traced():
+            return backward(self, *args)
+    node_class.apply = backward_applied
+    return [(function, "apply", apply), (node_class, "apply", backward)]
 
 
 def _reporting(tracer, register, kind):
@@ -1020,7 +1107,11 @@ class _Reported:
         before = None
         if self.kind == "post_accumulate" and args[0].grad is not None:
             before = _array(args[0].grad)     # the hook may change .grad in place
-        returned = self.hook(*args)
+        tracer = self.tracer
+        if self.kind not in ("forward_pre", "forward"):
+            tracer.given_by_backward(args)
+        with tracer.traced():
+            returned = self.hook(*args)
         self.tracer.hook_ran(self, args, before, returned)
         return returned
 
