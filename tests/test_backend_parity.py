@@ -79,10 +79,17 @@ KNOWN = {
     ("graph", "def_main_mlp.py"): "nn.init's edit of a parameter inside Module.__init__ is "
                                   "counted as an edit of the file on torch",
     ("graph", "inplace_version_error.py"): "x[i] = v: the core names CopySlices' site",
-    ("graph", "jacobian_hessian.py"): "autograd.functional's own graphs differ in versions",
+    ("graph", "jacobian_hessian.py"): "jvp's result has _version 1 on torch: two gradients "
+                                      "meeting at its grad_outputs leaf are summed in place "
+                                      "(InputBuffer::accumulate's add_), the core sums arrays",
     ("calls", "anomaly_nan.py"): "the step of the node whose gradient is nan",
     ("calls", "inplace_version_error.py"): "the failing backward's steps",
-    ("calls", "jacobian_hessian.py"): "autograd.functional's calls",
+    ("calls", "jacobian_hessian.py"): "the nodes autograd.functional made in its earlier "
+                                      "calls: the core's are still alive when the report is "
+                                      "made (the roots of calls 5-8, the gradients that reached "
+                                      "g[1].x in calls 2-4), torch frees them as hvp returns and "
+                                      "the torch tracer lets go of what its last call did not "
+                                      "reach",
 }
 
 
@@ -601,3 +608,20 @@ def test_autograd_grad_records_what_reached_a_leaf_and_leaves_its_hooks_as_they_
             assert run.namespace["hooks"] == (None, 1)
     assert found["torch"] == found["gradviz"]
     assert ("x", 96.0) in found["torch"] and ("w", 128.0) in found["torch"]
+
+
+def test_a_gradient_summed_to_a_0d_input_under_create_graph_is_one_sum_as_torchs():
+    # torch's sum_to sums to a 0-d shape with one sum() (SumBackward0), where it sums the
+    # leading dims and views otherwise (SumBackward1, ViewBackward0): jvp's graph in
+    # jacobian_hessian.py goes through it
+    import gradviz
+    graphs = []
+    for lib in (gradviz, torch):
+        for shape, size in (((), (3,)), ((1,), (2, 3))):
+            x = lib.ones(shape, requires_grad=True)
+            v = lib.ones(size, requires_grad=True)
+            (g,) = lib.autograd.grad(x.expand(size), x, v, create_graph=True)
+            graphs.append((type(g.grad_fn).__name__,
+                           [type(f).__name__ for f, _ in g.grad_fn.next_functions]))
+    assert graphs[:2] == graphs[2:] == [("SumBackward0", ["AccumulateGrad"]),
+                                        ("ViewBackward0", ["SumBackward1"])]

@@ -154,7 +154,7 @@ class TorchTracer(Tracer):
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
             if kind == "grad":
-                captures = self._capture_leaves(args, kwargs)
+                captures = self._capture_inputs(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
@@ -172,10 +172,10 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
-            for leaf, handle, had_hooks in captures:
+            for t, handle, had_hooks in captures:
                 handle.remove()
                 if not had_hooks:
-                    leaf._backward_hooks = None     # as it was (register_hook made a dict)
+                    t._backward_hooks = None        # as it was (register_hook made a dict)
         if kind is not None:
             self._flush_step()
             # the nodes a create_graph call made are made inside it: their inputs are where
@@ -400,26 +400,33 @@ class TorchTracer(Tracer):
                 nodes.append((self._accumulator(t), 0))
         self.begin_at(nodes, kind == "grad", self._user(4)[0])
 
-    def _capture_leaves(self, args, kwargs):
-        """autograd.grad reads a leaf input's gradient where its AccumulateGrad would run,
-        without running it: no node hook fires there, only the leaf's tensor hooks. A tensor
-        hook of the tracer's records what reached the leaf, as the core records it; [(leaf,
-        handle, whether it had hooks)] to take it off after the call."""
+    def _capture_inputs(self, args, kwargs):
+        """autograd.grad reads an input's gradient where the input's node would run, and runs
+        that node only when something beyond it is needed (never a leaf's AccumulateGrad):
+        then no node hook fires there, only the input's tensor hooks. A tensor hook of the
+        tracer's records what reached the input, as the core records it; [(input, handle,
+        whether it had hooks)] to take it off after the call."""
         torch = self.torch
         inputs = args[1] if len(args) > 1 else (kwargs or {}).get("inputs")
         if isinstance(inputs, torch.Tensor):
             inputs = (inputs,)
         out = []
         for t in inputs or ():
-            if isinstance(t, torch.Tensor) and t.grad_fn is None and t.requires_grad:
+            if isinstance(t, torch.Tensor) and t.requires_grad:
                 had_hooks = t._backward_hooks is not None
-                hook = functools.partial(self._leaf_reached, self._accumulator(t))
+                fn = t.grad_fn
+                node, nr = (self._accumulator(t), None) if fn is None else (fn, t.output_nr)
+                hook = functools.partial(self._input_reached, node, nr)
                 out.append((t, t.register_hook(hook), had_hooks))
         return out
 
-    def _leaf_reached(self, node, grad):
+    def _input_reached(self, node, nr, grad):
+        """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
+        never runs there)."""
+        if nr is not None and self.torch._C._will_engine_execute_node(node):
+            return      # the node runs: its pre-hook records it
         self._flush_step()
-        self.grad(node, [grad])
+        self.grad(node, [None] * (nr or 0) + [grad])
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
