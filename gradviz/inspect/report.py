@@ -684,9 +684,9 @@ def _error_anomaly(info, builder):
     if node is None or id(node) not in builder.node_ids:
         return None
     stack = getattr(node, "_stack", None) or []
+    file, line = info.forward or builder.site(node)     # the torch tracer's node: its site
     return {"node": builder.node_ids[id(node)], "name": _node_type(node),
-            "message": info.message, "file": info.forward[0] if info.forward else None,
-            "line": info.forward[1] if info.forward else None,
+            "message": info.message, "file": file, "line": line,
             "traceback": [{"file": f.filename, "line": f.lineno, "function": f.name,
                            "code": f.line} for f in stack]}
 

@@ -40,6 +40,7 @@ import weakref
 import numpy as np
 
 from ..autograd import callsite
+from ..autograd.graph import short_name
 from ..autograd.saved import Saved
 from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer, _NodeRef
@@ -105,6 +106,7 @@ class TorchTracer(Tracer):
                             torch.Tensor.register_post_accumulate_grad_hook: "post_accumulate"}
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
+        self._running = None        # the holder of the node a backward call began last
         self._retain_later = {}     # key of a node not numbered yet -> outputs retaining grad
         self._retain_key = None     # the node whose retain_grad firings were reported last
         # id(tensor that retains grad) -> (weak reference to it, key of its node, output nr)
@@ -164,6 +166,7 @@ class TorchTracer(Tracer):
         except BaseException as exc:
             if kind is not None:
                 self._flush_step()
+                self._blame(exc)
                 if len(self.steps) == ran:
                     self._no_backward()     # it raised before running anything, as on the core
             if version is not None and "leaf Variable that requires grad" in str(exc):
@@ -186,7 +189,9 @@ class TorchTracer(Tracer):
         if version is not None and first._version != version and \
                 getattr(func, "__name__", "") != "requires_grad_":
             self._inplace(first, "out" if first is written else func)
-        self._outputs_made(func, args, out)
+        # x[i] = v returns nothing: the node it made (CopySlices) is x's
+        self._outputs_made(func, args, first if out is None and version is not None and
+                           first._version != version else out)
         if self._retaining and version is not None and first._version != version:
             self._retain_moved(first)
         return out
@@ -368,6 +373,7 @@ class TorchTracer(Tracer):
             n = holder()
             if n is not None:
                 self._flush_step()
+                self._running = holder
                 self._snapshot_saved(n)
                 self._retain_fired(n, grad_outputs)
                 self.grad(n, grad_outputs)
@@ -440,6 +446,7 @@ class TorchTracer(Tracer):
         """A backward / grad call from roots [(node, nr)] begins at site."""
         roots = [n for n, _ in roots]
         self._retain_key = None
+        self._running = None        # the holder of the node that began last
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -484,6 +491,17 @@ class TorchTracer(Tracer):
                 if id(entry[1]) not in keep:
                     entry[1].node = None
         self._made_now = []
+
+    def _blame(self, exc):
+        """backward raised: the node that ran last is the one that failed (in its formula, in
+        unpacking what it saved, or in anomaly mode's nan check after its post-hooks), named
+        on the exception as the core's engine names it."""
+        node = None if self._running is None else self._running()
+        if node is not None and getattr(exc, "_gradviz_node", None) is None:
+            try:
+                exc._gradviz_node = node
+            except AttributeError:
+                pass
 
     def _no_backward(self):
         self._calls.pop()
@@ -673,13 +691,16 @@ class TorchTracer(Tracer):
 
     def pack(self, t):
         torch = self.torch
-        original, grad_fn, nr = None, None, 0
+        original = None
         for a in self._args:
             if isinstance(a, torch.Tensor) and _same_view(a, t):
-                original, grad_fn, nr = a, a.grad_fn, a.output_nr
+                original = a
                 break
+        # not an argument: an output the node saves, named in a version error by the node
+        # (see _version_message)
+        grad_fn = None if original is not None or t.grad_fn is None else short_name(t.grad_fn)
         return _Packed(t, t._version, None if original is None else weakref.ref(original),
-                       None if grad_fn is None else grad_fn.name(), nr)
+                       grad_fn, t.output_nr)
 
     def unpack(self, packed):
         self._unpacked = packed
@@ -953,7 +974,13 @@ def _version_message(t, packed, torch):
     sizes = "[" + ", ".join(str(s) for s in t.shape) + "]"
     msg = ("one of the variables needed for gradient computation has been modified by an "
            f"inplace operation: [{t.type()} {sizes}]")
-    if packed.grad_fn is not None:
+    # torch names a saved input's grad_fn as it is now (CopySlices after b[0] = v), a saved
+    # output's saving node, both without "Backward0" (graph.short_name)
+    original = None if packed.original is None else packed.original()
+    if original is not None:
+        if original.grad_fn is not None:
+            msg += f", which is output {original.output_nr} of {short_name(original.grad_fn)},"
+    elif packed.grad_fn is not None:
         msg += f", which is output {packed.output_nr} of {packed.grad_fn},"
     msg += f" is at version {t._version}; expected version {packed.version} instead."
     if torch.is_anomaly_enabled():
