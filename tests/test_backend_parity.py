@@ -74,8 +74,6 @@ HEAVY = {"makemore_mlp.py", "loop_in_main.py", "polynomial_custom_function.py"}
 KNOWN = {
     ("graph", "custom_function.py"): "gradcheck's backward calls (GRAPH_ONLY): the backward's "
                                      "locals of torch's last 3 calls are not the core's",
-    ("graph", "def_main_mlp.py"): "nn.init's edit of a parameter inside Module.__init__ is "
-                                  "counted as an edit of the file on torch",
     ("graph", "jacobian_hessian.py"): "jvp's result has _version 1 on torch: two gradients "
                                       "meeting at its grad_outputs leaf are summed in place "
                                       "(InputBuffer::accumulate's add_), the core sums arrays",
@@ -648,3 +646,20 @@ def test_a_saved_tensors_version_error_on_the_torch_backend_is_torchs_own(tmp_pa
     assert [e.split(", is at")[0].split("which is ")[1] for e in plain["errors"]] == [
         "output 0 of Exp", "output 0 of Mul", "output 0 of torch::autograd::CopySlices",
         "output 0 of Add"]
+
+
+def test_nn_inits_edit_of_a_parameter_is_made_without_grad_on_both_backends(tmp_path):
+    # nn.init turns grad off inside, where torch's function mode does not look: the edit of
+    # a leaf that requires grad is one made under no_grad (autograd refuses it otherwise);
+    # a Parameter made in a function is made at its line, as torch's _make_subclass is seen
+    path = tmp_path / "init_in_function.py"
+    path.write_text("import torch\nfrom torch import nn\n\n\ndef main():\n"
+                    "    w = nn.Parameter(torch.empty(3))\n    nn.init.uniform_(w)\n"
+                    "    return w.sum()\n\n\nmain()\n")
+    found = {}
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        (w,) = [t for t in report["tensors"] if t["name"] == "main.w"]
+        found[backend] = (w["line"], [(h["op"], h["grad_enabled"], h["line"])
+                                      for h in w["history"]])
+    assert found["torch"] == found["gradviz"] == (6, [("uniform_", False, 7)])

@@ -200,8 +200,12 @@ class TorchTracer(Tracer):
         site, _, _ = self._user(4)
         name = func if isinstance(func, str) else getattr(func, "__name__", str(func))
         op = "setitem" if name == "__setitem__" else name
-        self._young.append(InplaceEvent(tensor, op, site, tensor._version,
-                                        self.torch.is_grad_enabled(), self._count))
+        # a leaf that requires grad is edited only under no_grad (autograd refuses otherwise):
+        # nn.init's functions turn grad off inside, where the mode does not see
+        grad_enabled = self.torch.is_grad_enabled() and not (tensor.requires_grad and
+                                                             tensor.grad_fn is None)
+        self._young.append(InplaceEvent(tensor, op, site, tensor._version, grad_enabled,
+                                        self._count))
         self._edits_all = None
 
     # In-place edits made since the previous backward call began hold their tensor, as the
@@ -1069,10 +1073,10 @@ def _patch_registrations(tracer, torch):
 
 
 def _patch_functions(tracer, torch):
-    """Custom autograd Functions, unseen by the mode: apply records the outputs and their
-    node at the line that called it; backward (run by the engine, where torch turned the mode
-    off) runs with the mode on, its gradients made by the backward call, as on the core.
-    [(owner, attribute, original)]"""
+    """What the mode does not see: a custom autograd Function's apply records its outputs
+    and their node at the line that called it; its backward (run by the engine, where torch
+    turned the mode off) runs with the mode on, its gradients made by the backward call, as
+    on the core; an nn.Parameter is made where it is made. [(owner, attribute, original)]"""
     function = torch.autograd.Function
     apply = function.__dict__["apply"]
 
@@ -1091,7 +1095,19 @@ def _patch_functions(tracer, torch):
         with tracer.traced():
             return backward(self, *args)
     node_class.apply = backward_applied
-    return [(function, "apply", apply), (node_class, "apply", backward)]
+    # nn.Parameter(data) is made by Tensor._make_subclass, which the mode does not see: made
+    # at the line that called it (Module.__init__'s user line), as on the core
+    parameter = torch.nn.Parameter
+    new = parameter.__dict__["__new__"]
+
+    @functools.wraps(new.__func__)
+    def made(cls, *args, **kwargs):
+        t = new.__func__(cls, *args, **kwargs)
+        tracer._outputs_made("Parameter", (), t, depth=2)
+        return t
+    parameter.__new__ = staticmethod(made)
+    return [(function, "apply", apply), (node_class, "apply", backward),
+            (parameter, "__new__", new)]
 
 
 def _reporting(tracer, register, kind):
