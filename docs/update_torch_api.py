@@ -44,6 +44,17 @@ def names():
             "autograd_graph": public(torch.autograd.graph)}
 
 
+# Where torch's stubs differ from what its parser takes: tensor, as_tensor and new_tensor take
+# only the data positionally ("tensor() takes 1 positional argument but 2 were given").
+_PARSER = {
+    ("torch", "tensor"): ["(data, *, dtype=None, device=None, requires_grad=False, "
+                          "pin_memory=False)"],
+    ("torch", "as_tensor"): ["(data, *, dtype=None, device=None)"],
+    ("Tensor", "new_tensor"): ["(data, *, dtype=None, device=None, requires_grad=False, "
+                               "pin_memory=False)"],
+}
+
+
 def signatures(torch):
     """torch's overloads of each exported name: {"torch": {name: [sig, ...]}, "Tensor": ...}."""
     from gradviz import _registry
@@ -56,7 +67,9 @@ def signatures(torch):
         found = {}
         for name in sorted(n for n in names if not n.startswith("__")):
             python = _from_inspect(getattr(owner, name, None), where == "Tensor")
-            if python or name in table:
+            if (where, name) in _PARSER:
+                found[name] = _PARSER[where, name]
+            elif python or name in table:
                 found[name] = python or table[name]
         out[where] = found
     return out

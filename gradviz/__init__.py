@@ -54,10 +54,11 @@ from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdi
                            logaddexp2, rsqrt, sinh, tan, xlogy)
 from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                          select, squeeze, stack, t, transpose, unbind, unsqueeze)
-from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                        get_rng_state, initial_seed, is_tensor, linspace, manual_seed, numel,
-                        ones, ones_like, rand, rand_like, randint, randint_like, randn,
-                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from ._creation import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy,
+                        full, full_like, get_rng_state, initial_seed, is_tensor, linspace,
+                        logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
+                        randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor,
+                        zeros, zeros_like)
 from ._random import Generator, default_generator
 from . import _registry
 
@@ -92,13 +93,17 @@ def detach(input):
     return input.detach()
 
 
+def numel(input):
+    return input.numel()
+
+
 __all__ = [
     "Tensor", "Size", "dtype", "device", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "bool", "float", "double", "half", "long", "int", "get_default_dtype",
     "set_default_dtype", "set_printoptions", "get_printoptions", "tensor", "as_tensor",
     "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
-    "eye", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",
+    "eye", "logspace", "empty_strided", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",
     "set_rng_state", "Generator", "default_generator", "normal", "bernoulli", "multinomial", "is_tensor", "numel", "abs", "add", "addmm",
     "allclose", "argmax", "argmin", "bmm", "cat", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
     "clone", "concat", "concatenate", "cos", "div", "divide", "dot", "equal", "exp",

@@ -1,37 +1,51 @@
-"""Tensor creation: tensor, ones, zeros, full, empty, *_like, rand, randn, randint, randperm,
-arange, linspace, eye, from_numpy, manual_seed. Random draws come from gradviz._random, which
-gives torch's values for the same seed or Generator. Only the CPU exists: another device is
-refused, never ignored."""
+"""Tensor creation: tensor, ones, zeros, full, empty, empty_strided, *_like, rand, randn,
+randint, randperm, arange, linspace, logspace, eye, from_numpy, Tensor.new_*, manual_seed.
+Random draws come from gradviz._random, which gives torch's values for the same seed or
+Generator. Only the CPU exists: another device is refused, never ignored.
+
+Each is exported through the registry, so that torch's argument parser's spellings reach it
+(gradviz._keywords: `torch.zeros(size=(2, 3))`, `torch.rand(2, out=t)`) and an argument torch
+takes that gradviz lacks (`layout=`, `memory_format=`) is refused by name. Parameters carry
+torch's names; `out=` is handled here, because out's dtype is the result's (a random draw of
+out's dtype, not a draw cast to it)."""
 
 import numpy as np
 
 from . import _dtype
 from . import _random
+from ._registry import export, method
 from ._tensor import _RG_DTYPE_CREATE, Tensor, _make, _set_requires_grad
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "ones", "zeros", "full", "empty", "ones_like",
            "zeros_like", "full_like", "empty_like", "rand", "randn", "randint", "rand_like",
-           "randn_like", "randint_like", "randperm", "arange", "linspace", "eye", "manual_seed",
-           "seed", "initial_seed", "get_rng_state", "set_rng_state", "is_tensor", "numel"]
+           "randn_like", "randint_like", "randperm", "arange", "linspace", "logspace", "eye",
+           "empty_strided", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty",
+           "manual_seed",
+           "seed", "initial_seed", "get_rng_state", "set_rng_state", "is_tensor"]
 
+@export(tensor=False)
 def manual_seed(seed):
     """Seed the default generator (rand, randn, randint, randperm, multinomial, normal_,
     uniform_, dropout, nn.init): the same numbers as torch after torch.manual_seed(seed)."""
     return _random.default_generator.manual_seed(seed)
 
 
+@export(tensor=False)
 def seed():
     return _random.default_generator.seed()
 
 
+@export(tensor=False)
 def initial_seed():
     return _random.default_generator.initial_seed()
 
 
+@export(tensor=False)
 def get_rng_state():
     return _random.default_generator.get_state()
 
 
+@export(tensor=False)
 def set_rng_state(new_state):
     _random.default_generator.set_state(new_state)
 
@@ -52,7 +66,16 @@ def _check_device(device):
                        "on the CPU only; run with --backend torch to use PyTorch")
 
 
-def _finish(data, requires_grad):
+def _check_pin_memory(name, pin_memory):
+    if pin_memory:
+        raise NotImplementedError(f"gradviz: torch.{name}(pin_memory=...) is not implemented by "
+                                  "gradviz's core; run with --backend torch to use PyTorch")
+
+
+def _finish(data, requires_grad, out=None, name=None):
+    """The new tensor: data as a leaf (requires_grad as asked), or written into out."""
+    if out is not None:
+        return _write_out(name, out, data, requires_grad)
     if data.ndim == 0:
         # A 0-d tensor keeps a NumPy scalar: arithmetic on it is several times faster than on
         # a 0-d array (it becomes an array the first time something views or edits it).
@@ -61,6 +84,34 @@ def _finish(data, requires_grad):
     if requires_grad:
         _set_requires_grad(t, True, _RG_DTYPE_CREATE)
     return t
+
+
+def _write_out(name, out, data, requires_grad):
+    from ._keywords import write_out
+    from .autograd.grad_mode import is_grad_enabled
+    if out._rg and is_grad_enabled():
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    write_out(name, out, _make(data), (), {})
+    if requires_grad:
+        _set_requires_grad(out, True, _RG_DTYPE_CREATE)
+    return out
+
+
+def _out_dt(out, dtype, default=None):
+    """The NumPy dtype of a creation's result: dtype, else out's (torch computes in out's
+    dtype), else default (the default dtype when None)."""
+    if out is not None:
+        if dtype is not None and _dtype.to_numpy_dtype(dtype) != out._data.dtype:
+            raise RuntimeError(f"dtype {_torch_scalar(_dtype.to_numpy_dtype(dtype))} does not "
+                               f"match dtype of out parameter ({_torch_scalar(out._data.dtype)})")
+        return out._data.dtype
+    return _dt(dtype, default)
+
+
+def _torch_scalar(npdt):
+    from ._ops._common import _TORCH_SCALAR
+    return _TORCH_SCALAR[np.dtype(npdt).name]
 
 
 def _infer(data):
@@ -106,7 +157,8 @@ def _plain(data):
     return data
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+@export(tensor=False)
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of data.
 
     >>> import gradviz as torch
@@ -115,6 +167,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             [3., 4.]], requires_grad=True)
     """
     _check_device(device)
+    _check_pin_memory("tensor", pin_memory)
     npdt = _dtype.to_numpy_dtype(dtype)
     if isinstance(data, Tensor):
         arr = np.array(data._data, dtype=npdt or data._data.dtype, copy=True)
@@ -134,7 +187,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     return _finish(arr, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+@export(tensor=False)
+def as_tensor(data, *, dtype=None, device=None):
     _check_device(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
         return data
@@ -143,17 +197,48 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(arr):
+@export(tensor=False)
+def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array."""
-    if arr.dtype not in _dtype._FROM_NP:
-        _dtype.from_numpy_dtype(arr.dtype)
-    return _make(arr)
+    if ndarray.dtype not in _dtype._FROM_NP:
+        _dtype.from_numpy_dtype(ndarray.dtype)
+    return _make(ndarray)
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(int(s) for s in size)
+def _size(size, name="size"):
+    """torch's size argument, given as ints or as one tuple, list or Size of ints (a 0-d
+    integer tensor counts as an int), with torch's errors for anything else."""
+    if len(size) == 1 and not isinstance(size[0], (tuple, list)):
+        one = size[0]
+        if not _is_int(one):
+            raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, not "
+                            f"{type(one).__name__}")
+    elif len(size) == 1:
+        size = size[0]
+    for k, s in enumerate(size):
+        if not _is_int(s):
+            raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {k}")
+    shape = tuple(int(s) for s in size)
+    negative = next((s for s in shape if s < 0), None)
+    if negative is not None:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: "
+                           f"[{', '.join(map(str, shape))}]")
+    return shape
+
+
+def _is_int(s):
+    if isinstance(s, Tensor):
+        return s.ndim == 0 and s._data.dtype.kind in "iu"
+    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+
+
+def _shape(name, size):
+    """_size with the function's name in front of its TypeError, as torch's parser says it."""
+    try:
+        return _size(size)
+    except TypeError as exc:
+        raise TypeError(f"{name}(): {exc}") from None
 
 
 def _dt(dtype, default=None):
@@ -162,80 +247,161 @@ def _dt(dtype, default=None):
     return _dtype.to_numpy_dtype(dtype)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ones: `torch.ones(2, 3)` or `torch.ones((2, 3))`."""
+def _filled(name, size, fill, out, dtype, device, requires_grad, pin_memory):
+    """zeros / ones / empty (empty's values are zeros: torch leaves them undefined)."""
     _check_device(device)
-    return _finish(np.ones(_size(size), dtype=_dt(dtype)), requires_grad)
+    _check_pin_memory(name, pin_memory)
+    shape = _shape(name, size)
+    return _finish(np.full(shape, fill, dtype=_out_dt(out, dtype)), requires_grad, out, name)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+@export(tensor=False)
+def ones(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of ones: `torch.ones(2, 3)`, `torch.ones((2, 3))` or `torch.ones(size=(2, 3))`.
+
+    >>> import gradviz as torch
+    >>> torch.ones(size=(2,))
+    tensor([1., 1.])
+    """
+    return _filled("ones", size, 1, out, dtype, device, requires_grad, pin_memory)
+
+
+@export(tensor=False)
+def zeros(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled("zeros", size, 0, out, dtype, device, requires_grad, pin_memory)
+
+
+@export(tensor=False)
+def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled("empty", size, 0, out, dtype, device, requires_grad, pin_memory)
+
+
+@export(tensor=False)
+def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False,
+         pin_memory=False):
     _check_device(device)
-    return _finish(np.zeros(_size(size), dtype=_dt(dtype)), requires_grad)
-
-
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    return _finish(np.zeros(_size(size), dtype=_dt(dtype)), requires_grad)
-
-
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
+    _check_pin_memory("full", pin_memory)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if dtype is None:
-        dtype = _infer(fill_value)
-    return _finish(np.full(_size((size,)) if isinstance(size, int) else tuple(size),
-                           fill_value, dtype=_dt(dtype)), requires_grad)
+    shape = _shape("full", (size,))
+    dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
+    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad, out, "full")
 
 
-def _like(t, dtype):
-    return t._data.shape, (t._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype))
-
-
-def ones_like(input, dtype=None, device=None, requires_grad=False):
+@export(tensor=False)
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """A tensor of the given size and strides (in elements), filled with zeros (torch leaves
+    the values undefined)."""
     _check_device(device)
-    shape, dt = _like(input, dtype)
+    _check_pin_memory("empty_strided", pin_memory)
+    shape, steps = _shape("empty_strided", (size,)), _shape("empty_strided", (stride,))
+    if len(shape) != len(steps):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(steps)})")
+    dt = np.dtype(_dt(dtype))
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, steps)) if all(shape) else 0
+    storage = np.zeros(extent, dtype=dt)
+    data = np.lib.stride_tricks.as_strided(storage, shape, [s * dt.itemsize for s in steps])
+    return _finish(data, requires_grad)
+
+
+# ----- *_like and Tensor.new_*: the input's shape (and dtype, unless given) -------------------
+
+def _like(name, input, dtype, device, pin_memory):
+    _check_device(device)
+    _check_pin_memory(name, pin_memory)
+    return input._data.shape, (input._data.dtype if dtype is None
+                               else _dtype.to_numpy_dtype(dtype))
+
+
+@export(tensor=False)
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    shape, dt = _like("ones_like", input, dtype, device, pin_memory)
     return _finish(np.ones(shape, dtype=dt), requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    shape, dt = _like(input, dtype)
+@export(tensor=False)
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    shape, dt = _like("zeros_like", input, dtype, device, pin_memory)
     return _finish(np.zeros(shape, dtype=dt), requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+@export(tensor=False)
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    shape, dt = _like("empty_like", input, dtype, device, pin_memory)
+    return _finish(np.zeros(shape, dtype=dt), requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    shape, dt = _like(input, dtype)
+@export(tensor=False)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              pin_memory=False):
+    shape, dt = _like("full_like", input, dtype, device, pin_memory)
     return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
 
+
+@method()
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of zeros of the given size, with self's dtype unless dtype is given."""
+    _, dt = _like("new_zeros", self, dtype, device, pin_memory)
+    return _finish(np.zeros(_shape("new_zeros", size), dtype=dt), requires_grad)
+
+
+@method()
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    _, dt = _like("new_ones", self, dtype, device, pin_memory)
+    return _finish(np.ones(_shape("new_ones", size), dtype=dt), requires_grad)
+
+
+@method()
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    _, dt = _like("new_empty", self, dtype, device, pin_memory)
+    return _finish(np.zeros(_shape("new_empty", size), dtype=dt), requires_grad)
+
+
+@method()
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             pin_memory=False):
+    _, dt = _like("new_full", self, dtype, device, pin_memory)
+    return _finish(np.full(_shape("new_full", (size,)), fill_value, dtype=dt), requires_grad)
+
+
+@method()
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
+               pin_memory=False):
+    """A new leaf tensor holding a copy of data, with self's dtype unless dtype is given."""
+    _check_pin_memory("new_tensor", pin_memory)
+    return tensor(data, dtype=self.dtype if dtype is None else dtype, device=device,
+                  requires_grad=requires_grad)
+
+
+# ----- random draws ---------------------------------------------------------------------------
 
 _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                  "uint8": "Byte", "bool": "Bool"}
 
 
-def _float_dt(dtype, kernel):
+def _float_dt(dt, kernel):
     """The dtype of a floating-point draw; an integer dtype gets torch's kernel error."""
-    dt = _dt(dtype)
     if dt.kind != "f":
-        raise RuntimeError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
     return dt
 
 
-def _sized(size, kw_size):
-    if kw_size is not None:
-        if size:
-            raise TypeError("size given both as positional and keyword arguments")
-        size = (kw_size,)
-    return _size(size)
+# draw(shape, dtype, generator=...) and the kernel torch names when the dtype is not floating
+_DRAWS = {"rand": (_random.uniform, "check_uniform_bounds"),
+          "randn": (_random.normal, "normal_kernel_cpu")}
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+def _draw(kind, shape, dt, generator, requires_grad, out=None):
+    draw, kernel = _DRAWS[kind]
+    values = draw(shape, _float_dt(np.dtype(dt), kernel), generator=generator)
+    return _finish(values, requires_grad, out, kind)
+
+
+@export(tensor=False)
+def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+         pin_memory=False):
     """Samples of U[0, 1): torch's values for the same seed or generator.
 
     >>> import gradviz as torch
@@ -244,98 +410,144 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     tensor([0.4963, 0.7682])
     """
     _check_device(device)
-    shape = _sized(size, kw.pop("size", None))
-    _no_extra("rand", kw)
-    dt = _float_dt(dtype, "check_uniform_bounds")
-    return _finish(_random.uniform(shape, dt, generator=generator), requires_grad)
+    _check_pin_memory("rand", pin_memory)
+    return _draw("rand", _shape("rand", size), _out_dt(out, dtype), generator, requires_grad,
+                 out)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+@export(tensor=False)
+def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+          pin_memory=False):
     """Samples of N(0, 1): torch's values for the same seed or generator."""
     _check_device(device)
-    shape = _sized(size, kw.pop("size", None))
-    _no_extra("randn", kw)
-    dt = _float_dt(dtype, "normal_kernel_cpu")
-    return _finish(_random.normal(shape, dt, generator=generator), requires_grad)
+    _check_pin_memory("randn", pin_memory)
+    return _draw("randn", _shape("randn", size), _out_dt(out, dtype), generator, requires_grad,
+                 out)
 
 
-def _no_extra(name, kw):
-    if kw:
-        arg = next(iter(kw))
-        raise NotImplementedError(f"gradviz: torch.{name}({arg}=...) is not implemented by "
-                                  "gradviz's core; run with --backend torch to use PyTorch")
+@export(tensor=False)
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              pin_memory=False):
+    shape, dt = _like("rand_like", input, dtype, device, pin_memory)
+    return _draw("rand", shape, dt, generator, requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False):
+@export(tensor=False)
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               pin_memory=False):
+    shape, dt = _like("randn_like", input, dtype, device, pin_memory)
+    return _draw("randn", shape, dt, generator, requires_grad)
+
+
+@export(tensor=False)
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None,
+            device=None, requires_grad=False, pin_memory=False):
+    """Integers in [low, high): torch's values for the same seed or generator. As torch:
+    randint(high, size) or randint(low, high, size), positionally or by name."""
     _check_device(device)
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    _check_pin_memory("randint", pin_memory)
+    if size is None and high is not None:
+        low, high, size = None, low, high         # randint(high, size)
+    elif high is None:
+        low, high = None, low                     # randint(high, size=...)
+    if high is None or size is None:
+        got = "int" if size is None else f"size={type(size).__name__}, "
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:")
+    if _is_int(size):
+        raise TypeError(f"randint(): argument 'size' (position {2 if low is None else 3}) must "
+                        f"be tuple of ints, not {type(size).__name__}")
+    shape = _shape("randint", (size,))
+    vals = _random.randint(int(low or 0), int(high), shape, generator=generator)
+    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randint")
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False):
-    """Integers in [low, high): torch's values for the same seed or generator."""
-    _check_device(device)
-    if size is None and isinstance(high, (tuple, list)):
-        # randint(high, size): torch's two-argument form.
-        low, high, size = 0, low, high
+@export(tensor=False)
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, pin_memory=False):
+    shape, dt = _like("randint_like", input, dtype, device, pin_memory)
     if high is None:
         low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
-    dt = _dt(dtype, np.int64)
-    vals = _random.randint(int(low), int(high), _size((size,)) if isinstance(size, int)
-                           else tuple(size), generator=generator)
+    vals = _random.randint(int(low), int(high), shape, generator=generator)
     return _finish(vals.astype(dt), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    _check_device(device)
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   requires_grad=requires_grad)
-
-
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+@export(tensor=False)
+def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+             pin_memory=False):
     """A random permutation of 0..n-1: torch's for the same seed or generator."""
     _check_device(device)
-    return _finish(_random.randperm(int(n), generator=generator).astype(_dt(dtype, np.int64)),
-                   requires_grad)
+    _check_pin_memory("randperm", pin_memory)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    vals = _random.randperm(int(n), generator=generator)
+    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randperm")
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
-    """Values from start to end (exclusive): int64 for integers, float32 otherwise."""
+# ----- ranges -------------------------------------------------------------------------------
+
+@export(tensor=False)
+def arange(start=None, end=None, step=None, *, out=None, dtype=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """Values from start to end (exclusive): int64 for integers, float32 otherwise. As torch:
+    arange(end), arange(start, end) or arange(start, end, step), positionally or by name."""
     _check_device(device)
+    _check_pin_memory("arange", pin_memory)
+    if start is None and (end is None or step is not None):
+        given = ", ".join(f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
+                          if v is not None)
+        raise TypeError(f"arange() received an invalid combination of arguments - got "
+                        f"({given + ', ' if given else ''}), but expected one of:")
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if dtype is None:
-        dt = np.int64 if all(isinstance(v, int) for v in vals) else _dt(None)
-    else:
-        dt = _dt(dtype)
+    start = 0 if start is None else start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, 1 if step is None
+                                                                     else step)]
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    ints = all(isinstance(v, (int, np.integer)) for v in vals)
+    dt = _out_dt(out, dtype, np.int64 if ints else None)
     n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
     data = (vals[0] + np.arange(max(n, 0), dtype=np.float64) * vals[2]).astype(dt)
-    return _finish(data, requires_grad)
+    return _finish(data, requires_grad, out, "arange")
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+def _steps(steps):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
+
+
+@export(tensor=False)
+def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False,
+             pin_memory=False):
     _check_device(device)
-    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
+    _check_pin_memory("linspace", pin_memory)
+    data = np.linspace(start, end, _steps(steps))
+    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "linspace")
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+@export(tensor=False)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """base ** linspace(start, end, steps)."""
     _check_device(device)
-    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+    _check_pin_memory("logspace", pin_memory)
+    data = np.power(float(base), np.linspace(start, end, _steps(steps)))
+    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "logspace")
 
 
-def is_tensor(obj):
+@export(tensor=False)
+def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False,
+        pin_memory=False):
+    _check_device(device)
+    _check_pin_memory("eye", pin_memory)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    return _finish(np.eye(n, m, dtype=_out_dt(out, dtype)), requires_grad, out, "eye")
+
+
+@export(tensor=False)
+def is_tensor(obj, /):
     return isinstance(obj, Tensor)
-
-
-def numel(input):
-    return input.numel()

@@ -662,6 +662,28 @@ def batch_norm_parts(input, running_mean, running_var, result1, result2, trainin
     return xhat, rstd, dims, shape
 
 
+def batch_norm_train_grads(grad, mask, x, weight, mean, invstd):
+    """batch_norm's gradients in training on arrays, as torch's CPU kernel computes them: with
+    xc = x - mean, dot_p = sum(grad * xc) and total = sum(grad) per channel,
+    grad_input = (grad - total / n - xc * (dot_p * invstd**2 / n)) * (invstd * weight),
+    grad_weight = dot_p * invstd and grad_bias = total. The per-channel factors are computed
+    once on C values, not on the whole batch."""
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    dims = (0,) + tuple(range(2, x.ndim))
+    dt = x.dtype
+    n = dt.type(x.size // c)
+    xc = x - mean.reshape(shape)
+    dot_p = np.add.reduce(grad * xc, axis=dims, dtype=dt)
+    total = np.add.reduce(grad, axis=dims, dtype=dt)
+    gi = None
+    if mask & 1:
+        gi = grad - (total / n).reshape(shape)
+        gi -= np.multiply(xc, (dot_p * invstd * invstd / n).reshape(shape), out=xc)
+        gi *= (invstd if weight is None else invstd * weight).reshape(shape)
+    return [gi, dot_p * invstd if mask & 2 else None, total if mask & 4 else None]
+
+
 def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, result1, result2,
                      training, eps):
     """The gradients of input, weight and bias, those in `mask`, from the output's gradient
@@ -675,6 +697,8 @@ def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, resu
         return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
     if not mask & 3:
         return [None, None, channel_sum(grad, input)]
+    if training:
+        return batch_norm_train_grads(grad, mask, input, weight, result1, result2)
     # xhat once for both gradients (torch's kernel also recomputes it from the saved mean and
     # invstd: it saves neither the normalized input nor anything under another name).
     xhat, rstd, dims, shape = batch_norm_parts(input, *stats)

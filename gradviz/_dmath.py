@@ -255,6 +255,8 @@ def sum_to(x, shape):
     shape = tuple(shape)
     if xs == shape:
         return x
+    if not shape and _t(x):
+        return x.sum()      # torch's sum_to: to a 0-d shape, one sum() (SumBackward0)
     lead = len(xs) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                      if s == 1 and xs[i + lead] != 1)

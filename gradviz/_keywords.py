@@ -85,8 +85,10 @@ def _split(text):
 def _renames(overloads, params, method):
     """torch's name -> ours for each position where torch spells a positional parameter
     differently (torch.split's `tensor`, Tensor.copy_'s `other`, Tensor.view's `size` for our
-    `*shape`), when every overload agrees on the name there."""
-    renames = {}
+    `*shape`, torch.zeros's `size` for our `*size`), when every overload agrees on the name
+    there; and the names of those taking a tuple where other overloads name the position
+    otherwise (Tensor.view's `size` beside `dtype`)."""
+    renames, mixed = {}, set()
     ours = [p for p in params if p.kind in _POSITIONAL or p.kind is p.VAR_POSITIONAL]
     for i, mine in enumerate(ours):
         at = [o[i] for o in overloads if len(o) > i and o[i][1] != "keyword"]
@@ -94,9 +96,15 @@ def _renames(overloads, params, method):
         # Tensor.view has (dtype), (size) and (*size): our *shape is the varargs one
         theirs = {n for n, kind in at if kind == "varargs"} if varargs else set()
         theirs = theirs or {n for n, _ in at}
-        if len(theirs) == 1 and (varargs or mine.name not in theirs) and (i or method):
-            renames[theirs.pop()] = mine
-    return renames
+        # torch.X's first parameter is its input, except a size taken as ints or one tuple
+        # (torch.zeros(size=...), whose overloads name it both ways)
+        sized = varargs and theirs <= {n for n, kind in at if kind == "positional"}
+        if len(theirs) == 1 and (varargs or mine.name not in theirs) and (i or method or sized):
+            name = theirs.pop()
+            renames[name] = mine
+            if len({n for n, _ in at}) > 1:
+                mixed.add(name)
+    return renames, mixed
 
 
 def with_keywords(fn, name, method=False):
@@ -124,7 +132,8 @@ def with_keywords(fn, name, method=False):
     # out= where torch takes it (torch.linalg's functions, which come without a signature
     # here, all take it)
     takes_out = not method and "out" not in names and ("out" in theirs or not overloads)
-    renames = {t: p for t, p in _renames(overloads, params, method).items() if t not in names}
+    renames, mixed = _renames(overloads, params, method)
+    renames = {t: p for t, p in renames.items() if t not in names}
     refused = theirs - names - set(renames) - {"self", "out", input_name} - set(aliases)
     # the first positional parameter torch takes beyond ours
     n_positional = sum(p.kind in _POSITIONAL for p in params)
@@ -132,23 +141,22 @@ def with_keywords(fn, name, method=False):
                    and o[n_positional][1] == "positional"), None)
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         beyond = None
-    # our keywords torch refuses (a method's `out`, torch.split's `split_size`): refused too,
-    # checked on every call with keywords. Not the `self` of a forward taking the input as
-    # self: `torch.exp(self=x)` is taken (torch names it input), which spares the check on
-    # nearly every torch.X.
-    every = {p for o in with_deprecated for p, _ in o}
-    foreign = tuple(sorted(names - every - {"self"})) if every else ()
+    # our keywords torch refuses (a method's `out`, torch.split's `split_size`, the `self` of
+    # a torch.X whose forward names its input self: torch.exp(self=x)): refused too, checked
+    # on every call with keywords
+    every = {p for o in with_deprecated for p, _ in o} - {"self"}
+    foreign = tuple(sorted(names - every)) if every else ()
     if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign):
         return fn
     owner = "Tensor" if method else "torch"
-    spellings = (aliases, input_name, takes_out, renames)
+    spellings = (name, method, aliases, input_name, takes_out, renames, mixed)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if kwargs and foreign:
             for key in foreign:
                 if key in kwargs:
-                    raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+                    raise _foreign(name, key, args, input_name)
         try:
             return fn(*args, **kwargs)
         except TypeError:
@@ -195,8 +203,34 @@ def _not_implemented(owner, name, arg):
                                "gradviz's core; run with --backend torch to use PyTorch")
 
 
+def _foreign(name, key, args, input_name):
+    """torch's TypeError for a keyword it refuses: a torch.X given its input as `self=` and
+    nothing positionally misses its input, as torch's parser says."""
+    if key == "self" and not args:
+        return TypeError(f'{name}() missing 1 required positional arguments: '
+                         f'"{input_name or "input"}"')
+    return TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+
+
+def _sizes(name, theirs, value, args, method, mixed):
+    """The tuple a size keyword gives for our *size (torch.zeros(size=(2, 3)),
+    Tensor.view(size=(6,))), refused with torch's TypeError when it is not a tuple of ints or
+    sizes were also given positionally."""
+    if theirs in mixed and (len(args) > method or not isinstance(value, (tuple, list))):
+        given = [type(a).__name__ for a in args[method:]] + [f"{theirs}={type(value).__name__}"]
+        got = ", ".join(given) if len(given) > 1 else given[0] + ", "
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:")
+    if len(args) > method:
+        raise TypeError(f"{name}() got multiple values for argument '{theirs}'")
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    raise TypeError(f"{name}(): argument '{theirs}' must be tuple of ints, not "
+                    f"{type(value).__name__}")
+
+
 def _translate(args, kwargs, spellings):
-    aliases, input_name, takes_out, renames = spellings
+    name, method, aliases, input_name, takes_out, renames, mixed = spellings
     for alias, dim in aliases.items():
         if alias in kwargs:
             if dim in kwargs:
@@ -208,8 +242,7 @@ def _translate(args, kwargs, spellings):
         if theirs in kwargs:
             value = kwargs.pop(theirs)
             if mine.kind is mine.VAR_POSITIONAL:
-                args = tuple(args) + (tuple(value) if isinstance(value, (tuple, list)) else
-                                      (value,))
+                args = tuple(args) + _sizes(name, theirs, value, args, method, mixed)
             elif mine.name in kwargs:
                 return None
             else:

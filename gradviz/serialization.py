@@ -13,7 +13,9 @@ Parameters, containers, primitives, dtypes, Size, device and globals allowed thr
 `add_safe_globals` are accepted; anything else gets torch's "Weights only load failed" error.
 
 Each tensor is saved with a storage of its own (the values in row-major order); torch keeps
-views of one storage sharing it. The values, dtype, shape and requires_grad are the same.
+views of one storage sharing it. The values, dtype, shape and requires_grad are the same. On
+load, tensors over one storage share its memory, as in torch: an in-place edit of one shows
+in the others (they are not views of each other: `_base` is None, as torch's).
 
 >>> import io, gradviz as torch
 >>> buf = io.BytesIO()
@@ -198,9 +200,9 @@ def _write_zip(out, name, records):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        metadata=None):
     array, itemsize = storage, storage.itemsize
-    view = np.lib.stride_tricks.as_strided(
-        array[storage_offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride))
-    t = _make(np.array(view))
+    # over the storage's memory, not a copy: tensors saved over one storage share it
+    t = _make(np.lib.stride_tricks.as_strided(
+        array[storage_offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride)))
     # torch rebuilds a tensor with set_() on its storage, an in-place edit: a loaded tensor
     # (and a Parameter made of it) has _version 1
     t._version_counter().v += 1

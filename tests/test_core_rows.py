@@ -92,11 +92,13 @@ def test_a_plan_for_an_input_beyond_the_row_fails():
 
 
 def _init_imports():
-    """Names gradviz/__init__.py imports from gradviz._ops modules (its explicit list)."""
+    """Names gradviz/__init__.py imports from gradviz._ops modules and gradviz._creation (its
+    explicit list)."""
     tree = ast.parse((ROOT / "gradviz" / "__init__.py").read_text())
     names = set()
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("_ops."):
+        module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+        if module.startswith("_ops.") or module == "_creation":
             names.update(a.asname or a.name for a in node.names)
     return names
 

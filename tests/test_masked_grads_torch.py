@@ -78,3 +78,17 @@ def _broadcast_clamp(t, bounds):
 @pytest.mark.parametrize("bounds", ["both", "min", "max"])
 def test_clamp_with_bounds_broadcasting_beyond_the_input_differentiates_as_torch(bounds):
     assert _broadcast_clamp(gradviz, bounds) == _broadcast_clamp(torch, bounds)
+
+
+@pytest.mark.parametrize("call", [
+    "t.clamp(t.ones(2), t.zeros(3), t.ones(2))", "t.clamp(t.ones(2, 3), t.zeros(4))",
+    "t.clamp(t.ones(2, 3), max=t.zeros(2))", "t.clamp(t.ones(2, 3), t.zeros(2, 1), t.ones(4))",
+    "t.ones(2, 3).clamp_(t.zeros(5))", "t.ones(2).clamp_(t.zeros(3, 2))",
+    "t.clamp_min(t.ones(2, 3), t.zeros(4))",
+])
+def test_clamp_bounds_that_do_not_broadcast_get_torchs_error(call):
+    def error(t):
+        with pytest.raises(Exception) as caught:
+            eval(call, {"t": t})        # noqa: S307 - the cases above
+        return type(caught.value).__name__, str(caught.value).splitlines()[0]
+    assert error(gradviz) == error(torch)

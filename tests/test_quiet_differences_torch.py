@@ -90,3 +90,24 @@ def _through_edited_view(t, op):
 @pytest.mark.parametrize("op", ["exp_", "tanh_", "sigmoid_", "sqrt_", "relu_", "rsqrt_"])
 def test_second_derivative_through_a_view_edited_by_a_result_saving_op_is_torchs(op):
     assert _through_edited_view(gradviz, op) == _through_edited_view(torch, op)
+
+
+# ----- torch.load: tensors over one storage share it ----------------------------------------
+
+def _loaded_views(t):
+    import io
+    a = torch.arange(6.0).reshape(2, 3)
+    buf = io.BytesIO()
+    torch.save({"a": a, "row": a[1], "col": a[:, 1], "t": a.t()}, buf)
+    buf.seek(0)
+    d = t.load(buf)
+    seen = [d["row"]._base is None, d["t"].stride(), d["t"].is_contiguous()]
+    d["a"].mul_(10)
+    d["col"].add_(1)
+    return seen + [{k: v.tolist() for k, v in d.items()},
+                   {k: v._version for k, v in d.items()},
+                   d["row"].data_ptr() - d["a"].data_ptr()]
+
+
+def test_tensors_loaded_over_one_storage_share_it_as_in_torch():
+    assert _loaded_views(gradviz) == _loaded_views(torch)

@@ -195,3 +195,27 @@ def test_report_reads_the_module_level_names_once(tmp_path):
     rep = run.report()
     assert sum(1 for t in rep["tensors"] if t["is_leaf"] and not t["generated"]) == 200
     assert Counted.reads <= 2
+
+
+def test_the_renderer_does_not_import_the_inspector_for_gc_paused():
+    # render/dot.py pauses the collector with the helper the report uses, from a module both
+    # import: the renderer works from plain data and never depends on the inspector.
+    import gradviz._gc
+    from gradviz.render import dot
+    source = open(dot.__file__, encoding="utf-8").read()
+    assert "inspect" not in "".join(line for line in source.splitlines()
+                                    if line.lstrip().startswith(("import", "from")))
+    assert dot.gc_paused is gradviz._gc.gc_paused is report_module.gc_paused
+
+
+def test_gc_paused_restores_the_collector_as_it_was():
+    import gc
+
+    from gradviz._gc import gc_paused
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()       # the inner pause leaves the outer one paused
+    assert gc.isenabled()

@@ -165,6 +165,8 @@ ALLOWED = {
     "torch.cdist: compute_mode=None (torch: 'use_mm_for_euclid_dist_if_necessary')":
         _NONE_DEFAULT,
     "torch.roll: dims=None (torch: ())": "None and () both roll the flattened tensor",
+    "torch.arange: step=None (torch: 1)":
+        "None means step was not given: arange(end=..., step=...) is refused, as torch does",
     "Tensor.roll: dims=None (torch: ())": "None and () both roll the flattened tensor",
     **{f"{owner}.{name}: unbiased=None (torch: True)":
        "None means unbiased was not given: the op then applies torch's default "

@@ -1,6 +1,8 @@
 """The tracer's per-op shortcuts give the answers its plain forms gave: the finite check, a
 long-lived node's earlier gradients, the steps, and `site_of` on the core's tracer."""
 
+import gc
+import sys
 import textwrap
 
 import numpy as np
@@ -78,3 +80,26 @@ def test_a_dead_nodes_large_gradient_is_let_go_before_its_event_is_pruned(tmp_pa
     dead = [snap for ref, snap in run.tracer._events if ref() is None]
     assert dead and all(snap == [] or all(g.size <= 64 for g in snap) for snap in dead)
     assert any(snap == [] for snap in dead)     # each step's MulBackward0 got 100 elements
+
+
+def test_callsite_caches_are_keyed_by_id_and_hold_their_code_objects(tmp_path):
+    # A code object's hash is not cached and covers all its constants (a module's hashes every
+    # function and class body in it), so the per-frame caches are keyed by id(code); each code
+    # object is held while its id is a key, so a freed code object's id cannot be reused for
+    # another file's code that the cache would then misclassify.
+    from gradviz.autograd import callsite
+    path = tmp_path / "mine.py"
+    path.write_text("import sys\n\ndef where():\n    return sys._getframe().f_code\n")
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    code = ns["where"]()
+    assert callsite.user_site(1) is not None and callsite.called_by_user(1)
+    assert callsite.user_functions(sys._getframe())
+    assert not callsite._inside(code)
+    for cache in (callsite._internal, callsite._hosted, callsite._public):
+        assert all(type(k) is int and callsite._held[k] is not None for k in cache)
+    assert callsite._held[id(code)] is code
+    del ns, code
+    gc.collect()
+    # the code object is still held, so no other code object can take its id
+    assert any(c.co_filename == str(path) for c in callsite._held.values())

@@ -73,6 +73,21 @@ def _arange(n):
     return a
 
 
+def _reduce_picked(vals, reduction, total_weight, shape, dtype):
+    """nll_loss's (value, total_weight) from the weighted negated picks vals, in dtype."""
+    dt = dtype.type
+    if reduction == 1:
+        if total_weight:
+            return dt(np.add.reduce(vals, dtype=dtype) / total_weight), total_weight
+        # no sample kept: 0 / 0, nan as in torch (no warning)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.add.reduce(vals, dtype=dtype) / total_weight if len(vals) else np.nan
+        return dt(r), total_weight
+    if reduction == 2:
+        return dt(np.add.reduce(vals, dtype=dtype)), total_weight
+    return vals.reshape(shape).astype(dtype, copy=False), dt(0)
+
+
 @records("nll_loss", "nll_loss2d")
 def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     """Negative log likelihood of class indices: -weight[t] * input[t] per sample
@@ -100,13 +115,24 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     else:
         x2 = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
         t2 = t.reshape(-1)
-    valid = t2 != ignore_index
-    all_valid = valid.all()
-    safe = t2 if all_valid else np.where(valid, t2, 0)
-    if (safe.astype(np.uint64, copy=False) >= c).any():      # negatives wrap to huge
-        raise IndexError(f"Target {safe[(safe < 0) | (safe >= c)][0]} is out of bounds.")
     m = len(t2)
-    picked = x2[_arange(m), safe]
+    picked = None
+    if m and 0 <= t2.min() and not 0 <= ignore_index < c:
+        # The common case, no target ignored: one reduction instead of the masks below, and
+        # the indexing itself finds a target past the last class.
+        all_valid = True
+        safe = t2
+        try:
+            picked = x2[_arange(m), t2]
+        except IndexError:
+            pass
+    if picked is None:
+        valid = t2 != ignore_index
+        all_valid = valid.all()
+        safe = t2 if all_valid else np.where(valid, t2, 0)
+        if (safe.astype(np.uint64, copy=False) >= c).any():      # negatives wrap to huge
+            raise IndexError(f"Target {safe[(safe < 0) | (safe >= c)][0]} is out of bounds.")
+        picked = x2[_arange(m), safe]
     dt = x.dtype.type
     if weight is None:
         w = None if all_valid else valid.astype(x.dtype)
@@ -114,18 +140,12 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     else:
         w = weight._data[safe] if all_valid else weight._data[safe] * valid
         total_weight = dt(np.add.reduce(w, dtype=x.dtype))
-    vals = -picked if w is None else -picked * w
-    if reduction == 1:
-        if total_weight:
-            r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight)
-        else:           # no sample kept: 0 / 0, nan as in torch (no warning)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                r = dt(np.add.reduce(vals, dtype=x.dtype) / total_weight) if m else dt(np.nan)
-    elif reduction == 2:
-        r = dt(np.add.reduce(vals, dtype=x.dtype))
+    if reduction == 1 and w is None and m:
+        # -sum(picked) is sum(-picked) exactly: one negation of a number, not of the batch.
+        r = dt(-np.add.reduce(picked, dtype=x.dtype) / total_weight)
     else:
-        r = vals.reshape(t.shape).astype(x.dtype, copy=False)
-        total_weight = dt(0)
+        r, total_weight = _reduce_picked(-picked if w is None else -picked * w, reduction,
+                                         total_weight, t.shape, x.dtype)
     out = _make(r)
     if _state.enabled and input._rg:
         row = D["nll_loss2d"] if x.ndim == 4 else D["nll_loss"]

@@ -113,27 +113,33 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         n = x.size // c
         dt = x.dtype.type
         mean = np.add.reduce(x, axis=dims, dtype=x.dtype) / dt(n)
-        xc = x - (mean if x.ndim == 2 else mean.reshape(shape))
+        xc = x - mean.reshape(shape)
         var = np.add.reduce(xc * xc, axis=dims, dtype=x.dtype) / dt(n)
         invstd = 1 / np.sqrt(var + dt(eps))
         # The running statistics change in place without a version bump, as in torch.
         if running_mean is not None:
             rm = running_mean._data
-            np.copyto(rm, momentum * mean + (1 - momentum) * rm, casting="unsafe")
+            np.add(momentum * mean, (1 - momentum) * rm, out=rm, casting="unsafe")
         if running_var is not None:
             rv = running_var._data
             unbiased = var * (n / (n - 1)) if n > 1 else var * np.inf
-            np.copyto(rv, momentum * unbiased + (1 - momentum) * rv, casting="unsafe")
-        y = xc * (invstd if x.ndim == 2 else invstd.reshape(shape))
+            np.add(momentum * unbiased, (1 - momentum) * rv, out=rv, casting="unsafe")
+        # As torch's kernel: one per-channel factor, invstd * weight, so that the batch is
+        # multiplied once; xc is fresh, the output is written over it.
+        alpha = invstd if weight is None else invstd * weight._data
+        y = np.multiply(xc, alpha.reshape(shape), out=xc, casting="unsafe")
+        if bias is not None:
+            np.add(y, bias._data.reshape(shape), out=y, casting="unsafe")
         save_mean, save_invstd = mean, invstd
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation "
                                "mode")
         rstd = 1 / np.sqrt(running_var._data + eps)
-        y = (x - running_mean._data.reshape(shape)) * rstd.reshape(shape)
+        y = _affine((x - running_mean._data.reshape(shape)) * rstd.reshape(shape), weight,
+                    bias, shape)
         save_mean = save_invstd = np.zeros(0, dtype=x.dtype)
-    out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
+    out = _make(y.astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
         record(D["native_batch_norm"], out, (input, weight, bias),
                (input, weight, running_mean, running_var, _make(save_mean),

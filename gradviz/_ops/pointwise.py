@@ -181,10 +181,14 @@ def _clamp(self, min, max, op="clamp"):
         lo = None if min is None else _operand(min)[0]
         hi = None if max is None else _operand(max)[0]
         r = a
-        if lo is not None:
-            r = np.maximum(r, lo)
-        if hi is not None:
-            r = np.minimum(r, hi)
+        try:
+            if lo is not None:
+                r = np.maximum(r, lo)
+            if hi is not None:
+                r = np.minimum(r, hi)
+        except ValueError as exc:       # bounds not broadcasting: torch's RuntimeError
+            raise (_broadcast_error(a, lo if hi is None else hi, exc) if lo is None or hi is None
+                   else _broadcast_error(lo, hi, exc, c=a)) from None
         rt = _dtype.result_type([a] + [b for b in (lo, hi) if b is not None])
         out = np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r)
         mt = min if isinstance(min, Tensor) else None

@@ -9,7 +9,11 @@ declared with `register_library(prefix)`: its frames are passed over as gradviz'
 Python's standard library's: a tensor made inside `copy.deepcopy` (nn.TransformerEncoder
 copying its layer) was made by the user's line that called it, and copy's frames name nothing.
 
-Decisions are cached per code object, so a walk costs one dict lookup a frame.
+Decisions are cached per code object, so a walk costs one dict lookup a frame. The caches are
+keyed by id(code), not by the code object: a code object's hash is not cached by Python and
+covers its constants (a module's holds every function and class body in it), so hashing the
+user's `<module>` code took microseconds per lookup, on every op of a file's top level. The
+code objects themselves are held in `_held`, so an id is never reused while it is a key.
 
     >>> from gradviz.autograd import callsite
     >>> callsite.user_site(1)[1] > 0        # this line is the user's
@@ -28,8 +32,9 @@ __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_us
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
 _libraries = ()         # file name prefixes registered by register_library
-_internal = {}          # code object -> True when it is gradviz's
-_hosted = {}            # code object -> True when it is a host's
+_internal = {}          # id(code) -> True when it is gradviz's
+_hosted = {}            # id(code) -> True when it is a host's
+_held = {}              # id(code) -> code, for every code object whose id is a key above
 _getframe = sys._getframe
 
 
@@ -48,6 +53,7 @@ def register_host(path):
         _internal.clear()
         _hosted.clear()
         _public.clear()
+        _held.clear()
 
 
 def register_library(prefix):
@@ -93,15 +99,17 @@ def _is_stdlib(filename):
 
 def _inside(code):
     name = code.co_filename
-    inside = _internal[code] = is_gradviz_file(name) or name.startswith(_libraries) or \
+    _held[id(code)] = code
+    inside = _internal[id(code)] = is_gradviz_file(name) or name.startswith(_libraries) or \
         _is_stdlib(name)
     return inside
 
 
 def _is_host(code):
-    hosted = _hosted.get(code)
+    hosted = _hosted.get(id(code))
     if hosted is None:
-        hosted = _hosted[code] = _is_host_file(code.co_filename)
+        _held[id(code)] = code
+        hosted = _hosted[id(code)] = _is_host_file(code.co_filename)
     return hosted
 
 
@@ -112,7 +120,7 @@ def user_frame(depth):
     internal = _internal
     while f is not None:
         code = f.f_code
-        inside = internal.get(code)
+        inside = internal.get(id(code))
         if inside is None:
             inside = _inside(code)
         if not inside:
@@ -132,7 +140,7 @@ def called_by_user(depth, through=(), past_gradviz=False):
         f = f.f_back
     if f is None:
         return False
-    inside = _internal.get(f.f_code)
+    inside = _internal.get(id(f.f_code))
     return not (_inside(f.f_code) if inside is None else inside)
 
 
@@ -174,7 +182,7 @@ def user_stacklevel():
     user's innermost frame as the warning's origin (as torch's warnings do)."""
     f = _getframe(1)
     level = 1
-    while f is not None and (_internal.get(f.f_code) or _inside(f.f_code)):
+    while f is not None and (_internal.get(id(f.f_code)) or _inside(f.f_code)):
         f = f.f_back
         level += 1
     return level
@@ -190,7 +198,7 @@ def maker(depth, marker=None):
     public = _public
     while f is not None:
         code = f.f_code
-        name = public.get(code)     # False: the user's; "": gradviz's, private; else its name
+        name = public.get(id(code))     # False: the user's; "": gradviz's, private; else its name
         if name is None:
             name = _public_name(code)
         if name is False:
@@ -205,15 +213,15 @@ def maker(depth, marker=None):
     return func, (f.f_code.co_filename, f.f_lineno), f, found
 
 
-_public = {}            # code object -> False (the user's), "" (gradviz's, private) or its name
+_public = {}            # id(code) -> False (the user's), "" (gradviz's, private) or its name
 
 
 def _public_name(code):
-    inside = _internal.get(code)
+    inside = _internal.get(id(code))
     if inside is None:
         inside = _inside(code)
     name = code.co_name
-    name = _public[code] = False if not inside else "" if name.startswith("_") else name
+    name = _public[id(code)] = False if not inside else "" if name.startswith("_") else name
     return name
 
 
@@ -227,7 +235,7 @@ def user_functions(frame, stop=()):
         if id(f) in stop:
             break
         code = f.f_code
-        inside = _internal.get(code)
+        inside = _internal.get(id(code))
         if inside is None:
             inside = _inside(code)
         if not inside and not code.co_name.startswith("<"):

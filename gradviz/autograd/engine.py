@@ -460,12 +460,6 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
     except Exception as exc:
         _annotate(exc, node)
         raise
-    if _state.anomaly and _state.anomaly_nan:
-        try:
-            _check_nan(node, outs)
-        except RuntimeError as exc:
-            _annotate(exc, node)
-            raise
     if trace is not None:
         trace.produced(node, outs)
     if node._hooks:
@@ -482,6 +476,14 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
         trace.ran(node, outs)
     if not retain_graph and (trace is None or not trace.retain_all):
         node._release()
+    # torch's evaluate_function checks for nan last: after the post-hooks, with the saved
+    # tensors already released
+    if _state.anomaly and _state.anomaly_nan:
+        try:
+            _check_nan(node, outs)
+        except RuntimeError as exc:
+            _annotate(exc, node)
+            raise
     return outs
 
 

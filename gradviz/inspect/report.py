@@ -6,8 +6,6 @@ gradviz adds what only it records (file:line of every node, saved versions, forw
 the gradient each node received). See docs/report-schema.md.
 """
 
-import contextlib
-import gc
 import json
 import math
 import re
@@ -15,11 +13,12 @@ import warnings
 
 import numpy as np
 
+from .._gc import gc_paused
 from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
 from .modules import add_modules
 
-__all__ = ["build_report", "gc_paused", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
+__all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
            "STEP_LIMIT", "GradSummary"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
@@ -684,9 +683,9 @@ def _error_anomaly(info, builder):
     if node is None or id(node) not in builder.node_ids:
         return None
     stack = getattr(node, "_stack", None) or []
+    file, line = info.forward or builder.site(node)     # the torch tracer's node: its site
     return {"node": builder.node_ids[id(node)], "name": _node_type(node),
-            "message": info.message, "file": info.forward[0] if info.forward else None,
-            "line": info.forward[1] if info.forward else None,
+            "message": info.message, "file": file, "line": line,
             "traceback": [{"file": f.filename, "line": f.lineno, "function": f.name,
                            "code": f.line} for f in stack]}
 
@@ -697,25 +696,6 @@ def build_report(run, full=False):
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
         return _build(run, full)
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """The cyclic garbage collector off, as it was before afterwards: building the report of
-    a 100,000-node graph makes millions of objects that are all kept, and every collection
-    would walk them again (a third of the report's time).
-
-    >>> with gc_paused():
-    ...     gc.isenabled()
-    False
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build(run, full):

@@ -40,6 +40,7 @@ import weakref
 import numpy as np
 
 from ..autograd import callsite
+from ..autograd.graph import short_name
 from ..autograd.saved import Saved
 from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer, _NodeRef
@@ -105,6 +106,7 @@ class TorchTracer(Tracer):
                             torch.Tensor.register_post_accumulate_grad_hook: "post_accumulate"}
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
+        self._running = None        # the holder of the node a backward call began last
         self._retain_later = {}     # key of a node not numbered yet -> outputs retaining grad
         self._retain_key = None     # the node whose retain_grad firings were reported last
         # id(tensor that retains grad) -> (weak reference to it, key of its node, output nr)
@@ -154,7 +156,7 @@ class TorchTracer(Tracer):
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
             if kind == "grad":
-                captures = self._capture_leaves(args, kwargs)
+                captures = self._capture_inputs(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
@@ -164,6 +166,7 @@ class TorchTracer(Tracer):
         except BaseException as exc:
             if kind is not None:
                 self._flush_step()
+                self._blame(exc)
                 if len(self.steps) == ran:
                     self._no_backward()     # it raised before running anything, as on the core
             if version is not None and "leaf Variable that requires grad" in str(exc):
@@ -172,10 +175,10 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
-            for leaf, handle, had_hooks in captures:
+            for t, handle, had_hooks in captures:
                 handle.remove()
                 if not had_hooks:
-                    leaf._backward_hooks = None     # as it was (register_hook made a dict)
+                    t._backward_hooks = None        # as it was (register_hook made a dict)
         if kind is not None:
             self._flush_step()
             # the nodes a create_graph call made are made inside it: their inputs are where
@@ -186,7 +189,9 @@ class TorchTracer(Tracer):
         if version is not None and first._version != version and \
                 getattr(func, "__name__", "") != "requires_grad_":
             self._inplace(first, "out" if first is written else func)
-        self._outputs_made(func, args, out)
+        # x[i] = v returns nothing: the node it made (CopySlices) is x's
+        self._outputs_made(func, args, first if out is None and version is not None and
+                           first._version != version else out)
         if self._retaining and version is not None and first._version != version:
             self._retain_moved(first)
         return out
@@ -195,8 +200,12 @@ class TorchTracer(Tracer):
         site, _, _ = self._user(4)
         name = func if isinstance(func, str) else getattr(func, "__name__", str(func))
         op = "setitem" if name == "__setitem__" else name
-        self._young.append(InplaceEvent(tensor, op, site, tensor._version,
-                                        self.torch.is_grad_enabled(), self._count))
+        # a leaf that requires grad is edited only under no_grad (autograd refuses otherwise):
+        # nn.init's functions turn grad off inside, where the mode does not see
+        grad_enabled = self.torch.is_grad_enabled() and not (tensor.requires_grad and
+                                                             tensor.grad_fn is None)
+        self._young.append(InplaceEvent(tensor, op, site, tensor._version, grad_enabled,
+                                        self._count))
         self._edits_all = None
 
     # In-place edits made since the previous backward call began hold their tensor, as the
@@ -368,6 +377,7 @@ class TorchTracer(Tracer):
             n = holder()
             if n is not None:
                 self._flush_step()
+                self._running = holder
                 self._snapshot_saved(n)
                 self._retain_fired(n, grad_outputs)
                 self.grad(n, grad_outputs)
@@ -400,26 +410,33 @@ class TorchTracer(Tracer):
                 nodes.append((self._accumulator(t), 0))
         self.begin_at(nodes, kind == "grad", self._user(4)[0])
 
-    def _capture_leaves(self, args, kwargs):
-        """autograd.grad reads a leaf input's gradient where its AccumulateGrad would run,
-        without running it: no node hook fires there, only the leaf's tensor hooks. A tensor
-        hook of the tracer's records what reached the leaf, as the core records it; [(leaf,
-        handle, whether it had hooks)] to take it off after the call."""
+    def _capture_inputs(self, args, kwargs):
+        """autograd.grad reads an input's gradient where the input's node would run, and runs
+        that node only when something beyond it is needed (never a leaf's AccumulateGrad):
+        then no node hook fires there, only the input's tensor hooks. A tensor hook of the
+        tracer's records what reached the input, as the core records it; [(input, handle,
+        whether it had hooks)] to take it off after the call."""
         torch = self.torch
         inputs = args[1] if len(args) > 1 else (kwargs or {}).get("inputs")
         if isinstance(inputs, torch.Tensor):
             inputs = (inputs,)
         out = []
         for t in inputs or ():
-            if isinstance(t, torch.Tensor) and t.grad_fn is None and t.requires_grad:
+            if isinstance(t, torch.Tensor) and t.requires_grad:
                 had_hooks = t._backward_hooks is not None
-                hook = functools.partial(self._leaf_reached, self._accumulator(t))
+                fn = t.grad_fn
+                node, nr = (self._accumulator(t), None) if fn is None else (fn, t.output_nr)
+                hook = functools.partial(self._input_reached, node, nr)
                 out.append((t, t.register_hook(hook), had_hooks))
         return out
 
-    def _leaf_reached(self, node, grad):
+    def _input_reached(self, node, nr, grad):
+        """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
+        never runs there)."""
+        if nr is not None and self.torch._C._will_engine_execute_node(node):
+            return      # the node runs: its pre-hook records it
         self._flush_step()
-        self.grad(node, [grad])
+        self.grad(node, [None] * (nr or 0) + [grad])
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -433,6 +450,7 @@ class TorchTracer(Tracer):
         """A backward / grad call from roots [(node, nr)] begins at site."""
         roots = [n for n, _ in roots]
         self._retain_key = None
+        self._running = None        # the holder of the node that began last
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -477,6 +495,17 @@ class TorchTracer(Tracer):
                 if id(entry[1]) not in keep:
                     entry[1].node = None
         self._made_now = []
+
+    def _blame(self, exc):
+        """backward raised: the node that ran last is the one that failed (in its formula, in
+        unpacking what it saved, or in anomaly mode's nan check after its post-hooks), named
+        on the exception as the core's engine names it."""
+        node = None if self._running is None else self._running()
+        if node is not None and getattr(exc, "_gradviz_node", None) is None:
+            try:
+                exc._gradviz_node = node
+            except AttributeError:
+                pass
 
     def _no_backward(self):
         self._calls.pop()
@@ -666,13 +695,16 @@ class TorchTracer(Tracer):
 
     def pack(self, t):
         torch = self.torch
-        original, grad_fn, nr = None, None, 0
+        original = None
         for a in self._args:
             if isinstance(a, torch.Tensor) and _same_view(a, t):
-                original, grad_fn, nr = a, a.grad_fn, a.output_nr
+                original = a
                 break
+        # not an argument: an output the node saves, named in a version error by the node
+        # (see _version_message)
+        grad_fn = None if original is not None or t.grad_fn is None else short_name(t.grad_fn)
         return _Packed(t, t._version, None if original is None else weakref.ref(original),
-                       None if grad_fn is None else grad_fn.name(), nr)
+                       grad_fn, t.output_nr)
 
     def unpack(self, packed):
         self._unpacked = packed
@@ -946,7 +978,13 @@ def _version_message(t, packed, torch):
     sizes = "[" + ", ".join(str(s) for s in t.shape) + "]"
     msg = ("one of the variables needed for gradient computation has been modified by an "
            f"inplace operation: [{t.type()} {sizes}]")
-    if packed.grad_fn is not None:
+    # torch names a saved input's grad_fn as it is now (CopySlices after b[0] = v), a saved
+    # output's saving node, both without "Backward0" (graph.short_name)
+    original = None if packed.original is None else packed.original()
+    if original is not None:
+        if original.grad_fn is not None:
+            msg += f", which is output {original.output_nr} of {short_name(original.grad_fn)},"
+    elif packed.grad_fn is not None:
         msg += f", which is output {packed.output_nr} of {packed.grad_fn},"
     msg += f" is at version {t._version}; expected version {packed.version} instead."
     if torch.is_anomaly_enabled():
@@ -1035,10 +1073,10 @@ def _patch_registrations(tracer, torch):
 
 
 def _patch_functions(tracer, torch):
-    """Custom autograd Functions, unseen by the mode: apply records the outputs and their
-    node at the line that called it; backward (run by the engine, where torch turned the mode
-    off) runs with the mode on, its gradients made by the backward call, as on the core.
-    [(owner, attribute, original)]"""
+    """What the mode does not see: a custom autograd Function's apply records its outputs
+    and their node at the line that called it; its backward (run by the engine, where torch
+    turned the mode off) runs with the mode on, its gradients made by the backward call, as
+    on the core; an nn.Parameter is made where it is made. [(owner, attribute, original)]"""
     function = torch.autograd.Function
     apply = function.__dict__["apply"]
 
@@ -1057,7 +1095,19 @@ def _patch_functions(tracer, torch):
         with tracer.traced():
             return backward(self, *args)
     node_class.apply = backward_applied
-    return [(function, "apply", apply), (node_class, "apply", backward)]
+    # nn.Parameter(data) is made by Tensor._make_subclass, which the mode does not see: made
+    # at the line that called it (Module.__init__'s user line), as on the core
+    parameter = torch.nn.Parameter
+    new = parameter.__dict__["__new__"]
+
+    @functools.wraps(new.__func__)
+    def made(cls, *args, **kwargs):
+        t = new.__func__(cls, *args, **kwargs)
+        tracer._outputs_made("Parameter", (), t, depth=2)
+        return t
+    parameter.__new__ = staticmethod(made)
+    return [(function, "apply", apply), (node_class, "apply", backward),
+            (parameter, "__new__", new)]
 
 
 def _reporting(tracer, register, kind):

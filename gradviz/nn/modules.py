@@ -40,6 +40,8 @@ class Parameter(Tensor):
         arr = np.zeros(0, dtype=np.float32) if data is None else np.array(data._data)
         _init(t, arr)
         _set_requires_grad(t, requires_grad, _RG_DTYPE_CREATE)
+        if _tracing.active is not None:
+            _tracing.active.created(t)      # made here, as torch's _make_subclass is seen
         return t
 
     def __init__(self, data=None, requires_grad=True):

@@ -29,6 +29,7 @@ import graphviz
 from graphviz.quoting import ID as _DOT_ID
 from graphviz.quoting import quote as _graphviz_quote
 
+from .._gc import gc_paused
 from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
 from .module_graph import box_label, module_layout
 from .steps import changed_mark
@@ -668,7 +669,6 @@ class _Builder:
     def build(self, legend):
         # a 100,000-node drawing makes millions of strings that are all kept: every collection
         # of the cyclic garbage collector would walk them (and the report) again
-        from ..inspect.report import gc_paused
         with gc_paused():
             return self._build(legend)
 
