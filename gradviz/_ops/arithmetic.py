@@ -119,7 +119,8 @@ def mul(self, other):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
-        record(_E_MUL, out, (self, ot), (self, other))
+        inputs = (self, ot)     # also what the node saves when other is a Tensor
+        record(_E_MUL, out, inputs, inputs if ot is not None else (self, other))
     return out
 
 

@@ -33,7 +33,8 @@ def _unary(entry, ufunc, self, floating=True, quiet=False):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = _make(ufunc(a))
     if _state.enabled and self._rg:
-        record(entry, out, (self,), (self,))
+        inputs = (self,)        # also what the node saves
+        record(entry, out, inputs, inputs)
     return out
 
 

@@ -26,7 +26,7 @@ import sysconfig
 import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
-           "user_frame", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions",
+           "user_frame", "line_at", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions",
            "running_around"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -114,8 +114,10 @@ def _is_host(code):
 
 
 def user_frame(depth):
-    """(code object, line) of the innermost frame outside gradviz, starting `depth` frames up
-    (as sys._getframe counts them from user_frame: 1 is its caller); (None, 0) when none."""
+    """(code object, instruction offset) of the innermost frame outside gradviz, starting
+    `depth` frames up (as sys._getframe counts them from user_frame: 1 is its caller); (None, 0)
+    when none. `line_at` gives the line: a frame's f_lineno scans the code's line table, which
+    cost a tenth of a small op when every node asked for it."""
     f = _getframe(depth)
     internal = _internal
     while f is not None:
@@ -124,9 +126,23 @@ def user_frame(depth):
         if inside is None:
             inside = _inside(code)
         if not inside:
-            return code, f.f_lineno
+            return code, f.f_lasti
         f = f.f_back
     return None, 0
+
+
+def line_at(code, offset):
+    """The line of the instruction at `offset` in code (a frame's f_lasti): its f_lineno."""
+    key = (code, offset)
+    line = _lines.get(key, _lines)
+    if line is _lines:
+        line = code.co_firstlineno if offset < 0 else next(
+            (n for start, end, n in code.co_lines() if start <= offset < end), None)
+        _lines[key] = line
+    return line
+
+
+_lines = {}             # (code object, offset) -> line
 
 
 def called_by_user(depth, through=(), past_gradviz=False):
@@ -148,10 +164,10 @@ def user_site(depth=1):
     """(filename, line) of the innermost frame outside gradviz, starting `depth` frames up
     (1: the caller of user_site), or None."""
     try:
-        code, line = user_frame(depth + 1)
+        code, offset = user_frame(depth + 1)
     except ValueError:      # fewer frames than depth
         return None
-    return None if code is None else (code.co_filename, line)
+    return None if code is None else (code.co_filename, line_at(code, offset))
 
 
 def user_stack():

@@ -16,7 +16,7 @@ import numpy as np
 from . import tracing as _tracing
 from .grad_mode import _GradMode, _state
 from .grad_mode import no_grad as _no_grad
-from .graph import AccumulateGrad, accumulate, edge_of
+from .graph import AccumulateGrad, accumulate, edge_of, edges
 
 __all__ = ["backward", "grad"]
 
@@ -226,7 +226,8 @@ def _discover(roots):
             stack.append(node)
     while stack:
         node = stack.pop()
-        for nxt in node._next:
+        nexts = node._next          # edges(node), without the call
+        for nxt in nexts if type(nexts) is tuple else (nexts,):
             if nxt is None:
                 continue
             if nxt in deps:
@@ -241,7 +242,7 @@ def _needed(deps, targets, leaf_targets):
     """The nodes worth running: strict ancestors of a target, and leaf targets to accumulate."""
     parents = {}
     for node in deps:
-        for nxt in node._next:
+        for nxt in edges(node):
             if nxt is not None:
                 parents.setdefault(nxt, []).append(node)
     needed = set(leaf_targets)
@@ -364,7 +365,8 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                             capture)
         nrs = node._nrs
         n_outs = len(outs)
-        for i, nxt in enumerate(node._next):
+        nexts = node._next
+        for i, nxt in enumerate(nexts if type(nexts) is tuple else (nexts,)):
             if nxt is None:
                 continue
             g = outs[i] if i < n_outs else None

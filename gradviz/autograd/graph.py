@@ -1,9 +1,10 @@
 """Backward graph nodes: grad_fn objects, AccumulateGrad, saved tensors, hooks.
 
 A node's edges (`next_functions`) are kept flat for speed: `_next` is a tuple of nodes (None
-for an input that does not require grad) and `_nrs` the matching input numbers (None when all
-are 0). Every node records the user's code object and line that made it (`_code`, `_line`;
-`_where` gives them as (file, line)) and, in anomaly mode, the whole forward stack (`_stack`).
+for an input that does not require grad), or for a node of one input that input's node itself
+(one tuple fewer for the cyclic garbage collector to track per op; `edges` gives the tuple),
+and `_nrs` the matching input numbers (None when all are 0). Every node records the user's code object and the offset of the instruction that made
+it (`_code`, `_lasti`; `_where` gives them as (file, line)) and, in anomaly mode, the whole forward stack (`_stack`).
 
 Memory and speed: a node sets only its hot fields; what few nodes have (hooks, retained
 grads, the inspector's inputs, anomaly stacks, metadata) are class-level None defaults that a
@@ -19,7 +20,7 @@ import numpy as np
 
 from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
 from . import tracing as _tracing
-from .callsite import user_frame, user_stack
+from .callsite import line_at, user_frame, user_stack
 from .grad_mode import _Setting, _state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
@@ -173,7 +174,7 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    __slots__ = ("_next", "_seq", "_code", "_line", "__dict__", "__weakref__")
+    __slots__ = ("_next", "_seq", "_code", "_lasti", "__dict__", "__weakref__")
 
     _n_out = 1          # number of forward outputs (gradients this node receives)
     # Rarely set; a node that needs one stores it in its own __dict__. `_nrs` is None when
@@ -187,7 +188,7 @@ class Node:
         if nrs is not None:
             self._nrs = nrs
         self._seq = next(_seq)
-        self._code, self._line = user_frame(2)
+        self._code, self._lasti = user_frame(2)
         if _state.anomaly:
             self._stack = user_stack()
         trace = _tracing.active
@@ -198,7 +199,7 @@ class Node:
     def _where(self):
         """(filename, line) of the user's code that made this node, or None."""
         code = self._code
-        return None if code is None else (code.co_filename, self._line)
+        return None if code is None else (code.co_filename, line_at(code, self._lasti))
 
     # ----- torch's public Node API ---------------------------------------------------------
 
@@ -209,8 +210,8 @@ class Node:
     def next_functions(self):
         nrs = self._nrs
         if nrs is None:
-            return tuple((fn, 0) for fn in self._next)
-        return tuple(zip(self._next, nrs))
+            return tuple((fn, 0) for fn in edges(self))
+        return tuple(zip(edges(self), nrs))
 
     @property
     def metadata(self):
@@ -348,6 +349,12 @@ def accumulate(var, g, steal=False):
         old._data = np.asarray(od + g, dtype=var._data.dtype)
 
 
+def edges(node):
+    """The nodes a node's edges lead to, as a tuple (see `_next`)."""
+    nexts = node._next
+    return nexts if type(nexts) is tuple else (nexts,)
+
+
 def accumulator(t):
     """The leaf's AccumulateGrad, shared while it is alive (torch keeps a weak reference)."""
     ref = t._acc
@@ -428,7 +435,7 @@ class CopySlices(Node):
     __slots__ = ("_fn", "_steps")
 
     def __init__(self, base_edge, steps, fn):
-        nexts = (base_edge[0],) + fn._next[1:]
+        nexts = (base_edge[0],) + edges(fn)[1:]
         nrs = None
         if base_edge[1] or fn._nrs is not None:
             nrs = (base_edge[1],) + ((0,) * (len(nexts) - 1) if fn._nrs is None
