@@ -89,3 +89,17 @@ def test_conv2d_results_survive_the_next_convolution(batch, bias, kernel):
         t.convolution(outs[1].detach(), w.detach(), None, *geometry)
         return [outs[0], firsts[0], xs[0].grad, firsts[1], xs[1].grad, w.grad.clone(), back]
     check(case)
+
+
+@pytest.mark.parametrize("indices", [[[0, 4], [2, 2]], [[0, 5]], [[-1, 2]], [[3, 1], [0, 4]]])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("strided", [False, True])
+def test_embedding_index_bounds(indices, dtype, strided):
+    def case(t):
+        weight = t.arange(15.0).reshape(5, 3).requires_grad_()
+        idx = t.tensor(indices, dtype=getattr(t, dtype))
+        if strided:
+            idx = idx.t()
+        out = t.nn.functional.embedding(idx, weight)
+        return _backward(t, out, weight)
+    check(case)
