@@ -8,6 +8,7 @@ gradviz._dmath's array-or-Tensor helpers.
 """
 
 import itertools
+import threading
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -153,6 +154,29 @@ def _grad_matrix(grad, groups):
 # output gradient alike), so they add exact zeros; the products run over the same (channel,
 # kernel offset) rows in the same order as the general path.
 
+_SCRATCH = threading.local()
+_SCRATCH_LIMIT = 64 << 20      # bytes: a larger work array is allocated each time
+
+
+def _scratch(tag, shape, dtype):
+    """An uninitialized work array for a temporary that never leaves this module, kept per
+    thread and handed out again for the same (tag, shape, dtype). A training step then reuses
+    its im2col matrices instead of taking fresh pages from the system for each: their page
+    faults cost about as much as the copies that fill them."""
+    cache = getattr(_SCRATCH, "arrays", None)
+    if cache is None:
+        cache = _SCRATCH.arrays = {}
+    key = (tag, shape, dtype)
+    a = cache.get(key)
+    if a is None:
+        a = np.empty(shape, dtype=dtype)
+        if a.nbytes <= _SCRATCH_LIMIT:
+            if len(cache) >= 16:        # many layer shapes: start over, do not grow
+                cache.clear()
+            cache[key] = a
+    return a
+
+
 def _wide(x_shape, weight, stride, dilation, groups):
     return (groups == 1 and len(x_shape) == 4 and not _t(weight)
             and all(s == 1 for s in stride) and all(d == 1 for d in dilation))
@@ -165,9 +189,10 @@ def _wide_cols(x, kernel, padding):
     hp, wp = h + 2 * ph, w + 2 * pw
     oh, ow = hp - kh + 1, wp - kw + 1
     lw = oh * wp
-    buf = np.zeros((n, c, hp * wp + kw - 1), dtype=x.dtype)
+    buf = _scratch("padded", (n, c, hp * wp + kw - 1), x.dtype)
+    buf.fill(0)
     buf[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x
-    cols = np.empty((c, kh * kw, n, lw), dtype=x.dtype)
+    cols = _scratch("cols", (c, kh * kw, n, lw), x.dtype)
     src = buf.transpose(1, 0, 2)
     for i in range(kh):
         for j in range(kw):
@@ -180,16 +205,20 @@ def _wide_cols(x, kernel, padding):
 def _wide_grad(grad, wp):
     """The output gradient (N, O, oh, ow) as (O, N*oh*Wp), zero in the extra columns."""
     n, o, oh, ow = grad.shape
-    g = np.zeros((o, n, oh, wp), dtype=grad.dtype)
+    g = _scratch("grad", (o, n, oh, wp), grad.dtype)
     g[..., :ow] = grad.transpose(1, 0, 2, 3)
+    g[..., ow:] = 0
     return g.reshape(o, n * oh * wp)
 
 
 def _wide_conv(x, weight, padding):
     o = weight.shape[0]
     cols, (oh, ow), wp = _wide_cols(x, weight.shape[2:], padding)
-    r = (weight.reshape(o, -1) @ cols).reshape(o, x.shape[0], oh, wp)[..., :ow]
-    return r.transpose(1, 0, 2, 3)
+    w = weight.reshape(o, -1)
+    r = np.matmul(w, cols, out=_scratch("product", (o, cols.shape[1]), np.result_type(w, cols)))
+    r = r.reshape(o, x.shape[0], oh, wp)[..., :ow].transpose(1, 0, 2, 3)
+    # A fresh C-ordered copy (always a copy: the product's array is reused by the next call).
+    return np.array(r, order="C")
 
 
 def _wide_grad_input(grad, input_shape, weight, padding):
@@ -199,21 +228,28 @@ def _wide_grad_input(grad, input_shape, weight, padding):
     hp, wp = h + 2 * ph, w + 2 * pw
     oh = grad.shape[2]
     lw = oh * wp
-    dcols = (weight.reshape(o, -1).T @ _wide_grad(grad, wp)).reshape(c, kh * kw, n, lw)
-    res = np.zeros((c, n, hp * wp + kw - 1), dtype=dcols.dtype)
+    wt = weight.reshape(o, -1).T
+    g = _wide_grad(grad, wp)
+    dt = np.result_type(wt, g)
+    dcols = np.matmul(wt, g, out=_scratch("dcols", (c * kh * kw, n * lw), dt))
+    dcols = dcols.reshape(c, kh * kw, n, lw)
+    res = _scratch("col2im", (c, n, hp * wp + kw - 1), dt)
+    res.fill(0)
     for i in range(kh):
         for j in range(kw):
             off = i * wp + j
             res[:, :, off:off + lw] += dcols[:, i * kw + j]
     full = res[:, :, :hp * wp].reshape(c, n, hp, wp)
-    return full[:, :, ph:ph + h, pw:pw + w].transpose(1, 0, 2, 3)
+    # A fresh C-ordered copy (always a copy: res is reused by the next call).
+    return np.array(full[:, :, ph:ph + h, pw:pw + w].transpose(1, 0, 2, 3), order="C")
 
 
 # ----- Any convolution -----------------------------------------------------------------------
 
 def conv(x, weight, stride, padding, dilation, groups):
     """The convolution of x (N, C, *spatial) with weight (O, C/groups, *kernel), no bias:
-    one matrix product per group over all images at once."""
+    one matrix product per group over all images at once. On arrays the result is always
+    fresh memory (never a view of x, weight or a work array), which the caller may write."""
     if _wide(np.shape(x), weight, stride, dilation, groups) and not _t(x):
         return _wide_conv(x, weight, padding)
     o = weight.shape[0]

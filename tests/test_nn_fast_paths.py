@@ -58,3 +58,48 @@ def test_batch_norm_training_gradients(shape, affine, needs):
             return [out, rm, rv]
         return _backward(t, out, *leaves) + [rm, rv]
     check(case)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_conv2d_results_survive_the_next_convolution(batch, bias, kernel):
+    """2-D stride-1 convolutions reuse their work arrays from call to call: outputs and
+    gradients of one call (forward, backward, transposed) must not change with the next.
+    (A 1x1 kernel on one image makes the results contiguous views of those arrays.)"""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    data = [rng.standard_normal((batch, 2, 5, 5)).tolist() for _ in range(2)]
+    weight = rng.standard_normal((3, 2, kernel, kernel)).tolist()
+    pad = kernel // 2
+
+    def case(t):
+        F = t.nn.functional
+        w = t.tensor(weight, requires_grad=True)
+        b = t.tensor([0.1, -0.2, 0.3], requires_grad=True) if bias else None
+        xs = [t.tensor(d, requires_grad=True) for d in data]
+        outs = [F.conv2d(x, w, b, padding=pad) for x in xs]
+        firsts = [outs[0].detach().clone()]
+        outs[0].sum().backward()
+        firsts.append(xs[0].grad.clone())
+        (outs[1] * 2).sum().backward()
+        geometry = ([1, 1], [pad, pad], [1, 1], True, [0, 0], 1)
+        back = t.convolution(outs[0].detach(), w.detach(), None, *geometry)
+        t.convolution(outs[1].detach(), w.detach(), None, *geometry)
+        return [outs[0], firsts[0], xs[0].grad, firsts[1], xs[1].grad, w.grad.clone(), back]
+    check(case)
+
+
+@pytest.mark.parametrize("indices", [[[0, 4], [2, 2]], [[0, 5]], [[-1, 2]], [[3, 1], [0, 4]]])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("strided", [False, True])
+def test_embedding_index_bounds(indices, dtype, strided):
+    def case(t):
+        weight = t.arange(15.0).reshape(5, 3).requires_grad_()
+        idx = t.tensor(indices, dtype=getattr(t, dtype))
+        if strided:
+            idx = idx.t()
+        out = t.nn.functional.embedding(idx, weight)
+        return _backward(t, out, weight)
+    check(case)

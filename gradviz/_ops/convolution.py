@@ -92,10 +92,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         _check_span(x.shape[2:], w.shape[2:], pd, dl)
         r = conv(x, w, st, pd, dl, groups)
     if bias is not None:
-        # Into a C-ordered array: r may be a transposed view, and `r + b` would keep its order
-        # (and ascontiguousarray below would copy it once more).
-        r = np.add(r, bias._data.reshape((-1,) + (1,) * nd),
-                   out=np.empty(r.shape, dtype=np.result_type(r, bias._data)))
+        b = bias._data.reshape((-1,) + (1,) * nd)
+        dt = np.result_type(r, b)
+        # r is fresh memory (conv's and conv_values' results never alias their inputs): the
+        # bias goes in place when r is already C-ordered, else into a C-ordered array (`r + b`
+        # would keep a transposed view's order and ascontiguousarray would copy it again).
+        r = np.add(r, b, out=r if r.flags.c_contiguous and r.dtype == dt else
+                   np.empty(r.shape, dtype=dt))
     out = _make(np.ascontiguousarray(r, dtype=x.dtype))
     if _needs(input, weight, bias):
         record(_E_CONV, out, (input, weight, bias),

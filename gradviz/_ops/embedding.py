@@ -9,6 +9,7 @@ from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 
 _INDEX_TYPES = {np.dtype(np.int64): "Long", np.dtype(np.int32): "Int"}
+_UNSIGNED = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
 
 
 @export(tensor=False)
@@ -35,9 +36,10 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
                            f"instead (while checking arguments for embedding)")
     if w.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
+    # One reduction for both bounds: seen as unsigned, a negative index is past the end.
+    if idx.size and idx.view(_UNSIGNED[idx.dtype]).max() >= w.shape[0]:
         raise IndexError("index out of range in self")
-    out = _make(w[idx])
+    out = _make(w.take(idx, axis=0))        # the rows, as w[idx] but without its dispatch
     if _state.enabled and weight._rg:
         record(D["embedding"], out, (weight,),
                (w.shape[0], indices, padding_idx, scale_grad_by_freq, sparse))
