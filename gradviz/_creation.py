@@ -208,21 +208,18 @@ def from_numpy(ndarray):
 def _size(size, name="size"):
     """torch's size argument, given as ints or as one tuple, list or Size of ints (a 0-d
     integer tensor counts as an int), with torch's errors for anything else."""
-    if len(size) == 1 and not isinstance(size[0], (tuple, list)):
-        one = size[0]
-        if not _is_int(one):
-            raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, not "
-                            f"{type(one).__name__}")
-    elif len(size) == 1:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
+    elif len(size) == 1 and not _is_int(size[0]):
+        raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
     for k, s in enumerate(size):
-        if not _is_int(s):
+        if type(s) is not int and not _is_int(s):
             raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {k}")
-    shape = tuple(int(s) for s in size)
-    negative = next((s for s in shape if s < 0), None)
-    if negative is not None:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: "
+    shape = tuple(map(int, size))
+    if shape and min(shape) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
                            f"[{', '.join(map(str, shape))}]")
     return shape
 
@@ -247,12 +244,12 @@ def _dt(dtype, default=None):
     return _dtype.to_numpy_dtype(dtype)
 
 
-def _filled(name, size, fill, out, dtype, device, requires_grad, pin_memory):
+def _filled(name, size, make, out, dtype, device, requires_grad, pin_memory):
     """zeros / ones / empty (empty's values are zeros: torch leaves them undefined)."""
     _check_device(device)
     _check_pin_memory(name, pin_memory)
     shape = _shape(name, size)
-    return _finish(np.full(shape, fill, dtype=_out_dt(out, dtype)), requires_grad, out, name)
+    return _finish(make(shape, dtype=_out_dt(out, dtype)), requires_grad, out, name)
 
 
 @export(tensor=False)
@@ -263,17 +260,17 @@ def ones(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memo
     >>> torch.ones(size=(2,))
     tensor([1., 1.])
     """
-    return _filled("ones", size, 1, out, dtype, device, requires_grad, pin_memory)
+    return _filled("ones", size, np.ones, out, dtype, device, requires_grad, pin_memory)
 
 
 @export(tensor=False)
 def zeros(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled("zeros", size, 0, out, dtype, device, requires_grad, pin_memory)
+    return _filled("zeros", size, np.zeros, out, dtype, device, requires_grad, pin_memory)
 
 
 @export(tensor=False)
 def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled("empty", size, 0, out, dtype, device, requires_grad, pin_memory)
+    return _filled("empty", size, np.zeros, out, dtype, device, requires_grad, pin_memory)
 
 
 @export(tensor=False)

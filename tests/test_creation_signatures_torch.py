@@ -49,6 +49,9 @@ CASES = [
     "t.randperm(n=4)", "t.randperm(4, generator=g)", "t.randperm(-1)",
     "t.rand_like(x)", "t.randn_like(x, generator=g)", "t.rand_like(i)", "t.randint_like(i, 5)",
     "t.randint_like(i, low=1, high=5)", "t.randint_like(i, 1, 5, generator=g)",
+    "t.normal(2.0, 3.0, size=(2,))", "t.normal(0.0, 1.0, (2,), dtype=t.float64)",
+    "t.normal(0.0, 1.0, (2,), generator=g)", "t.normal(0.0, 1.0, (-1,))", "t.normal(0.0, 1.0, 2)",
+    "t.normal(0.0, 1.0, (3,), out=d)",
     # out=
     "t.zeros(2, out=o)", "t.ones(2, 2, out=o)", "t.zeros(2, dtype=t.float32, out=o)",
     "t.arange(5, out=o)", "t.arange(0.5, 3, out=o)", "t.eye(2, out=o)", "t.full((2,), 3.0, out=o)",
@@ -108,13 +111,16 @@ def test_creation_call_as_torch(call):
     _assert_same(_run(gradviz, call), _run(torch, call))
 
 
-def test_an_argument_torch_takes_and_gradviz_lacks_is_refused_by_name():
-    for call, arg in ((lambda: gradviz.zeros(2, layout=None), "torch.zeros(layout=...)"),
-                      (lambda: gradviz.empty(2, memory_format=None), "torch.empty(memory_format=...)"),
-                      (lambda: gradviz.ones(2, pin_memory=True), "torch.ones(pin_memory=...)"),
-                      (lambda: gradviz.zeros_like(gradviz.ones(2), memory_format=None),
-                       "torch.zeros_like(memory_format=...)")):
-        with pytest.raises(NotImplementedError) as caught:
-            call()
-        assert str(caught.value) == (f"gradviz: {arg} is not implemented by gradviz's core; "
-                                     "run with --backend torch to use PyTorch")
+@pytest.mark.parametrize("call,arg", [
+    (lambda: gradviz.zeros(2, layout=None), "torch.zeros(layout=...)"),
+    (lambda: gradviz.empty(2, memory_format=None), "torch.empty(memory_format=...)"),
+    (lambda: gradviz.ones(2, pin_memory=True), "torch.ones(pin_memory=...)"),
+    (lambda: gradviz.zeros_like(gradviz.ones(2), memory_format=None),
+     "torch.zeros_like(memory_format=...)"),
+    (lambda: gradviz.normal(0.0, 1.0, (2,), pin_memory=True), "torch.normal(pin_memory=...)"),
+])
+def test_an_argument_torch_takes_and_gradviz_lacks_is_refused_by_name(call, arg):
+    with pytest.raises(NotImplementedError) as caught:
+        call()
+    assert str(caught.value) == (f"gradviz: {arg} is not implemented by gradviz's core; "
+                                 "run with --backend torch to use PyTorch")

@@ -80,11 +80,10 @@ def _through_edited_view(t, op):
     v = y[:, 1]
     getattr(v, op)()
     g, = t.autograd.grad((y * y).sum(), x, create_graph=True)
+    names = _names(g.grad_fn)
     g.sum().backward()
-    # values only: under create_graph gradviz's CopySlices reads and writes the view's region
-    # with index / index_put where torch records as_strided, clone and copy_
     return ([round(a, 12) for a in g.flatten().tolist()],
-            [round(a, 12) for a in x.grad.flatten().tolist()])
+            [round(a, 12) for a in x.grad.flatten().tolist()], names)
 
 
 @pytest.mark.parametrize("op", ["exp_", "tanh_", "sigmoid_", "sqrt_", "relu_", "rsqrt_"])

@@ -108,20 +108,20 @@ def _full_range(self, generator):
 
 @export(tensor=False)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
-           device=None, requires_grad=False):
+           device=None, requires_grad=False, pin_memory=False):
     """torch.normal for number mean and std with a size (tensor means and stds are not
-    implemented)."""
-    from .._creation import _check_device, _dt
-    if out is not None:
-        _refuse("torch.normal", "out")
+    implemented); with out=, drawn in out's dtype and written into it, as torch."""
+    from .._creation import _check_device, _check_pin_memory, _finish, _is_int, _out_dt, _shape
+    if _is_int(size):
+        raise TypeError(f"normal() received an invalid combination of arguments - got "
+                        f"({type(mean).__name__}, {type(std).__name__}, int), but expected one of:")
     _check_device(device)
+    _check_pin_memory("normal", pin_memory)
     if isinstance(mean, Tensor) or isinstance(std, Tensor) or size is None:
         _refuse("torch.normal", "mean or std as a tensor")
-    dt = _dt(dtype)
-    t = _make(_random.normal(tuple(size), dt, float(mean), float(std), generator))
-    if requires_grad:
-        t.requires_grad_()
-    return t
+    dt = np.dtype(_out_dt(out, dtype))
+    values = _random.normal(_shape("normal", (size,)), dt, float(mean), float(std), generator)
+    return _finish(values, requires_grad, out, "normal")
 
 
 @export()

@@ -463,17 +463,24 @@ class CopySlices(Node):
         return outs
 
     def _apply_recorded(self, g):
-        """_apply under create_graph=True for a gradient with a graph: the region is read and
-        written back with recorded ops (index, index_put), so second derivatives flow through
-        the in-place edit (an array copy cut them off, silently)."""
-        from .._dmath import view_positions
+        """_apply under create_graph=True for a gradient with a graph, recorded as torch's
+        CopySlices::apply_with_saved records it: the gradient copied into a new tensor
+        (CopyBackwards), the view's region read as a view of it (AsStridedBackward0), cloned
+        into the op's backward (CloneBackward0), and the op's gradient copied back into the
+        region (CopySlices); so second derivatives flow through the in-place edit with torch's
+        graph."""
         from .._registry import ops
-        where = view_positions(tuple(g.shape), self._steps)
-        flat_where = where.reshape(-1)
-        region = g.reshape(-1)[_tensor._make(flat_where)].reshape(*where.shape)
-        res = self._fn._apply([region], True)
-        new = res[0] if res[0] is not None else region * 0
-        result = ops.index_put(g.reshape(-1), (flat_where,), new.reshape(-1)).view(*g.shape)
+        result = _tensor._make(np.empty_like(g._data))
+        ops.copy_(result, g)
+        region = _tensor._make(apply_view(result._array(), self._steps))
+        region._base_, region._view_fn = result, self._steps
+        region._vc = result._version_counter()
+        ops.reread_from_base(result, region)
+        res = self._fn._apply([ops.clone(region)], True)
+        if res[0] is None:
+            ops.zero_(region)
+        else:
+            ops.copy_(region, res[0])
         return [result] + list(res[1:])
 
     def _release(self):
