@@ -219,3 +219,60 @@ def test_gc_paused_restores_the_collector_as_it_was():
             assert not gc.isenabled()
         assert not gc.isenabled()       # the inner pause leaves the outer one paused
     assert gc.isenabled()
+
+
+def test_run_and_graph_keep_the_collector_paused_after_the_file_ran(tmp_path, monkeypatch):
+    # The report, its tables and the drawing are all kept: a collection would only walk them
+    # (and the file's graph) again. The file itself runs with the collector as a user has it.
+    import gc
+
+    from gradviz.render import drawing, tables
+    seen = {}
+    path = write(tmp_path, """
+        import gc
+        import gradviz as torch
+        during_file = gc.isenabled()
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x * 2
+    """)
+    real_print, real_write = tables.print_report, drawing.GraphDrawing.write
+
+    def print_report(*args, **kwargs):
+        seen["tables"] = gc.isenabled()
+        return real_print(*args, **kwargs)
+
+    def drawing_write(self, *args, **kwargs):
+        seen["drawing"] = gc.isenabled()
+        yield from real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(tables, "print_report", print_report)
+    monkeypatch.setattr(drawing.GraphDrawing, "write", drawing_write)
+    r = CliRunner().invoke(cli, ["run", path, "--json"], catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["tensors"]
+    assert CliRunner().invoke(cli, ["run", path], catch_exceptions=False).exit_code == 0
+    dot = str(tmp_path / "g.dot")
+    assert CliRunner().invoke(cli, ["graph", path, "--dot", dot],
+                              catch_exceptions=False).exit_code == 0
+    assert seen == {"tables": False, "drawing": False}
+    assert gc.isenabled()       # restored when the command ends
+
+
+def test_the_command_line_freezes_what_is_left_before_exiting(tmp_path):
+    # At exit Python's last collection would walk the file's graph and the report once more
+    # (a quarter of `run` on a 100,000-node chain): main() freezes them first.
+    import subprocess
+    import sys
+    path = write(tmp_path, """
+        import gradviz as torch
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x * 2
+    """)
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+            "from gradviz_cli.main import main\n"
+            f"main(['run', {path!r}, '--json'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    frozen = int(proc.stderr.split("frozen")[1].split()[0])
+    assert frozen > 1000
