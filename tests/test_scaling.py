@@ -276,3 +276,35 @@ def test_the_command_line_freezes_what_is_left_before_exiting(tmp_path):
     assert proc.returncode == 0, proc.stderr
     frozen = int(proc.stderr.split("frozen")[1].split()[0])
     assert frozen > 1000
+
+
+def test_graph_builds_only_the_report_parts_its_drawing_reads(tmp_path, monkeypatch):
+    # graph reads neither the loops nor, without --show-saved, the saved values: its report
+    # leaves them out, and the drawing is the one the whole report gives.
+    from gradviz.render.dot import build_graph
+    from gradviz.render.drawing import GraphDrawing
+    path = write(tmp_path, """
+        import gradviz as torch
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        h = w
+        for i in range(4):
+            h = (h * w).tanh()
+        loss = h.sum()
+        loss.backward(retain_graph=True)
+    """)
+    run = run_file(path)
+    whole = run.report()
+    assert whole["iterations"] and any(n["saved"] for n in whole["nodes"])
+    looped = []
+    real = report_module.add_iterations
+    monkeypatch.setattr(report_module, "add_iterations",
+                        lambda *args: looped.append(1) or real(*args))
+    for show_saved in (False, True):
+        for collapse in (False, True):
+            drawing = GraphDrawing.of_run(run, show_saved=show_saved, collapse=collapse)
+            assert drawing.source == build_graph(whole, show_saved=show_saved,
+                                                 collapse=collapse).source
+    assert looped == []
+    part = run.report(saved=False, loops=False)
+    assert "iterations" not in part and not any(n["saved"] for n in part["nodes"])
+    assert [t["name"] for t in part["tensors"]] == [t["name"] for t in whole["tensors"]]
