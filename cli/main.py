@@ -18,6 +18,7 @@ Exit codes (one table for every command, also in the README):
 """
 
 import errno
+import gc
 import os
 import signal
 import sys
@@ -157,7 +158,12 @@ def main(argv=None):
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
     sys.stdout = _GuardedStdout(stdout)
     try:
-        sys.exit(_main(argv))
+        code = _main(argv)
+        # Everything left is kept until the process ends: the collection Python makes at exit
+        # would walk the file's graph and the report once more (1.8 s of the 7.7 s that `run`
+        # takes on a 100,000-node chain). Objects are still freed as their counts drop.
+        gc.freeze()
+        sys.exit(code)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
         signal.signal(signal.SIGTERM, previous)

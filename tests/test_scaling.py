@@ -219,3 +219,92 @@ def test_gc_paused_restores_the_collector_as_it_was():
             assert not gc.isenabled()
         assert not gc.isenabled()       # the inner pause leaves the outer one paused
     assert gc.isenabled()
+
+
+def test_run_and_graph_keep_the_collector_paused_after_the_file_ran(tmp_path, monkeypatch):
+    # The report, its tables and the drawing are all kept: a collection would only walk them
+    # (and the file's graph) again. The file itself runs with the collector as a user has it.
+    import gc
+
+    from gradviz.render import drawing, tables
+    seen = {}
+    path = write(tmp_path, """
+        import gc
+        import gradviz as torch
+        during_file = gc.isenabled()
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x * 2
+    """)
+    real_print, real_write = tables.print_report, drawing.GraphDrawing.write
+
+    def print_report(*args, **kwargs):
+        seen["tables"] = gc.isenabled()
+        return real_print(*args, **kwargs)
+
+    def drawing_write(self, *args, **kwargs):
+        seen["drawing"] = gc.isenabled()
+        yield from real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(tables, "print_report", print_report)
+    monkeypatch.setattr(drawing.GraphDrawing, "write", drawing_write)
+    r = CliRunner().invoke(cli, ["run", path, "--json"], catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["tensors"]
+    assert CliRunner().invoke(cli, ["run", path], catch_exceptions=False).exit_code == 0
+    dot = str(tmp_path / "g.dot")
+    assert CliRunner().invoke(cli, ["graph", path, "--dot", dot],
+                              catch_exceptions=False).exit_code == 0
+    assert seen == {"tables": False, "drawing": False}
+    assert gc.isenabled()       # restored when the command ends
+
+
+def test_the_command_line_freezes_what_is_left_before_exiting(tmp_path):
+    # At exit Python's last collection would walk the file's graph and the report once more
+    # (a quarter of `run` on a 100,000-node chain): main() freezes them first.
+    import subprocess
+    import sys
+    path = write(tmp_path, """
+        import gradviz as torch
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x * 2
+    """)
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+            "from gradviz_cli.main import main\n"
+            f"main(['run', {path!r}, '--json'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    frozen = int(proc.stderr.split("frozen")[1].split()[0])
+    assert frozen > 1000
+
+
+def test_graph_builds_only_the_report_parts_its_drawing_reads(tmp_path, monkeypatch):
+    # graph reads neither the loops nor, without --show-saved, the saved values: its report
+    # leaves them out, and the drawing is the one the whole report gives.
+    from gradviz.render.dot import build_graph
+    from gradviz.render.drawing import GraphDrawing
+    path = write(tmp_path, """
+        import gradviz as torch
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        h = w
+        for i in range(4):
+            h = (h * w).tanh()
+        loss = h.sum()
+        loss.backward(retain_graph=True)
+    """)
+    run = run_file(path)
+    whole = run.report()
+    assert whole["iterations"] and any(n["saved"] for n in whole["nodes"])
+    looped = []
+    real = report_module.add_iterations
+    monkeypatch.setattr(report_module, "add_iterations",
+                        lambda *args: looped.append(1) or real(*args))
+    for show_saved in (False, True):
+        for collapse in (False, True):
+            drawing = GraphDrawing.of_run(run, show_saved=show_saved, collapse=collapse)
+            assert drawing.source == build_graph(whole, show_saved=show_saved,
+                                                 collapse=collapse).source
+    assert looped == []
+    part = run.report(saved=False, loops=False)
+    assert "iterations" not in part and not any(n["saved"] for n in part["nodes"])
+    assert [t["name"] for t in part["tensors"]] == [t["name"] for t in whole["tensors"]]

@@ -52,6 +52,7 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/mul_chain_backward.py -o -
       gradviz graph examples/nested_modules.py --depth-modules 1 --svg nested.svg
     """
+    from gradviz._gc import gc_paused
     from gradviz.inspect import run_file
     from gradviz.render.drawing import GraphDrawing, output_targets
     from gradviz.render.module_graph import ModuleOptionError, module_options
@@ -63,15 +64,19 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
         result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
                           anomaly=anomaly, backward=backward, gradient=gradient,
                           retain_graph=True, debug=debug)
-        try:
-            drawing = GraphDrawing.of_run(
-                result, roots=roots, view=view, show_saved=show_saved, max_depth=max_depth,
-                collapse=collapse, legend=not no_legend,
-                modules=module_options(by_module, depth_modules, expand))
-        except ModuleOptionError as exc:
-            raise click.UsageError(str(exc)) from None
-        for note in drawing.notes:
-            err.print(note)
-        for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):
-            err.print(line)
+        # From here on only gradviz's own code runs: the report and the drawing are all kept,
+        # and each collection of the cyclic collector would walk them (and the file's graph)
+        # again.
+        with gc_paused():
+            try:
+                drawing = GraphDrawing.of_run(
+                    result, roots=roots, view=view, show_saved=show_saved, max_depth=max_depth,
+                    collapse=collapse, legend=not no_legend,
+                    modules=module_options(by_module, depth_modules, expand))
+            except ModuleOptionError as exc:
+                raise click.UsageError(str(exc)) from None
+            for note in drawing.notes:
+                err.print(note)
+            for line in drawing.write(targets, renderer=renderer, protected=loaded_sources(file)):
+                err.print(line)
     raise click.exceptions.Exit(1 if result.failed else 0)

@@ -1,5 +1,7 @@
 """gradviz run: inspect a file's tensors, graph, backward, hooks and anomalies."""
 
+import contextlib
+
 import click
 
 from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
@@ -64,6 +66,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
       gradviz run examples/nested_modules.py --by-module
       gradviz run examples/mul_chain_backward.py --json
     """
+    from gradviz._gc import gc_paused
     from gradviz.inspect import run_file
     from gradviz.inspect.report import report_json
     from gradviz.render.text import OutputFrame, run_header
@@ -73,29 +76,34 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
         console = make_console(no_color)
         console.print(run_header(file, backward, backend))
         frame = OutputFrame(console, file, full=full)
-    try:
-        with library_errors():
-            result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
-                              anomaly=anomaly, retain_grad=retain_grad, backward=backward,
-                              gradient=gradient, retain_graph=retain_graph, debug=debug,
-                              on_output=None if frame is None else frame.write, full=full)
-            report = result.report(full=full)
-    finally:
-        if frame is not None:
-            frame.close()
-    if not hooks:
-        report["hooks"] = []
-        if not step:    # the steps name the hooks that fired by their place in user_hooks
-            report["user_hooks"] = []
-    if not step:
-        for call in report["backward_calls"]:
-            call["steps"] = []
-    code = 1 if result.failed else 0
-    if as_json:
-        click.echo(report_json(report))
+    with contextlib.ExitStack() as after_run:
+        try:
+            with library_errors():
+                result = run_file(file, argv=list(args_opt) + list(file_args), backend=backend,
+                                  anomaly=anomaly, retain_grad=retain_grad, backward=backward,
+                                  gradient=gradient, retain_graph=retain_graph, debug=debug,
+                                  on_output=None if frame is None else frame.write, full=full)
+                # From here on only gradviz's own code runs: the report and its tables are all
+                # kept, and each collection of the cyclic collector would walk them (and the
+                # file's graph) again.
+                after_run.enter_context(gc_paused())
+                report = result.report(full=full)
+        finally:
+            if frame is not None:
+                frame.close()
+        if not hooks:
+            report["hooks"] = []
+            if not step:    # the steps name the hooks that fired by their place in user_hooks
+                report["user_hooks"] = []
+        if not step:
+            for call in report["backward_calls"]:
+                call["steps"] = []
+        code = 1 if result.failed else 0
+        if as_json:
+            click.echo(report_json(report))
+            raise click.exceptions.Exit(code)
+        from gradviz.render.tables import print_report
+        console.print()
+        print_report(console, report, full=full, hooks=hooks, steps=step, collapse=collapse,
+                     by_module=by_module)
         raise click.exceptions.Exit(code)
-    from gradviz.render.tables import print_report
-    console.print()
-    print_report(console, report, full=full, hooks=hooks, steps=step, collapse=collapse,
-                 by_module=by_module)
-    raise click.exceptions.Exit(code)

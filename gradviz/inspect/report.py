@@ -238,9 +238,10 @@ _OP_NAMES = {}          # node type name -> its op name (one regex pair per type
 
 
 class _Builder:
-    def __init__(self, run, full):
+    def __init__(self, run, full, saved=True):
         self.run = run
         self.full = full
+        self.with_saved = saved      # node entries list what their node saved
         self.gv = run.backend == "gradviz"
         # the torch backend's tracer records what the core's does (torch_tracer.py); the
         # node attributes the core keeps (_where, _inputs, _seq) it answers for instead
@@ -639,7 +640,7 @@ class _Builder:
             "next_functions": [[None if fn is None else node_ids.get(id(fn)), nr]
                                for fn, nr in self.edges(node)],
             "inputs": inputs,
-            "saved": self.saved(node),
+            "saved": self.saved(node) if self.with_saved else [],
             "grad": grad,
             "anomaly": anomalies.get(id(node)),
             "file": file,
@@ -690,16 +691,22 @@ def _error_anomaly(info, builder):
                            "code": f.line} for f in stack]}
 
 
-def build_report(run, full=False):
-    """The plain-data report of a Run (see docs/report-schema.md)."""
+def build_report(run, full=False, *, saved=True, loops=True):
+    """The plain-data report of a Run (see docs/report-schema.md).
+
+    A caller that reads only part of it may leave out the costly parts it does not read:
+    saved=False leaves every node's "saved" list empty, loops=False leaves out "iterations"
+    and the "loop" / "iteration" of tensors and nodes (`graph` without --show-saved reads
+    neither: 0.7 s of its 3.5 s report on a 100,000-node chain).
+    """
     with warnings.catch_warnings(), gc_paused():
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
-        return _build(run, full)
+        return _build(run, full, saved, loops)
 
 
-def _build(run, full):
-    b = _Builder(run, full)
+def _build(run, full, saved=True, loops=True):
+    b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
     consumed = set()
@@ -744,7 +751,7 @@ def _build(run, full):
                               "grad": to_json_value(g, full)})
     user_hooks, calls = _hooks_and_steps(run, b, tensors, nodes, full)
     error = run.error or run.backward_error
-    return add_modules(add_iterations({
+    report = {
         "file": run.path,
         "backend": run.backend,
         "tensors": tensors,
@@ -760,7 +767,10 @@ def _build(run, full):
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,
                                                          [t["name"] for t in tensors]),
-    }, run, b.nodes), getattr(run.tracer, "modules", None), b.nodes)
+    }
+    if loops:
+        add_iterations(report, run, b.nodes)
+    return add_modules(report, getattr(run.tracer, "modules", None), b.nodes)
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

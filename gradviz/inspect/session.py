@@ -136,9 +136,9 @@ class Run:
     def failed(self):
         return self.error is not None or self.backward_error is not None
 
-    def report(self, full=False):
+    def report(self, full=False, **parts):
         from .report import build_report
-        return build_report(self, full=full)
+        return build_report(self, full=full, **parts)
 
 
 class _null:

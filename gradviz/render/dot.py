@@ -374,8 +374,8 @@ class _Builder:
     def edge(self, tail, head, **attrs):
         """The statement graphviz.Digraph.edge would write (node ids here have no ports)."""
         label = attrs.pop("label", None)
-        self.graph.body.append(
-            f"\t{self.quote(tail)} -> {self.quote(head)}{self.attr_list(label, attrs)}\n")
+        listed = self.attr_list(label, attrs) if attrs or label is not None else ""
+        self.graph.body.append(f"\t{self.quote(tail)} -> {self.quote(head)}{listed}\n")
 
     def quote(self, text):
         """graphviz's quoting of an id or attribute value; plain strings (ids, styles) repeat
@@ -483,6 +483,7 @@ class _Builder:
         than the deepest costs dot one virtual node per rank between them (or between the use
         and the producer). The tensors saving the most are split, every tensor that saves as
         much as one that is split too, until what is left costs at most split_shared ranks.
+        A tensor with one user saves nothing: callers leave those out.
         """
         if self.split_shared is None:
             return {}
@@ -706,12 +707,14 @@ class _Builder:
         for top in members:
             for child in kids[top]:
                 users.setdefault(child, {})[top] = None
-        # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at.
-        depth = _depths(list(members), kids.__getitem__)
-        shared = self.share_plan(
-            {top: (list(users[top]), None) for top in members if top in users
-             and self.nodes[top]["name"] == "AccumulateGrad" and len(members[top]) == 1
-             and not self.nodes[top].get("next_functions")}, depth)
+        # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at (one
+        # used once never is: without such a candidate, no depth is needed).
+        candidates = {top: (list(users[top]), None) for top in members
+                      if len(users.get(top, ())) > 1
+                      and self.nodes[top]["name"] == "AccumulateGrad" and len(members[top]) == 1
+                      and not self.nodes[top].get("next_functions")}
+        depth = _depths(list(members), kids.__getitem__) if candidates else {}
+        shared = self.share_plan(candidates, depth)
         ids, copies, bases = {}, {}, {}  # copies: (AccumulateGrad, copy number) -> dot id
         for top in members:
             node = self.nodes[top]
@@ -777,10 +780,13 @@ class _Builder:
                     if key is not None:
                         users.setdefault(key, {})[top] = None
                 made.setdefault(self.output_key(top), top)
-        depth = _depths(list(members), lambda top: self.children(top, group, members))
+        # A variable used once is never split: without one used twice, no depth is needed.
+        reused = {key: u for key, u in users.items() if len(u) > 1}
+        depth = _depths(list(members), lambda top: self.children(top, group, members)) \
+            if reused else {}
         shared = self.share_plan(
             {key: (list(u), depth[made[key]] if key in made else None)
-             for key, u in users.items()}, depth)
+             for key, u in reused.items()}, depth)
         var_ids = {}  # key, or (key, copy number) for a shared one -> dot id
 
         def var_id(key, user=None):

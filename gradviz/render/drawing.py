@@ -90,7 +90,9 @@ class GraphDrawing:
         first (UsageError naming close matches for an unknown one). options: as __init__."""
         for name in roots:
             run.tensor(name)
-        return cls(run.report(), roots=[run.canonical(r) for r in roots] or None, **options)
+        # the drawing reads neither the loops nor, without show_saved, the saved values
+        report = run.report(saved=options.get("show_saved", False), loops=False)
+        return cls(report, roots=[run.canonical(r) for r in roots] or None, **options)
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
         """Write every target (DOT ones first, so a missing renderer can point at them) and
