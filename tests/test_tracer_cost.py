@@ -140,3 +140,22 @@ def test_tensors_made_by_the_same_call_share_what_made_them(tmp_path):
     assert made(ys[0]) is made(ys[1]) is made(ys[2])
     assert made(run.tensor("z")) == ("mul", (str(path), 7), False)
     assert made(run.tensor("w")) == ("add", (str(path), 8), True)
+
+
+def test_in_place_edits_at_one_line_share_their_site(tmp_path):
+    path = tmp_path / "edits.py"
+    path.write_text(textwrap.dedent("""
+        import gradviz as torch
+
+        w = torch.ones(3, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+        for i in range(3):
+            (w * 2).sum().backward()
+            opt.step()
+        w.grad.zero_()
+    """))
+    run = run_file(str(path))
+    edits = run.tracer.inplace_events
+    steps = [e for e in edits if e.site == (str(path), 8)]
+    assert len(steps) >= 3 and all(e.site is steps[0].site for e in steps)
+    assert edits[-1].op == "zero_" and edits[-1].site == (str(path), 9)

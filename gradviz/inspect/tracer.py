@@ -116,6 +116,7 @@ class Tracer(_tracing.Tracer):
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
         self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
+        self._sites = {}            # (file, line) of in-place edits -> that tuple, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -234,7 +235,12 @@ class Tracer(_tracing.Tracer):
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, line = _user_frame(3)
-        site = None if code is None else (code.co_filename, line)
+        site = None
+        if code is not None:
+            # one tuple per line, shared by its edits (an optimizer's line edits every
+            # parameter at every step, and the edits are all kept)
+            site = (code.co_filename, line)
+            site = self._sites.setdefault(site, site)
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
                                                 _state.enabled, self._count))
 
