@@ -103,3 +103,59 @@ def test_callsite_caches_are_keyed_by_id_and_hold_their_code_objects(tmp_path):
     gc.collect()
     # the code object is still held, so no other code object can take its id
     assert any(c.co_filename == str(path) for c in callsite._held.values())
+
+
+def test_output_of_a_node_with_one_output_and_with_several(tmp_path):
+    path = tmp_path / "outs.py"
+    path.write_text(textwrap.dedent("""
+        import gradviz as torch
+
+        x = torch.ones(2, 3, requires_grad=True)
+        y = x * 2
+        a, b = y.unbind(0)
+    """))
+    run = run_file(str(path))
+    y, a, b = run.tensor("y"), run.tensor("a"), run.tensor("b")
+    out = run.tracer.output_of
+    assert out(y.grad_fn) is y and out(y.grad_fn, 1) is None
+    assert a.grad_fn is b.grad_fn
+    assert out(a.grad_fn, 0) is a and out(a.grad_fn, 1) is b and out(a.grad_fn, 2) is None
+
+
+def test_tensors_made_by_the_same_call_share_what_made_them(tmp_path):
+    path = tmp_path / "made.py"
+    path.write_text(textwrap.dedent("""
+        import gradviz as torch
+
+        x = torch.ones(3, requires_grad=True)
+        ys = [x * i for i in range(3)]
+        with torch.no_grad():
+            z = x * 2
+        w = x + 1
+    """))
+    run = run_file(str(path))
+    made = run.tracer.made_of
+    ys = run.namespace["ys"]
+    assert made(ys[0]) == ("mul", (str(path), 5), True)
+    assert made(ys[0]) is made(ys[1]) is made(ys[2])
+    assert made(run.tensor("z")) == ("mul", (str(path), 7), False)
+    assert made(run.tensor("w")) == ("add", (str(path), 8), True)
+
+
+def test_in_place_edits_at_one_line_share_their_site(tmp_path):
+    path = tmp_path / "edits.py"
+    path.write_text(textwrap.dedent("""
+        import gradviz as torch
+
+        w = torch.ones(3, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+        for i in range(3):
+            (w * 2).sum().backward()
+            opt.step()
+        w.grad.zero_()
+    """))
+    run = run_file(str(path))
+    edits = run.tracer.inplace_events
+    steps = [e for e in edits if e.site == (str(path), 8)]
+    assert len(steps) >= 3 and all(e.site is steps[0].site for e in steps)
+    assert edits[-1].op == "zero_" and edits[-1].site == (str(path), 9)

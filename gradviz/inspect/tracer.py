@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
-from ..autograd.callsite import user_site
+from ..autograd.callsite import maker as _maker, user_frame as _user_frame, user_site
 from ..autograd.grad_mode import _state
 from ..autograd.saved import snapshot
 from .report import VALUE_LIMIT, GradSummary
@@ -86,8 +86,9 @@ class Tracer(_tracing.Tracer):
 
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
                  whole_grads=False):
-        # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] or None,
-        #              grads it last received, its saved values before backward freed them];
+        # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] (or output 0's
+        #              alone) or None, grads it last received, its saved values before
+        #              backward freed them, its last event while that holds a large gradient];
         # an entry is dropped when its node dies.
         self._nodes = {}
         nodes = self._nodes
@@ -114,6 +115,8 @@ class Tracer(_tracing.Tracer):
         # (function, site, grad enabled) of each tensor: made_of(); a tensor of the core
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
+        self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
+        self._sites = {}            # (file, line) of in-place edits -> that tuple, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -173,10 +176,14 @@ class Tracer(_tracing.Tracer):
         outs = entry[_OUTS]
         nr = out._nr
         if outs is None and not nr:
-            entry[_OUTS] = [weakref.ref(out)]
+            # the common case, one output: its weak reference alone (a list would be one
+            # more object per op for the cyclic collector to count and walk)
+            entry[_OUTS] = weakref.ref(out)
         else:
             if outs is None:
                 outs = entry[_OUTS] = []
+            elif type(outs) is not list:
+                outs = entry[_OUTS] = [outs]
             while len(outs) <= nr:
                 outs.append(None)
             outs[nr] = weakref.ref(out)
@@ -226,16 +233,26 @@ class Tracer(_tracing.Tracer):
             self.nonfinite.append((node, i))
 
     def inplace(self, tensor, op):
-        site = user_site(3)
+        # frames: this method, the core's bump_version, the op that edited the tensor
+        code, line = _user_frame(3)
+        site = None
+        if code is not None:
+            # one tuple per line, shared by its edits (an optimizer's line edits every
+            # parameter at every step, and the edits are all kept)
+            site = (code.co_filename, line)
+            site = self._sites.setdefault(site, site)
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
                                                 _state.enabled, self._count))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
-        func, site, frame, call = callsite.maker(3, _MODULE_CALL)
+        func, site, frame, call = _maker(3, _MODULE_CALL)
         # kept on the tensor itself (see made_of): it goes when the tensor does, with no
-        # weak reference and no table entry per tensor
-        tensor._gv_made = (func, site, _state.enabled)
+        # weak reference and no table entry per tensor; one tuple per distinct maker, shared
+        # (a new tuple per tensor would be two more objects per op for the cyclic collector
+        # to count and walk: on a long chain it ran a third of the tracer's time)
+        made = (func, site, _state.enabled)
+        tensor._gv_made = self._makers.setdefault(made, made)
         if call is not None:
             self._module_call(call, id(tensor), tensor)
         if frame is not self._last_frame and frame is not None:
@@ -321,6 +338,7 @@ class Tracer(_tracing.Tracer):
         call = len(self._calls) - 1
         events = self.hook_events
         hooks = []
+        taint = self._taint.pop(node, None) if self._taint else None
         if events and events[-1].node is node:
             for k in range(len(events) - 1, -1, -1):
                 e = events[k]
@@ -328,16 +346,16 @@ class Tracer(_tracing.Tracer):
                     break
                 hooks.append(k)
             hooks.reverse()
-        taint = self._taint.pop(node, None)
-        changed = [k for k in hooks if events[k].changed]
-        if changed:
-            taint = set(taint or ())
-            taint.update(changed)
-        # Only a summary of a large gradient is kept: a training loop runs thousands of nodes.
+            changed = [k for k in hooks if events[k].changed]
+            if changed:
+                taint = set(taint or ())
+                taint.update(changed)
         # Copies: the report makes values of them (summaries of large ones), for the last two
         # backward calls only (see begin).
         snap = [None if g is None else _snapshot(g) for g in outs]
-        self.steps.append(_new_tuple(Step, (call, node, self.last_grad.get(node), snap, hooks)))
+        entry = self._entry(node)
+        grads = None if entry is None else entry[_LAST_GRAD]
+        self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return
         variable = getattr(node, "variable", None)
@@ -461,7 +479,11 @@ class Tracer(_tracing.Tracer):
     def output_of(self, node, nr=0):
         entry = self._entry(node)
         outs = None if entry is None else entry[_OUTS]
-        if outs is None or nr >= len(outs) or outs[nr] is None:
+        if outs is None:
+            return None
+        if type(outs) is not list:      # output 0's weak reference (see made)
+            return outs() if nr == 0 else None
+        if nr >= len(outs) or outs[nr] is None:
             return None
         return outs[nr]()
 
@@ -568,16 +590,23 @@ def _large(grads):
 
 
 def _all_finite(a):
-    if isinstance(a, float):
-        return math.isfinite(a)
-    if isinstance(a, GradSummary):
-        return a.finite
-    a = np.asarray(a)
+    if type(a) is not _ndarray:
+        if isinstance(a, float):
+            return math.isfinite(a)
+        if isinstance(a, GradSummary):
+            return a.finite
+        a = np.asarray(a)
     if a.dtype.kind not in "fc":
         return True
     if a.size == 1 and a.dtype.char in "efd":   # a Python float holds the value exactly
         return math.isfinite(a.item())
-    return bool(np.isfinite(a).all())
+    # (count_nonzero: ndarray.all() goes through a Python function of NumPy's)
+    return bool(_count_nonzero(_isfinite(a)) == a.size)
+
+
+_ndarray = np.ndarray
+_isfinite = np.isfinite
+_count_nonzero = np.count_nonzero
 
 
 def _module_call_code():
