@@ -6,9 +6,11 @@ per layer or block with its class, shapes and parameter count.
 The transformer runs once per test process (example_files.torch_report), on one thread.
 """
 
+import gc
 import io
 import os
 import re
+import weakref
 
 import pytest
 from rich.console import Console
@@ -132,3 +134,36 @@ def test_resnet_on_the_core_folds_to_basic_blocks():
     assert re.search(r'label="AddBackward0\\nadd\(', expanded)
     assert ('label="stages.1.0.shortcut: Sequential\\nin: [8, 16, 32, 32]\\n'
             'out: [8, 32, 16, 16]\\nparams: 576"' in expanded)
+
+
+_HOOKED_MODEL = """\
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+model[0].register_forward_hook(lambda m, args, out: None)
+model[2].register_full_backward_hook(lambda m, grad_in, grad_out: None)
+x = torch.randn(3, 4)
+h = model(x)
+h.register_hook(lambda g: g)
+loss = model(x).pow(2).sum() + h.sum()
+loss.grad_fn.register_prehook(lambda grad_out: None)
+loss.grad_fn.register_hook(lambda grad_in, grad_out: None)
+loss.backward()
+"""
+
+
+def test_torch_run_frees_its_tracer(tmp_path):
+    # torch's nodes are not collected in a cycle: the tracer's node hooks and the file's
+    # wrapped hooks (node, tensor and module hooks) hold it weakly, so once the run is
+    # dropped the tracer goes, with all it recorded
+    pytest.importorskip("torch")
+    path = tmp_path / "hooked.py"
+    path.write_text(_HOOKED_MODEL)
+    run = run_file(str(path), backend="torch")
+    report = run.report()
+    assert {h["kind"] for h in report["user_hooks"]} >= {"tensor", "pre", "post",
+                                                         "module_forward", "module_backward"}
+    tracer = weakref.ref(run.tracer)
+    del run
+    gc.collect()
+    assert tracer() is None

@@ -111,6 +111,8 @@ class TorchTracer(Tracer):
         self._retain_key = None     # the node whose retain_grad firings were reported last
         # id(tensor that retains grad) -> (weak reference to it, key of its node, output nr)
         self._retaining = {}
+        # a held node's hooks hold its holder: the tracer gone, its nodes go with their graph
+        weakref.finalize(self, _let_go, self._nodes)
 
     @staticmethod
     def _find_backward_funcs(torch):
@@ -366,28 +368,33 @@ class TorchTracer(Tracer):
         self._recent.append(out)
 
     def _hook(self, node):
-        """A pre-hook (the gradient that reached node) and a post-hook (what it sent)."""
+        """A pre-hook (the gradient that reached node) and a post-hook (what it sent).
+
+        The hooks hold the tracer weakly: torch's nodes are not collected in a cycle, and a
+        node kept by the file (its last loss) would otherwise keep the tracer, and all it
+        recorded, alive after the run."""
         key = _key(node)
         entry = self._nodes[key]
         entry[_RETAINED] = self._retain_later.pop(key, None)
         holder = entry[1]
         gone = _Gone(self._nodes, key, entry)
+        tracer = weakref.ref(self)
 
         def pre(grad_outputs, gone=gone):
-            n = holder()
-            if n is not None:
-                self._flush_step()
-                self._running = holder
-                self._snapshot_saved(n)
-                self._retain_fired(n, grad_outputs)
-                self.grad(n, grad_outputs)
+            n, me = holder(), tracer()
+            if n is not None and me is not None:
+                me._flush_step()
+                me._running = holder
+                me._snapshot_saved(n)
+                me._retain_fired(n, grad_outputs)
+                me.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
-            n = holder()
-            if n is not None:
+            n, me = holder(), tracer()
+            if n is not None and me is not None:
                 # the file's post-hooks run after this one: the step is recorded once they did
-                self._flush_step()
-                self._unfinished = [n, grad_inputs]
+                me._flush_step()
+                me._unfinished = [n, grad_inputs]
 
         node.register_prehook(pre)
         node.register_hook(post)
@@ -828,6 +835,12 @@ class _Holder:
         return self.node
 
 
+def _let_go(nodes):
+    """The tracer is gone: the nodes it held are let go (see TorchTracer._hook)."""
+    for entry in list(nodes.values()):
+        entry[1].node = None
+
+
 class _Gone:
     """Kept by a node's hooks: when torch frees the node, its entry goes."""
 
@@ -1133,19 +1146,21 @@ def _reporting(tracer, register, kind):
 class _Reported:
     """A hook of the file's, wrapped: it runs as it was, and the tracer records each firing
     (TorchTracer.hook_ran). For a tensor hook, nr is the output of the tensor's node it is
-    on."""
+    on. The tracer is held weakly: the hook may be on a torch node, which is not collected in
+    a cycle; once the tracer is gone the hook just runs."""
 
-    __slots__ = ("tracer", "hook", "kind", "with_kwargs", "nr")
+    __slots__ = ("_tracer", "hook", "kind", "with_kwargs", "nr")
 
     def __init__(self, tracer, hook, kind, with_kwargs=False, nr=None):
-        self.tracer, self.hook, self.kind = tracer, hook, kind
+        self._tracer = tracer if isinstance(tracer, weakref.ref) else weakref.ref(tracer)
+        self.hook, self.kind = hook, kind
         self.with_kwargs, self.nr = with_kwargs, nr
 
     def __deepcopy__(self, memo):
         # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the hook is
         # copied as Python copies it (a bound method of the module is bound to the copy), the
         # tracer is not part of the file's objects and is not copied
-        return _Reported(self.tracer, copy.deepcopy(self.hook, memo), self.kind,
+        return _Reported(self._tracer, copy.deepcopy(self.hook, memo), self.kind,
                          self.with_kwargs, self.nr)
 
     def __reduce__(self):
@@ -1157,12 +1172,14 @@ class _Reported:
         before = None
         if self.kind == "post_accumulate" and args[0].grad is not None:
             before = _array(args[0].grad)     # the hook may change .grad in place
-        tracer = self.tracer
+        tracer = self._tracer()
+        if tracer is None:
+            return self.hook(*args)
         if self.kind not in ("forward_pre", "forward"):
             tracer.given_by_backward(args)
         with tracer.traced():
             returned = self.hook(*args)
-        self.tracer.hook_ran(self, args, before, returned)
+        tracer.hook_ran(self, args, before, returned)
         return returned
 
 
