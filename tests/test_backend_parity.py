@@ -738,3 +738,18 @@ def test_deprecated_and_every_modules_hooks_are_listed_on_torch(tmp_path):
     core = run_file(str(path)).report()["error"]
     assert core["message"].startswith("gradviz: Module.register_backward_hook (deprecated in "
                                       "torch) is not implemented by gradviz's core")
+
+
+def test_autograd_grad_records_what_reached_a_non_leaf_input_once(tmp_path):
+    # h's node does not run for grad(y, h) (only its tensor hooks), MulBackward0 of g runs for
+    # grad(z, (g, x)) (x is beyond it): each gradient that reached an input is listed once
+    path = tmp_path / "grad_of_non_leaf.py"
+    path.write_text("import torch\n\nx = torch.tensor(3.0, requires_grad=True)\nh = x * 2\n"
+                    "y = h ** 2\n(gh,) = torch.autograd.grad(y, h)\ng = x * 5\nz = g * g\n"
+                    "(gg, gx) = torch.autograd.grad(z, (g, x))\n")
+    found = {}
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        found[backend] = [(h["target"], h["grad"]) for h in report["hooks"]]
+    assert found["torch"] == found["gradviz"]
+    assert [f for f in found["torch"] if f[0] in ("h", "g")] == [("h", 12.0), ("g", 30.0)]

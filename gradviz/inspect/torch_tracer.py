@@ -108,6 +108,7 @@ class TorchTracer(Tracer):
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._running = None        # the holder of the node a backward call began last
+        self._reached = None        # the key of the autograd.grad input recorded last
         # the file's function given to register_multi_grad_hook while it registers its
         # tensor hooks (each listed as the file's function, as on the core)
         self.group_hook = None
@@ -385,7 +386,10 @@ class TorchTracer(Tracer):
                 self._running = holder
                 self._snapshot_saved(n)
                 self._retain_fired(n, grad_outputs)
-                self.grad(n, grad_outputs)
+                if self._reached == key:
+                    self._reached = None    # recorded by _input_reached
+                else:
+                    self.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
             n = holder()
@@ -437,11 +441,11 @@ class TorchTracer(Tracer):
 
     def _input_reached(self, node, nr, grad):
         """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
-        never runs there)."""
-        if nr is not None and self.torch._C._will_engine_execute_node(node):
-            return      # the node runs: its pre-hook records it
+        never runs there). A node that runs calls its tensor hooks just before its pre-hooks:
+        the tracer's pre-hook then records nothing more (_reached)."""
         self._flush_step()
         self.grad(node, [None] * (nr or 0) + [grad])
+        self._reached = _key(node)
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -456,6 +460,7 @@ class TorchTracer(Tracer):
         roots = [n for n, _ in roots]
         self._retain_key = None
         self._running = None        # the holder of the node that began last
+        self._reached = None        # the key of the input whose gradient was just recorded
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
