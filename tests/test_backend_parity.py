@@ -747,9 +747,7 @@ def test_autograd_grad_records_what_reached_a_non_leaf_input_once(tmp_path):
     path.write_text("import torch\n\nx = torch.tensor(3.0, requires_grad=True)\nh = x * 2\n"
                     "y = h ** 2\n(gh,) = torch.autograd.grad(y, h)\ng = x * 5\nz = g * g\n"
                     "(gg, gx) = torch.autograd.grad(z, (g, x))\n")
-    found = {}
-    for backend in ("gradviz", "torch"):
-        report = run_file(str(path), backend=backend).report()
-        found[backend] = [(h["target"], h["grad"]) for h in report["hooks"]]
+    reports = {b: run_file(str(path), backend=b).report() for b in ("gradviz", "torch")}
+    found = {b: [(h["target"], h["grad"]) for h in r["hooks"]] for b, r in reports.items()}
     assert found["torch"] == found["gradviz"]
     assert [f for f in found["torch"] if f[0] in ("h", "g")] == [("h", 12.0), ("g", 30.0)]
