@@ -663,3 +663,91 @@ def test_nn_inits_edit_of_a_parameter_is_made_without_grad_on_both_backends(tmp_
         found[backend] = (w["line"], [(h["op"], h["grad_enabled"], h["line"])
                                       for h in w["history"]])
     assert found["torch"] == found["gradviz"] == (6, [("uniform_", False, 7)])
+
+
+# ----- the file's hooks, however registered ------------------------------------------------
+
+_MULTI_GRAD_HOOK = """\
+import torch
+
+
+def both(grads):
+    print(len(grads))
+
+
+a = torch.tensor(2.0, requires_grad=True)
+b = torch.tensor(3.0, requires_grad=True)
+torch.autograd.graph.register_multi_grad_hook((a, b), both)
+(a * b).backward()
+"""
+
+_EVERY_MODULES_HOOKS = """\
+import torch
+from torch import nn
+from torch.nn.modules.module import (register_module_forward_hook,
+                                     register_module_full_backward_hook)
+
+
+def old_style(module, grad_input, grad_output):
+    pass
+
+
+def after(module, args, output):
+    pass
+
+
+def full_back(module, grad_input, grad_output):
+    pass
+
+
+lin = nn.Linear(2, 2)
+lin.register_backward_hook(old_style)
+handles = [register_module_forward_hook(after), register_module_full_backward_hook(full_back)]
+lin(torch.ones(1, 2)).sum().backward()
+for h in handles:
+    h.remove()
+"""
+
+
+def _hook_rows(report):
+    return [(h["kind"], h["module"], h["node_name"], h["function"], h["line"], h["target"])
+            for h in report["user_hooks"]]
+
+
+def test_a_multi_grad_hook_is_listed_as_the_files_function_on_both_backends(tmp_path):
+    path = tmp_path / "multi_grad_hook.py"
+    path.write_text(_MULTI_GRAD_HOOK)
+    rows = {b: _hook_rows(run_file(str(path), backend=b).report()) for b in ("gradviz", "torch")}
+    assert rows["torch"] == rows["gradviz"] == [
+        ("tensor", None, "AccumulateGrad", "both", 4, "a"),
+        ("tensor", None, "AccumulateGrad", "both", 4, "b")]
+
+
+def test_deprecated_and_every_modules_hooks_are_listed_on_torch(tmp_path):
+    # Module.register_backward_hook and torch.nn.modules.module.register_module_*_hook: listed
+    # as the module hooks they are (the core refuses the deprecated one, and has no hooks
+    # common to all modules)
+    path = tmp_path / "every_modules_hooks.py"
+    path.write_text(_EVERY_MODULES_HOOKS)
+    report = run_file(str(path), backend="torch").report()
+    assert report["error"] is None
+    assert [r[:5] for r in _hook_rows(report)] == [
+        ("module_forward", "lin", None, "after", 11),
+        ("module_backward", "lin", "BackwardHookFunctionBackward", "full_back", 15),
+        ("module_backward", "lin", "BackwardHookFunctionBackward", "old_style", 7)]
+    core = run_file(str(path)).report()["error"]
+    assert core["message"].startswith("gradviz: Module.register_backward_hook (deprecated in "
+                                      "torch) is not implemented by gradviz's core")
+
+
+def test_autograd_grad_records_what_reached_a_non_leaf_input_once(tmp_path):
+    # h's node does not run for grad(y, h) (only its tensor hooks), MulBackward0 of g runs for
+    # grad(z, (g, x)) (x is beyond it): each gradient that reached an input is listed once
+    path = tmp_path / "grad_of_non_leaf.py"
+    path.write_text("import torch\n\nx = torch.tensor(3.0, requires_grad=True)\nh = x * 2\n"
+                    "y = h ** 2\n(gh,) = torch.autograd.grad(y, h)\ng = x * 5\nz = g * g\n"
+                    "(gg, gx) = torch.autograd.grad(z, (g, x))\n")
+    reports = {b: run_file(str(path), backend=b).report() for b in ("gradviz", "torch")}
+    found = {b: [(h["target"], h["grad"]) for h in r["hooks"]] for b, r in reports.items()}
+    assert found["torch"] == found["gradviz"]
+    assert [f for f in found["torch"] if f[0] in ("h", "g")] == [("h", 12.0), ("g", 30.0)]

@@ -97,6 +97,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 if count[tid] == 0:
                     del count[tid]
                     fn(buffer.pop(tid))
+            hook._gradviz_for = fn      # the inspector lists it as fn
             return hook
 
         handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
@@ -109,6 +110,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 ran.add(tid)
                 fn(grad)
 
+        hook._gradviz_for = fn
         handles = tuple(t.register_hook(hook) for t in tensors if t.requires_grad)
     return _MultiHandle(handles)
 

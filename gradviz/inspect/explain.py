@@ -219,28 +219,6 @@ def _torch_tracer_class():
             super()._no_backward()
             self.calls.pop()
 
-        def call(self, func, types, args, kwargs):
-            out = super().call(func, types, args, kwargs)
-            if self._backward_funcs.get(func) == "grad" and self.calls:
-                self._captured(self.calls[-1], out)
-            return out
-
-        def _captured(self, call, grads):
-            """torch.autograd.grad runs no hook of an input's node when nothing beyond it is
-            needed (torch's engine captures the gradient before the node): what it returned
-            for each input is the gradient that reached that input's node."""
-            got = {id(n) for n, _ in self.events[call["start"]:]}
-            for t, g in zip(call["inputs"] or (), grads):
-                if g is None:
-                    continue
-                node = t.grad_fn if t.grad_fn is not None else self.accumulator(t)
-                if node is None or id(node) in got:
-                    continue
-                nr = t.output_nr if t.grad_fn is not None else 0
-                snap = [None] * (nr + 1)
-                snap[nr] = np.array(_values(g), copy=True)
-                self._events.append((node, snap))
-
         def retained(self, node):
             """[(output nr, tensor)] for the outputs of node that retain their grad."""
             entry = self._entry(node)

@@ -782,6 +782,8 @@ def _hook_site(hook):
     """(function name, file, line) of a hook: where its function is defined."""
     if hook is None:
         return "retain_grad", None, None
+    # register_multi_grad_hook's tensor hooks are named by the file's function they call
+    hook = getattr(hook, "_gradviz_for", hook)
     fn = getattr(hook, "__func__", hook)
     code = getattr(fn, "__code__", None)
     if code is None:

@@ -35,6 +35,7 @@ import copy
 import functools
 import operator
 import os
+import types
 import weakref
 
 import numpy as np
@@ -107,6 +108,10 @@ class TorchTracer(Tracer):
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._running = None        # the holder of the node a backward call began last
+        self._reached = None        # the key of the autograd.grad input recorded last
+        # the file's function given to register_multi_grad_hook while it registers its
+        # tensor hooks (each listed as the file's function, as on the core)
+        self.group_hook = None
         self._retain_later = {}     # key of a node not numbered yet -> outputs retaining grad
         self._retain_key = None     # the node whose retain_grad firings were reported last
         # id(tensor that retains grad) -> (weak reference to it, key of its node, output nr)
@@ -160,7 +165,8 @@ class TorchTracer(Tracer):
             if kind == "grad":
                 captures = self._capture_inputs(args, kwargs)
         hooked = self._hook_funcs.get(func)
-        if hooked is not None and callsite.called_by_user(1, self._dispatch, True):
+        if hooked is not None and (self.group_hook is not None or
+                                   callsite.called_by_user(1, self._dispatch, True)):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
         self._args = args
         try:
@@ -387,7 +393,10 @@ class TorchTracer(Tracer):
                 me._running = holder
                 me._snapshot_saved(n)
                 me._retain_fired(n, grad_outputs)
-                me.grad(n, grad_outputs)
+                if me._reached == key:
+                    me._reached = None      # recorded by _input_reached
+                else:
+                    me.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
             n, me = holder(), tracer()
@@ -439,11 +448,11 @@ class TorchTracer(Tracer):
 
     def _input_reached(self, node, nr, grad):
         """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
-        never runs there)."""
-        if nr is not None and self.torch._C._will_engine_execute_node(node):
-            return      # the node runs: its pre-hook records it
+        never runs there). A node that runs calls its tensor hooks just before its pre-hooks:
+        the tracer's pre-hook then records nothing more (_reached)."""
         self._flush_step()
         self.grad(node, [None] * (nr or 0) + [grad])
+        self._reached = _key(node)
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -458,6 +467,7 @@ class TorchTracer(Tracer):
         roots = [n for n, _ in roots]
         self._retain_key = None
         self._running = None        # the holder of the node that began last
+        self._reached = None        # the key of the input whose gradient was just recorded
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -1053,13 +1063,23 @@ class torch_tracing:
 def _registrations(torch):
     from torch.autograd.function import _HookMixin
     module = torch.nn.Module
+    # every module's hooks (torch.nn.modules.module.register_module_forward_hook, ...): the
+    # file imports the wrapped function, as it runs after the wrapping
+    every = torch.nn.modules.module
     # a C++ node's register_hook and register_prehook both store the hook through
-    # _HookMixin._register_hook
+    # _HookMixin._register_hook; the deprecated register_backward_hook's hook gets
+    # (module, grad_input, grad_output), as a full one's
     return [(_HookMixin, "_register_hook", "node"),
             (module, "register_forward_pre_hook", "forward_pre"),
             (module, "register_forward_hook", "forward"),
             (module, "register_full_backward_pre_hook", "backward_pre"),
-            (module, "register_full_backward_hook", "backward")]
+            (module, "register_full_backward_hook", "backward"),
+            (module, "register_backward_hook", "backward"),
+            (every, "register_module_forward_pre_hook", "forward_pre"),
+            (every, "register_module_forward_hook", "forward"),
+            (every, "register_module_full_backward_pre_hook", "backward_pre"),
+            (every, "register_module_full_backward_hook", "backward"),
+            (every, "register_module_backward_hook", "backward")]
 
 
 def _patch_registrations(tracer, torch):
@@ -1067,7 +1087,9 @@ def _patch_registrations(tracer, torch):
     patched = []
     for owner, attr, kind in _registrations(torch):
         old = owner.__dict__[attr]
-        setattr(owner, attr, _reporting(tracer, old, kind))
+        # a method's hook follows the module, a function's comes first
+        at = 0 if isinstance(owner, types.ModuleType) else 1
+        setattr(owner, attr, _reporting(tracer, old, kind, at))
         patched.append((owner, attr, old))
     # A module with backward hooks returns its output through BackwardHookFunctionBackward
     # nodes torch makes inside Module.__call__, unseen by the mode: recorded as it returns,
@@ -1119,11 +1141,26 @@ def _patch_functions(tracer, torch):
         tracer._outputs_made("Parameter", (), t, depth=2)
         return t
     parameter.__new__ = staticmethod(made)
+    # register_multi_grad_hook registers a tensor hook of torch's per tensor, each reported
+    # as the file's function
+    graph = torch.autograd.graph
+    multi = graph.__dict__["register_multi_grad_hook"]
+
+    @functools.wraps(multi)
+    def multi_grad(tensors, fn, *args, **kwargs):
+        if not callsite.called_by_user(2):
+            return multi(tensors, fn, *args, **kwargs)
+        tracer.group_hook = fn
+        try:
+            return multi(tensors, fn, *args, **kwargs)
+        finally:
+            tracer.group_hook = None
+    graph.register_multi_grad_hook = multi_grad
     return [(function, "apply", apply), (node_class, "apply", backward),
-            (parameter, "__new__", new)]
+            (parameter, "__new__", new), (graph, "register_multi_grad_hook", multi)]
 
 
-def _reporting(tracer, register, kind):
+def _reporting(tracer, register, kind, at=1):
     """register, wrapping the hook it is given when the file itself calls it."""
     if isinstance(register, staticmethod):
         store = register.__func__
@@ -1136,10 +1173,11 @@ def _reporting(tracer, register, kind):
         return staticmethod(stored)
 
     @functools.wraps(register)
-    def registered(module, hook, *args, **kwargs):
-        if callsite.called_by_user(2):
-            hook = _Reported(tracer, hook, kind, kwargs.get("with_kwargs", False))
-        return register(module, hook, *args, **kwargs)
+    def registered(*args, **kwargs):
+        if len(args) > at and callsite.called_by_user(2):
+            hook = _Reported(tracer, args[at], kind, kwargs.get("with_kwargs", False))
+            args = args[:at] + (hook,) + args[at + 1:]
+        return register(*args, **kwargs)
     return registered
 
 
@@ -1187,6 +1225,9 @@ def _with_hook(tracer, kind, args, kwargs):
     """A Tensor hook method's (args, kwargs) with its hook wrapped (a _Reported)."""
     t = args[0]
     nr = t.output_nr if t.grad_fn is not None else 0
+    if tracer.group_hook is not None:
+        hook = args[1] if len(args) > 1 else kwargs["hook"]
+        hook._gradviz_for = tracer.group_hook       # the report names the file's function
     if len(args) > 1:
         return (t, _Reported(tracer, args[1], kind, nr=nr)) + tuple(args[2:]), kwargs
     kwargs = dict(kwargs, hook=_Reported(tracer, kwargs["hook"], kind, nr=nr))
