@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
-from ..autograd.callsite import maker as _maker, user_frame as _user_frame, user_site
+from ..autograd.callsite import line_at, maker as _maker, user_frame as _user_frame, user_site
 from ..autograd.grad_mode import _state
 from ..autograd.saved import snapshot
 from .report import VALUE_LIMIT, GradSummary
@@ -234,12 +234,12 @@ class Tracer(_tracing.Tracer):
 
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
-        code, line = _user_frame(3)
+        code, offset = _user_frame(3)
         site = None
         if code is not None:
             # one tuple per line, shared by its edits (an optimizer's line edits every
             # parameter at every step, and the edits are all kept)
-            site = (code.co_filename, line)
+            site = (code.co_filename, line_at(code, offset))
             site = self._sites.setdefault(site, site)
         self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
                                                 _state.enabled, self._count))
