@@ -4,6 +4,8 @@ import gc
 import sys
 import weakref
 
+import pytest
+
 import gradviz as torch
 
 
@@ -223,3 +225,34 @@ def test_an_in_place_op_saves_the_original_self_with_its_history():
     real = pytest.importorskip("torch")
     assert _second_derivative_through_mul_(torch) == _second_derivative_through_mul_(real)
     assert _second_derivative_through_mul_(torch)[0] == "CloneBackward0"
+
+
+def test_a_node_knows_the_line_that_made_it():
+    # Nodes keep the instruction offset and compute the line on demand (callsite.line_at).
+    import inspect
+    from gradviz.autograd.callsite import line_at
+    x = torch.ones(2, requires_grad=True)
+    y = x.exp()
+    made = inspect.currentframe().f_lineno - 1
+    assert y.grad_fn._where == (__file__, made)
+    f = inspect.currentframe()
+    while f is not None:                # every frame of the stack, pytest's included
+        assert line_at(f.f_code, f.f_lasti) == f.f_lineno
+        f = f.f_back
+
+
+def test_one_input_nodes_keep_their_edge_as_torch_shows_it():
+    t = pytest.importorskip("torch")
+    seen = []
+    for lib in (torch, t):
+        x = lib.ones(3, requires_grad=True)
+        y = x.exp().sum()
+        z = x.clone()
+        z[0:2].exp_()                   # CopySlices over a one-input in-place op
+        (y + z.sum()).backward()
+        seen.append(([type(f).__name__ for f, _ in y.grad_fn.next_functions],
+                     [type(f).__name__ for f, _ in z.grad_fn.next_functions],
+                     y.grad_fn.next_functions[0][0].next_functions[0][1],
+                     [round(v, 5) for v in x.grad.tolist()]))
+    assert seen[0] == seen[1]
+    assert seen[0][:2] == (["ExpBackward0"], ["CloneBackward0"])
