@@ -61,6 +61,9 @@ CASES = [
     # a torch.X's input is `input`, never `self`
     "t.exp(self=x)", "t.exp(x, self=x)", "t.sum(self=x)", "x.view(size=6)", "x.view(size=(6,))",
     "x.reshape(shape=6)", "x.reshape(shape=[3, 2])", "x.view(6, size=(6,))",
+    # a torch.X's size keyword beside its input
+    "t.reshape(x, shape=(6,))", "t.reshape(input=x, shape=(6,))", "t.permute(x, dims=(1, 0))",
+    "t.reshape(x, shape=6)",
 ]
 
 
