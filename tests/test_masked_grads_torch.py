@@ -52,10 +52,10 @@ CASES = {
 }
 
 
-def _grads(t, case, fill):
+def _grads(t, case, fill, create_graph=False):
     x = t.tensor(X, dtype=t.float64, requires_grad=True)
     y = CASES[case](t, x)
-    g, = t.autograd.grad(y, x, t.full(y.shape, fill, dtype=t.float64))
+    g, = t.autograd.grad(y, x, t.full(y.shape, fill, dtype=t.float64), create_graph=create_graph)
     return g.tolist()
 
 
@@ -63,6 +63,12 @@ def _grads(t, case, fill):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_an_inf_or_nan_gradient_where_the_row_drops_it_is_torchs(case, fill):
     np.testing.assert_array_equal(_grads(gradviz, case, fill), _grads(torch, case, fill))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_dropped_negative_gradient_gives_torchs_signed_zero(case):
+    ours, theirs = _grads(gradviz, case, -1.0), _grads(torch, case, -1.0)
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
 
 
 def _broadcast_clamp(t, bounds):
