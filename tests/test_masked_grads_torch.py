@@ -65,6 +65,13 @@ def test_an_inf_or_nan_gradient_where_the_row_drops_it_is_torchs(case, fill):
     np.testing.assert_array_equal(_grads(gradviz, case, fill), _grads(torch, case, fill))
 
 
+@pytest.mark.parametrize("fill", [math.inf, math.nan])
+@pytest.mark.parametrize("case", ["relu", "hardtanh", "relu6", "elu", "clamp"])
+def test_under_create_graph_a_dropped_inf_or_nan_gradient_is_torchs(case, fill):
+    ours, theirs = _grads(gradviz, case, fill, True), _grads(torch, case, fill, True)
+    np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_dropped_negative_gradient_gives_torchs_signed_zero(case):
     ours, theirs = _grads(gradviz, case, -1.0), _grads(torch, case, -1.0)
