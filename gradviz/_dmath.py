@@ -717,9 +717,10 @@ def sigmoid_backward(grad, result):
 
 
 def threshold_backward(grad, self, threshold):
-    """grad where self > threshold, else 0; ThresholdBackwardBackward0 on Tensors."""
+    """0 where self <= threshold, else grad (kept at a nan of self, as torch's kernel);
+    ThresholdBackwardBackward0 on Tensors."""
     if not (isinstance(self, Tensor) or isinstance(grad, Tensor)):
-        return mask(self > threshold, grad)
+        return mask(~(self <= threshold), grad)
     return ops.threshold_backward(*_both(grad, self), threshold)
 
 

@@ -105,3 +105,28 @@ def test_clamp_bounds_that_do_not_broadcast_get_torchs_error(call):
             eval(call, {"t": t})        # noqa: S307 - the cases above
         return type(caught.value).__name__, str(caught.value).splitlines()[0]
     assert error(gradviz) == error(torch)
+
+
+NAN_CASES = {
+    "relu": lambda t, x: t.relu(x),
+    "relu_": lambda t, x: t.nn.functional.relu(x * 1, inplace=True),
+    "relu6": lambda t, x: t.nn.functional.relu6(x),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
+    "elu": lambda t, x: t.nn.functional.elu(x),
+    "elu_": lambda t, x: t.nn.functional.elu_(x * 1),
+    "leaky_relu": lambda t, x: t.nn.functional.leaky_relu(x, 0.1),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", sorted(NAN_CASES))
+def test_a_nan_input_keeps_the_gradient_as_torchs_kernels(case, create_graph):
+    """torch's kernels drop where x <= threshold (x <= 0 for elu): a nan x keeps the
+    gradient."""
+    def grads(t):
+        x = t.tensor([math.nan, -1.0, 2.0, 0.0], dtype=t.float64, requires_grad=True)
+        y = NAN_CASES[case](t, x)
+        g, = t.autograd.grad(y, x, t.full((4,), 3.0, dtype=t.float64),
+                             create_graph=create_graph)
+        return g.tolist()
+    np.testing.assert_array_equal(grads(gradviz), grads(torch))

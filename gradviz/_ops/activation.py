@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._derivatives import elu_grad, glu_grad, log_sigmoid_grad, softplus_grad
-from .._dmath import gelu_derivative, mask, np_erf
+from .._derivatives import elu_grad, glu_grad, hardtanh_grad, log_sigmoid_grad, softplus_grad
+from .._dmath import gelu_derivative, np_erf
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -179,10 +179,8 @@ def leaky_relu_backward(grad_output, self, negative_slope):
 
 @records("hardtanh_backward")
 def hardtanh_backward(grad_output, self, min_val, max_val):
-    a = self._data
-    kept = (a > min_val) & (a < max_val)
     return _piecewise_backward(D["hardtanh_backward"], grad_output, self,
-                               mask(kept, grad_output._data),
+                               hardtanh_grad(grad_output._data, self._data, min_val, max_val),
                                (min_val, max_val))
 
 
