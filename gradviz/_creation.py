@@ -9,10 +9,14 @@ takes that gradviz lacks (`layout=`, `memory_format=`) is refused by name. Param
 torch's names; `out=` is handled here, because out's dtype is the result's (a random draw of
 out's dtype, not a draw cast to it)."""
 
+import inspect
+import math
+
 import numpy as np
 
 from . import _dtype
 from . import _random
+from ._keywords import with_keywords
 from ._registry import export, method
 from ._tensor import _RG_DTYPE_CREATE, Tensor, _make, _set_requires_grad
 
@@ -115,46 +119,88 @@ def _torch_scalar(npdt):
 
 
 def _infer(data):
-    """The NumPy dtype torch infers for Python data: float -> default, int -> int64."""
+    """The NumPy dtype torch infers for data (its infer_scalar_type): bool, int -> int64,
+    float -> the default dtype, a tensor or NumPy value its own dtype, a sequence its items'
+    dtypes promoted as torch.promote_types does (tensor([np.int32(1), 2]) is int64,
+    tensor([tensor(1., dtype=float64), 2.]) float64), an empty one the default dtype."""
+    if isinstance(data, (np.ndarray, np.generic)):         # before float: np.float64 is one
+        return _dtype.from_numpy_dtype(data.dtype).np      # uint16, float128, ...: refused
     if isinstance(data, bool):
-        return np.bool_
+        return np.dtype(np.bool_)
     if isinstance(data, int):
-        return np.int64
+        return np.dtype(np.int64)
     if isinstance(data, float):
         return _dtype.get_default_dtype().np
-    if isinstance(data, (list, tuple)):
-        kinds = set()
-        _kinds(data, kinds)
-        if "f" in kinds:
-            return _dtype.get_default_dtype().np
-        if "i" in kinds:
-            return np.int64
-        if "b" in kinds:
-            return np.bool_
-        return _dtype.get_default_dtype().np
-    return None
-
-
-def _kinds(data, kinds):
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            _kinds(x, kinds)
-        elif isinstance(x, Tensor):
-            kinds.add(x._data.dtype.kind)
-        elif isinstance(x, bool):
-            kinds.add("b")
-        elif isinstance(x, int):
-            kinds.add("i")
-        else:
-            kinds.add("f")
-
-
-def _plain(data):
     if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_plain(x) for x in data]
-    return data
+        return data._data.dtype
+    if isinstance(data, complex):
+        raise TypeError("gradviz: complex tensors are not implemented by gradviz's core; run "
+                        "with --backend torch to use PyTorch")
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, _SEQUENCES):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    found = None
+    for x in data:
+        found = _dtype._promote(found, _infer(x))
+    return _dtype.get_default_dtype().np if found is None else found
+
+
+# what torch's tensor() walks into as a sequence (a tensor is an element, never walked into)
+_SEQUENCES = (list, tuple, range, np.ndarray)
+
+
+def _sizes(data):
+    """torch's compute_sizes: the lengths down the first items."""
+    sizes = []
+    while isinstance(data, _SEQUENCES):
+        sizes.append(len(data))               # a 0-d array: "len() of unsized object", as torch
+        if not sizes[-1]:
+            break
+        data = data[0]
+    return sizes
+
+
+def _elements(data, sizes, dim=0):
+    """data as nested lists of scalars, each sequence checked against sizes as torch's
+    recursive_store does; a one-element tensor becomes its value."""
+    if dim == len(sizes):
+        if isinstance(data, Tensor):
+            if data._data.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return data._data.reshape(-1)[0]
+        return data
+    if not isinstance(data, _SEQUENCES):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    return [_elements(x, sizes, dim + 1) for x in data]
+
+
+def _stored(data, npdt):
+    """Python data stored as npdt, refusing as torch's store_scalar a value an integer dtype
+    cannot hold (a negative int wraps into uint8, as torch lets it)."""
+    values = np.array(_elements(data, _sizes(data)))
+    if values.dtype == object or values.dtype == np.uint64:
+        raise ValueError("Overflow when unpacking long long")
+    if npdt.kind in "iu" and values.size and values.dtype.kind in "iuf":
+        info = np.iinfo(npdt)
+        low = -info.max if npdt.kind == "u" and values.dtype.kind in "iu" else info.min
+        if not (np.isfinite(values).all() and low <= values.min() and values.max() <= info.max):
+            raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
+    with np.errstate(over="ignore"):              # 1e40 as float32 is inf, as torch
+        return values.astype(npdt)
+
+
+def _array(ndarray):
+    """An array torch takes as it is: a dtype it has, no negative stride."""
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    return ndarray
 
 
 @export(tensor=False)
@@ -172,27 +218,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         arr = np.array(data._data, dtype=npdt or data._data.dtype, copy=True)
     elif isinstance(data, np.ndarray):
-        arr = np.array(data, dtype=npdt, copy=True)
-    elif isinstance(data, np.generic):
-        arr = np.array(data, dtype=npdt)
+        arr = np.array(_array(data), dtype=npdt, copy=True)
     else:
-        arr = np.array(_plain(data), dtype=npdt or _infer(data))
-    if arr.dtype not in _dtype._FROM_NP:
-        if arr.dtype.kind == "f":
-            arr = arr.astype(np.float64)
-        elif arr.dtype.kind in "iu":
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        inferred = _infer(data)                  # also refuses str, None, complex, uint16, ...
+        arr = _stored(data, np.dtype(npdt or inferred))
     return _finish(arr, requires_grad)
 
 
 @export(tensor=False)
 def as_tensor(data, *, dtype=None, device=None):
     _check_device(device)
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
-        return data
-    if isinstance(data, np.ndarray) and dtype is None:
+    if isinstance(data, Tensor):
+        # torch's data.to(dtype): the graph kept (ToCopyBackward0), data itself when same
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None
+                                         or _dtype.to_numpy_dtype(dtype) == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype=dtype)
 
@@ -200,9 +240,7 @@ def as_tensor(data, *, dtype=None, device=None):
 @export(tensor=False)
 def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array."""
-    if ndarray.dtype not in _dtype._FROM_NP:
-        _dtype.from_numpy_dtype(ndarray.dtype)
-    return _make(ndarray)
+    return _make(_array(ndarray))
 
 
 def _size(size, name="size"):
@@ -484,29 +522,83 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
 # ----- ranges -------------------------------------------------------------------------------
 
 @export(tensor=False)
-def arange(start=None, end=None, step=None, *, out=None, dtype=None, device=None,
-           requires_grad=False, pin_memory=False):
-    """Values from start to end (exclusive): int64 for integers, float32 otherwise. As torch:
-    arange(end), arange(start, end) or arange(start, end, step), positionally or by name."""
+def arange(*args, **kwargs):
+    """Values from start to end (exclusive): int64 for integers, the default dtype otherwise.
+    As torch: arange(end), arange(start, end) or arange(start, end, step), positionally or by
+    name.
+
+    >>> import gradviz as torch
+    >>> torch.arange(1, 4)
+    tensor([1, 2, 3])
+    """
+    if not args and "end" not in kwargs and kwargs.keys() & {"start", "step"}:
+        # torch's parser takes a lone bound only as end: arange(start=5) is refused
+        if len(kwargs) == 1:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
+        # torch's parser lists the keywords last to first
+        given = "".join(f"{k}={_typename(v)}, " for k, v in reversed(kwargs.items()))
+        raise TypeError(f"arange() received an invalid combination of arguments - got "
+                        f"({given}), but expected one of:")
+    return _arange(*args, **kwargs)
+
+
+def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, device=None,
+                   requires_grad=False, pin_memory=False):
     _check_device(device)
     _check_pin_memory("arange", pin_memory)
-    if start is None and (end is None or step is not None):
-        given = ", ".join(f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
-                          if v is not None)
+    if (start is None and end is None) or (step is not None and None in (start, end)):
+        # torch's overloads: (end), (start, end), (start, end, step)
+        keywords = [f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
+                    if v is not None]
+        given = (", ".join([type(start).__name__] + keywords) if start is not None
+                 else "".join(k + ", " for k in keywords))
         raise TypeError(f"arange() received an invalid combination of arguments - got "
-                        f"({given + ', ' if given else ''}), but expected one of:")
+                        f"({given}), but expected one of:")
     if end is None:
         start, end = 0, start
-    start = 0 if start is None else start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, 1 if step is None
-                                                                     else step)]
-    if vals[2] == 0:
+    elif start is None:
+        start = 0                                 # arange(end=...)
+    start, end, step = [v.item() if isinstance(v, Tensor) else v
+                        for v in (start, end, 1 if step is None else step)]
+    _arange_check(start, end, step)
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
+    if dt.kind == "b":
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    if dt.kind == "f":
+        n = int(np.ceil((end - start) / step))
+        data = start + np.arange(n, dtype=np.float64) * step
+    else:
+        # torch computes integer ranges on start and step truncated to int64, and the
+        # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
+        n = int(np.ceil((end - start) / step))
+        start, step = int(start), int(step)
+        if dt == np.int64:
+            if step == 0:
+                raise ValueError("step must be nonzero")
+            n = (int(end) - start + step - (1 if step > 0 else -1)) // step
+        data = start + np.arange(max(n, 0), dtype=np.int64) * step
+    return _finish(data.astype(dt), requires_grad, out, "arange")
+
+
+def _typename(v):
+    return "torch.dtype" if isinstance(v, _dtype.dtype) else type(v).__name__
+
+
+# torch's spellings (out=, layout= refused by name, ...) for the bounds given as arange's
+_arange = with_keywords(_arange_bounds, "arange")
+arange.__signature__ = inspect.signature(_arange_bounds)        # what help() and audits show
+
+
+def _arange_check(start, end, step):
+    """torch's arange_check_bounds, on the bounds as doubles."""
+    start, end, step = float(start), float(end), float(step)
+    if step == 0:
         raise RuntimeError("step must be nonzero")
-    ints = all(isinstance(v, (int, np.integer)) for v in vals)
-    dt = _out_dt(out, dtype, np.int64 if ints else None)
-    n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
-    data = (vals[0] + np.arange(max(n, 0), dtype=np.float64) * vals[2]).astype(dt)
-    return _finish(data, requires_grad, out, "arange")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
 def _steps(steps):
