@@ -305,7 +305,8 @@ def leaky_relu_grad(grad, self, negative_slope):
 def hardtanh_grad(grad, self, min_val, max_val):
     if isinstance(grad, Tensor) or isinstance(self, Tensor):
         return ops.hardtanh_backward(as_tensor(grad), as_tensor(self), min_val, max_val)
-    return mask((self > min_val) & (self < max_val), grad)
+    # torch's kernel drops where self <= min_val or self >= max_val: a nan of self keeps grad
+    return mask(~((self <= min_val) | (self >= max_val)), grad)
 
 
 def silu_grad(grad, self):
@@ -365,7 +366,7 @@ def elu_grad(grad, self, alpha, scale, input_scale, is_result=False):
     if isinstance(grad, Tensor) or isinstance(self, Tensor):
         return ops.elu_backward(as_tensor(grad), as_tensor(self), alpha, scale, input_scale,
                                 is_result)
-    pos = value(self) > 0
+    pos = ~(value(self) <= 0)         # torch's kernel tests x <= 0: a nan x takes grad * scale
     if is_result:
         return (mask(pos, grad * scale)
                 + mask(~pos, grad * (self + alpha * scale) * input_scale))

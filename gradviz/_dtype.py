@@ -80,7 +80,10 @@ def to_numpy_dtype(d):
     if isinstance(d, dtype):
         return d.np
     if d is float:
-        return _default[0].np
+        return float64.np       # torch's Python float is double, whatever the default dtype
+    if d is complex:
+        raise TypeError("gradviz: complex dtypes are not implemented by gradviz's core; run "
+                        "with --backend torch to use PyTorch")
     if d is int:
         return int64.np
     if d is bool:

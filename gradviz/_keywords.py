@@ -212,16 +212,17 @@ def _foreign(name, key, args, input_name):
     return TypeError(f"{name}() got an unexpected keyword argument '{key}'")
 
 
-def _sizes(name, theirs, value, args, method, mixed):
+def _sizes(name, theirs, value, args, lead, mixed):
     """The tuple a size keyword gives for our *size (torch.zeros(size=(2, 3)),
-    Tensor.view(size=(6,))), refused with torch's TypeError when it is not a tuple of ints or
-    sizes were also given positionally."""
-    if theirs in mixed and (len(args) > method or not isinstance(value, (tuple, list))):
-        given = [type(a).__name__ for a in args[method:]] + [f"{theirs}={type(value).__name__}"]
+    Tensor.view(size=(6,)), torch.reshape(x, shape=(6,))), refused with torch's TypeError when
+    it is not a tuple of ints or sizes were also given positionally; the first `lead` args
+    (the tensor of a method or of a torch.X taking one) are no sizes."""
+    if theirs in mixed and (len(args) > lead or not isinstance(value, (tuple, list))):
+        given = [type(a).__name__ for a in args[lead:]] + [f"{theirs}={type(value).__name__}"]
         got = ", ".join(given) if len(given) > 1 else given[0] + ", "
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:")
-    if len(args) > method:
+    if len(args) > lead:
         raise TypeError(f"{name}() got multiple values for argument '{theirs}'")
     if isinstance(value, (tuple, list)):
         return tuple(value)
@@ -242,7 +243,8 @@ def _translate(args, kwargs, spellings):
         if theirs in kwargs:
             value = kwargs.pop(theirs)
             if mine.kind is mine.VAR_POSITIONAL:
-                args = tuple(args) + _sizes(name, theirs, value, args, method, mixed)
+                lead = int(method or input_name is not None)
+                args = tuple(args) + _sizes(name, theirs, value, args, lead, mixed)
             elif mine.name in kwargs:
                 return None
             else:

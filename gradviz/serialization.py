@@ -200,9 +200,13 @@ def _write_zip(out, name, records):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        metadata=None):
     array, itemsize = storage, storage.itemsize
-    # over the storage's memory, not a copy: tensors saved over one storage share it
+    # over the storage's memory, not a copy: tensors saved over one storage share it; one
+    # whose elements overlap (a saved expand) is read-only, so that writing to it is refused
+    # as torch refuses it
+    overlapping = any(st == 0 and n > 1 for n, st in zip(size, stride))
     t = _make(np.lib.stride_tricks.as_strided(
-        array[storage_offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride)))
+        array[storage_offset:], shape=tuple(size), strides=tuple(s * itemsize for s in stride),
+        writeable=not overlapping))
     # torch rebuilds a tensor with set_() on its storage, an in-place edit: a loaded tensor
     # (and a Parameter made of it) has _version 1
     t._version_counter().v += 1

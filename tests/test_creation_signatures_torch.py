@@ -61,6 +61,15 @@ CASES = [
     # a torch.X's input is `input`, never `self`
     "t.exp(self=x)", "t.exp(x, self=x)", "t.sum(self=x)", "x.view(size=6)", "x.view(size=(6,))",
     "x.reshape(shape=6)", "x.reshape(shape=[3, 2])", "x.view(6, size=(6,))",
+    # a torch.X's size keyword beside its input
+    "t.reshape(x, shape=(6,))", "t.reshape(input=x, shape=(6,))", "t.permute(x, dims=(1, 0))",
+    "t.reshape(x, shape=6)",
+    # Python's types as dtypes: float is double, as in torch, whatever the default dtype
+    "t.ones(2, dtype=float)", "t.zeros(2, dtype=float)", "t.arange(3, dtype=float)",
+    "t.full((2,), 1, dtype=float)", "t.tensor([1], dtype=float)", "t.rand(2, dtype=float)",
+    "t.linspace(0, 1, 3, dtype=float)", "t.eye(2, dtype=float)", "t.ones_like(x, dtype=float)",
+    "i.new_zeros(2, dtype=float)", "x.sum(dtype=float)", "x.to(float)",
+    "t.ones(2, dtype=int)", "t.ones(2, dtype=bool)", "x.to(int)",
 ]
 
 
@@ -124,3 +133,8 @@ def test_an_argument_torch_takes_and_gradviz_lacks_is_refused_by_name(call, arg)
         call()
     assert str(caught.value) == (f"gradviz: {arg} is not implemented by gradviz's core; "
                                  "run with --backend torch to use PyTorch")
+
+
+def test_complex_as_a_dtype_is_refused_clearly():
+    with pytest.raises(TypeError, match="complex dtypes are not implemented by gradviz's core"):
+        gradviz.ones(2, dtype=complex)

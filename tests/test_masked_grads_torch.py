@@ -52,10 +52,10 @@ CASES = {
 }
 
 
-def _grads(t, case, fill):
+def _grads(t, case, fill, create_graph=False):
     x = t.tensor(X, dtype=t.float64, requires_grad=True)
     y = CASES[case](t, x)
-    g, = t.autograd.grad(y, x, t.full(y.shape, fill, dtype=t.float64))
+    g, = t.autograd.grad(y, x, t.full(y.shape, fill, dtype=t.float64), create_graph=create_graph)
     return g.tolist()
 
 
@@ -63,6 +63,19 @@ def _grads(t, case, fill):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_an_inf_or_nan_gradient_where_the_row_drops_it_is_torchs(case, fill):
     np.testing.assert_array_equal(_grads(gradviz, case, fill), _grads(torch, case, fill))
+
+
+@pytest.mark.parametrize("fill", [math.inf, math.nan])
+@pytest.mark.parametrize("case", ["relu", "hardtanh", "relu6", "elu", "clamp"])
+def test_under_create_graph_a_dropped_inf_or_nan_gradient_is_torchs(case, fill):
+    ours, theirs = _grads(gradviz, case, fill, True), _grads(torch, case, fill, True)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_dropped_negative_gradient_gives_torchs_signed_zero(case):
+    ours, theirs = _grads(gradviz, case, -1.0), _grads(torch, case, -1.0)
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
 
 
 def _broadcast_clamp(t, bounds):
@@ -92,3 +105,28 @@ def test_clamp_bounds_that_do_not_broadcast_get_torchs_error(call):
             eval(call, {"t": t})        # noqa: S307 - the cases above
         return type(caught.value).__name__, str(caught.value).splitlines()[0]
     assert error(gradviz) == error(torch)
+
+
+NAN_CASES = {
+    "relu": lambda t, x: t.relu(x),
+    "relu_": lambda t, x: t.nn.functional.relu(x * 1, inplace=True),
+    "relu6": lambda t, x: t.nn.functional.relu6(x),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
+    "elu": lambda t, x: t.nn.functional.elu(x),
+    "elu_": lambda t, x: t.nn.functional.elu_(x * 1),
+    "leaky_relu": lambda t, x: t.nn.functional.leaky_relu(x, 0.1),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", sorted(NAN_CASES))
+def test_a_nan_input_keeps_the_gradient_as_torchs_kernels(case, create_graph):
+    """torch's kernels drop where x <= threshold (x <= 0 for elu): a nan x keeps the
+    gradient."""
+    def grads(t):
+        x = t.tensor([math.nan, -1.0, 2.0, 0.0], dtype=t.float64, requires_grad=True)
+        y = NAN_CASES[case](t, x)
+        g, = t.autograd.grad(y, x, t.full((4,), 3.0, dtype=t.float64),
+                             create_graph=create_graph)
+        return g.tolist()
+    np.testing.assert_array_equal(grads(gradviz), grads(torch))

@@ -78,6 +78,19 @@ def test_a_loaded_tensor_has_version_1_as_in_torch(writer):
     assert versions[0] == versions[1] == {"t": 1, "p": 1}
 
 
+@pytest.mark.parametrize("edit", ["mul_(2)", "add_(1)", "copy_(r.ones(2, 3))"])
+def test_writing_to_a_loaded_overlapping_tensor_is_refused_as_in_torch(edit):
+    data = _saved(torch, {"e": torch.arange(3.0).expand(2, 3)})
+
+    def error(r):
+        e = r.load(io.BytesIO(data))["e"]
+        with pytest.raises(RuntimeError) as caught:
+            eval(f"e.{edit}", {"e": e, "r": r})     # noqa: S307 - the edits above
+        return str(caught.value).splitlines()[0]
+    assert error(gradviz) == error(torch)
+    assert gradviz.load(io.BytesIO(data))["e"].mul(2).tolist() == [[0.0, 2.0, 4.0]] * 2
+
+
 def test_the_archive_has_torchs_records_aligned(tmp_path):
     ours, theirs = tmp_path / "ours.pt", tmp_path / "theirs.pt"
     gradviz.save({"w": gradviz.ones(2, 3), "b": gradviz.zeros(3)}, ours)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._derivatives import elu_grad, glu_grad, log_sigmoid_grad, softplus_grad
+from .._derivatives import elu_grad, glu_grad, hardtanh_grad, log_sigmoid_grad, softplus_grad
 from .._dmath import gelu_derivative, np_erf
 from .._registry import records
 from .._tensor import _make
@@ -162,9 +162,8 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, inplace=False):
 # The backwards of the piecewise-linear functions, recorded under create_graph=True as torch
 # records them, so that their gradient w.r.t. self exists (and is 0).
 
-def _piecewise_backward(entry, grad_output, self, factor, args):
-    g = grad_output._data
-    out = _make(g * factor.astype(g.dtype, copy=False))
+def _piecewise_backward(entry, grad_output, self, value, args):
+    out = _make(value)
     if _needs(grad_output, self):
         record(entry, out, (grad_output, self), (self,) + args)
     return out
@@ -172,16 +171,16 @@ def _piecewise_backward(entry, grad_output, self, factor, args):
 
 @records("leaky_relu_backward")
 def leaky_relu_backward(grad_output, self, negative_slope):
-    factor = np.where(self._data > 0, 1.0, negative_slope)
-    return _piecewise_backward(D["leaky_relu_backward"], grad_output, self, factor,
+    g = grad_output._data
+    factor = np.where(self._data > 0, 1.0, negative_slope).astype(g.dtype, copy=False)
+    return _piecewise_backward(D["leaky_relu_backward"], grad_output, self, g * factor,
                                (negative_slope,))
 
 
 @records("hardtanh_backward")
 def hardtanh_backward(grad_output, self, min_val, max_val):
-    a = self._data
-    factor = (a > min_val) & (a < max_val)
-    return _piecewise_backward(D["hardtanh_backward"], grad_output, self, factor,
+    return _piecewise_backward(D["hardtanh_backward"], grad_output, self,
+                               hardtanh_grad(grad_output._data, self._data, min_val, max_val),
                                (min_val, max_val))
 
 

@@ -38,7 +38,7 @@ def sigmoid_backward(grad_output, output):
 @records("threshold_backward")
 def threshold_backward(grad_output, self, threshold):
     g = grad_output._data
-    out = _make(np.asarray(mask(self._data > threshold, g)))     # a select, as torch
+    out = _make(np.asarray(mask(~(self._data <= threshold), g)))     # a select, as torch
     if _needs(grad_output, self):
         record(D["threshold_backward"], out, (grad_output, self), (self, threshold))
     return out
