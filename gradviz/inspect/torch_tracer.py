@@ -543,6 +543,15 @@ class TorchTracer(Tracer):
             except AttributeError:
                 pass
 
+    def _hook_firing(self):
+        """A hook of the file's fires in backward: the node the engine runs is the one whose
+        hooks these are, and the one torch's anomaly mode names if the hook raises or torch
+        refuses what it returned. A tensor hook fires before its node's pre-hook, so
+        _running would still be the node before (unknown to the tracer: none is named)."""
+        node = self.torch._C._current_autograd_node()
+        entry = None if node is None else self._entry(node)
+        self._running = None if entry is None else entry[1]
+
     def _no_backward(self):
         self._calls.pop()
         self.call_marks.pop()
@@ -1233,6 +1242,7 @@ class _Reported:
         if tracer is None:
             return self.hook(*args)
         if self.kind not in ("forward_pre", "forward"):
+            tracer._hook_firing()
             tracer.given_by_backward(args)
         with tracer.traced():
             returned = self.hook(*args)
