@@ -160,6 +160,9 @@ class Tensor:
     _retains = False
     _hooks = None
     _post_hooks = None      # post-accumulate-grad hooks of a leaf
+    # As torch's: NumPy defers to the Tensor's reflected operators, so np.float64(2) * t is
+    # t.__rmul__ (a Tensor), not an ndarray made through __array__.
+    __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.

@@ -751,3 +751,19 @@ def test_autograd_grad_records_what_reached_a_non_leaf_input_once(tmp_path):
     found = {b: [(h["target"], h["grad"]) for h in r["hooks"]] for b, r in reports.items()}
     assert found["torch"] == found["gradviz"]
     assert [f for f in found["torch"] if f[0] in ("h", "g")] == [("h", 12.0), ("g", 30.0)]
+
+
+@pytest.mark.parametrize("inputs", ["(a, b)", "(a, x)"])
+def test_autograd_grad_of_a_multi_output_nodes_outputs_records_all_that_reached_it(
+        tmp_path, inputs):
+    # grad(out, (a, b)) captures both outputs of UnbindBackward0 (it does not run); with
+    # (a, x) it runs too: either way its record holds every output's gradient, as the core's
+    path = tmp_path / "grad_of_unbind.py"
+    path.write_text("import torch\n\nx = torch.tensor([[1.0, 2.0], [3.0, 4.0]], "
+                    "requires_grad=True)\ny = x * 2\na, b = y.unbind()\n"
+                    f"out = (a * 3 + b * 5).sum()\ngrads = torch.autograd.grad(out, {inputs})\n")
+    found = {}
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        found[backend] = [n["grad"] for n in report["nodes"] if n["name"] == "UnbindBackward0"]
+    assert found["torch"] == found["gradviz"] == [[[3.0, 3.0], [5.0, 5.0]]]

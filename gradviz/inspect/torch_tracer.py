@@ -108,7 +108,7 @@ class TorchTracer(Tracer):
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._running = None        # the holder of the node a backward call began last
-        self._reached = None        # the key of the autograd.grad input recorded last
+        self._reached = None        # (key, grads) of the autograd.grad input recorded last
         # the file's function given to register_multi_grad_hook while it registers its
         # tensor hooks (each listed as the file's function, as on the core)
         self.group_hook = None
@@ -393,10 +393,11 @@ class TorchTracer(Tracer):
                 me._running = holder
                 me._snapshot_saved(n)
                 me._retain_fired(n, grad_outputs)
-                if me._reached == key:
-                    me._reached = None      # recorded by _input_reached
-                else:
-                    me.grad(n, grad_outputs)
+                if me._reached is not None and me._reached[0] == key:
+                    # _input_reached recorded part of what reached it: all of it, once
+                    me._reached = None
+                    me._drop_last_grad(n)
+                me.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
             n, me = holder(), tracer()
@@ -448,11 +449,29 @@ class TorchTracer(Tracer):
 
     def _input_reached(self, node, nr, grad):
         """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
-        never runs there). A node that runs calls its tensor hooks just before its pre-hooks:
-        the tracer's pre-hook then records nothing more (_reached)."""
+        never runs there). The inputs that are outputs of one node are recorded as one
+        gradient (as the core's engine hands the node all of them); a node that runs calls
+        its tensor hooks just before its pre-hooks: the tracer's pre-hook then records what
+        reached it in place of this (_reached)."""
         self._flush_step()
-        self.grad(node, [None] * (nr or 0) + [grad])
-        self._reached = _key(node)
+        key, i = _key(node), nr or 0
+        grads = []
+        if self._reached is not None and self._reached[0] == key:
+            # another output of the same node (grad(out, (a, b)) for a, b = y.unbind()): one
+            # record with every output that reached it
+            grads = list(self._reached[1])
+            self._drop_last_grad(node)
+        grads += [None] * (i + 1 - len(grads))
+        grads[i] = grad
+        self.grad(node, grads)
+        self._reached = (key, grads)
+
+    def _drop_last_grad(self, node):
+        """Take back the gradient grad() recorded last, node's (to record it again,
+        completed)."""
+        entry = self._entry(node)
+        if self.keep_grads and self._events and self._events[-1][1] is entry[3]:
+            self._events.pop()
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -467,7 +486,7 @@ class TorchTracer(Tracer):
         roots = [n for n, _ in roots]
         self._retain_key = None
         self._running = None        # the holder of the node that began last
-        self._reached = None        # the key of the input whose gradient was just recorded
+        self._reached = None        # (key, grads) of the input just recorded
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -523,6 +542,15 @@ class TorchTracer(Tracer):
                 exc._gradviz_node = node
             except AttributeError:
                 pass
+
+    def _hook_firing(self):
+        """A hook of the file's fires in backward: the node the engine runs is the one whose
+        hooks these are, and the one torch's anomaly mode names if the hook raises or torch
+        refuses what it returned. A tensor hook fires before its node's pre-hook, so
+        _running would still be the node before (unknown to the tracer: none is named)."""
+        node = self.torch._C._current_autograd_node()
+        entry = None if node is None else self._entry(node)
+        self._running = None if entry is None else entry[1]
 
     def _no_backward(self):
         self._calls.pop()
@@ -1214,6 +1242,7 @@ class _Reported:
         if tracer is None:
             return self.hook(*args)
         if self.kind not in ("forward_pre", "forward"):
+            tracer._hook_firing()
             tracer.given_by_backward(args)
         with tracer.traced():
             returned = self.hook(*args)

@@ -1,0 +1,59 @@
+"""What `--backend torch` reports when the file's backward fails, or does what the tracer must
+not break: the failing node named as torch's anomaly mode names it, torch's own error text,
+and files that run under torch running under the tracer too."""
+
+import re
+import textwrap
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gradviz.inspect import run_file  # noqa: E402
+
+
+def _write(tmp_path, source):
+    path = tmp_path / "f.py"
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
+def _torch_says(source):
+    """(the node torch's anomaly mode names, the error's message) for source run on torch."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.set_detect_anomaly(True):
+            try:
+                exec(compile(textwrap.dedent(source), "<snippet>", "exec"), {})
+            except Exception as exc:       # noqa: BLE001 - the error is what is compared
+                message = str(exc)
+            else:
+                raise AssertionError("the snippet did not raise")
+    named = [re.search(r"Error detected in (\w+)", str(w.message)) for w in caught]
+    return [m.group(1) for m in named if m], message
+
+
+# ----- The node an error is blamed on -----------------------------------------------------
+
+HOOK_ERRORS = {
+    "raises": "def bad(g):\n    raise ValueError('boom')\n",
+    "changes the size": "def bad(g):\n    return g[:1]\n",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(HOOK_ERRORS))
+def test_a_tensor_hooks_error_names_the_node_torch_names(tmp_path, hook):
+    # y's tensor hooks fire when ExpBackward0 runs, before its pre-hooks: the node that ran
+    # before (SinBackward0) is not the one that failed
+    source = ("import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "y = x.exp()\nz = y.sin()\n" + HOOK_ERRORS[hook] +
+              "y.register_hook(bad)\nz.sum().backward()\n")
+    named, _ = _torch_says(source)
+    assert named == ["ExpBackward0"]
+    report = run_file(_write(tmp_path, source), backend="torch").report()
+    assert [(a["name"], a["message"]) for a in report["anomalies"]] == \
+        [("ExpBackward0", report["error"]["message"])]
+    # the core names no node for a hook's error: none, never another one
+    core = run_file(_write(tmp_path, source)).report()
+    assert [a["name"] for a in core["anomalies"]] in ([], ["ExpBackward0"])
