@@ -11,6 +11,7 @@ out's dtype, not a draw cast to it)."""
 
 import inspect
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -601,29 +602,175 @@ def _arange_check(start, end, step):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def _steps(steps):
+def _steps(name, start, end, steps, dtype):
+    if not _is_int(steps):
+        given = ", ".join([type(v).__name__ for v in (start, end, steps)]
+                          + (["dtype=torch.dtype"] if dtype is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({given}), but expected one of:")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
 
 
+# torch's C++ names of the dtypes, as its checked conversions name them
+_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
+            "bool": "bool"}
+
+
+def _fits(values, npdt):
+    """Whether torch's checked conversion (c10::overflows) takes every value of the array into
+    npdt: a float dtype any value up to its largest (and inf, nan); an integer dtype a finite
+    float within its range, an integer within its range or, for uint8, down to -255 (wrapped)."""
+    if not values.size:
+        return True
+    if npdt.kind == "f":
+        finite = values[np.isfinite(values)]
+        return not finite.size or np.abs(finite).max() <= np.finfo(npdt).max
+    if npdt.kind == "b":
+        return True
+    info = np.iinfo(npdt)
+    integral = values.dtype.kind in "iub"
+    low = -info.max if npdt.kind == "u" and integral else info.min
+    return ((integral or np.isfinite(values).all())
+            and low <= values.min() and values.max() <= info.max)
+
+
+def _scalar_to(v, npdt):
+    """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
+    integer dtype, a negative int wrapped into uint8."""
+    v = v.item() if isinstance(v, Tensor) else v
+    if not _fits(np.array(v), npdt):
+        name = _C_NAMES.get(npdt.name, npdt.name + "_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if npdt.kind in "iu" and not isinstance(v, (int, np.integer)):
+        v = math.trunc(v)
+    return np.array(v).astype(npdt)[()]
+
+
+def _fused(a, b, k, npdt):
+    """a + b * k (k an integer array) rounded once into npdt (float64 for an integer dtype),
+    as the fused multiply-add of torch's linspace kernel (its AVX2 and AVX-512 builds fuse
+    it). Computed in a wider type; the few values too close to a halfway point between two
+    npdt values for that to decide are computed exactly."""
+    wide = np.float64 if npdt == np.float32 else np.longdouble
+    product = wide(b) * k.astype(wide)
+    approx = wide(a) + product
+    out = approx.astype(npdt)
+    back = out.astype(wide)
+    up, down = (np.nextafter(out, npdt.type(x)).astype(wide) for x in (np.inf, -np.inf))
+    near = np.minimum(np.abs(approx - (back + up) / 2), np.abs(approx - (back + down) / 2))
+    error = 2 * (np.abs(np.spacing(product)) + np.abs(np.spacing(approx)))
+    wider = np.finfo(wide).nmant > np.finfo(npdt).nmant + 1     # long double may be double
+    redo = np.nonzero(near <= error)[0] if wider else np.arange(k.size)
+    for i in redo:
+        out[i] = _rounded(Fraction(float(a)) + Fraction(float(b)) * int(k[i]), npdt)
+    return out
+
+
+def _rounded(exact, npdt):
+    """An exact rational rounded to the nearest npdt value, ties to even."""
+    first = npdt.type(float(exact))
+    near = [first, np.nextafter(first, npdt.type(np.inf)), np.nextafter(first, npdt.type(-np.inf))]
+    near = [x for x in near if np.isfinite(x)] or [first]
+    return min(near, key=lambda x: (abs(Fraction(float(x)) - exact),
+                                    int(np.array(x).view(f"u{npdt.itemsize}")) & 1))
+
+
+def _halves(start, end, steps, step, fused):
+    """torch's range kernels: the first half of the values from start, the second from end
+    (so that both ends are exact)."""
+    i = np.arange(steps)
+    first = i[:steps // 2]
+    second = steps - 1 - i[steps // 2:]
+    return np.concatenate([fused(start, step, first), fused(end, -step, second)])
+
+
 @export(tensor=False)
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
+    """steps values evenly spaced from start to end, computed as torch's CPU kernel does:
+    start and end converted to the dtype first (an integer dtype truncates them), the step in
+    float64 for an integer dtype, in the dtype otherwise.
+
+    >>> import gradviz as torch
+    >>> torch.linspace(0.9, 10.2, 7, dtype=torch.int64)
+    tensor([ 0,  1,  3,  5,  6,  8, 10])
+    """
     _check_device(device)
     _check_pin_memory("linspace", pin_memory)
-    data = np.linspace(start, end, _steps(steps))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "linspace")
+    steps = _steps("linspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if steps <= 1:                # torch's fill_(start): end is not looked at
+        data = np.full(steps, _scalar_to(start, dt) if steps else 0, dtype=dt)
+        return _finish(data, requires_grad, out, "linspace")
+    first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+    if dt == np.float16:
+        # c10::Half rounds after each operation
+        step = (last - first) / np.float16(steps - 1)
+        data = _halves(first, last, steps, step,
+                       lambda a, b, k: (a + b * k.astype(dt)).astype(dt))
+    elif dt.kind == "f":
+        step = (last - first) / dt.type(steps - 1)
+        data = _halves(first, last, steps, step, lambda a, b, k: _fused(a, b, k, dt))
+    else:
+        step = (float(last) - float(first)) / (steps - 1)
+        data = _halves(int(first), int(last), steps, step,
+                       lambda a, b, k: np.trunc(_fused(a, b, k, np.dtype(np.float64))))
+    with np.errstate(invalid="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "linspace")
 
 
 @export(tensor=False)
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
              requires_grad=False, pin_memory=False):
-    """base ** linspace(start, end, steps)."""
+    """base ** linspace(start, end, steps), computed as torch's CPU code does: exponents in
+    float64 from start and end converted to the dtype, powers by the C library's pow.
+
+    >>> import gradviz as torch
+    >>> torch.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
     _check_device(device)
     _check_pin_memory("logspace", pin_memory)
-    data = np.power(float(base), np.linspace(start, end, _steps(steps)))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "logspace")
+    steps = _steps("logspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    base = float(base.item() if isinstance(base, Tensor) else base)
+    if steps == 0:
+        powers = []
+    elif steps == 1:
+        # torch's fill_: checked, except that float16 takes it through float32 (1e5 is inf)
+        start = start.item() if isinstance(start, Tensor) else start
+        power = _pow(base, float(start))
+        powers = [_scalar_to(power, np.dtype(np.float32) if dt == np.float16 else dt)]
+    else:
+        first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+        # end - start in the dtype (C++ promotes small integers to int: no wrapping)
+        step = float(last - first if dt.kind == "f" else int(last) - int(first)) / (steps - 1)
+        # not fused here: this part of torch is built without FMA
+        exponents = _halves(float(first), float(last), steps, step, lambda a, b, k: a + b * k)
+        # math.pow is the C library's pow, as torch's std::pow (NumPy's may differ by an ulp)
+        powers = [_pow(base, x) for x in exponents.tolist()]
+    data = np.array(powers, dtype=np.float64)
+    if dt.kind in "iu":
+        data = np.trunc(data)
+    elif dt == np.float16:
+        data = data.astype(np.float32)          # c10::Half is made from a float
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "logspace")
+
+
+def _pow(base, x):
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:            # a negative base to a fractional power
+        return math.nan
 
 
 @export(tensor=False)
