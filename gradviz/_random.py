@@ -312,8 +312,11 @@ def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
         f32 = dt != np.float64
         unit = _unit_f32 if f32 else _unit_f64
         fill = _fill16_f32 if f32 else _fill16_f64
-        data = unit(gen, n)
         full = n - n % 16
+        # float32 and float64 draw all n uniforms first (the last n % 16 are then drawn again
+        # with the last block); float16 draws those of the whole blocks only
+        data = unit(gen, n) if dt != np.float16 else np.concatenate([unit(gen, full),
+                                                                     np.zeros(n - full, _F)])
         if full:
             data[:full] = fill(data[:full].reshape(-1, 16), mean, std).reshape(-1)
         if n % 16:
@@ -322,7 +325,7 @@ def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
         out[i] = _normal_double(gen) * std + mean
-    return out.astype(dt).reshape(shape)
+    return _cast(out, dt).reshape(shape)
 
 
 def _normal_double(gen):
@@ -377,7 +380,14 @@ def exponential(shape, dtype, lambd=1.0, generator=None):
     # libm's log1p (as torch's kernel calls it): NumPy's own can differ in the last bit.
     scale = -1.0 / lambd
     vals = np.fromiter((scale * _log1p(-x) for x in u.tolist()), np.float64, u.size)
-    return vals.astype(dtype).reshape(shape)
+    return _cast(vals, dtype).reshape(shape)
+
+
+def _cast(values, dtype):
+    """float64 values as torch's static_cast<scalar_t> gives them: c10::Half is made from a
+    float, so float16 rounds twice (through float32)."""
+    dt = np.dtype(dtype)
+    return values.astype(np.float32).astype(dt) if dt == np.float16 else values.astype(dt)
 
 
 def multinomial(probs, num_samples, replacement=False, generator=None):
