@@ -321,7 +321,9 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
         fill_value = fill_value.item()
     shape = _shape("full", (size,))
     dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad, out, "full")
+    # torch's checked Scalar conversion: full((2,), 1e40, dtype=float32) is refused
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(shape, value, dtype=dt), requires_grad, out, "full")
 
 
 @export(tensor=False)
@@ -373,7 +375,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memor
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
     shape, dt = _like("full_like", input, dtype, device, pin_memory)
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
+    return _finish(np.full(shape, _scalar_to(fill_value, np.dtype(dt)), dtype=dt),
+                   requires_grad)
 
 
 @method()
@@ -399,7 +402,8 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, pin_mem
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
     _, dt = _like("new_full", self, dtype, device, pin_memory)
-    return _finish(np.full(_shape("new_full", (size,)), fill_value, dtype=dt), requires_grad)
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(_shape("new_full", (size,)), value, dtype=dt), requires_grad)
 
 
 @method()
@@ -413,25 +417,12 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
 
 # ----- random draws ---------------------------------------------------------------------------
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
-
-
-def _float_dt(dt, kernel):
-    """The dtype of a floating-point draw; an integer dtype gets torch's kernel error."""
-    if dt.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
-    return dt
-
-
-# draw(shape, dtype, generator=...) and the kernel torch names when the dtype is not floating
-_DRAWS = {"rand": (_random.uniform, "check_uniform_bounds"),
-          "randn": (_random.normal, "normal_kernel_cpu")}
+# draw(shape, dtype, generator=...): each refuses a dtype that is not floating, as torch
+_DRAWS = {"rand": _random.uniform, "randn": _random.normal}
 
 
 def _draw(kind, shape, dt, generator, requires_grad, out=None):
-    draw, kernel = _DRAWS[kind]
-    values = draw(shape, _float_dt(np.dtype(dt), kernel), generator=generator)
+    values = _DRAWS[kind](shape, dt, generator=generator)
     return _finish(values, requires_grad, out, kind)
 
 
@@ -493,19 +484,39 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     if _is_int(size):
         raise TypeError(f"randint(): argument 'size' (position {2 if low is None else 3}) must "
                         f"be tuple of ints, not {type(size).__name__}")
+    if low is None:
+        if not _is_int(high):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
+                            f"{type(high).__name__}")
+        low = 0
+    low, high = _int_bounds("randint", (low, high), (low, high, size))
     shape = _shape("randint", (size,))
-    vals = _random.randint(int(low or 0), int(high), shape, generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randint")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
+    return _finish(vals, requires_grad, out, "randint")
+
+
+def _int_bounds(name, bounds, args):
+    """randint's bounds as ints: anything else (a float, a bool, a float tensor) gets torch's
+    invalid-combination error naming the types of args, an int beyond int64 its overflow."""
+    if not all(_is_int(v) for v in bounds):
+        given = ", ".join(type(v).__name__ for v in args)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({given}), "
+                        "but expected one of:")
+    bounds = [int(v) for v in bounds]
+    if any(not -1 << 63 <= v < 1 << 63 for v in bounds):
+        raise ValueError("Overflow when unpacking long long")
+    return bounds
 
 
 @export(tensor=False)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, pin_memory=False):
     shape, dt = _like("randint_like", input, dtype, device, pin_memory)
-    if high is None:
-        low, high = 0, low
-    vals = _random.randint(int(low), int(high), shape, generator=generator)
-    return _finish(vals.astype(dt), requires_grad)
+    given = (input, low) if high is None else (input, low, high)
+    low, high = _int_bounds("randint_like", (0, low) if high is None else (low, high), given)
+    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
+    return _finish(vals, requires_grad)
 
 
 @export(tensor=False)
@@ -514,10 +525,34 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     """A random permutation of 0..n-1: torch's for the same seed or generator."""
     _check_device(device)
     _check_pin_memory("randperm", pin_memory)
+    if not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    vals = _random.randperm(int(n), generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randperm")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    _check_randperm(n, dt)
+    vals = _random.randperm(n, generator=generator)
+    return _finish(vals.astype(dt), requires_grad, out, "randperm")
+
+
+# the largest n whose permutation a float dtype holds exactly, as torch's randperm words it
+_RANDPERM_LIMITS = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
+                    "float64": (2 ** 53 + 1, "2^53+1", "Double")}
+
+
+def _check_randperm(n, dt):
+    """torch's randperm checks: bool refused, n - 1 held by an integer dtype (checked as a
+    Scalar conversion), n at most the float dtype's limit."""
+    if dt.kind == "b":
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'')
+    if dt.kind == "f":
+        limit, text, name = _RANDPERM_LIMITS[dt.name]
+        if n > limit:
+            raise RuntimeError(f"n cannot be greater than {text} for {name} type.")
+    elif n:
+        _scalar_to(n - 1, dt)
 
 
 # ----- ranges -------------------------------------------------------------------------------
@@ -640,7 +675,11 @@ def _scalar_to(v, npdt):
     """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
     integer dtype, a negative int wrapped into uint8."""
     v = v.item() if isinstance(v, Tensor) else v
-    if not _fits(np.array(v), npdt):
+    if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
+        raise OverflowError("int too big to convert")
+    if isinstance(v, (complex, np.complexfloating)):
+        v = v.real if v.imag == 0 else None         # an imaginary part overflows, to torch
+    if v is None or not _fits(np.array(v), npdt):
         name = _C_NAMES.get(npdt.name, npdt.name + "_t")
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     if npdt.kind in "iu" and not isinstance(v, (int, np.integer)):
