@@ -57,3 +57,42 @@ def test_a_tensor_hooks_error_names_the_node_torch_names(tmp_path, hook):
     # the core names no node for a hook's error: none, never another one
     core = run_file(_write(tmp_path, source)).report()
     assert [a["name"] for a in core["anomalies"]] in ([], ["ExpBackward0"])
+
+
+def _torch_error(source):
+    """The message of the error source raises when run on torch."""
+    try:
+        exec(compile(textwrap.dedent(source), "<snippet>", "exec"), {})
+    except Exception as exc:       # noqa: BLE001 - the error is what is compared
+        return str(exc)
+    raise AssertionError("the snippet did not raise")
+
+
+# ----- torch's version error, word for word ------------------------------------------------
+
+EDITED_VIEWS = {
+    # the view's AsStrided node is gone after the second edit: torch names the saving node
+    "edited twice": "v.exp_()\nv.mul_(2)\n",
+    # the view keeps the grad_fn exp_ gave it: torch names that node
+    "base edited": "v.exp_()\ny.add_(1)\n",
+}
+
+
+@pytest.mark.parametrize("edits", sorted(EDITED_VIEWS))
+def test_a_version_error_on_an_edited_view_names_the_node_torch_names(tmp_path, edits):
+    source = ("import torch\n\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+              "y = x.clone()\nv = y[1:]\n" + EDITED_VIEWS[edits] + "y.sum().backward()\n")
+    expected = _torch_error(source)
+    report = run_file(_write(tmp_path, source), backend="torch").report()
+    assert report["error"]["message"] == expected
+
+
+def test_a_version_error_on_an_output_edited_in_place_names_its_saving_node(tmp_path):
+    # sigmoid_ saves its result, b itself: torch names SigmoidBackward0 (the saving node),
+    # not b's grad_fn at backward time (AddBackward0)
+    source = ("import torch\n\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+              "b = x.exp()\nb.sigmoid_()\nb.add_(1)\nb.sum().backward()\n")
+    expected = _torch_error(source)
+    assert "which is output 0 of Sigmoid," in expected
+    report = run_file(_write(tmp_path, source), backend="torch").report()
+    assert report["error"]["message"] == expected

@@ -61,14 +61,18 @@ class _Packed:
     """A saved tensor as the pack hook keeps it: the tensor, its version then, and the tensor
     of the file's it aliases (a weak reference; torch packs a detached alias of inputs)."""
 
-    __slots__ = ("tensor", "version", "original", "grad_fn", "output_nr")
+    __slots__ = ("tensor", "version", "original", "grad_fn", "output_nr", "view",
+                 "__weakref__")
 
-    def __init__(self, tensor, version, original, grad_fn, output_nr):
+    def __init__(self, tensor, version, original, grad_fn, output_nr, view=None):
         self.tensor = tensor
         self.version = version
         self.original = original
         self.grad_fn = grad_fn
         self.output_nr = output_nr
+        # for an in-place edit of a view: the name of the node that saved it (grad_fn is the
+        # view's node until torch lets that go: see _view_node_gone)
+        self.view = view
 
 
 class TorchTracer(Tracer):
@@ -94,6 +98,9 @@ class TorchTracer(Tracer):
         self._call_code = torch.nn.Module._call_impl.__code__
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
+        # (the tensor the call running now may edit in place, its version before, the call)
+        self._first = None
+        self._edited_views = weakref.WeakSet()  # _Packed of views edited in place (_saver)
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
@@ -169,6 +176,7 @@ class TorchTracer(Tracer):
                                    callsite.called_by_user(1, self._dispatch, True)):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
         self._args = args
+        self._first = (first, version, func) if version is not None else None
         try:
             out = func(*args, **(kwargs or {}))
         except BaseException as exc:
@@ -183,10 +191,13 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
+            self._first = None
             for t, handle, had_hooks in captures:
                 handle.remove()
                 if not had_hooks:
                     t._backward_hooks = None        # as it was (register_hook made a dict)
+        if self._edited_views:
+            self._view_node_gone(args)
         if kind is not None:
             self._flush_step()
             # the nodes a create_graph call made are made inside it: their inputs are where
@@ -740,16 +751,42 @@ class TorchTracer(Tracer):
 
     def pack(self, t):
         torch = self.torch
-        original = None
+        first = self._first
+        if first is not None and first[0]._version != first[1] and _same_view(first[0], t):
+            # the output of an in-place call (exp_ saves its result): named in a version
+            # error as an output (see _version_message), not as the argument it also is
+            return self._packed_output(t, first[2] if t._is_view() else None)
         for a in self._args:
             if isinstance(a, torch.Tensor) and _same_view(a, t):
-                original = a
-                break
-        # not an argument: an output the node saves, named in a version error by the node
-        # (see _version_message)
-        grad_fn = None if original is not None or t.grad_fn is None else short_name(t.grad_fn)
-        return _Packed(t, t._version, None if original is None else weakref.ref(original),
-                       grad_fn, t.output_nr)
+                return _Packed(t, t._version, weakref.ref(a), None, t.output_nr)
+        return self._packed_output(t, None)
+
+    def _packed_output(self, t, edit):
+        """An output the node saves: torch names it in a version error by the node (its
+        grad_fn now). `edit`, an in-place call that edited the view t, gives it a new grad_fn
+        (AsStrided): torch names that while it lives, else the node that saved the tensor,
+        which torch hides inside CopySlices: named by the core's row for the call."""
+        fn = t.grad_fn
+        grad_fn = None if fn is None else short_name(fn)
+        if fn is None or edit is None:
+            return _Packed(t, t._version, None, grad_fn, t.output_nr)
+        packed = _Packed(t, t._version, None, grad_fn, t.output_nr,
+                         _inplace_node(getattr(edit, "__name__", "")))
+        self._edited_views.add(packed)
+        return packed
+
+    def _view_node_gone(self, args):
+        """A call was given a view edited in place whose version has moved since (edited
+        again, or through its base): torch made the view a new grad_fn to read it, and let
+        the one the edit made go (no other node holds it: the edit's own node is kept inside
+        CopySlices). A version error then names the saving node."""
+        torch = self.torch
+        given = [a for a in args or () if isinstance(a, torch.Tensor)]
+        for packed in list(self._edited_views):
+            t = packed.tensor
+            if t._version != packed.version and any(_same_view(a, t) for a in given):
+                packed.grad_fn = packed.view
+                self._edited_views.discard(packed)
 
     def unpack(self, packed):
         self._unpacked = packed
@@ -1022,6 +1059,26 @@ def _row_order():
             _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
                                   + ("_saved_" + d.result_name,))
     return _ROW_ORDER
+
+
+def _inplace_node(name):
+    """The short name of the node an in-place call makes (exp_: Exp), from the core's
+    derivative table (leaky_relu_ has its own row, exp_ is exp's), or None."""
+    from ..autograd.formula import DERIVATIVES
+    d = DERIVATIVES.get(name) or DERIVATIVES.get(name.rstrip("_"))
+    return None if d is None else short_name(_RowNode(d.node))
+
+
+class _RowNode:
+    """A node's name alone, for graph.short_name."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
 
 
 def _version_message(t, packed, torch):
