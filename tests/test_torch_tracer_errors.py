@@ -96,3 +96,27 @@ def test_a_version_error_on_an_output_edited_in_place_names_its_saving_node(tmp_
     assert "which is output 0 of Sigmoid," in expected
     report = run_file(_write(tmp_path, source), backend="torch").report()
     assert report["error"]["message"] == expected
+
+
+# ----- The file's hooks keep their names ---------------------------------------------------
+
+SIZE_CHANGING_HOOKS = {
+    "lambda": "hook = lambda g: g[:1]\n",
+    "function": "def hook(g):\n    return g[:1]\n",
+    "no name": "import functools\nhook = functools.partial(lambda n, g: g[:n], 1)\n",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(SIZE_CHANGING_HOOKS))
+def test_torchs_hook_errors_name_the_files_hook(tmp_path, hook):
+    # torch reads the hook's __name__ ("hook '<lambda>' has changed the size of value"), or
+    # says '<unknown>' when it has none
+    source = ("import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "y = x.exp()\n" + SIZE_CHANGING_HOOKS[hook] +
+              "y.register_hook(hook)\ny.sin().sum().backward()\n")
+    expected = _torch_error(source)
+    report = run_file(_write(tmp_path, source), backend="torch").report()
+    assert report["error"]["message"] == expected
+    if hook != "no name":       # the core names a hook without __name__ by its type
+        core = run_file(_write(tmp_path, source)).report()
+        assert core["error"]["message"] == expected

@@ -1279,6 +1279,12 @@ class _Reported:
         self.hook, self.kind = hook, kind
         self.with_kwargs, self.nr = with_kwargs, nr
 
+    # torch names a hook by its __name__ in its errors ("hook 'scale' has changed the size of
+    # value"): the file's hook's, or none (an AttributeError, as the hook's own)
+    @property
+    def __name__(self):
+        return self.hook.__name__
+
     def __deepcopy__(self, memo):
         # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the hook is
         # copied as Python copies it (a bound method of the module is bound to the copy), the
