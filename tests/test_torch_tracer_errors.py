@@ -120,3 +120,38 @@ def test_torchs_hook_errors_name_the_files_hook(tmp_path, hook):
     if hook != "no name":       # the core names a hook without __name__ by its type
         core = run_file(_write(tmp_path, source)).report()
         assert core["error"]["message"] == expected
+
+
+# ----- Files that run on torch run under the tracer ----------------------------------------
+
+def test_a_zero_tensor_gradient_is_read_as_zeros(tmp_path):
+    # abs's double backward gives x a ZeroTensor gradient, which .numpy() refuses
+    source = ("import torch\n\nx = torch.tensor([1.0, -2.0], requires_grad=True)\n"
+              "y = x.abs()\ngx, = torch.autograd.grad(y.sum(), x, create_graph=True)\n"
+              "gx.sum().backward()\n")
+    path = _write(tmp_path, source)
+    found = {}
+    for backend in ("gradviz", "torch"):
+        report = run_file(path, backend=backend).report()
+        assert report["error"] is None
+        found[backend] = ([(t["name"], t["grad"]) for t in report["tensors"]],
+                          [(n["name"], n["grad"]) for n in report["nodes"]])
+    assert found["torch"] == found["gradviz"]
+    assert ("x", [0.0, 0.0]) in found["torch"][0]
+
+
+def test_a_batched_autograd_grad_runs_and_is_listed_without_its_gradients(tmp_path):
+    # is_grads_batched runs backward under vmap: its batched gradients are not recorded
+    source = ("import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "y = x.exp()\ng, = torch.autograd.grad(y, x, torch.eye(2), "
+              "is_grads_batched=True)\nprint(g.round(decimals=4).tolist())\nz = (x * 3).sum()\n"
+              "z.backward()\n")
+    path = _write(tmp_path, source)
+    report = run_file(path, backend="torch").report()
+    core = run_file(path).report()
+    assert report["error"] is None
+    assert report["stdout"] == core["stdout"]
+    calls = report["backward_calls"]
+    assert [(c["kind"], c["line"], c["steps"]) for c in calls[:1]] == [("grad", 5, [])]
+    # the next backward call is recorded as on the core
+    assert calls[-1]["steps"] == core["backward_calls"][-1]["steps"]

@@ -113,6 +113,10 @@ class TorchTracer(Tracer):
         self._hook_funcs = {torch.Tensor.register_hook: "tensor",
                             torch.Tensor.register_post_accumulate_grad_hook: "post_accumulate"}
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
+        # autograd.grad(is_grads_batched=True) runs backward under vmap: its gradients are
+        # batched tensors, which cannot be read as arrays; that call's nodes and hooks are
+        # not recorded (the call itself is)
+        self._batched = False
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._running = None        # the holder of the node a backward call began last
         self._reached = None        # (key, grads) of the autograd.grad input recorded last
@@ -169,7 +173,10 @@ class TorchTracer(Tracer):
         if kind is not None:
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
-            if kind == "grad":
+            was = self._batched, self.reporting
+            if kind == "grad" and kwargs and kwargs.get("is_grads_batched"):
+                self._batched, self.reporting = True, False
+            elif kind == "grad":
                 captures = self._capture_inputs(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and (self.group_hook is not None or
@@ -192,6 +199,8 @@ class TorchTracer(Tracer):
         finally:
             self._args = ()
             self._first = None
+            if kind is not None:
+                self._batched, self.reporting = was
             for t, handle, had_hooks in captures:
                 handle.remove()
                 if not had_hooks:
@@ -399,7 +408,7 @@ class TorchTracer(Tracer):
 
         def pre(grad_outputs, gone=gone):
             n, me = holder(), tracer()
-            if n is not None and me is not None:
+            if n is not None and me is not None and not me._batched:
                 me._flush_step()
                 me._running = holder
                 me._snapshot_saved(n)
@@ -412,7 +421,7 @@ class TorchTracer(Tracer):
 
         def post(grad_inputs, grad_outputs):
             n, me = holder(), tracer()
-            if n is not None and me is not None:
+            if n is not None and me is not None and not me._batched:
                 # the file's post-hooks run after this one: the step is recorded once they did
                 me._flush_step()
                 me._unfinished = [n, grad_inputs]
@@ -737,7 +746,7 @@ class TorchTracer(Tracer):
         """A copy of gradient g, or a GradSummary when it has more than limit elements (None:
         always a copy): read where torch keeps it (summary_stats, 2**18 elements at a time),
         never copied, and once per backward call."""
-        a = g.detach().cpu().numpy()
+        a = _numpy(g)
         if limit is None or a.size <= limit or a.dtype.kind != "f":
             return a.copy()
         known = self._summaries.get(id(g))
@@ -1009,7 +1018,10 @@ def _array(g):
 
 
 def _numpy(g):
-    return g.detach().cpu().numpy()
+    """g's values as an array (not copied): force=True also gives a ZeroTensor's (what a
+    double backward returns for a gradient known to be zero, abs's) as zeros of its shape and
+    dtype, which .numpy() refuses."""
+    return g.numpy(force=True)
 
 
 def _same_view(a, b):
