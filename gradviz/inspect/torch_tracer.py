@@ -554,8 +554,9 @@ class TorchTracer(Tracer):
 
     def _blame(self, exc):
         """backward raised: the node that ran last is the one that failed (in its formula, in
-        unpacking what it saved, or in anomaly mode's nan check after its post-hooks), named
-        on the exception as the core's engine names it."""
+        unpacking what it saved, in anomaly mode's nan check after its post-hooks, or in a
+        hook of the file's: see _hook_firing), named on the exception as the core's engine
+        names it."""
         node = None if self._running is None else self._running()
         if node is not None and getattr(exc, "_gradviz_node", None) is None:
             try:
