@@ -767,3 +767,16 @@ def test_autograd_grad_of_a_multi_output_nodes_outputs_records_all_that_reached_
         report = run_file(str(path), backend=backend).report()
         found[backend] = [n["grad"] for n in report["nodes"] if n["name"] == "UnbindBackward0"]
     assert found["torch"] == found["gradviz"] == [[[3.0, 3.0], [5.0, 5.0]]]
+
+
+@pytest.mark.parametrize("op", ["unsqueeze(1)", "squeeze()", "view(-1)", "t()", "[0]"])
+def test_explain_names_the_view_op_that_made_a_tensor_on_both_backends(tmp_path, op):
+    # a view is made by the op the file called, not by the core's internal helper
+    from gradviz.inspect.explain import explain
+    path = tmp_path / "view_no_grad.py"
+    path.write_text(f"import torch\n\nx = torch.ones(1, 1)\nv = x.{op}\n".replace(".[", "["))
+    name = "getitem" if op == "[0]" else op.split("(")[0]
+    for backend in ("gradviz", "torch"):
+        causes = explain(str(path), "v", backend=backend)["causes"]
+        assert [(c["kind"], c["message"].split(" from ")[0]) for c in causes] == \
+            [("inputs_no_grad", f"'v' was computed ({name})")], backend

@@ -314,6 +314,8 @@ class TorchTracer(Tracer):
             # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
             # as the core names what made the tensor
             name = owner.__name__
+        elif name is not None and name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]       # an operator (x[0], 1 - x): getitem, rsub, as on the core
         self.made_by[k] = (name, site, self.torch.is_grad_enabled())
         # keyed by the reference's id: a torch tensor's == is elementwise, so a weak
         # reference to one cannot be a dict key
