@@ -23,3 +23,19 @@ def test_mask_selects_bits_for_any_broadcasting_condition(cond_shape, dtype):
 def test_mask_on_a_0d_array_gives_a_scalar_of_its_dtype():
     got = mask(np.array(False), np.array(-2.5, dtype=np.float32))
     assert got.dtype == np.float32 and got.shape == () and np.signbit(got) == False  # noqa: E712
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6, 4), (1, 2, 4, 4, 3)])
+def test_conv_weight_grad_fast_path_equals_the_general_windows(shape, monkeypatch):
+    from gradviz import _windows
+
+    n, c, h, w, o = shape
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, c, h, w))
+    g = rng.standard_normal((n, o, h, w))          # 3x3 kernel, padding 1: same size out
+    args = (g, x, (o, c, 3, 3), (1, 1), (1, 1), (1, 1), 1)
+    fast = _windows.conv_grad_weight(*args)
+    monkeypatch.setattr(_windows, "_wide", lambda *a: False)
+    general = _windows.conv_grad_weight(*args)
+    assert fast.shape == (o, c, 3, 3) and fast.flags.c_contiguous
+    np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12)
