@@ -11,6 +11,7 @@ out's dtype, not a draw cast to it)."""
 
 import inspect
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -320,7 +321,9 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
         fill_value = fill_value.item()
     shape = _shape("full", (size,))
     dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad, out, "full")
+    # torch's checked Scalar conversion: full((2,), 1e40, dtype=float32) is refused
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(shape, value, dtype=dt), requires_grad, out, "full")
 
 
 @export(tensor=False)
@@ -372,7 +375,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memor
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
     shape, dt = _like("full_like", input, dtype, device, pin_memory)
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
+    return _finish(np.full(shape, _scalar_to(fill_value, np.dtype(dt)), dtype=dt),
+                   requires_grad)
 
 
 @method()
@@ -398,7 +402,8 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, pin_mem
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
     _, dt = _like("new_full", self, dtype, device, pin_memory)
-    return _finish(np.full(_shape("new_full", (size,)), fill_value, dtype=dt), requires_grad)
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(_shape("new_full", (size,)), value, dtype=dt), requires_grad)
 
 
 @method()
@@ -412,25 +417,12 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
 
 # ----- random draws ---------------------------------------------------------------------------
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
-
-
-def _float_dt(dt, kernel):
-    """The dtype of a floating-point draw; an integer dtype gets torch's kernel error."""
-    if dt.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
-    return dt
-
-
-# draw(shape, dtype, generator=...) and the kernel torch names when the dtype is not floating
-_DRAWS = {"rand": (_random.uniform, "check_uniform_bounds"),
-          "randn": (_random.normal, "normal_kernel_cpu")}
+# draw(shape, dtype, generator=...): each refuses a dtype that is not floating, as torch
+_DRAWS = {"rand": _random.uniform, "randn": _random.normal}
 
 
 def _draw(kind, shape, dt, generator, requires_grad, out=None):
-    draw, kernel = _DRAWS[kind]
-    values = draw(shape, _float_dt(np.dtype(dt), kernel), generator=generator)
+    values = _DRAWS[kind](shape, dt, generator=generator)
     return _finish(values, requires_grad, out, kind)
 
 
@@ -492,19 +484,39 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     if _is_int(size):
         raise TypeError(f"randint(): argument 'size' (position {2 if low is None else 3}) must "
                         f"be tuple of ints, not {type(size).__name__}")
+    if low is None:
+        if not _is_int(high):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
+                            f"{type(high).__name__}")
+        low = 0
+    low, high = _int_bounds("randint", (low, high), (low, high, size))
     shape = _shape("randint", (size,))
-    vals = _random.randint(int(low or 0), int(high), shape, generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randint")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
+    return _finish(vals, requires_grad, out, "randint")
+
+
+def _int_bounds(name, bounds, args):
+    """randint's bounds as ints: anything else (a float, a bool, a float tensor) gets torch's
+    invalid-combination error naming the types of args, an int beyond int64 its overflow."""
+    if not all(_is_int(v) for v in bounds):
+        given = ", ".join(type(v).__name__ for v in args)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({given}), "
+                        "but expected one of:")
+    bounds = [int(v) for v in bounds]
+    if any(not -1 << 63 <= v < 1 << 63 for v in bounds):
+        raise ValueError("Overflow when unpacking long long")
+    return bounds
 
 
 @export(tensor=False)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, pin_memory=False):
     shape, dt = _like("randint_like", input, dtype, device, pin_memory)
-    if high is None:
-        low, high = 0, low
-    vals = _random.randint(int(low), int(high), shape, generator=generator)
-    return _finish(vals.astype(dt), requires_grad)
+    given = (input, low) if high is None else (input, low, high)
+    low, high = _int_bounds("randint_like", (0, low) if high is None else (low, high), given)
+    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
+    return _finish(vals, requires_grad)
 
 
 @export(tensor=False)
@@ -513,10 +525,34 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     """A random permutation of 0..n-1: torch's for the same seed or generator."""
     _check_device(device)
     _check_pin_memory("randperm", pin_memory)
+    if not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    vals = _random.randperm(int(n), generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randperm")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    _check_randperm(n, dt)
+    vals = _random.randperm(n, generator=generator)
+    return _finish(vals.astype(dt), requires_grad, out, "randperm")
+
+
+# the largest n whose permutation a float dtype holds exactly, as torch's randperm words it
+_RANDPERM_LIMITS = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
+                    "float64": (2 ** 53 + 1, "2^53+1", "Double")}
+
+
+def _check_randperm(n, dt):
+    """torch's randperm checks: bool refused, n - 1 held by an integer dtype (checked as a
+    Scalar conversion), n at most the float dtype's limit."""
+    if dt.kind == "b":
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'')
+    if dt.kind == "f":
+        limit, text, name = _RANDPERM_LIMITS[dt.name]
+        if n > limit:
+            raise RuntimeError(f"n cannot be greater than {text} for {name} type.")
+    elif n:
+        _scalar_to(n - 1, dt)
 
 
 # ----- ranges -------------------------------------------------------------------------------
@@ -601,29 +637,179 @@ def _arange_check(start, end, step):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def _steps(steps):
+def _steps(name, start, end, steps, dtype):
+    if not _is_int(steps):
+        given = ", ".join([type(v).__name__ for v in (start, end, steps)]
+                          + (["dtype=torch.dtype"] if dtype is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({given}), but expected one of:")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
 
 
+# torch's C++ names of the dtypes, as its checked conversions name them
+_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
+            "bool": "bool"}
+
+
+def _fits(values, npdt):
+    """Whether torch's checked conversion (c10::overflows) takes every value of the array into
+    npdt: a float dtype any value up to its largest (and inf, nan); an integer dtype a finite
+    float within its range, an integer within its range or, for uint8, down to -255 (wrapped)."""
+    if not values.size:
+        return True
+    if npdt.kind == "f":
+        finite = values[np.isfinite(values)]
+        return not finite.size or np.abs(finite).max() <= np.finfo(npdt).max
+    if npdt.kind == "b":
+        return True
+    info = np.iinfo(npdt)
+    integral = values.dtype.kind in "iub"
+    low = -info.max if npdt.kind == "u" and integral else info.min
+    return ((integral or np.isfinite(values).all())
+            and low <= values.min() and values.max() <= info.max)
+
+
+def _scalar_to(v, npdt):
+    """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
+    integer dtype, a negative int wrapped into uint8."""
+    v = v.item() if isinstance(v, Tensor) else v
+    if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
+        raise OverflowError("int too big to convert")
+    if isinstance(v, (complex, np.complexfloating)):
+        v = v.real if v.imag == 0 else None         # an imaginary part overflows, to torch
+    if v is None or not _fits(np.array(v), npdt):
+        name = _C_NAMES.get(npdt.name, npdt.name + "_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if npdt.kind in "iu" and not isinstance(v, (int, np.integer)):
+        v = math.trunc(v)
+    return np.array(v).astype(npdt)[()]
+
+
+def _fused(a, b, k, npdt):
+    """a + b * k (k an integer array) rounded once into npdt (float64 for an integer dtype),
+    as the fused multiply-add of torch's linspace kernel (its AVX2 and AVX-512 builds fuse
+    it). Computed in a wider type; the few values too close to a halfway point between two
+    npdt values for that to decide are computed exactly."""
+    wide = np.float64 if npdt == np.float32 else np.longdouble
+    product = wide(b) * k.astype(wide)
+    approx = wide(a) + product
+    out = approx.astype(npdt)
+    back = out.astype(wide)
+    up, down = (np.nextafter(out, npdt.type(x)).astype(wide) for x in (np.inf, -np.inf))
+    near = np.minimum(np.abs(approx - (back + up) / 2), np.abs(approx - (back + down) / 2))
+    error = 2 * (np.abs(np.spacing(product)) + np.abs(np.spacing(approx)))
+    wider = np.finfo(wide).nmant > np.finfo(npdt).nmant + 1     # long double may be double
+    redo = np.nonzero(near <= error)[0] if wider else np.arange(k.size)
+    for i in redo:
+        out[i] = _rounded(Fraction(float(a)) + Fraction(float(b)) * int(k[i]), npdt)
+    return out
+
+
+def _rounded(exact, npdt):
+    """An exact rational rounded to the nearest npdt value, ties to even."""
+    first = npdt.type(float(exact))
+    near = [first, np.nextafter(first, npdt.type(np.inf)), np.nextafter(first, npdt.type(-np.inf))]
+    near = [x for x in near if np.isfinite(x)] or [first]
+    return min(near, key=lambda x: (abs(Fraction(float(x)) - exact),
+                                    int(np.array(x).view(f"u{npdt.itemsize}")) & 1))
+
+
+def _halves(start, end, steps, step, fused):
+    """torch's range kernels: the first half of the values from start, the second from end
+    (so that both ends are exact)."""
+    i = np.arange(steps)
+    first = i[:steps // 2]
+    second = steps - 1 - i[steps // 2:]
+    return np.concatenate([fused(start, step, first), fused(end, -step, second)])
+
+
 @export(tensor=False)
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
+    """steps values evenly spaced from start to end, computed as torch's CPU kernel does:
+    start and end converted to the dtype first (an integer dtype truncates them), the step in
+    float64 for an integer dtype, in the dtype otherwise.
+
+    >>> import gradviz as torch
+    >>> torch.linspace(0.9, 10.2, 7, dtype=torch.int64)
+    tensor([ 0,  1,  3,  5,  6,  8, 10])
+    """
     _check_device(device)
     _check_pin_memory("linspace", pin_memory)
-    data = np.linspace(start, end, _steps(steps))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "linspace")
+    steps = _steps("linspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if steps <= 1:                # torch's fill_(start): end is not looked at
+        data = np.full(steps, _scalar_to(start, dt) if steps else 0, dtype=dt)
+        return _finish(data, requires_grad, out, "linspace")
+    first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+    if dt == np.float16:
+        # c10::Half rounds after each operation
+        step = (last - first) / np.float16(steps - 1)
+        data = _halves(first, last, steps, step,
+                       lambda a, b, k: (a + b * k.astype(dt)).astype(dt))
+    elif dt.kind == "f":
+        step = (last - first) / dt.type(steps - 1)
+        data = _halves(first, last, steps, step, lambda a, b, k: _fused(a, b, k, dt))
+    else:
+        step = (float(last) - float(first)) / (steps - 1)
+        data = _halves(int(first), int(last), steps, step,
+                       lambda a, b, k: np.trunc(_fused(a, b, k, np.dtype(np.float64))))
+    with np.errstate(invalid="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "linspace")
 
 
 @export(tensor=False)
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
              requires_grad=False, pin_memory=False):
-    """base ** linspace(start, end, steps)."""
+    """base ** linspace(start, end, steps), computed as torch's CPU code does: exponents in
+    float64 from start and end converted to the dtype, powers by the C library's pow.
+
+    >>> import gradviz as torch
+    >>> torch.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
     _check_device(device)
     _check_pin_memory("logspace", pin_memory)
-    data = np.power(float(base), np.linspace(start, end, _steps(steps)))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "logspace")
+    steps = _steps("logspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    base = float(base.item() if isinstance(base, Tensor) else base)
+    if steps == 0:
+        powers = []
+    elif steps == 1:
+        # torch's fill_: checked, except that float16 takes it through float32 (1e5 is inf)
+        start = start.item() if isinstance(start, Tensor) else start
+        power = _pow(base, float(start))
+        powers = [_scalar_to(power, np.dtype(np.float32) if dt == np.float16 else dt)]
+    else:
+        first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+        # end - start in the dtype (C++ promotes small integers to int: no wrapping)
+        step = float(last - first if dt.kind == "f" else int(last) - int(first)) / (steps - 1)
+        # not fused here: this part of torch is built without FMA
+        exponents = _halves(float(first), float(last), steps, step, lambda a, b, k: a + b * k)
+        # math.pow is the C library's pow, as torch's std::pow (NumPy's may differ by an ulp)
+        powers = [_pow(base, x) for x in exponents.tolist()]
+    data = np.array(powers, dtype=np.float64)
+    if dt.kind in "iu":
+        data = np.trunc(data)
+    elif dt == np.float16:
+        data = data.astype(np.float32)          # c10::Half is made from a float
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "logspace")
+
+
+def _pow(base, x):
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:            # a negative base to a fractional power
+        return math.nan
 
 
 @export(tensor=False)

@@ -152,7 +152,9 @@ class Tensor:
 
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
-    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "__weakref__", "__dict__")
+    # _gv_made: what made it, set by the inspector's tracer on every tensor (a slot, not a
+    # __dict__ made per tensor).
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "__weakref__", "__dict__")
     _grad = None
     _base_ = None
     _view_fn = None

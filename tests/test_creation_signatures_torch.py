@@ -106,6 +106,43 @@ CASES = [
     "t.arange(0.5, 5, 0.3, dtype=t.int16)", "t.arange(t.tensor(1.5), 4)",
     "t.arange(0, 5, 1.5, out=t.empty(0, dtype=t.int64))",
     "t.arange(start=5, step=2, dtype=t.float32)", "t.arange(requires_grad=False, start=5)",
+    # randint / randperm: bounds the dtype cannot hold refused, float bounds refused, float
+    # dtypes' bounds moved to integers they hold (with torch's warning beyond 2**digits)
+    "t.randint(0, 300, (4,), dtype=t.uint8)", "t.randint(-1, 10, (4,), dtype=t.uint8)",
+    "t.randint(-129, 10, (4,), dtype=t.int8)", "t.randint(0, 2 ** 40, (4,), dtype=t.int32)",
+    "t.randint(-2 ** 40, 0, (2,), dtype=t.int16)", "t.randint(0, 3, (4,), dtype=t.bool)",
+    "t.randint(0, 2, (4,), dtype=t.bool)", "t.randint(0, 256, (4,), dtype=t.uint8)",
+    "t.randint(0, 70000, (2,), dtype=t.float16)",
+    "t.randint(0, 2 ** 12 + 5, (4,), dtype=t.float16)",
+    "t.randint(0, 2 ** 28 - 1, (4,), dtype=t.float32)",
+    "t.randint(-2 ** 25, 3, (4,), dtype=t.float32)",
+    "t.randint(2.5, 9.7, (3,))", "t.randint(9.7, (3,))", "t.randint(1, 5.0, (3,))",
+    "t.randint(True, (2,))", "t.randint(t.tensor(5), (3,))", "t.randint(t.tensor(5.5), (3,))",
+    "t.randint(0, 2 ** 64, (3,))", "t.randint(-2 ** 63, 2 ** 63 - 1, (3,))",
+    "t.randint_like(t.ones(3, dtype=t.uint8), 300)", "t.randint_like(t.ones(3), 9.7)",
+    "t.randint_like(t.ones(3), 1, 9.7)", "t.randint_like(t.ones(3, dtype=t.uint8), -1, 9)",
+    "t.empty(3, dtype=t.uint8).random_(0, 300)", "t.empty(3, dtype=t.float16).random_(0, 5000)",
+    "t.randperm(300, dtype=t.uint8)", "t.randperm(256, dtype=t.uint8)",
+    "t.randperm(129, dtype=t.int8)", "t.randperm(2050, dtype=t.float16)",
+    "t.randperm(2049, dtype=t.float16)", "t.randperm(3, dtype=t.bool)",
+    "t.randperm(0, dtype=t.bool)", "t.randperm(5.0)", "t.randperm(True)",
+    "t.randperm(t.tensor(4))",
+    # normal, rand and randn of a dtype that is not floating: torch's kernel errors
+    "t.normal(0.0, 1.0, (3,), dtype=t.int64)", "t.normal(0.0, 1.0, (3,), dtype=t.bool)",
+    "t.normal(0.0, 1.0, (0,), dtype=t.int64)", "t.randn(0, dtype=t.int64)",
+    "t.rand(0, dtype=t.int64)", "t.empty(3, dtype=t.int64).normal_()",
+    "t.empty(3, dtype=t.int64).uniform_()",
+    # full and its kin: torch's checked conversion of the fill value
+    "t.full((2,), 1e40, dtype=t.float32)", "t.full((2,), float('inf'), dtype=t.int64)",
+    "t.full((2,), float('inf'), dtype=t.float32)", "t.full((2,), 300, dtype=t.uint8)",
+    "t.full((2,), -1, dtype=t.uint8)", "t.full((2,), -1.5, dtype=t.uint8)",
+    "t.full((2,), 2 ** 63)", "t.full((2,), 2 ** 64)", "t.full((2,), 1e6, dtype=t.float16)",
+    "t.full((2,), float('nan'), dtype=t.int32)", "t.full((2,), 3.7, dtype=t.int32)",
+    "t.full((2,), t.tensor(1e40, dtype=t.float64), dtype=t.float32)",
+    "t.full((2,), 1 + 2j, dtype=t.float32)", "t.full((2,), 1 + 0j, dtype=t.float32)",
+    "t.full((2,), 2 ** 63, dtype=t.float32)", "t.full_like(t.ones(2), 1e40)",
+    "t.full_like(t.ones(2, dtype=t.int8), 300)", "t.full_like(t.ones(2, dtype=t.uint8), -1)",
+    "t.ones(2).new_full((2,), 1e40)", "t.ones(2, dtype=t.int8).new_full((2,), 200)",
 ]
 
 
@@ -197,10 +234,10 @@ def test_as_tensor_of_a_tensor_with_another_dtype_keeps_the_graph_as_torch():
     assert ours[2] == "ToCopyBackward0"
 
 
-@pytest.mark.parametrize("data", [1 + 2j, [1, 2 + 1j]])
+@pytest.mark.parametrize("data", [1 + 2j, [1, 2 + 1j], "full"])
 def test_complex_data_is_refused_clearly(data):
     with pytest.raises(TypeError, match="complex tensors are not implemented by gradviz's core"):
-        gradviz.tensor(data)
+        gradviz.full((2,), 1 + 2j) if data == "full" else gradviz.tensor(data)
 
 
 @pytest.mark.parametrize("data", ["np.array([1, 2], dtype=np.uint16)", "np.uint32(3)",
@@ -209,3 +246,12 @@ def test_a_numpy_dtype_torch_has_and_gradviz_lacks_is_refused_clearly(data):
     for make in (gradviz.tensor, gradviz.as_tensor):
         with pytest.raises(TypeError, match="tensors are not implemented by gradviz's core"):
             make(eval(data))                # noqa: S307 - the cases above
+
+
+def test_randint_beyond_what_a_float_dtype_holds_warns_as_torch():
+    def warned(t):
+        with pytest.warns(UserWarning) as caught:
+            t.randint(-2 ** 25, 2 ** 25, (2,), dtype=t.float32)
+        return [str(w.message).split(" (Triggered")[0] for w in caught]
+    assert warned(gradviz) == warned(torch)
+    assert len(warned(gradviz)) == 2

@@ -423,7 +423,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 # ----- In-place on views -------------------------------------------------------------------
 
 def apply_view(arr, steps):
-    """Re-create a view of `arr` from the steps that made it (see gradviz._ops.make_view)."""
+    """Re-create a view of `arr` from the steps that made it (see gradviz._ops._make_view)."""
     for f, args in steps:
         arr = f(arr, *args)
     return arr
