@@ -30,7 +30,10 @@ DIFFERENCES = {
     ("report", "backend"): "the backend's name",
     ("report", "stdout"): "compared by tests/test_examples_torch.py, which runs the files as "
                           "scripts on both",
-    ("report", "warnings"): "torch warns once per process, the core on every run",
+    ("report", "warnings"): "torch warns once per process, the core on every run; torch's "
+                            "texts end with its own pointers (\"(Triggered internally at "
+                            "...)\"), and detect_anomaly() warns that it is on (compared: "
+                            "test_warnings_come_from_the_files_line)",
     ("tensor", "inside one call"): "a tensor made inside one torch call (F.linear's weight.t(), "
                                    "F.cross_entropy's log_softmax) has no Python object on "
                                    "torch: its row has the name, grad_fn and next_functions, "
@@ -751,3 +754,46 @@ def test_autograd_grad_records_what_reached_a_non_leaf_input_once(tmp_path):
     found = {b: [(h["target"], h["grad"]) for h in r["hooks"]] for b, r in reports.items()}
     assert found["torch"] == found["gradviz"]
     assert [f for f in found["torch"] if f[0] in ("h", "g")] == [("h", 12.0), ("g", 30.0)]
+
+
+@pytest.mark.parametrize("inputs", ["(a, b)", "(a, x)"])
+def test_autograd_grad_of_a_multi_output_nodes_outputs_records_all_that_reached_it(
+        tmp_path, inputs):
+    # grad(out, (a, b)) captures both outputs of UnbindBackward0 (it does not run); with
+    # (a, x) it runs too: either way its record holds every output's gradient, as the core's
+    path = tmp_path / "grad_of_unbind.py"
+    path.write_text("import torch\n\nx = torch.tensor([[1.0, 2.0], [3.0, 4.0]], "
+                    "requires_grad=True)\ny = x * 2\na, b = y.unbind()\n"
+                    f"out = (a * 3 + b * 5).sum()\ngrads = torch.autograd.grad(out, {inputs})\n")
+    found = {}
+    for backend in ("gradviz", "torch"):
+        report = run_file(str(path), backend=backend).report()
+        found[backend] = [n["grad"] for n in report["nodes"] if n["name"] == "UnbindBackward0"]
+    assert found["torch"] == found["gradviz"] == [[[3.0, 3.0], [5.0, 5.0]]]
+
+
+@pytest.mark.parametrize("op", ["unsqueeze(1)", "squeeze()", "view(-1)", "t()", "[0]"])
+def test_explain_names_the_view_op_that_made_a_tensor_on_both_backends(tmp_path, op):
+    # a view is made by the op the file called, not by the core's internal helper
+    from gradviz.inspect.explain import explain
+    path = tmp_path / "view_no_grad.py"
+    path.write_text(f"import torch\n\nx = torch.ones(1, 1)\nv = x.{op}\n".replace(".[", "["))
+    name = "getitem" if op == "[0]" else op.split("(")[0]
+    for backend in ("gradviz", "torch"):
+        causes = explain(str(path), "v", backend=backend)["causes"]
+        assert [(c["kind"], c["message"].split(" from ")[0]) for c in causes] == \
+            [("inputs_no_grad", f"'v' was computed ({name})")], backend
+
+
+@pytest.mark.parametrize("name", ["leaf_and_nonleaf_grad.py", "anomaly_nan.py"])
+def test_warnings_come_from_the_files_line(documents, name):
+    # torch's C++ warnings come from the innermost Python frame (the tracer's): they are the
+    # file's line's, as on the core; anomaly mode's "Error detected in" repeats the report's
+    # anomalies and is left out on both
+    docs = documents(name)
+
+    def found(doc):
+        return [(w["category"], w["file"], w["line"]) for w in doc["warnings"]
+                if not w["message"].startswith("Anomaly Detection has been enabled")]
+    assert found(docs["torch"]) == found(docs["gradviz"])
+    assert not any("Error detected in" in w["message"] for w in docs["torch"]["warnings"])

@@ -20,7 +20,7 @@ from .pointwise import clone
 
 # ----- Views -------------------------------------------------------------------------------
 
-def make_view(src, data, step):
+def _make_view(src, data, step):
     """A tensor over `data`, a NumPy view of src's storage made by `step` = (func, args).
 
     Views share their base's version counter; `_base` is the root tensor and `_view_fn` the
@@ -83,7 +83,7 @@ def _is_index(s):
 def _view_op(self, entry, step, args):
     a = self._array()
     data = step[0](a, *step[1])
-    out = make_view(self, data, step)
+    out = _make_view(self, data, step)
     if _needs(self):
         record(entry, out, (self,), args)
     return out
@@ -315,7 +315,7 @@ def unbind(self, dim=0):
     outs = []
     for i in range(a.shape[d]):
         key = (slice(None),) * d + (i,)
-        outs.append(make_view(self, _getitem_view(a, key), (_getitem_view, (key,))))
+        outs.append(_make_view(self, _getitem_view(a, key), (_getitem_view, (key,))))
     if _needs(self) and outs:
         part = a.shape[:d] + a.shape[d + 1:]
         record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))

@@ -200,7 +200,7 @@ def _array(t):
     """A tensor's values as a NumPy array, for either backend."""
     if hasattr(t, "_data") and not hasattr(t, "__torch_function__"):
         return np.asarray(t._data)
-    return t.detach().cpu().numpy()
+    return t.numpy(force=True)     # a torch ZeroTensor too (see torch_tracer._numpy)
 
 
 def _dtype_name(t):

@@ -250,7 +250,7 @@ def quiet_anomaly_warnings():
     """Anomaly mode's "Error detected in ..." warning repeats what the inspector reports (with
     the forward traceback trimmed to the user's frames), so it is not printed twice."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Error detected in", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message="Error detected in")    # torch's too
         yield
 
 
@@ -659,12 +659,16 @@ def _patched(obj, attr, value):
 def _collected_warnings(capture):
     """The file's warnings go to the capture (and so into its output, in order)."""
     def show(message, category, filename, lineno, file=None, line=None):
+        if callsite.is_gradviz_file(filename):
+            # torch's C++ warnings (reading a non-leaf's .grad) come from the innermost
+            # Python frame, the torch tracer's: the user's line made the call
+            filename, lineno = callsite.user_site(2) or (filename, lineno)
         record = {"category": category.__name__, "message": str(message), "file": filename,
                   "line": lineno}
         capture.warn(record, warnings.formatwarning(message, category, filename, lineno, line))
     with warnings.catch_warnings():
         warnings.showwarning = show
-        warnings.filterwarnings("ignore", message="Error detected in", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message="Error detected in")    # torch's too
         yield
 
 

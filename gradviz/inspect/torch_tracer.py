@@ -61,14 +61,18 @@ class _Packed:
     """A saved tensor as the pack hook keeps it: the tensor, its version then, and the tensor
     of the file's it aliases (a weak reference; torch packs a detached alias of inputs)."""
 
-    __slots__ = ("tensor", "version", "original", "grad_fn", "output_nr")
+    __slots__ = ("tensor", "version", "original", "grad_fn", "output_nr", "view",
+                 "__weakref__")
 
-    def __init__(self, tensor, version, original, grad_fn, output_nr):
+    def __init__(self, tensor, version, original, grad_fn, output_nr, view=None):
         self.tensor = tensor
         self.version = version
         self.original = original
         self.grad_fn = grad_fn
         self.output_nr = output_nr
+        # for an in-place edit of a view: the name of the node that saved it (grad_fn is the
+        # view's node until torch lets that go: see _view_node_gone)
+        self.view = view
 
 
 class TorchTracer(Tracer):
@@ -94,6 +98,9 @@ class TorchTracer(Tracer):
         self._call_code = torch.nn.Module._call_impl.__code__
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
+        # (the tensor the call running now may edit in place, its version before, the call)
+        self._first = None
+        self._edited_views = weakref.WeakSet()  # _Packed of views edited in place (_saver)
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
@@ -106,9 +113,13 @@ class TorchTracer(Tracer):
         self._hook_funcs = {torch.Tensor.register_hook: "tensor",
                             torch.Tensor.register_post_accumulate_grad_hook: "post_accumulate"}
         self.reporting = False      # the file's wrapped hooks report (while the file runs)
+        # autograd.grad(is_grads_batched=True) runs backward under vmap: its gradients are
+        # batched tensors, which cannot be read as arrays; that call's nodes and hooks are
+        # not recorded (the call itself is)
+        self._batched = False
         self._unfinished = None     # [node, what it sent]: a step waiting for its post-hooks
         self._running = None        # the holder of the node a backward call began last
-        self._reached = None        # the key of the autograd.grad input recorded last
+        self._reached = None        # (key, grads) of the autograd.grad input recorded last
         # the file's function given to register_multi_grad_hook while it registers its
         # tensor hooks (each listed as the file's function, as on the core)
         self.group_hook = None
@@ -162,13 +173,17 @@ class TorchTracer(Tracer):
         if kind is not None:
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
-            if kind == "grad":
+            was = self._batched, self.reporting
+            if kind == "grad" and kwargs and kwargs.get("is_grads_batched"):
+                self._batched, self.reporting = True, False
+            elif kind == "grad":
                 captures = self._capture_inputs(args, kwargs)
         hooked = self._hook_funcs.get(func)
         if hooked is not None and (self.group_hook is not None or
                                    callsite.called_by_user(1, self._dispatch, True)):
             args, kwargs = _with_hook(self, hooked, args, kwargs)
         self._args = args
+        self._first = (first, version, func) if version is not None else None
         try:
             out = func(*args, **(kwargs or {}))
         except BaseException as exc:
@@ -183,10 +198,15 @@ class TorchTracer(Tracer):
             raise
         finally:
             self._args = ()
+            self._first = None
+            if kind is not None:
+                self._batched, self.reporting = was
             for t, handle, had_hooks in captures:
                 handle.remove()
                 if not had_hooks:
                     t._backward_hooks = None        # as it was (register_hook made a dict)
+        if self._edited_views:
+            self._view_node_gone(args)
         if kind is not None:
             self._flush_step()
             # the nodes a create_graph call made are made inside it: their inputs are where
@@ -294,6 +314,8 @@ class TorchTracer(Tracer):
             # a property (x.data, x.T) reaches the mode as its getter: named by its attribute,
             # as the core names what made the tensor
             name = owner.__name__
+        elif name is not None and name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]       # an operator (x[0], 1 - x): getitem, rsub, as on the core
         self.made_by[k] = (name, site, self.torch.is_grad_enabled())
         # keyed by the reference's id: a torch tensor's == is elementwise, so a weak
         # reference to one cannot be a dict key
@@ -388,19 +410,20 @@ class TorchTracer(Tracer):
 
         def pre(grad_outputs, gone=gone):
             n, me = holder(), tracer()
-            if n is not None and me is not None:
+            if n is not None and me is not None and not me._batched:
                 me._flush_step()
                 me._running = holder
                 me._snapshot_saved(n)
                 me._retain_fired(n, grad_outputs)
-                if me._reached == key:
-                    me._reached = None      # recorded by _input_reached
-                else:
-                    me.grad(n, grad_outputs)
+                if me._reached is not None and me._reached[0] == key:
+                    # _input_reached recorded part of what reached it: all of it, once
+                    me._reached = None
+                    me._drop_last_grad(n)
+                me.grad(n, grad_outputs)
 
         def post(grad_inputs, grad_outputs):
             n, me = holder(), tracer()
-            if n is not None and me is not None:
+            if n is not None and me is not None and not me._batched:
                 # the file's post-hooks run after this one: the step is recorded once they did
                 me._flush_step()
                 me._unfinished = [n, grad_inputs]
@@ -448,11 +471,29 @@ class TorchTracer(Tracer):
 
     def _input_reached(self, node, nr, grad):
         """What reached an input of autograd.grad (nr None: a leaf, whose AccumulateGrad
-        never runs there). A node that runs calls its tensor hooks just before its pre-hooks:
-        the tracer's pre-hook then records nothing more (_reached)."""
+        never runs there). The inputs that are outputs of one node are recorded as one
+        gradient (as the core's engine hands the node all of them); a node that runs calls
+        its tensor hooks just before its pre-hooks: the tracer's pre-hook then records what
+        reached it in place of this (_reached)."""
         self._flush_step()
-        self.grad(node, [None] * (nr or 0) + [grad])
-        self._reached = _key(node)
+        key, i = _key(node), nr or 0
+        grads = []
+        if self._reached is not None and self._reached[0] == key:
+            # another output of the same node (grad(out, (a, b)) for a, b = y.unbind()): one
+            # record with every output that reached it
+            grads = list(self._reached[1])
+            self._drop_last_grad(node)
+        grads += [None] * (i + 1 - len(grads))
+        grads[i] = grad
+        self.grad(node, grads)
+        self._reached = (key, grads)
+
+    def _drop_last_grad(self, node):
+        """Take back the gradient grad() recorded last, node's (to record it again,
+        completed)."""
+        entry = self._entry(node)
+        if self.keep_grads and self._events and self._events[-1][1] is entry[3]:
+            self._events.pop()
 
     def _accumulator(self, leaf):
         """The leaf's AccumulateGrad, hooked like every node the tracer holds."""
@@ -467,7 +508,7 @@ class TorchTracer(Tracer):
         roots = [n for n, _ in roots]
         self._retain_key = None
         self._running = None        # the holder of the node that began last
-        self._reached = None        # the key of the input whose gradient was just recorded
+        self._reached = None        # (key, grads) of the input just recorded
         self._hold(roots)
         # as the core's Tracer.begin, holding the roots through their holders
         self._taint = {}
@@ -515,14 +556,24 @@ class TorchTracer(Tracer):
 
     def _blame(self, exc):
         """backward raised: the node that ran last is the one that failed (in its formula, in
-        unpacking what it saved, or in anomaly mode's nan check after its post-hooks), named
-        on the exception as the core's engine names it."""
+        unpacking what it saved, in anomaly mode's nan check after its post-hooks, or in a
+        hook of the file's: see _hook_firing), named on the exception as the core's engine
+        names it."""
         node = None if self._running is None else self._running()
         if node is not None and getattr(exc, "_gradviz_node", None) is None:
             try:
                 exc._gradviz_node = node
             except AttributeError:
                 pass
+
+    def _hook_firing(self):
+        """A hook of the file's fires in backward: the node the engine runs is the one whose
+        hooks these are, and the one torch's anomaly mode names if the hook raises or torch
+        refuses what it returned. A tensor hook fires before its node's pre-hook, so
+        _running would still be the node before (unknown to the tracer: none is named)."""
+        node = self.torch._C._current_autograd_node()
+        entry = None if node is None else self._entry(node)
+        self._running = None if entry is None else entry[1]
 
     def _no_backward(self):
         self._calls.pop()
@@ -698,7 +749,7 @@ class TorchTracer(Tracer):
         """A copy of gradient g, or a GradSummary when it has more than limit elements (None:
         always a copy): read where torch keeps it (summary_stats, 2**18 elements at a time),
         never copied, and once per backward call."""
-        a = g.detach().cpu().numpy()
+        a = _numpy(g)
         if limit is None or a.size <= limit or a.dtype.kind != "f":
             return a.copy()
         known = self._summaries.get(id(g))
@@ -712,16 +763,42 @@ class TorchTracer(Tracer):
 
     def pack(self, t):
         torch = self.torch
-        original = None
+        first = self._first
+        if first is not None and first[0]._version != first[1] and _same_view(first[0], t):
+            # the output of an in-place call (exp_ saves its result): named in a version
+            # error as an output (see _version_message), not as the argument it also is
+            return self._packed_output(t, first[2] if t._is_view() else None)
         for a in self._args:
             if isinstance(a, torch.Tensor) and _same_view(a, t):
-                original = a
-                break
-        # not an argument: an output the node saves, named in a version error by the node
-        # (see _version_message)
-        grad_fn = None if original is not None or t.grad_fn is None else short_name(t.grad_fn)
-        return _Packed(t, t._version, None if original is None else weakref.ref(original),
-                       grad_fn, t.output_nr)
+                return _Packed(t, t._version, weakref.ref(a), None, t.output_nr)
+        return self._packed_output(t, None)
+
+    def _packed_output(self, t, edit):
+        """An output the node saves: torch names it in a version error by the node (its
+        grad_fn now). `edit`, an in-place call that edited the view t, gives it a new grad_fn
+        (AsStrided): torch names that while it lives, else the node that saved the tensor,
+        which torch hides inside CopySlices: named by the core's row for the call."""
+        fn = t.grad_fn
+        grad_fn = None if fn is None else short_name(fn)
+        if fn is None or edit is None:
+            return _Packed(t, t._version, None, grad_fn, t.output_nr)
+        packed = _Packed(t, t._version, None, grad_fn, t.output_nr,
+                         _inplace_node(getattr(edit, "__name__", "")))
+        self._edited_views.add(packed)
+        return packed
+
+    def _view_node_gone(self, args):
+        """A call was given a view edited in place whose version has moved since (edited
+        again, or through its base): torch made the view a new grad_fn to read it, and let
+        the one the edit made go (no other node holds it: the edit's own node is kept inside
+        CopySlices). A version error then names the saving node."""
+        torch = self.torch
+        given = [a for a in args or () if isinstance(a, torch.Tensor)]
+        for packed in list(self._edited_views):
+            t = packed.tensor
+            if t._version != packed.version and any(_same_view(a, t) for a in given):
+                packed.grad_fn = packed.view
+                self._edited_views.discard(packed)
 
     def unpack(self, packed):
         self._unpacked = packed
@@ -944,7 +1021,10 @@ def _array(g):
 
 
 def _numpy(g):
-    return g.detach().cpu().numpy()
+    """g's values as an array (not copied): force=True also gives a ZeroTensor's (what a
+    double backward returns for a gradient known to be zero, abs's) as zeros of its shape and
+    dtype, which .numpy() refuses."""
+    return g.numpy(force=True)
 
 
 def _same_view(a, b):
@@ -994,6 +1074,26 @@ def _row_order():
             _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
                                   + ("_saved_" + d.result_name,))
     return _ROW_ORDER
+
+
+def _inplace_node(name):
+    """The short name of the node an in-place call makes (exp_: Exp), from the core's
+    derivative table (leaky_relu_ has its own row, exp_ is exp's), or None."""
+    from ..autograd.formula import DERIVATIVES
+    d = DERIVATIVES.get(name) or DERIVATIVES.get(name.rstrip("_"))
+    return None if d is None else short_name(_RowNode(d.node))
+
+
+class _RowNode:
+    """A node's name alone, for graph.short_name."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
 
 
 def _version_message(t, packed, torch):
@@ -1194,6 +1294,12 @@ class _Reported:
         self.hook, self.kind = hook, kind
         self.with_kwargs, self.nr = with_kwargs, nr
 
+    # torch names a hook by its __name__ in its errors ("hook 'scale' has changed the size of
+    # value"): the file's hook's, or none (an AttributeError, as the hook's own)
+    @property
+    def __name__(self):
+        return self.hook.__name__
+
     def __deepcopy__(self, memo):
         # a copy of a module with hooks (copy.deepcopy) reports its hooks too; the hook is
         # copied as Python copies it (a bound method of the module is bound to the copy), the
@@ -1214,6 +1320,7 @@ class _Reported:
         if tracer is None:
             return self.hook(*args)
         if self.kind not in ("forward_pre", "forward"):
+            tracer._hook_firing()
             tracer.given_by_backward(args)
         with tracer.traced():
             returned = self.hook(*args)
