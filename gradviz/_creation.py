@@ -9,6 +9,7 @@ takes that gradviz lacks (`layout=`, `memory_format=`) is refused by name. Param
 torch's names; `out=` is handled here, because out's dtype is the result's (a random draw of
 out's dtype, not a draw cast to it)."""
 
+import functools
 import inspect
 import math
 from fractions import Fraction
@@ -347,61 +348,137 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
 # ----- *_like and Tensor.new_*: the input's shape (and dtype, unless given) -------------------
 
 def _like(name, input, dtype, device, pin_memory):
+    """The dtype of a tensor made like input: input's, unless given."""
     _check_device(device)
     _check_pin_memory(name, pin_memory)
-    return input._data.shape, (input._data.dtype if dtype is None
-                               else _dtype.to_numpy_dtype(dtype))
+    return input._data.dtype if dtype is None else np.dtype(_dtype.to_numpy_dtype(dtype))
+
+
+def _laid_like(input, flat):
+    """flat (the values in memory order) with input's shape, laid out as torch's
+    preserve_format lays out a tensor like input: with input's strides when input is dense
+    and non-overlapping (zeros_like(x.t()) has x.t()'s strides), else dense in the order of
+    input's strides."""
+    data = input._data
+    laid = flat.reshape(np.shape(data))
+    if not isinstance(data, np.ndarray) or laid.strides == data.strides:
+        return laid
+    shape, strides = data.shape, input.stride()
+    if not _dense(shape, strides):
+        strides = _dense_strides(shape, strides)
+    steps = tuple(s * flat.itemsize for s in strides)
+    return laid if laid.strides == steps else np.lib.stride_tricks.as_strided(flat, shape, steps)
+
+
+def _dense(shape, strides):
+    """torch's is_non_overlapping_and_dense: the dims ordered by stride step through memory
+    one element after another (dims of size 0 or 1 aside)."""
+    need = 1
+    for d in sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d])):
+        if shape[d] < 2:
+            return True
+        if strides[d] != need:
+            return False
+        need *= shape[d]
+    return True
+
+
+def _dense_strides(shape, strides):
+    """torch's infer_dense_strides: dense strides keeping the order of the given ones (a
+    stable insertion sort, as TensorIterator's; a 0 stride leaves its dim where it is, equal
+    strides put the smaller dim first)."""
+    def order(a, b):            # 1: a goes after b, -1: before, 0: ambiguous (look further)
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(range(len(shape)))[::-1]
+    for i in range(1, len(shape)):
+        right = i
+        for left in range(i - 1, -1, -1):
+            seen = order(perm[left], perm[right])
+            if seen > 0:
+                perm[left], perm[right] = perm[right], perm[left]
+                right = left
+            elif seen < 0:
+                break
+    out, step = [0] * len(shape), 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def _numel(input):
+    return int(np.size(input._data))
+
+
+def _c_ordered(data):
+    """Whether a new C-ordered array has data's strides: the common case, no layout work."""
+    return not isinstance(data, np.ndarray) or (data.flags.c_contiguous and 1 not in data.shape
+                                                and 0 not in data.shape)
+
+
+def _filled_like(input, make, dt):
+    """make(shape, dtype=dt) (np.zeros, np.ones, ...) laid out like input (_laid_like)."""
+    data = input._data
+    if _c_ordered(data):
+        return make(np.shape(data), dtype=dt)
+    return _laid_like(input, make(data.size, dtype=dt))
 
 
 @export(tensor=False)
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("ones_like", input, dtype, device, pin_memory)
-    return _finish(np.ones(shape, dtype=dt), requires_grad)
+    dt = _like("ones_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.ones, dt), requires_grad)
 
 
 @export(tensor=False)
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("zeros_like", input, dtype, device, pin_memory)
-    return _finish(np.zeros(shape, dtype=dt), requires_grad)
+    dt = _like("zeros_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.zeros, dt), requires_grad)
 
 
 @export(tensor=False)
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("empty_like", input, dtype, device, pin_memory)
-    return _finish(np.zeros(shape, dtype=dt), requires_grad)
+    dt = _like("empty_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.zeros, dt), requires_grad)
 
 
 @export(tensor=False)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
-    shape, dt = _like("full_like", input, dtype, device, pin_memory)
-    return _finish(np.full(shape, _scalar_to(fill_value, np.dtype(dt)), dtype=dt),
+    dt = _like("full_like", input, dtype, device, pin_memory)
+    value = _scalar_to(fill_value, dt)
+    return _finish(_filled_like(input, functools.partial(np.full, fill_value=value), dt),
                    requires_grad)
 
 
 @method()
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros of the given size, with self's dtype unless dtype is given."""
-    _, dt = _like("new_zeros", self, dtype, device, pin_memory)
+    dt = _like("new_zeros", self, dtype, device, pin_memory)
     return _finish(np.zeros(_shape("new_zeros", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    _, dt = _like("new_ones", self, dtype, device, pin_memory)
+    dt = _like("new_ones", self, dtype, device, pin_memory)
     return _finish(np.ones(_shape("new_ones", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    _, dt = _like("new_empty", self, dtype, device, pin_memory)
+    dt = _like("new_empty", self, dtype, device, pin_memory)
     return _finish(np.zeros(_shape("new_empty", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
-    _, dt = _like("new_full", self, dtype, device, pin_memory)
+    dt = _like("new_full", self, dtype, device, pin_memory)
     value = _scalar_to(fill_value, np.dtype(dt))
     return _finish(np.full(_shape("new_full", (size,)), value, dtype=dt), requires_grad)
 
@@ -424,6 +501,18 @@ _DRAWS = {"rand": _random.uniform, "randn": _random.normal}
 def _draw(kind, shape, dt, generator, requires_grad, out=None):
     values = _DRAWS[kind](shape, dt, generator=generator)
     return _finish(values, requires_grad, out, kind)
+
+
+def _draw_like(kind, input, dt, generator, requires_grad):
+    """A draw like input: the values fill its layout in memory order, as torch's kernels
+    write them; normal's blocks of 16 are for a contiguous result only."""
+    if _c_ordered(input._data):
+        return _draw(kind, np.shape(input._data), dt, generator, requires_grad)
+    flat = np.zeros(_numel(input), dtype=dt)
+    laid = _laid_like(input, flat)
+    contiguous = {} if kind == "rand" else {"contiguous": laid.flags.c_contiguous}
+    flat[...] = _DRAWS[kind]((flat.size,), dt, generator=generator, **contiguous)
+    return _finish(laid, requires_grad)
 
 
 @export(tensor=False)
@@ -455,15 +544,15 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
 @export(tensor=False)
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
-    shape, dt = _like("rand_like", input, dtype, device, pin_memory)
-    return _draw("rand", shape, dt, generator, requires_grad)
+    dt = _like("rand_like", input, dtype, device, pin_memory)
+    return _draw_like("rand", input, dt, generator, requires_grad)
 
 
 @export(tensor=False)
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                pin_memory=False):
-    shape, dt = _like("randn_like", input, dtype, device, pin_memory)
-    return _draw("randn", shape, dt, generator, requires_grad)
+    dt = _like("randn_like", input, dtype, device, pin_memory)
+    return _draw_like("randn", input, dt, generator, requires_grad)
 
 
 @export(tensor=False)
@@ -512,11 +601,11 @@ def _int_bounds(name, bounds, args):
 @export(tensor=False)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, pin_memory=False):
-    shape, dt = _like("randint_like", input, dtype, device, pin_memory)
+    dt = _like("randint_like", input, dtype, device, pin_memory)
     given = (input, low) if high is None else (input, low, high)
     low, high = _int_bounds("randint_like", (0, low) if high is None else (low, high), given)
-    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
-    return _finish(vals, requires_grad)
+    vals = _random.randint(low, high, (_numel(input),), generator=generator, dtype=dt)
+    return _finish(_laid_like(input, vals), requires_grad)
 
 
 @export(tensor=False)

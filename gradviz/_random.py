@@ -302,14 +302,15 @@ def _fill16_f64(d, mean, std):
     return out
 
 
-def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
-    """Samples of N(mean, std**2) as torch's normal_ draws them, as an array of `dtype`."""
+def normal(shape, dtype, mean=0.0, std=1.0, generator=None, contiguous=True):
+    """Samples of N(mean, std**2) as torch's normal_ draws them, as an array of `dtype`
+    (for a result that is not contiguous, one at a time: torch's blocks of 16 need one)."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     gen = _gen(generator)
     n = math.prod(shape)
     dt = _floating(np.dtype(dtype), "normal_kernel_cpu") if n else np.dtype(dtype)
-    if n >= 16:
+    if n >= 16 and contiguous:
         f32 = dt != np.float64
         unit = _unit_f32 if f32 else _unit_f64
         fill = _fill16_f32 if f32 else _fill16_f64

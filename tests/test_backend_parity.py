@@ -797,3 +797,16 @@ def test_warnings_come_from_the_files_line(documents, name):
                 if not w["message"].startswith("Anomaly Detection has been enabled")]
     assert found(docs["torch"]) == found(docs["gradviz"])
     assert not any("Error detected in" in w["message"] for w in docs["torch"]["warnings"])
+
+
+def test_a_tensor_from_numpy_is_made_by_from_numpy_on_both_backends(tmp_path):
+    # torch.from_numpy takes no tensor, so torch's function mode does not see it
+    from gradviz.inspect.explain import explain
+    path = tmp_path / "from_numpy.py"
+    path.write_text("import numpy as np\nimport torch\n\n"
+                    "x_np = torch.from_numpy(np.array([1.0, 2.0]))\n")
+    found = {b: [(c["kind"], c["message"], c["line"])
+                 for c in explain(str(path), "x_np", backend=b)["causes"]]
+             for b in ("gradviz", "torch")}
+    assert found["torch"] == found["gradviz"]
+    assert found["torch"][0][:1] == ("no_requires_grad",)

@@ -64,3 +64,27 @@ def test_layer_norm_array_grads_are_the_general_formulas_bit_for_bit(with_weight
         if w is not None:
             assert g.dtype == w.dtype and np.array_equal(g, w)
     assert np.array_equal(grad, grad_before)        # the incoming gradient is never written
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_attention_backward_in_place_is_the_plain_formula_bit_for_bit(is_causal):
+    from gradviz import _derivatives as D
+    from gradviz._dmath import causal_fill
+
+    rng = np.random.default_rng(3)
+    q, k, v, g = (rng.standard_normal((2, 3, 5, 4)).astype(np.float32) for _ in range(4))
+    sc = np.float32(0.5)
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * sc
+    s = causal_fill(s) if is_causal else s
+    lse = np.log(np.exp(s).sum(-1))
+    out = np.matmul(np.exp(s - lse[..., None]), v)
+    p = np.exp(s - lse[..., None])          # the formula before, one array per operation
+    ds = (np.matmul(g, np.swapaxes(v, -2, -1)) - (g * out).sum(-1, keepdims=True)) * p * sc
+    want = [np.matmul(ds, k), np.matmul(np.swapaxes(ds, -2, -1), q),
+            np.matmul(np.swapaxes(p, -2, -1), g)]
+    inputs = [a.copy() for a in (g, q, k, v, out)]
+    got = D.flash_attention_grads(g, 7, q, k, v, out, lse, 0.0, is_causal, None, 0.5)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
+    assert all(np.array_equal(a, b) for a, b in zip(inputs, (g, q, k, v, out)))
+    assert not any(np.shares_memory(r, a) for r in got for a in (g, q, k, v, out))

@@ -351,6 +351,9 @@ def accumulate(var, g, steal=False):
         np.add(od, g, out=od, casting="unsafe")
     else:
         old._data = np.asarray(od + g, dtype=var._data.dtype)
+    # torch's AccumulateGrad adds in place (`variable_grad += new_grad`) when grad mode is off
+    # for it, as here: the same .grad tensor, one version later
+    old._version_counter().v += 1
 
 
 def edges(node):

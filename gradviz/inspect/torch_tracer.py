@@ -1241,6 +1241,10 @@ def _patch_functions(tracer, torch):
         tracer._outputs_made("Parameter", (), t, depth=2)
         return t
     parameter.__new__ = staticmethod(made)
+    # torch.from_numpy and torch.frombuffer take no tensor: the mode does not see them
+    creations = [(torch, name, getattr(torch, name)) for name in ("from_numpy", "frombuffer")]
+    for owner, name, create in creations:
+        setattr(owner, name, _recorded(tracer, create, name))
     # register_multi_grad_hook registers a tensor hook of torch's per tensor, each reported
     # as the file's function
     graph = torch.autograd.graph
@@ -1257,7 +1261,17 @@ def _patch_functions(tracer, torch):
             tracer.group_hook = None
     graph.register_multi_grad_hook = multi_grad
     return [(function, "apply", apply), (node_class, "apply", backward),
-            (parameter, "__new__", new), (graph, "register_multi_grad_hook", multi)]
+            (parameter, "__new__", new), (graph, "register_multi_grad_hook", multi)] + creations
+
+
+def _recorded(tracer, create, name):
+    """create, its tensor recorded as made by `name` at the line that called it."""
+    @functools.wraps(create)
+    def created(*args, **kwargs):
+        t = create(*args, **kwargs)
+        tracer._outputs_made(name, (), t, depth=2)
+        return t
+    return created
 
 
 def _reporting(tracer, register, kind, at=1):
