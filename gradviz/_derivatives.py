@@ -554,12 +554,7 @@ def layer_norm_parts(input, normalized_shape, result1, result2):
     nd = np.ndim(value(input))
     dims = tuple(range(nd - len(normalized_shape), nd))
     rstd = value(result2)
-    xhat = input - value(result1)
-    if isinstance(xhat, np.ndarray) and xhat.dtype == np.result_type(xhat, rstd):
-        xhat *= rstd            # a fresh array: in place
-    else:
-        xhat = xhat * rstd
-    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
+    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
 
 
 def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
@@ -575,27 +570,10 @@ def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1
     if not mask & 3:
         return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
     xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
-    if lead and (weight is None or isinstance(weight, np.ndarray)):
-        return layer_norm_array_grads(grad, mask, xhat, rstd, weight, dims, lead)
     return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
             if mask & 1 else None,
             sum_lead(grad * xhat, lead) if mask & 2 else None,
             sum_lead(grad, lead) if mask & 4 else None]
-
-
-def layer_norm_array_grads(grad, mask, xhat, rstd, weight, dims, lead):
-    """layer_norm_grads on arrays: norm_input_grad's arithmetic, operation for operation, in
-    place on the temporaries (xhat, grad * weight, the products), which nothing else holds."""
-    t = np.multiply(grad, xhat)
-    gweight = sum_dims(t, lead) if mask & 2 else None
-    gi = None
-    if mask & 1:
-        gw = grad if weight is None else grad * weight
-        m2 = mean_dims(np.multiply(gw, xhat, out=t), dims, keepdim=True)
-        gi = np.subtract(gw, mean_dims(gw, dims, keepdim=True), out=None if gw is grad else gw)
-        gi -= np.multiply(xhat, m2, out=t)
-        gi *= rstd
-    return [gi, gweight, sum_dims(grad, lead) if mask & 4 else None]
 
 
 def constant_like(a, x):
