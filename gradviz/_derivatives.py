@@ -2232,26 +2232,21 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     NotImplemented node, as in torch."""
     g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, result))
     sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
-    # In place on fresh arrays throughout (the same arithmetic without temporaries): the
-    # scores, and dq's array holds g * out until dq is written into it.
-    s = np.matmul(q, np.swapaxes(k, -2, -1))
-    s *= q.dtype.type(sc)
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
         s = causal_fill(s)
     # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
+    # (In place on the fresh scores: the same arithmetic without temporaries.)
     s -= value_of(logsumexp)[..., None]
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
     ds = np.matmul(g, np.swapaxes(v, -2, -1))
-    g_out = g * out
-    ds -= np.add.reduce(g_out, axis=-1, keepdims=True)
+    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
     ds *= p
     ds *= sc
-    dq_shape = ds.shape[:-1] + k.shape[-1:]
-    reuse = g_out.shape == dq_shape and g_out.dtype == np.result_type(ds, k)
-    dq = np.matmul(ds, k, out=g_out if reuse else None)
+    dq = np.matmul(ds, k)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):
         grads = list(ops.flash_attention_backward((grad, query, key, value, result),
