@@ -41,33 +41,8 @@ def test_conv_weight_grad_fast_path_equals_the_general_windows(shape, monkeypatc
     np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("with_weight", [True, False])
-@pytest.mark.parametrize("mask", [1, 2, 3, 5, 7])
-def test_layer_norm_array_grads_are_the_general_formulas_bit_for_bit(with_weight, mask):
-    from gradviz import _derivatives as D
-
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
-    grad = rng.standard_normal((3, 4, 6)).astype(np.float32)
-    weight = rng.standard_normal(6).astype(np.float32) if with_weight else None
-    mean = x.mean(-1, keepdims=True, dtype=np.float32)
-    rstd = (1 / np.sqrt(x.var(-1, keepdims=True, dtype=np.float32) + 1e-5)).astype(np.float32)
-    xhat, r, dims, lead = D.layer_norm_parts(x, (6,), mean, rstd)
-    want = [D.norm_input_grad(grad if weight is None else grad * weight, xhat, r, dims)
-            if mask & 1 else None,
-            D.sum_lead(grad * xhat, lead) if mask & 2 else None,
-            D.sum_lead(grad, lead) if mask & 4 else None]
-    grad_before = grad.copy()
-    got = D.layer_norm_array_grads(grad, mask, xhat.copy(), r, weight, dims, lead)
-    for g, w in zip(got, want):
-        assert (g is None) == (w is None)
-        if w is not None:
-            assert g.dtype == w.dtype and np.array_equal(g, w)
-    assert np.array_equal(grad, grad_before)        # the incoming gradient is never written
-
-
 @pytest.mark.parametrize("is_causal", [True, False])
-def test_attention_backward_in_place_is_the_plain_formula_bit_for_bit(is_causal):
+def test_attention_backward_is_the_plain_formula(is_causal):
     from gradviz import _derivatives as D
     from gradviz._dmath import causal_fill
 
