@@ -100,7 +100,9 @@ class TorchTracer(Tracer):
         self._args = ()             # the tensor arguments of the call running now
         # (the tensor the call running now may edit in place, its version before, the call)
         self._first = None
-        self._edited_views = weakref.WeakSet()  # _Packed of views edited in place (_saver)
+        # id -> weak reference of each _Packed of a view edited in place (_view_node_gone): a
+        # dict, whose truth the mode tests on every call at C speed
+        self._edited_views = {}
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
@@ -784,7 +786,7 @@ class TorchTracer(Tracer):
             return _Packed(t, t._version, None, grad_fn, t.output_nr)
         packed = _Packed(t, t._version, None, grad_fn, t.output_nr,
                          _inplace_node(getattr(edit, "__name__", "")))
-        self._edited_views.add(packed)
+        self._edited_views[id(packed)] = weakref.ref(packed)
         return packed
 
     def _view_node_gone(self, args):
@@ -794,11 +796,14 @@ class TorchTracer(Tracer):
         CopySlices). A version error then names the saving node."""
         torch = self.torch
         given = [a for a in args or () if isinstance(a, torch.Tensor)]
-        for packed in list(self._edited_views):
-            t = packed.tensor
-            if t._version != packed.version and any(_same_view(a, t) for a in given):
+        for key, ref in list(self._edited_views.items()):
+            packed = ref()
+            if packed is None:
+                del self._edited_views[key]     # its node was freed
+            elif packed.tensor._version != packed.version and \
+                    any(_same_view(a, packed.tensor) for a in given):
                 packed.grad_fn = packed.view
-                self._edited_views.discard(packed)
+                del self._edited_views[key]
 
     def unpack(self, packed):
         self._unpacked = packed
