@@ -12,9 +12,9 @@ Numbers (PyTorch 2.13 prints the same, to the digits shown):
     step   49  loss 253.77
     step   99  loss 209.96   (the loss falls at every print)
     step  299  loss 100.70
-    Result: y = -0.0000 + -1.5471 * P3(-0.0000 + 0.2498 x)
+    Result: y = 0.0000 + -1.5471 * P3(0.0000 + 0.2498 x)
 The tutorial runs 2000 steps (set steps = 2000): step 1999 loss 8.94 and
-y = -0.0000 + -2.2085 * P3(-0.0000 + 0.2555 x), on both backends; 300 keep
+y = 0.0000 + -2.2085 * P3(0.0000 + 0.2555 x), on both backends; 300 keep
 `gradviz run` quick.
 
 What to look at: y_pred's graph contains the custom node
@@ -75,4 +75,12 @@ for t in range(steps):
         c.grad = None
         d.grad = None
 
-print(f"Result: y = {a.item():.4f} + {b.item():.4f} * P3({c.item():.4f} + {d.item():.4f} x)")
+
+def shown(v):
+    """v to 4 places. a and c stay within float32 rounding of 0 (sin is odd and x symmetric):
+    their sign is rounding noise (float32 sums round differently from one library to the next),
+    so a value that rounds to zero prints as 0.0000, never -0.0000 (-0.0 + 0.0 is 0.0)."""
+    return f"{round(v.item(), 4) + 0.0:.4f}"
+
+
+print(f"Result: y = {shown(a)} + {shown(b)} * P3({shown(c)} + {shown(d)} x)")

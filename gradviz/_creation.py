@@ -9,10 +9,16 @@ takes that gradviz lacks (`layout=`, `memory_format=`) is refused by name. Param
 torch's names; `out=` is handled here, because out's dtype is the result's (a random draw of
 out's dtype, not a draw cast to it)."""
 
+import functools
+import inspect
+import math
+from fractions import Fraction
+
 import numpy as np
 
 from . import _dtype
 from . import _random
+from ._keywords import with_keywords
 from ._registry import export, method
 from ._tensor import _RG_DTYPE_CREATE, Tensor, _make, _set_requires_grad
 
@@ -115,46 +121,88 @@ def _torch_scalar(npdt):
 
 
 def _infer(data):
-    """The NumPy dtype torch infers for Python data: float -> default, int -> int64."""
+    """The NumPy dtype torch infers for data (its infer_scalar_type): bool, int -> int64,
+    float -> the default dtype, a tensor or NumPy value its own dtype, a sequence its items'
+    dtypes promoted as torch.promote_types does (tensor([np.int32(1), 2]) is int64,
+    tensor([tensor(1., dtype=float64), 2.]) float64), an empty one the default dtype."""
+    if isinstance(data, (np.ndarray, np.generic)):         # before float: np.float64 is one
+        return _dtype.from_numpy_dtype(data.dtype).np      # uint16, float128, ...: refused
     if isinstance(data, bool):
-        return np.bool_
+        return np.dtype(np.bool_)
     if isinstance(data, int):
-        return np.int64
+        return np.dtype(np.int64)
     if isinstance(data, float):
         return _dtype.get_default_dtype().np
-    if isinstance(data, (list, tuple)):
-        kinds = set()
-        _kinds(data, kinds)
-        if "f" in kinds:
-            return _dtype.get_default_dtype().np
-        if "i" in kinds:
-            return np.int64
-        if "b" in kinds:
-            return np.bool_
-        return _dtype.get_default_dtype().np
-    return None
-
-
-def _kinds(data, kinds):
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            _kinds(x, kinds)
-        elif isinstance(x, Tensor):
-            kinds.add(x._data.dtype.kind)
-        elif isinstance(x, bool):
-            kinds.add("b")
-        elif isinstance(x, int):
-            kinds.add("i")
-        else:
-            kinds.add("f")
-
-
-def _plain(data):
     if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_plain(x) for x in data]
-    return data
+        return data._data.dtype
+    if isinstance(data, complex):
+        raise TypeError("gradviz: complex tensors are not implemented by gradviz's core; run "
+                        "with --backend torch to use PyTorch")
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, _SEQUENCES):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    found = None
+    for x in data:
+        found = _dtype._promote(found, _infer(x))
+    return _dtype.get_default_dtype().np if found is None else found
+
+
+# what torch's tensor() walks into as a sequence (a tensor is an element, never walked into)
+_SEQUENCES = (list, tuple, range, np.ndarray)
+
+
+def _sizes(data):
+    """torch's compute_sizes: the lengths down the first items."""
+    sizes = []
+    while isinstance(data, _SEQUENCES):
+        sizes.append(len(data))               # a 0-d array: "len() of unsized object", as torch
+        if not sizes[-1]:
+            break
+        data = data[0]
+    return sizes
+
+
+def _elements(data, sizes, dim=0):
+    """data as nested lists of scalars, each sequence checked against sizes as torch's
+    recursive_store does; a one-element tensor becomes its value."""
+    if dim == len(sizes):
+        if isinstance(data, Tensor):
+            if data._data.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return data._data.reshape(-1)[0]
+        return data
+    if not isinstance(data, _SEQUENCES):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    return [_elements(x, sizes, dim + 1) for x in data]
+
+
+def _stored(data, npdt):
+    """Python data stored as npdt, refusing as torch's store_scalar a value an integer dtype
+    cannot hold (a negative int wraps into uint8, as torch lets it)."""
+    values = np.array(_elements(data, _sizes(data)))
+    if values.dtype == object or values.dtype == np.uint64:
+        raise ValueError("Overflow when unpacking long long")
+    if npdt.kind in "iu" and values.size and values.dtype.kind in "iuf":
+        info = np.iinfo(npdt)
+        low = -info.max if npdt.kind == "u" and values.dtype.kind in "iu" else info.min
+        if not (np.isfinite(values).all() and low <= values.min() and values.max() <= info.max):
+            raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
+    with np.errstate(over="ignore"):              # 1e40 as float32 is inf, as torch
+        return values.astype(npdt)
+
+
+def _array(ndarray):
+    """An array torch takes as it is: a dtype it has, no negative stride."""
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    return ndarray
 
 
 @export(tensor=False)
@@ -172,27 +220,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         arr = np.array(data._data, dtype=npdt or data._data.dtype, copy=True)
     elif isinstance(data, np.ndarray):
-        arr = np.array(data, dtype=npdt, copy=True)
-    elif isinstance(data, np.generic):
-        arr = np.array(data, dtype=npdt)
+        arr = np.array(_array(data), dtype=npdt, copy=True)
     else:
-        arr = np.array(_plain(data), dtype=npdt or _infer(data))
-    if arr.dtype not in _dtype._FROM_NP:
-        if arr.dtype.kind == "f":
-            arr = arr.astype(np.float64)
-        elif arr.dtype.kind in "iu":
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        inferred = _infer(data)                  # also refuses str, None, complex, uint16, ...
+        arr = _stored(data, np.dtype(npdt or inferred))
     return _finish(arr, requires_grad)
 
 
 @export(tensor=False)
 def as_tensor(data, *, dtype=None, device=None):
     _check_device(device)
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
-        return data
-    if isinstance(data, np.ndarray) and dtype is None:
+    if isinstance(data, Tensor):
+        # torch's data.to(dtype): the graph kept (ToCopyBackward0), data itself when same
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None
+                                         or _dtype.to_numpy_dtype(dtype) == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype=dtype)
 
@@ -200,9 +242,7 @@ def as_tensor(data, *, dtype=None, device=None):
 @export(tensor=False)
 def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array."""
-    if ndarray.dtype not in _dtype._FROM_NP:
-        _dtype.from_numpy_dtype(ndarray.dtype)
-    return _make(ndarray)
+    return _make(_array(ndarray))
 
 
 def _size(size, name="size"):
@@ -282,7 +322,9 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
         fill_value = fill_value.item()
     shape = _shape("full", (size,))
     dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad, out, "full")
+    # torch's checked Scalar conversion: full((2,), 1e40, dtype=float32) is refused
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(shape, value, dtype=dt), requires_grad, out, "full")
 
 
 @export(tensor=False)
@@ -306,61 +348,139 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
 # ----- *_like and Tensor.new_*: the input's shape (and dtype, unless given) -------------------
 
 def _like(name, input, dtype, device, pin_memory):
+    """The dtype of a tensor made like input: input's, unless given."""
     _check_device(device)
     _check_pin_memory(name, pin_memory)
-    return input._data.shape, (input._data.dtype if dtype is None
-                               else _dtype.to_numpy_dtype(dtype))
+    return input._data.dtype if dtype is None else np.dtype(_dtype.to_numpy_dtype(dtype))
+
+
+def _laid_like(input, flat):
+    """flat (the values in memory order) with input's shape, laid out as torch's
+    preserve_format lays out a tensor like input: with input's strides when input is dense
+    and non-overlapping (zeros_like(x.t()) has x.t()'s strides), else dense in the order of
+    input's strides."""
+    data = input._data
+    laid = flat.reshape(np.shape(data))
+    if not isinstance(data, np.ndarray) or laid.strides == data.strides:
+        return laid
+    shape, strides = data.shape, input.stride()
+    if not _dense(shape, strides):
+        strides = _dense_strides(shape, strides)
+    steps = tuple(s * flat.itemsize for s in strides)
+    return laid if laid.strides == steps else np.lib.stride_tricks.as_strided(flat, shape, steps)
+
+
+def _dense(shape, strides):
+    """torch's is_non_overlapping_and_dense: the dims ordered by stride step through memory
+    one element after another (dims of size 0 or 1 aside)."""
+    need = 1
+    for d in sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d])):
+        if shape[d] < 2:
+            return True
+        if strides[d] != need:
+            return False
+        need *= shape[d]
+    return True
+
+
+def _dense_strides(shape, strides):
+    """torch's infer_dense_strides: dense strides keeping the order of the given ones (a
+    stable insertion sort, as TensorIterator's; a 0 stride leaves its dim where it is, equal
+    strides put the smaller dim first)."""
+    def order(a, b):            # 1: a goes after b, -1: before, 0: ambiguous (look further)
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(range(len(shape)))[::-1]
+    for i in range(1, len(shape)):
+        right = i
+        for left in range(i - 1, -1, -1):
+            seen = order(perm[left], perm[right])
+            if seen > 0:
+                perm[left], perm[right] = perm[right], perm[left]
+                right = left
+            elif seen < 0:
+                break
+    out, step = [0] * len(shape), 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def _numel(input):
+    return int(np.size(input._data))
+
+
+def _c_ordered(data):
+    """Whether a new C-ordered array has data's strides: the common case, no layout work."""
+    return not isinstance(data, np.ndarray) or (data.flags.c_contiguous and 1 not in data.shape
+                                                and 0 not in data.shape)
+
+
+def _filled_like(input, make, dt):
+    """make(shape, dtype=dt) (np.zeros, np.ones, ...) laid out like input (_laid_like)."""
+    data = input._data
+    if _c_ordered(data):
+        return make(np.shape(data), dtype=dt)
+    return _laid_like(input, make(data.size, dtype=dt))
 
 
 @export(tensor=False)
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("ones_like", input, dtype, device, pin_memory)
-    return _finish(np.ones(shape, dtype=dt), requires_grad)
+    dt = _like("ones_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.ones, dt), requires_grad)
 
 
 @export(tensor=False)
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("zeros_like", input, dtype, device, pin_memory)
-    return _finish(np.zeros(shape, dtype=dt), requires_grad)
+    dt = _like("zeros_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.zeros, dt), requires_grad)
 
 
 @export(tensor=False)
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    shape, dt = _like("empty_like", input, dtype, device, pin_memory)
-    return _finish(np.zeros(shape, dtype=dt), requires_grad)
+    dt = _like("empty_like", input, dtype, device, pin_memory)
+    return _finish(_filled_like(input, np.zeros, dt), requires_grad)
 
 
 @export(tensor=False)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
-    shape, dt = _like("full_like", input, dtype, device, pin_memory)
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
+    dt = _like("full_like", input, dtype, device, pin_memory)
+    value = _scalar_to(fill_value, dt)
+    return _finish(_filled_like(input, functools.partial(np.full, fill_value=value), dt),
+                   requires_grad)
 
 
 @method()
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros of the given size, with self's dtype unless dtype is given."""
-    _, dt = _like("new_zeros", self, dtype, device, pin_memory)
+    dt = _like("new_zeros", self, dtype, device, pin_memory)
     return _finish(np.zeros(_shape("new_zeros", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    _, dt = _like("new_ones", self, dtype, device, pin_memory)
+    dt = _like("new_ones", self, dtype, device, pin_memory)
     return _finish(np.ones(_shape("new_ones", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    _, dt = _like("new_empty", self, dtype, device, pin_memory)
+    dt = _like("new_empty", self, dtype, device, pin_memory)
     return _finish(np.zeros(_shape("new_empty", size), dtype=dt), requires_grad)
 
 
 @method()
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
-    _, dt = _like("new_full", self, dtype, device, pin_memory)
-    return _finish(np.full(_shape("new_full", (size,)), fill_value, dtype=dt), requires_grad)
+    dt = _like("new_full", self, dtype, device, pin_memory)
+    value = _scalar_to(fill_value, np.dtype(dt))
+    return _finish(np.full(_shape("new_full", (size,)), value, dtype=dt), requires_grad)
 
 
 @method()
@@ -374,26 +494,25 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
 
 # ----- random draws ---------------------------------------------------------------------------
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
-
-
-def _float_dt(dt, kernel):
-    """The dtype of a floating-point draw; an integer dtype gets torch's kernel error."""
-    if dt.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
-    return dt
-
-
-# draw(shape, dtype, generator=...) and the kernel torch names when the dtype is not floating
-_DRAWS = {"rand": (_random.uniform, "check_uniform_bounds"),
-          "randn": (_random.normal, "normal_kernel_cpu")}
+# draw(shape, dtype, generator=...): each refuses a dtype that is not floating, as torch
+_DRAWS = {"rand": _random.uniform, "randn": _random.normal}
 
 
 def _draw(kind, shape, dt, generator, requires_grad, out=None):
-    draw, kernel = _DRAWS[kind]
-    values = draw(shape, _float_dt(np.dtype(dt), kernel), generator=generator)
+    values = _DRAWS[kind](shape, dt, generator=generator)
     return _finish(values, requires_grad, out, kind)
+
+
+def _draw_like(kind, input, dt, generator, requires_grad):
+    """A draw like input: the values fill its layout in memory order, as torch's kernels
+    write them; normal's blocks of 16 are for a contiguous result only."""
+    if _c_ordered(input._data):
+        return _draw(kind, np.shape(input._data), dt, generator, requires_grad)
+    flat = np.zeros(_numel(input), dtype=dt)
+    laid = _laid_like(input, flat)
+    contiguous = {} if kind == "rand" else {"contiguous": laid.flags.c_contiguous}
+    flat[...] = _DRAWS[kind]((flat.size,), dt, generator=generator, **contiguous)
+    return _finish(laid, requires_grad)
 
 
 @export(tensor=False)
@@ -425,15 +544,15 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
 @export(tensor=False)
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               pin_memory=False):
-    shape, dt = _like("rand_like", input, dtype, device, pin_memory)
-    return _draw("rand", shape, dt, generator, requires_grad)
+    dt = _like("rand_like", input, dtype, device, pin_memory)
+    return _draw_like("rand", input, dt, generator, requires_grad)
 
 
 @export(tensor=False)
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                pin_memory=False):
-    shape, dt = _like("randn_like", input, dtype, device, pin_memory)
-    return _draw("randn", shape, dt, generator, requires_grad)
+    dt = _like("randn_like", input, dtype, device, pin_memory)
+    return _draw_like("randn", input, dt, generator, requires_grad)
 
 
 @export(tensor=False)
@@ -454,19 +573,39 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     if _is_int(size):
         raise TypeError(f"randint(): argument 'size' (position {2 if low is None else 3}) must "
                         f"be tuple of ints, not {type(size).__name__}")
+    if low is None:
+        if not _is_int(high):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
+                            f"{type(high).__name__}")
+        low = 0
+    low, high = _int_bounds("randint", (low, high), (low, high, size))
     shape = _shape("randint", (size,))
-    vals = _random.randint(int(low or 0), int(high), shape, generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randint")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    vals = _random.randint(low, high, shape, generator=generator, dtype=dt)
+    return _finish(vals, requires_grad, out, "randint")
+
+
+def _int_bounds(name, bounds, args):
+    """randint's bounds as ints: anything else (a float, a bool, a float tensor) gets torch's
+    invalid-combination error naming the types of args, an int beyond int64 its overflow."""
+    if not all(_is_int(v) for v in bounds):
+        given = ", ".join(type(v).__name__ for v in args)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({given}), "
+                        "but expected one of:")
+    bounds = [int(v) for v in bounds]
+    if any(not -1 << 63 <= v < 1 << 63 for v in bounds):
+        raise ValueError("Overflow when unpacking long long")
+    return bounds
 
 
 @export(tensor=False)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, pin_memory=False):
-    shape, dt = _like("randint_like", input, dtype, device, pin_memory)
-    if high is None:
-        low, high = 0, low
-    vals = _random.randint(int(low), int(high), shape, generator=generator)
-    return _finish(vals.astype(dt), requires_grad)
+    dt = _like("randint_like", input, dtype, device, pin_memory)
+    given = (input, low) if high is None else (input, low, high)
+    low, high = _int_bounds("randint_like", (0, low) if high is None else (low, high), given)
+    vals = _random.randint(low, high, (_numel(input),), generator=generator, dtype=dt)
+    return _finish(_laid_like(input, vals), requires_grad)
 
 
 @export(tensor=False)
@@ -475,63 +614,291 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     """A random permutation of 0..n-1: torch's for the same seed or generator."""
     _check_device(device)
     _check_pin_memory("randperm", pin_memory)
+    if not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    vals = _random.randperm(int(n), generator=generator)
-    return _finish(vals.astype(_out_dt(out, dtype, np.int64)), requires_grad, out, "randperm")
+    dt = np.dtype(_out_dt(out, dtype, np.int64))
+    _check_randperm(n, dt)
+    vals = _random.randperm(n, generator=generator)
+    return _finish(vals.astype(dt), requires_grad, out, "randperm")
+
+
+# the largest n whose permutation a float dtype holds exactly, as torch's randperm words it
+_RANDPERM_LIMITS = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
+                    "float64": (2 ** 53 + 1, "2^53+1", "Double")}
+
+
+def _check_randperm(n, dt):
+    """torch's randperm checks: bool refused, n - 1 held by an integer dtype (checked as a
+    Scalar conversion), n at most the float dtype's limit."""
+    if dt.kind == "b":
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'')
+    if dt.kind == "f":
+        limit, text, name = _RANDPERM_LIMITS[dt.name]
+        if n > limit:
+            raise RuntimeError(f"n cannot be greater than {text} for {name} type.")
+    elif n:
+        _scalar_to(n - 1, dt)
 
 
 # ----- ranges -------------------------------------------------------------------------------
 
 @export(tensor=False)
-def arange(start=None, end=None, step=None, *, out=None, dtype=None, device=None,
-           requires_grad=False, pin_memory=False):
-    """Values from start to end (exclusive): int64 for integers, float32 otherwise. As torch:
-    arange(end), arange(start, end) or arange(start, end, step), positionally or by name."""
+def arange(*args, **kwargs):
+    """Values from start to end (exclusive): int64 for integers, the default dtype otherwise.
+    As torch: arange(end), arange(start, end) or arange(start, end, step), positionally or by
+    name.
+
+    >>> import gradviz as torch
+    >>> torch.arange(1, 4)
+    tensor([1, 2, 3])
+    """
+    if not args and "end" not in kwargs and kwargs.keys() & {"start", "step"}:
+        # torch's parser takes a lone bound only as end: arange(start=5) is refused
+        if len(kwargs) == 1:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
+        # torch's parser lists the keywords last to first
+        given = "".join(f"{k}={_typename(v)}, " for k, v in reversed(kwargs.items()))
+        raise TypeError(f"arange() received an invalid combination of arguments - got "
+                        f"({given}), but expected one of:")
+    return _arange(*args, **kwargs)
+
+
+def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, device=None,
+                   requires_grad=False, pin_memory=False):
     _check_device(device)
     _check_pin_memory("arange", pin_memory)
-    if start is None and (end is None or step is not None):
-        given = ", ".join(f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
-                          if v is not None)
+    if (start is None and end is None) or (step is not None and None in (start, end)):
+        # torch's overloads: (end), (start, end), (start, end, step)
+        keywords = [f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
+                    if v is not None]
+        given = (", ".join([type(start).__name__] + keywords) if start is not None
+                 else "".join(k + ", " for k in keywords))
         raise TypeError(f"arange() received an invalid combination of arguments - got "
-                        f"({given + ', ' if given else ''}), but expected one of:")
+                        f"({given}), but expected one of:")
     if end is None:
         start, end = 0, start
-    start = 0 if start is None else start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, 1 if step is None
-                                                                     else step)]
-    if vals[2] == 0:
+    elif start is None:
+        start = 0                                 # arange(end=...)
+    start, end, step = [v.item() if isinstance(v, Tensor) else v
+                        for v in (start, end, 1 if step is None else step)]
+    _arange_check(start, end, step)
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
+    if dt.kind == "b":
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    if dt.kind == "f":
+        n = int(np.ceil((end - start) / step))
+        data = start + np.arange(n, dtype=np.float64) * step
+    else:
+        # torch computes integer ranges on start and step truncated to int64, and the
+        # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
+        n = int(np.ceil((end - start) / step))
+        start, step = int(start), int(step)
+        if dt == np.int64:
+            if step == 0:
+                raise ValueError("step must be nonzero")
+            n = (int(end) - start + step - (1 if step > 0 else -1)) // step
+        data = start + np.arange(max(n, 0), dtype=np.int64) * step
+    return _finish(data.astype(dt), requires_grad, out, "arange")
+
+
+def _typename(v):
+    return "torch.dtype" if isinstance(v, _dtype.dtype) else type(v).__name__
+
+
+# torch's spellings (out=, layout= refused by name, ...) for the bounds given as arange's
+_arange = with_keywords(_arange_bounds, "arange")
+arange.__signature__ = inspect.signature(_arange_bounds)        # what help() and audits show
+
+
+def _arange_check(start, end, step):
+    """torch's arange_check_bounds, on the bounds as doubles."""
+    start, end, step = float(start), float(end), float(step)
+    if step == 0:
         raise RuntimeError("step must be nonzero")
-    ints = all(isinstance(v, (int, np.integer)) for v in vals)
-    dt = _out_dt(out, dtype, np.int64 if ints else None)
-    n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
-    data = (vals[0] + np.arange(max(n, 0), dtype=np.float64) * vals[2]).astype(dt)
-    return _finish(data, requires_grad, out, "arange")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def _steps(steps):
+def _steps(name, start, end, steps, dtype):
+    if not _is_int(steps):
+        given = ", ".join([type(v).__name__ for v in (start, end, steps)]
+                          + (["dtype=torch.dtype"] if dtype is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({given}), but expected one of:")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
 
 
+# torch's C++ names of the dtypes, as its checked conversions name them
+_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
+            "bool": "bool"}
+
+
+def _fits(values, npdt):
+    """Whether torch's checked conversion (c10::overflows) takes every value of the array into
+    npdt: a float dtype any value up to its largest (and inf, nan); an integer dtype a finite
+    float within its range, an integer within its range or, for uint8, down to -255 (wrapped)."""
+    if not values.size:
+        return True
+    if npdt.kind == "f":
+        finite = values[np.isfinite(values)]
+        return not finite.size or np.abs(finite).max() <= np.finfo(npdt).max
+    if npdt.kind == "b":
+        return True
+    info = np.iinfo(npdt)
+    integral = values.dtype.kind in "iub"
+    low = -info.max if npdt.kind == "u" and integral else info.min
+    return ((integral or np.isfinite(values).all())
+            and low <= values.min() and values.max() <= info.max)
+
+
+def _scalar_to(v, npdt):
+    """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
+    integer dtype, a negative int wrapped into uint8."""
+    v = v.item() if isinstance(v, Tensor) else v
+    if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
+        raise OverflowError("int too big to convert")
+    if isinstance(v, (complex, np.complexfloating)):
+        v = v.real if v.imag == 0 else None         # an imaginary part overflows, to torch
+    if v is None or not _fits(np.array(v), npdt):
+        name = _C_NAMES.get(npdt.name, npdt.name + "_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if npdt.kind in "iu" and not isinstance(v, (int, np.integer)):
+        v = math.trunc(v)
+    return np.array(v).astype(npdt)[()]
+
+
+def _fused(a, b, k, npdt):
+    """a + b * k (k an integer array) rounded once into npdt (float64 for an integer dtype),
+    as the fused multiply-add of torch's linspace kernel (its AVX2 and AVX-512 builds fuse
+    it). Computed in a wider type; the few values too close to a halfway point between two
+    npdt values for that to decide are computed exactly."""
+    wide = np.float64 if npdt == np.float32 else np.longdouble
+    product = wide(b) * k.astype(wide)
+    approx = wide(a) + product
+    out = approx.astype(npdt)
+    back = out.astype(wide)
+    up, down = (np.nextafter(out, npdt.type(x)).astype(wide) for x in (np.inf, -np.inf))
+    near = np.minimum(np.abs(approx - (back + up) / 2), np.abs(approx - (back + down) / 2))
+    error = 2 * (np.abs(np.spacing(product)) + np.abs(np.spacing(approx)))
+    wider = np.finfo(wide).nmant > np.finfo(npdt).nmant + 1     # long double may be double
+    redo = np.nonzero(near <= error)[0] if wider else np.arange(k.size)
+    for i in redo:
+        out[i] = _rounded(Fraction(float(a)) + Fraction(float(b)) * int(k[i]), npdt)
+    return out
+
+
+def _rounded(exact, npdt):
+    """An exact rational rounded to the nearest npdt value, ties to even."""
+    first = npdt.type(float(exact))
+    near = [first, np.nextafter(first, npdt.type(np.inf)), np.nextafter(first, npdt.type(-np.inf))]
+    near = [x for x in near if np.isfinite(x)] or [first]
+    return min(near, key=lambda x: (abs(Fraction(float(x)) - exact),
+                                    int(np.array(x).view(f"u{npdt.itemsize}")) & 1))
+
+
+def _halves(start, end, steps, step, fused):
+    """torch's range kernels: the first half of the values from start, the second from end
+    (so that both ends are exact)."""
+    i = np.arange(steps)
+    first = i[:steps // 2]
+    second = steps - 1 - i[steps // 2:]
+    return np.concatenate([fused(start, step, first), fused(end, -step, second)])
+
+
 @export(tensor=False)
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False,
              pin_memory=False):
+    """steps values evenly spaced from start to end, computed as torch's CPU kernel does:
+    start and end converted to the dtype first (an integer dtype truncates them), the step in
+    float64 for an integer dtype, in the dtype otherwise.
+
+    >>> import gradviz as torch
+    >>> torch.linspace(0.9, 10.2, 7, dtype=torch.int64)
+    tensor([ 0,  1,  3,  5,  6,  8, 10])
+    """
     _check_device(device)
     _check_pin_memory("linspace", pin_memory)
-    data = np.linspace(start, end, _steps(steps))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "linspace")
+    steps = _steps("linspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if steps <= 1:                # torch's fill_(start): end is not looked at
+        data = np.full(steps, _scalar_to(start, dt) if steps else 0, dtype=dt)
+        return _finish(data, requires_grad, out, "linspace")
+    first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+    if dt == np.float16:
+        # c10::Half rounds after each operation
+        step = (last - first) / np.float16(steps - 1)
+        data = _halves(first, last, steps, step,
+                       lambda a, b, k: (a + b * k.astype(dt)).astype(dt))
+    elif dt.kind == "f":
+        step = (last - first) / dt.type(steps - 1)
+        data = _halves(first, last, steps, step, lambda a, b, k: _fused(a, b, k, dt))
+    else:
+        step = (float(last) - float(first)) / (steps - 1)
+        data = _halves(int(first), int(last), steps, step,
+                       lambda a, b, k: np.trunc(_fused(a, b, k, np.dtype(np.float64))))
+    with np.errstate(invalid="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "linspace")
 
 
 @export(tensor=False)
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
              requires_grad=False, pin_memory=False):
-    """base ** linspace(start, end, steps)."""
+    """base ** linspace(start, end, steps), computed as torch's CPU code does: exponents in
+    float64 from start and end converted to the dtype, powers by the C library's pow.
+
+    >>> import gradviz as torch
+    >>> torch.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
     _check_device(device)
     _check_pin_memory("logspace", pin_memory)
-    data = np.power(float(base), np.linspace(start, end, _steps(steps)))
-    return _finish(data.astype(_out_dt(out, dtype)), requires_grad, out, "logspace")
+    steps = _steps("logspace", start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    base = float(base.item() if isinstance(base, Tensor) else base)
+    if steps == 0:
+        powers = []
+    elif steps == 1:
+        # torch's fill_: checked, except that float16 takes it through float32 (1e5 is inf)
+        start = start.item() if isinstance(start, Tensor) else start
+        power = _pow(base, float(start))
+        powers = [_scalar_to(power, np.dtype(np.float32) if dt == np.float16 else dt)]
+    else:
+        first, last = _scalar_to(start, dt), _scalar_to(end, dt)
+        # end - start in the dtype (C++ promotes small integers to int: no wrapping)
+        step = float(last - first if dt.kind == "f" else int(last) - int(first)) / (steps - 1)
+        # not fused here: this part of torch is built without FMA
+        exponents = _halves(float(first), float(last), steps, step, lambda a, b, k: a + b * k)
+        # math.pow is the C library's pow, as torch's std::pow (NumPy's may differ by an ulp)
+        powers = [_pow(base, x) for x in exponents.tolist()]
+    data = np.array(powers, dtype=np.float64)
+    if dt.kind in "iu":
+        data = np.trunc(data)
+    elif dt == np.float16:
+        data = data.astype(np.float32)          # c10::Half is made from a float
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _finish(data.astype(dt), requires_grad, out, "logspace")
+
+
+def _pow(base, x):
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:            # a negative base to a fractional power
+        return math.nan
 
 
 @export(tensor=False)

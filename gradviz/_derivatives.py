@@ -554,7 +554,12 @@ def layer_norm_parts(input, normalized_shape, result1, result2):
     nd = np.ndim(value(input))
     dims = tuple(range(nd - len(normalized_shape), nd))
     rstd = value(result2)
-    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
+    xhat = input - value(result1)
+    if isinstance(xhat, np.ndarray) and xhat.dtype == np.result_type(xhat, rstd):
+        xhat *= rstd            # a fresh array: in place
+    else:
+        xhat = xhat * rstd
+    return xhat, rstd, dims, tuple(range(nd - len(normalized_shape)))
 
 
 def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
@@ -570,10 +575,27 @@ def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1
     if not mask & 3:
         return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
     xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
+    if lead and (weight is None or isinstance(weight, np.ndarray)):
+        return layer_norm_array_grads(grad, mask, xhat, rstd, weight, dims, lead)
     return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
             if mask & 1 else None,
             sum_lead(grad * xhat, lead) if mask & 2 else None,
             sum_lead(grad, lead) if mask & 4 else None]
+
+
+def layer_norm_array_grads(grad, mask, xhat, rstd, weight, dims, lead):
+    """layer_norm_grads on arrays: norm_input_grad's arithmetic, operation for operation, in
+    place on the temporaries (xhat, grad * weight, the products), which nothing else holds."""
+    t = np.multiply(grad, xhat)
+    gweight = sum_dims(t, lead) if mask & 2 else None
+    gi = None
+    if mask & 1:
+        gw = grad if weight is None else grad * weight
+        m2 = mean_dims(np.multiply(gw, xhat, out=t), dims, keepdim=True)
+        gi = np.subtract(gw, mean_dims(gw, dims, keepdim=True), out=None if gw is grad else gw)
+        gi -= np.multiply(xhat, m2, out=t)
+        gi *= rstd
+    return [gi, gweight, sum_dims(grad, lead) if mask & 4 else None]
 
 
 def constant_like(a, x):
@@ -2232,21 +2254,26 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     NotImplemented node, as in torch."""
     g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, result))
     sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
-    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    # In place on fresh arrays throughout (the same arithmetic without temporaries): the
+    # scores, and dq's array holds g * out until dq is written into it.
+    s = np.matmul(q, np.swapaxes(k, -2, -1))
+    s *= q.dtype.type(sc)
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
         s = causal_fill(s)
     # exp(-inf - lse) is 0 for masked entries, and a fully masked row (lse 0) gives zeros.
-    # (In place on the fresh scores: the same arithmetic without temporaries.)
     s -= value_of(logsumexp)[..., None]
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(np.swapaxes(p, -2, -1), g)
     ds = np.matmul(g, np.swapaxes(v, -2, -1))
-    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    g_out = g * out
+    ds -= np.add.reduce(g_out, axis=-1, keepdims=True)
     ds *= p
     ds *= sc
-    dq = np.matmul(ds, k)
+    dq_shape = ds.shape[:-1] + k.shape[-1:]
+    reuse = g_out.shape == dq_shape and g_out.dtype == np.result_type(ds, k)
+    dq = np.matmul(ds, k, out=g_out if reuse else None)
     dk = np.matmul(np.swapaxes(ds, -2, -1), q)
     if isinstance(grad, Tensor):
         grads = list(ops.flash_attention_backward((grad, query, key, value, result),

@@ -68,9 +68,18 @@ def from_numpy_dtype(np_dtype):
     try:
         return _FROM_NP[np_dtype]
     except KeyError:
-        raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types "
-                        "are: float64, float32, float16, int64, int32, int16, int8, uint8, "
-                        "and bool.") from None
+        pass
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype.name in _TORCH_ONLY:
+        raise TypeError(f"gradviz: torch.{np_dtype.name} tensors are not implemented by "
+                        "gradviz's core; run with --backend torch to use PyTorch")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only "
+                    "supported types are: float64, float32, float16, complex64, complex128, "
+                    "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
+
+
+# NumPy dtypes torch has and gradviz's core lacks
+_TORCH_ONLY = ("uint16", "uint32", "uint64", "complex64", "complex128")
 
 
 def to_numpy_dtype(d):

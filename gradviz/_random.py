@@ -30,6 +30,7 @@ tensor([0.4963, 0.7682, 0.0885])
 
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -194,7 +195,7 @@ def uniform(shape, dtype, low=0.0, high=1.0, generator=None):
     """Samples of U[low, high) as torch's uniform_ draws them, as an array of `dtype`."""
     gen = _gen(generator)
     n = math.prod(shape)
-    dt = np.dtype(dtype)
+    dt = _floating(np.dtype(dtype), "check_uniform_bounds")
     if dt == np.float64:
         x = _unit_f64(gen, n)
         lo, hi = float(low), float(high)
@@ -301,19 +302,23 @@ def _fill16_f64(d, mean, std):
     return out
 
 
-def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
-    """Samples of N(mean, std**2) as torch's normal_ draws them, as an array of `dtype`."""
+def normal(shape, dtype, mean=0.0, std=1.0, generator=None, contiguous=True):
+    """Samples of N(mean, std**2) as torch's normal_ draws them, as an array of `dtype`
+    (for a result that is not contiguous, one at a time: torch's blocks of 16 need one)."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     gen = _gen(generator)
     n = math.prod(shape)
-    dt = np.dtype(dtype)
-    if n >= 16:
+    dt = _floating(np.dtype(dtype), "normal_kernel_cpu") if n else np.dtype(dtype)
+    if n >= 16 and contiguous:
         f32 = dt != np.float64
         unit = _unit_f32 if f32 else _unit_f64
         fill = _fill16_f32 if f32 else _fill16_f64
-        data = unit(gen, n)
         full = n - n % 16
+        # float32 and float64 draw all n uniforms first (the last n % 16 are then drawn again
+        # with the last block); float16 draws those of the whole blocks only
+        data = unit(gen, n) if dt != np.float16 else np.concatenate([unit(gen, full),
+                                                                     np.zeros(n - full, _F)])
         if full:
             data[:full] = fill(data[:full].reshape(-1, 16), mean, std).reshape(-1)
         if n % 16:
@@ -322,7 +327,7 @@ def normal(shape, dtype, mean=0.0, std=1.0, generator=None):
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
         out[i] = _normal_double(gen) * std + mean
-    return out.astype(dt).reshape(shape)
+    return _cast(out, dt).reshape(shape)
 
 
 def _normal_double(gen):
@@ -339,17 +344,83 @@ def _normal_double(gen):
 
 # ----- integers, permutations, Bernoulli, exponential --------------------------------------
 
-def randint(low, high, shape, generator=None):
-    """Integers in [low, high) as torch's random_(from, to) draws them (int64 array)."""
+def randint(low, high, shape, generator=None, dtype=np.int64):
+    """Integers in [low, high) as torch's random_(from, to) draws them, as an array of dtype
+    (bounds out of its range refused as torch)."""
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        low, high = _float_from(low, dt), _float_to(high, dt)
+        if low >= high:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' "
+                               f"casted to dtype, but got from={low} >= to={high}")
+    _check_bounds(low, high - 1, dt)
     gen = _gen(generator)
     n = math.prod(shape)
     span = high - low
     raw = gen._r64(n) if span >= 1 << 28 else gen._r32(n)
     vals = (raw % np.uint64(span)).astype(np.int64) + np.int64(low)
-    return vals.reshape(shape)
+    return _cast(vals, dt).reshape(shape)
+
+
+# torch's names of the dtypes: in its kernels' errors, and as its type metadata prints them
+_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool", "float16": "Half"}
+_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
+               "float32": "float", "float64": "double"}
+
+
+def _floating(dt, kernel):
+    """dt, when floating; torch's kernel error otherwise."""
+    if dt.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
+    return dt
+
+
+def _float_from(low, dt):
+    """torch's update_from: a float dtype's from moved up to an integer it holds exactly."""
+    above = _cast(np.array(low + 1, np.int64), dt)
+    if np.isfinite(above) and int(above) < low:      # beyond float16's range: refused later
+        above = int(above)
+        n = abs(low + 1).bit_length() - 1
+        low = above + (1 << (n - np.finfo(dt).nmant))
+    return low
+
+
+def _float_to(high, dt):
+    """torch's update_to: a float dtype's to moved down to an integer it holds exactly."""
+    below = _cast(np.array(high - 1, np.int64), dt)
+    if np.isfinite(below) and int(below) >= high:
+        below = int(below)
+        n = abs(high - 1).bit_length() - 1
+        high = below - (1 << (n - np.finfo(dt).nmant))
+    return high
+
+
+def _check_bounds(low, last, dt):
+    """torch's check_from_to_in_range: from and to - 1 within the dtype's range; beyond
+    2**digits a float dtype holds only some integers, which torch warns about."""
+    if dt.kind == "f":
+        lowest, highest = float(np.finfo(dt).min), float(np.finfo(dt).max)
+    elif dt.kind == "b":
+        lowest, highest = 0, 1
+    else:
+        lowest, highest = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    for name, v in (("from", low), ("to - 1", last)):
+        if not lowest <= v <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {_TYPE_NAMES[dt.name]}")
+    if dt.kind == "f":
+        digits = np.finfo(dt).nmant + 1
+        for name, v in (("from", low), ("to - 1", last)):
+            if not -(1 << digits) <= v <= 1 << digits:
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              f"precision limitations {_TYPE_NAMES[dt.name]} can support "
+                              "discrete uniform distribution only within this range. This "
+                              "warning will become an error in version 1.7 release, please fix "
+                              "the code in advance", UserWarning, stacklevel=4)
 
 
 def randperm(n, generator=None):
@@ -377,7 +448,14 @@ def exponential(shape, dtype, lambd=1.0, generator=None):
     # libm's log1p (as torch's kernel calls it): NumPy's own can differ in the last bit.
     scale = -1.0 / lambd
     vals = np.fromiter((scale * _log1p(-x) for x in u.tolist()), np.float64, u.size)
-    return vals.astype(dtype).reshape(shape)
+    return _cast(vals, dtype).reshape(shape)
+
+
+def _cast(values, dtype):
+    """Values (float64 or int64) as torch's static_cast<scalar_t> gives them: c10::Half is
+    made from a float, so float16 rounds twice (through float32)."""
+    dt = np.dtype(dtype)
+    return values.astype(np.float32).astype(dt) if dt == np.float16 else values.astype(dt)
 
 
 def multinomial(probs, num_samples, replacement=False, generator=None):

@@ -152,7 +152,9 @@ class Tensor:
 
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
-    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "__weakref__", "__dict__")
+    # _gv_made: what made it, set by the inspector's tracer on every tensor (a slot, not a
+    # __dict__ made per tensor).
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "__weakref__", "__dict__")
     _grad = None
     _base_ = None
     _view_fn = None
@@ -160,6 +162,9 @@ class Tensor:
     _retains = False
     _hooks = None
     _post_hooks = None      # post-accumulate-grad hooks of a leaf
+    # As torch's: NumPy defers to the Tensor's reflected operators, so np.float64(2) * t is
+    # t.__rmul__ (a Tensor), not an ndarray made through __array__.
+    __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(2, 3): float32 by default, as in torch.

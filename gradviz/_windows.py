@@ -267,7 +267,12 @@ def conv_grad_weight(grad, input, weight_shape, stride, padding, dilation, group
     if (_wide(weight_shape, grad, stride, dilation, groups) and not _t(input)
             and len(weight_shape) == 4):
         cols, _, wp = _wide_cols(input, tuple(weight_shape[2:]), padding)
-        return (_wide_grad(grad, wp) @ cols.T).reshape(tuple(weight_shape))
+        # (cols @ g^T)^T rather than g @ cols^T: the same dot products over the long N*oh*Wp
+        # axis, which OpenBLAS computes about a quarter faster in this orientation (the CNN
+        # step's two layers: 2.0 -> 1.4 ms and 1.2 -> 1.0 ms; the same bits there).
+        # C-ordered, as the weight (and torch's gradient) is.
+        gw = np.ascontiguousarray(np.matmul(cols, _wide_grad(grad, wp).T).T)
+        return gw.reshape(tuple(weight_shape))
     cols, _ = _cols(input, tuple(weight_shape[2:]), stride, padding, dilation, groups)
     gw = matmul(_grad_matrix(grad, groups), _swap(cols))            # (G, Og, Cg*K)
     return reshape(gw, tuple(weight_shape))

@@ -70,6 +70,79 @@ CASES = [
     "t.linspace(0, 1, 3, dtype=float)", "t.eye(2, dtype=float)", "t.ones_like(x, dtype=float)",
     "i.new_zeros(2, dtype=float)", "x.sum(dtype=float)", "x.to(float)",
     "t.ones(2, dtype=int)", "t.ones(2, dtype=bool)", "x.to(int)",
+    # tensor()'s dtype: its items' dtypes promoted as torch.promote_types does
+    "t.tensor([t.tensor(1.0, dtype=t.float64), 2.0])", "t.tensor([np.int32(1), 2])",
+    "t.tensor([np.float64(1.5)])", "t.tensor([np.float32(1.5), 2])", "t.tensor([True, 2])",
+    "t.tensor([t.tensor(1, dtype=t.int32), 2])", "t.tensor([[1, 2], [3.5, 4]])", "t.tensor([])",
+    "t.tensor([np.float16(1.0), 2])", "t.tensor([np.float16(1.0), 2.0])",
+    "t.tensor(np.float64(1.5))", "t.as_tensor([np.int8(1), True])", "t.tensor(range(3))",
+    "t.tensor([t.ones(1), t.ones(1)])", "t.tensor([np.array([1, 2], dtype=np.int32)])",
+    "t.tensor([[t.tensor(1, dtype=t.int8)]])", "t.as_tensor([t.tensor(1.0, dtype=t.float64)])",
+    # tensor()'s refusals: torch's errors
+    "t.tensor(None)", "t.tensor([None])", "t.tensor('a')", "t.tensor([1, 'a'])", "t.tensor({})",
+    "t.tensor([t.ones(2), t.ones(2)])", "t.tensor([[1, 2], [3]])", "t.tensor([[1], 2])",
+    "t.tensor([np.array(1.5), 2])", "t.tensor(np.array(['a']))", "t.tensor([2 ** 63])",
+    "t.tensor(np.array([1], dtype=np.float128))", "t.from_numpy(np.arange(3)[::-1])",
+    "t.as_tensor(np.arange(3)[::-1])", "t.tensor(np.arange(3)[::-1])",
+    # tensor(): values an integer dtype cannot hold (negative ints wrap into uint8, as torch)
+    "t.tensor([300], dtype=t.uint8)", "t.tensor([-1, -255], dtype=t.uint8)",
+    "t.tensor([-256], dtype=t.uint8)", "t.tensor([-1.5], dtype=t.uint8)",
+    "t.tensor([128], dtype=t.int8)", "t.tensor([3e9], dtype=t.int32)",
+    "t.tensor([float('nan')], dtype=t.int64)", "t.tensor([1e40, 2], dtype=t.float32)",
+    "t.tensor([1.7, -1.7], dtype=t.int64)", "t.tensor([2, 0.5, 0], dtype=t.bool)",
+    "t.tensor(np.array([300]), dtype=t.uint8)",
+    # arange: integer dtypes take start and step truncated, torch's bounds checks
+    "t.arange(0, 5, 1.5, dtype=t.int64)", "t.arange(-2.25, 7, dtype=t.int64)",
+    "t.arange(0.5, 5, dtype=t.int64)", "t.arange(2.5, 0, -1, dtype=t.int64)",
+    "t.arange(-2.7, 2, 1.9, dtype=t.int64)", "t.arange(-2.7, 2, 1.9, dtype=t.int16)",
+    "t.arange(0, 5, 0.7, dtype=t.int32)", "t.arange(0, 1.3, 0.7, dtype=t.int64)",
+    "t.arange(10, 0, -3, dtype=t.int8)", "t.arange(0, 5.5, out=t.empty(0, dtype=t.int32))",
+    "t.arange(5, 0)", "t.arange(0, 5, -1)", "t.arange(5, step=2)", "t.arange(5.5, step=2)",
+    "t.arange(end=5, step=2)", "t.arange(0, float('inf'))", "t.arange(0, float('nan'))",
+    "t.arange(0, 5, dtype=t.bool)", "t.arange(5, 5)", "t.arange(-1, -5, -1.5)",
+    "t.arange(start=5)", "t.arange(step=2)", "t.arange(start=5, step=2)",
+    "t.arange(start=1, end=5, step=2)", "t.arange(start=1, end=4, out=o)",
+    "t.arange(0, -3, -0.5, dtype=t.int64)", "t.arange(0, 10, 3.5, dtype=t.uint8)",
+    "t.arange(0.5, 5, 0.3, dtype=t.int16)", "t.arange(t.tensor(1.5), 4)",
+    "t.arange(0, 5, 1.5, out=t.empty(0, dtype=t.int64))",
+    "t.arange(start=5, step=2, dtype=t.float32)", "t.arange(requires_grad=False, start=5)",
+    # randint / randperm: bounds the dtype cannot hold refused, float bounds refused, float
+    # dtypes' bounds moved to integers they hold (with torch's warning beyond 2**digits)
+    "t.randint(0, 300, (4,), dtype=t.uint8)", "t.randint(-1, 10, (4,), dtype=t.uint8)",
+    "t.randint(-129, 10, (4,), dtype=t.int8)", "t.randint(0, 2 ** 40, (4,), dtype=t.int32)",
+    "t.randint(-2 ** 40, 0, (2,), dtype=t.int16)", "t.randint(0, 3, (4,), dtype=t.bool)",
+    "t.randint(0, 2, (4,), dtype=t.bool)", "t.randint(0, 256, (4,), dtype=t.uint8)",
+    "t.randint(0, 70000, (2,), dtype=t.float16)",
+    "t.randint(0, 2 ** 12 + 5, (4,), dtype=t.float16)",
+    "t.randint(0, 2 ** 28 - 1, (4,), dtype=t.float32)",
+    "t.randint(-2 ** 25, 3, (4,), dtype=t.float32)",
+    "t.randint(2.5, 9.7, (3,))", "t.randint(9.7, (3,))", "t.randint(1, 5.0, (3,))",
+    "t.randint(True, (2,))", "t.randint(t.tensor(5), (3,))", "t.randint(t.tensor(5.5), (3,))",
+    "t.randint(0, 2 ** 64, (3,))", "t.randint(-2 ** 63, 2 ** 63 - 1, (3,))",
+    "t.randint_like(t.ones(3, dtype=t.uint8), 300)", "t.randint_like(t.ones(3), 9.7)",
+    "t.randint_like(t.ones(3), 1, 9.7)", "t.randint_like(t.ones(3, dtype=t.uint8), -1, 9)",
+    "t.empty(3, dtype=t.uint8).random_(0, 300)", "t.empty(3, dtype=t.float16).random_(0, 5000)",
+    "t.randperm(300, dtype=t.uint8)", "t.randperm(256, dtype=t.uint8)",
+    "t.randperm(129, dtype=t.int8)", "t.randperm(2050, dtype=t.float16)",
+    "t.randperm(2049, dtype=t.float16)", "t.randperm(3, dtype=t.bool)",
+    "t.randperm(0, dtype=t.bool)", "t.randperm(5.0)", "t.randperm(True)",
+    "t.randperm(t.tensor(4))",
+    # normal, rand and randn of a dtype that is not floating: torch's kernel errors
+    "t.normal(0.0, 1.0, (3,), dtype=t.int64)", "t.normal(0.0, 1.0, (3,), dtype=t.bool)",
+    "t.normal(0.0, 1.0, (0,), dtype=t.int64)", "t.randn(0, dtype=t.int64)",
+    "t.rand(0, dtype=t.int64)", "t.empty(3, dtype=t.int64).normal_()",
+    "t.empty(3, dtype=t.int64).uniform_()",
+    # full and its kin: torch's checked conversion of the fill value
+    "t.full((2,), 1e40, dtype=t.float32)", "t.full((2,), float('inf'), dtype=t.int64)",
+    "t.full((2,), float('inf'), dtype=t.float32)", "t.full((2,), 300, dtype=t.uint8)",
+    "t.full((2,), -1, dtype=t.uint8)", "t.full((2,), -1.5, dtype=t.uint8)",
+    "t.full((2,), 2 ** 63)", "t.full((2,), 2 ** 64)", "t.full((2,), 1e6, dtype=t.float16)",
+    "t.full((2,), float('nan'), dtype=t.int32)", "t.full((2,), 3.7, dtype=t.int32)",
+    "t.full((2,), t.tensor(1e40, dtype=t.float64), dtype=t.float32)",
+    "t.full((2,), 1 + 2j, dtype=t.float32)", "t.full((2,), 1 + 0j, dtype=t.float32)",
+    "t.full((2,), 2 ** 63, dtype=t.float32)", "t.full_like(t.ones(2), 1e40)",
+    "t.full_like(t.ones(2, dtype=t.int8), 300)", "t.full_like(t.ones(2, dtype=t.uint8), -1)",
+    "t.ones(2).new_full((2,), 1e40)", "t.ones(2, dtype=t.int8).new_full((2,), 200)",
 ]
 
 
@@ -88,7 +161,7 @@ def _observe(value, undefined=False):
 
 def _run(t, call):
     gen = t.Generator().manual_seed(7)
-    env = {"t": t, "g": gen, "x": t.ones(2, 3), "i": t.ones(2, 2, dtype=t.int64),
+    env = {"t": t, "np": np, "g": gen, "x": t.ones(2, 3), "i": t.ones(2, 2, dtype=t.int64),
            "o": t.ones(5, dtype=t.int64), "d": t.ones(1, dtype=t.float64)}
     t.manual_seed(0)
     try:
@@ -127,6 +200,7 @@ def test_creation_call_as_torch(call):
     (lambda: gradviz.zeros_like(gradviz.ones(2), memory_format=None),
      "torch.zeros_like(memory_format=...)"),
     (lambda: gradviz.normal(0.0, 1.0, (2,), pin_memory=True), "torch.normal(pin_memory=...)"),
+    (lambda: gradviz.arange(3, layout=None), "torch.arange(layout=...)"),
 ])
 def test_an_argument_torch_takes_and_gradviz_lacks_is_refused_by_name(call, arg):
     with pytest.raises(NotImplementedError) as caught:
@@ -138,3 +212,46 @@ def test_an_argument_torch_takes_and_gradviz_lacks_is_refused_by_name(call, arg)
 def test_complex_as_a_dtype_is_refused_clearly():
     with pytest.raises(TypeError, match="complex dtypes are not implemented by gradviz's core"):
         gradviz.ones(2, dtype=complex)
+
+
+def test_as_tensor_of_an_array_of_its_dtype_shares_memory_as_torch():
+    def seen(t):
+        a = np.zeros(3, np.float32)
+        shared, copied = t.as_tensor(a, dtype=t.float32), t.as_tensor(a, dtype=t.float64)
+        a[0] = 7
+        return shared.tolist(), copied.tolist()
+    assert seen(gradviz) == seen(torch) == ([7.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+
+
+def test_as_tensor_of_a_tensor_with_another_dtype_keeps_the_graph_as_torch():
+    def seen(t):
+        x = t.ones(2, requires_grad=True)
+        y = t.as_tensor(x, dtype=t.float64)
+        y.sum().backward()
+        return y.dtype, y.requires_grad, type(y.grad_fn).__name__, x.grad.tolist()
+    ours, theirs = seen(gradviz), seen(torch)
+    assert (str(ours[0]),) + ours[1:] == (str(theirs[0]),) + theirs[1:]
+    assert ours[2] == "ToCopyBackward0"
+
+
+@pytest.mark.parametrize("data", [1 + 2j, [1, 2 + 1j], "full"])
+def test_complex_data_is_refused_clearly(data):
+    with pytest.raises(TypeError, match="complex tensors are not implemented by gradviz's core"):
+        gradviz.full((2,), 1 + 2j) if data == "full" else gradviz.tensor(data)
+
+
+@pytest.mark.parametrize("data", ["np.array([1, 2], dtype=np.uint16)", "np.uint32(3)",
+                                  "[np.uint64(1), 2]", "np.array([1j], dtype=np.complex64)"])
+def test_a_numpy_dtype_torch_has_and_gradviz_lacks_is_refused_clearly(data):
+    for make in (gradviz.tensor, gradviz.as_tensor):
+        with pytest.raises(TypeError, match="tensors are not implemented by gradviz's core"):
+            make(eval(data))                # noqa: S307 - the cases above
+
+
+def test_randint_beyond_what_a_float_dtype_holds_warns_as_torch():
+    def warned(t):
+        with pytest.warns(UserWarning) as caught:
+            t.randint(-2 ** 25, 2 ** 25, (2,), dtype=t.float32)
+        return [str(w.message).split(" (Triggered")[0] for w in caught]
+    assert warned(gradviz) == warned(torch)
+    assert len(warned(gradviz)) == 2

@@ -1,105 +1,90 @@
-"""The fast paths of nn ops on makemore-, attention- and CNN-sized inputs take the same
-decisions as the general code: compared with torch 2.13 (values, grads, graph, errors) on the
-cases where a fast path must step aside.
-"""
+"""The array fast paths of the nn workloads' formulas give the same bits as the plain NumPy
+expression they replace, including the shapes a fast path does not take (broadcasting, 0-d)."""
 
+import numpy as np
 import pytest
 
-try:
-    from .test_nn_act import _backward, _x, check
-except ImportError:
-    from test_nn_act import _backward, _x, check
-
-torch = pytest.importorskip("torch")
-
-X43 = [[0.3, -1.2, 2.1], [1.1, 0.4, -0.6], [0.2, 0.1, -0.3], [1.0, 2.0, 3.0]]
+from gradviz._dmath import mask
 
 
-@pytest.mark.parametrize("target", [[2, 1, 3, 0], [2, -1, 1, 0], [2, -100, 1, 0],
-                                    [2, 1, 1, 0]])
-@pytest.mark.parametrize("ignore_index", [-100, 1, 3, -1])
-def test_nll_loss_targets_out_of_range_or_ignored(target, ignore_index):
-    def case(t):
-        x = _x(t, X43)
-        out = t.nn.functional.nll_loss(x, t.tensor(target), ignore_index=ignore_index)
-        return _backward(t, out, x)
-    check(case)
+@pytest.mark.parametrize("cond_shape", [(3, 4), (1, 4), (3, 1), (), None])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mask_selects_bits_for_any_broadcasting_condition(cond_shape, dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4)).astype(dtype)
+    x[0, :3] = [np.nan, np.inf, -0.0]
+    cond = True if cond_shape is None else rng.random(cond_shape) > 0.5
+    want = np.where(cond, x, dtype(0))          # +0.0 where dropped
+    got = mask(cond, x)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    assert np.array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
 
 
-@pytest.mark.parametrize("target", [[2, 1, 0, 0], [2, 1, 7, 0]])
-def test_nll_loss_byte_targets(target):
-    def case(t):
-        x = _x(t, X43)
-        out = t.nn.functional.nll_loss(x, t.tensor(target, dtype=t.uint8))
-        return _backward(t, out, x)
-    check(case)
+def test_mask_on_a_0d_array_gives_a_scalar_of_its_dtype():
+    got = mask(np.array(False), np.array(-2.5, dtype=np.float32))
+    assert got.dtype == np.float32 and got.shape == () and np.signbit(got) == False  # noqa: E712
 
 
-@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 5), (2, 4, 3, 3)])
-@pytest.mark.parametrize("affine", [None, "weight", "both"])
-@pytest.mark.parametrize("needs", ["input", "params", "all"])
-def test_batch_norm_training_gradients(shape, affine, needs):
-    """The training gradients (computed per channel first, as torch's kernel) and the running
-    statistics, for each input needing a gradient or not."""
-    import numpy as np
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6, 4), (1, 2, 4, 4, 3)])
+def test_conv_weight_grad_fast_path_equals_the_general_windows(shape, monkeypatch):
+    from gradviz import _windows
 
-    data = np.random.default_rng(3).standard_normal(shape).tolist()
-    c = shape[1]
-
-    def case(t):
-        x = _x(t, data, rg=needs != "params")
-        w = t.linspace(0.5, 1.5, c).requires_grad_(needs != "input") if affine else None
-        b = t.linspace(-0.2, 0.3, c).requires_grad_(needs != "input") \
-            if affine == "both" else None
-        rm, rv = t.zeros(c), t.ones(c)
-        out = t.nn.functional.batch_norm(x, rm, rv, w, b, training=True, momentum=0.2)
-        leaves = [v for v in (x, w, b) if v is not None and v.requires_grad]
-        if not leaves:
-            return [out, rm, rv]
-        return _backward(t, out, *leaves) + [rm, rv]
-    check(case)
+    n, c, h, w, o = shape
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, c, h, w))
+    g = rng.standard_normal((n, o, h, w))          # 3x3 kernel, padding 1: same size out
+    args = (g, x, (o, c, 3, 3), (1, 1), (1, 1), (1, 1), 1)
+    fast = _windows.conv_grad_weight(*args)
+    monkeypatch.setattr(_windows, "_wide", lambda *a: False)
+    general = _windows.conv_grad_weight(*args)
+    assert fast.shape == (o, c, 3, 3) and fast.flags.c_contiguous
+    np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("batch", [1, 2])
-@pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize("kernel", [1, 3])
-def test_conv2d_results_survive_the_next_convolution(batch, bias, kernel):
-    """2-D stride-1 convolutions reuse their work arrays from call to call: outputs and
-    gradients of one call (forward, backward, transposed) must not change with the next.
-    (A 1x1 kernel on one image makes the results contiguous views of those arrays.)"""
-    import numpy as np
+@pytest.mark.parametrize("with_weight", [True, False])
+@pytest.mark.parametrize("mask", [1, 2, 3, 5, 7])
+def test_layer_norm_array_grads_are_the_general_formulas_bit_for_bit(with_weight, mask):
+    from gradviz import _derivatives as D
 
-    rng = np.random.default_rng(5)
-    data = [rng.standard_normal((batch, 2, 5, 5)).tolist() for _ in range(2)]
-    weight = rng.standard_normal((3, 2, kernel, kernel)).tolist()
-    pad = kernel // 2
-
-    def case(t):
-        F = t.nn.functional
-        w = t.tensor(weight, requires_grad=True)
-        b = t.tensor([0.1, -0.2, 0.3], requires_grad=True) if bias else None
-        xs = [t.tensor(d, requires_grad=True) for d in data]
-        outs = [F.conv2d(x, w, b, padding=pad) for x in xs]
-        firsts = [outs[0].detach().clone()]
-        outs[0].sum().backward()
-        firsts.append(xs[0].grad.clone())
-        (outs[1] * 2).sum().backward()
-        geometry = ([1, 1], [pad, pad], [1, 1], True, [0, 0], 1)
-        back = t.convolution(outs[0].detach(), w.detach(), None, *geometry)
-        t.convolution(outs[1].detach(), w.detach(), None, *geometry)
-        return [outs[0], firsts[0], xs[0].grad, firsts[1], xs[1].grad, w.grad.clone(), back]
-    check(case)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    grad = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    weight = rng.standard_normal(6).astype(np.float32) if with_weight else None
+    mean = x.mean(-1, keepdims=True, dtype=np.float32)
+    rstd = (1 / np.sqrt(x.var(-1, keepdims=True, dtype=np.float32) + 1e-5)).astype(np.float32)
+    xhat, r, dims, lead = D.layer_norm_parts(x, (6,), mean, rstd)
+    want = [D.norm_input_grad(grad if weight is None else grad * weight, xhat, r, dims)
+            if mask & 1 else None,
+            D.sum_lead(grad * xhat, lead) if mask & 2 else None,
+            D.sum_lead(grad, lead) if mask & 4 else None]
+    grad_before = grad.copy()
+    got = D.layer_norm_array_grads(grad, mask, xhat.copy(), r, weight, dims, lead)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if w is not None:
+            assert g.dtype == w.dtype and np.array_equal(g, w)
+    assert np.array_equal(grad, grad_before)        # the incoming gradient is never written
 
 
-@pytest.mark.parametrize("indices", [[[0, 4], [2, 2]], [[0, 5]], [[-1, 2]], [[3, 1], [0, 4]]])
-@pytest.mark.parametrize("dtype", ["int64", "int32"])
-@pytest.mark.parametrize("strided", [False, True])
-def test_embedding_index_bounds(indices, dtype, strided):
-    def case(t):
-        weight = t.arange(15.0).reshape(5, 3).requires_grad_()
-        idx = t.tensor(indices, dtype=getattr(t, dtype))
-        if strided:
-            idx = idx.t()
-        out = t.nn.functional.embedding(idx, weight)
-        return _backward(t, out, weight)
-    check(case)
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_attention_backward_in_place_is_the_plain_formula_bit_for_bit(is_causal):
+    from gradviz import _derivatives as D
+    from gradviz._dmath import causal_fill
+
+    rng = np.random.default_rng(3)
+    q, k, v, g = (rng.standard_normal((2, 3, 5, 4)).astype(np.float32) for _ in range(4))
+    sc = np.float32(0.5)
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) * sc
+    s = causal_fill(s) if is_causal else s
+    lse = np.log(np.exp(s).sum(-1))
+    out = np.matmul(np.exp(s - lse[..., None]), v)
+    p = np.exp(s - lse[..., None])          # the formula before, one array per operation
+    ds = (np.matmul(g, np.swapaxes(v, -2, -1)) - (g * out).sum(-1, keepdims=True)) * p * sc
+    want = [np.matmul(ds, k), np.matmul(np.swapaxes(ds, -2, -1), q),
+            np.matmul(np.swapaxes(p, -2, -1), g)]
+    inputs = [a.copy() for a in (g, q, k, v, out)]
+    got = D.flash_attention_grads(g, 7, q, k, v, out, lse, 0.0, is_causal, None, 0.5)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
+    assert all(np.array_equal(a, b) for a, b in zip(inputs, (g, q, k, v, out)))
+    assert not any(np.shares_memory(r, a) for r in got for a in (g, q, k, v, out))

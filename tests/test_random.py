@@ -35,7 +35,7 @@ def _assert_same(program, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_rand_randn_and_fills_are_torchs(seed, n, dtype):
     def program(m):
         dt = getattr(m, dtype)

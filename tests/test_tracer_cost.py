@@ -33,6 +33,9 @@ LOOP = """
 ])
 def test_finite_check_agrees_with_numpy(value, finite, recwarn):
     assert _all_finite(value) is finite
+    # the quick look (a sum of squares: 1e30 squared overflows), as the engine runs it
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert _all_finite(value, quick=True) is finite
     assert bool(np.isfinite(value).all()) is finite
     assert not recwarn.list         # nothing reaches the file's warnings
 
@@ -99,6 +102,8 @@ def test_callsite_caches_are_keyed_by_id_and_hold_their_code_objects(tmp_path):
     for cache in (callsite._internal, callsite._hosted, callsite._public):
         assert all(type(k) is int and callsite._held[k] is not None for k in cache)
     assert callsite._held[id(code)] is code
+    assert callsite.site_at(code, 0) is callsite.site_at(code, 0) == (str(path), 3)
+    assert callsite._sites[id(code)][0] is code
     del ns, code
     gc.collect()
     # the code object is still held, so no other code object can take its id

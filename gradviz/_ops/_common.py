@@ -38,13 +38,20 @@ def _coerce(a, b):
 
 
 def _operand(x):
-    """(value, tensor or None) for an operand: Tensors give their data."""
+    """(value, tensor or None) for an operand: Tensors give their data, a NumPy scalar the
+    Python number torch reads it as."""
     if isinstance(x, Tensor):
         return x._data, x
-    if isinstance(x, _SCALAR_TYPES):
+    tx = type(x)
+    if tx is float or tx is int or tx is bool:
         return x, None
     if isinstance(x, np.generic):
-        return x.item(), None
+        # torch reads a NumPy scalar as a Python number (np.float64 is a float subclass, so
+        # this comes before the isinstance below): a float32 tensor times np.float64(1.5)
+        # stays float32. np.bool_ is read as a float, as torch 2.13 does.
+        return (float(x) if tx is np.bool_ else x.item()), None
+    if isinstance(x, _SCALAR_TYPES):
+        return x, None
     if isinstance(x, np.ndarray):
         return x, None
     raise TypeError(f"unsupported operand type: '{type(x).__name__}'")

@@ -77,8 +77,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
     dims = tuple(range(x.ndim - k, x.ndim))
     mean = _mean(x, dims)
     xc = x - mean
-    rstd = 1 / np.sqrt(_mean(xc * xc, dims) + eps)
-    out = _make(_affine(xc * rstd, weight, bias, shape).astype(x.dtype, copy=False))
+    sq = xc * xc
+    rstd = 1 / np.sqrt(_mean(sq, dims) + eps)
+    # xc * rstd into the squares' array (fresh, and of the product's dtype when they match)
+    fresh = isinstance(sq, np.ndarray) and sq.dtype == np.result_type(xc, rstd)
+    y = np.multiply(xc, rstd, out=sq if fresh else None)
+    out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
         record(D["native_layer_norm"], out, (input, weight, bias),
                (input, shape, weight, bias, _make(mean), _make(rstd.astype(x.dtype)), eps))

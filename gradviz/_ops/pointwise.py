@@ -345,7 +345,9 @@ def contiguous(self, memory_format=None):
         raise _not_implemented("Tensor.contiguous", "memory_format")
     if self.is_contiguous():
         return self
-    return clone(self)
+    out = clone(self)
+    out._data = np.ascontiguousarray(out._data)     # clone keeps self's layout, as torch's
+    return out
 
 
 def invalid_arguments(op, args, kwargs=None, method=False):

@@ -34,11 +34,7 @@ def _fill(self, values, op):
 
 
 def _float(self, kernel):
-    dt = self._data.dtype
-    if dt.kind != "f":
-        from .._creation import _SCALAR_NAMES
-        raise RuntimeError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
-    return dt
+    return _random._floating(self._data.dtype, kernel)
 
 
 @method()
@@ -84,8 +80,8 @@ def random_(self, from_=0, to=None, *, generator=None):
         if from_ == 0:
             return _fill(self, _full_range(self, generator), "random_")
         from_, to = 0, from_
-    vals = _random.randint(int(from_), int(to), self.shape, generator)
-    return _fill(self, vals.astype(self._data.dtype), "random_")
+    vals = _random.randint(int(from_), int(to), self.shape, generator, self._data.dtype)
+    return _fill(self, vals, "random_")
 
 
 # random_() with no bounds draws one raw value per element (64 bits for int64 and float64, 32
@@ -142,9 +138,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if probs.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if probs.dtype.kind != "f":
-        from .._creation import _SCALAR_NAMES
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{_SCALAR_NAMES[probs.dtype.name]}")
+                           f"{_random._SCALAR_NAMES[probs.dtype.name]}")
     n = probs.shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "

@@ -26,8 +26,8 @@ import sysconfig
 import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
-           "user_frame", "line_at", "user_site", "user_stack", "user_stacklevel", "maker", "user_functions",
-           "running_around"]
+           "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
+           "maker", "user_functions", "running_around"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -133,16 +133,27 @@ def user_frame(depth):
 
 def line_at(code, offset):
     """The line of the instruction at `offset` in code (a frame's f_lasti): its f_lineno."""
-    key = (code, offset)
-    line = _lines.get(key, _lines)
-    if line is _lines:
+    return site_at(code, offset)[1]
+
+
+def site_at(code, offset):
+    """(filename, line) of the instruction at `offset` in code: one tuple per place, shared by
+    every caller (an optimizer's line edits every parameter at every step)."""
+    held = _sites.get(id(code))
+    if held is None:
+        held = _sites[id(code)] = (code, {})
+    sites = held[1]
+    site = sites.get(offset)
+    if site is None:
         line = code.co_firstlineno if offset < 0 else next(
             (n for start, end, n in code.co_lines() if start <= offset < end), None)
-        _lines[key] = line
-    return line
+        site = sites[offset] = (code.co_filename, line)
+    return site
 
 
-_lines = {}             # (code object, offset) -> line
+# id(code) -> (code, {offset: (filename, line)}): keyed by id, as the caches above (hashing a
+# (code, offset) key hashed the code's constants, on every in-place edit of a file's top level)
+_sites = {}
 
 
 def called_by_user(depth, through=(), past_gradviz=False):

@@ -238,14 +238,14 @@ def _discover(roots):
     return deps
 
 
-def _needed(deps, targets, leaf_targets):
-    """The nodes worth running: strict ancestors of a target, and leaf targets to accumulate."""
+def _needed(deps, targets):
+    """The strict ancestors of the target nodes: the nodes torch marks needed for them."""
     parents = {}
     for node in deps:
         for nxt in edges(node):
             if nxt is not None:
                 parents.setdefault(nxt, []).append(node)
-    needed = set(leaf_targets)
+    needed = set()
     stack = [p for t in targets for p in parents.get(t, ())]
     while stack:
         node = stack.pop()
@@ -261,17 +261,24 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     trace = _tracing.active
     if trace is not None:
         trace.begin(roots, inputs, capture)
-    captures = None
-    only = None
+    captures = needed = None
+    run = None      # torch's should_execute: the nodes needed or captured (None: every node)
     if inputs is not None:
         # Where each input's gradient is read: at its AccumulateGrad (leaf) or at the input
         # buffer of its grad_fn (non-leaf), exactly where torch captures it.
-        captures = {}
+        where = {}
         for k, t in enumerate(inputs):
             node, nr = edge_of(t)
-            captures.setdefault(node, []).append((nr, k))
-        leaves = [] if capture else [n for n in captures if isinstance(n, AccumulateGrad)]
-        only = _needed(deps, list(captures), leaves)
+            where.setdefault(node, []).append((nr, k))
+        run = needed = _needed(deps, where)
+        if capture:
+            captures = where
+            run = needed | where.keys()
+        else:
+            # torch's backward(inputs=...) marks each input's node needed: a leaf's
+            # AccumulateGrad accumulates, a non-leaf's grad_fn runs (its hooks too, with no
+            # next node to send to) while retain_grad fills its .grad.
+            needed.update(where)
     found = [None] * (len(inputs) if inputs is not None else 0)
 
     buffers = {}
@@ -289,21 +296,21 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
             pushed.add(node)
             heapq.heappush(ready, (-node._seq, node))
 
-    _tasks.append((next(_task_ids), deps, only))
+    _tasks.append((next(_task_ids), deps, run, captures))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     try:
         with _GradMode(create_graph), np.errstate(divide="ignore", invalid="ignore",
                                                   over="ignore"):
-            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only,
-                  capture)
+            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed)
     finally:
         _tasks.pop()
     return found
 
 
 # The backward passes running (a hook may start another), innermost last: (id, dependency
-# counts, the nodes worth running or None), for register_multi_grad_hook.
+# counts, the nodes that run or are captured or None for all, grad()'s captures or None), for
+# register_multi_grad_hook.
 _tasks = []
 _task_ids = itertools.count()
 
@@ -313,21 +320,28 @@ def current_task():
     _current_graph_task_id and _will_engine_execute_node."""
     if not _tasks:
         raise AssertionError("expected this hook to be called inside a backward call")
-    tid, deps, only = _tasks[-1]
+    tid, deps, run, captures = _tasks[-1]
 
     def will_execute(node):
-        return node in deps and (only is None or node in only)
+        if node not in deps or run is not None and node not in run:
+            return False
+        # torch refuses a captured node with no next function (topological_nr 0)
+        if captures is not None and node in captures and all(n is None for n in edges(node)):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                               "currently running autograd.grad(). This is currently not "
+                               "supported.")
+        return True
     return tid, will_execute
 
 
-def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, only, capture):
+def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed):
     """Run ready nodes until none is left, handing each output gradient to its next node.
 
     Sequence numbers are unique, so the heap never compares two nodes. A node with no hooks,
     no tracer, no captures and no anomaly mode takes the short path straight to its formula.
     """
     heappop, heappush = heapq.heappop, heapq.heappush
-    plain = captures is None and _tracing.active is None and not _state.anomaly
+    plain = needed is None and _tracing.active is None and not _state.anomaly
     while ready:
         node = heappop(ready)[1]
         grads = buffers.pop(node, None)
@@ -351,8 +365,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
             if g is not None:
                 var = node.variable
                 if var._hooks or var._post_hooks:
-                    _execute(node, grads, create_graph, retain_graph, captures, found, only,
-                             capture)
+                    _execute(node, grads, create_graph, retain_graph, captures, found, needed)
                 else:
                     outs = old = None       # earlier nodes' values, so they hold no reference
                     # Referenced only by `grads`, `g` and getrefcount's argument: no one else
@@ -361,8 +374,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, onl
                     accumulate(var, g, unshared)
             continue
         else:
-            outs = _execute(node, grads, create_graph, retain_graph, captures, found, only,
-                            capture)
+            outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
         nrs = node._nrs
         n_outs = len(outs)
         nexts = node._next
@@ -406,59 +418,45 @@ _np_add = np.add
 _getrefcount = sys.getrefcount
 
 
-def _execute(node, grads, create_graph, retain_graph, captures, found, only, capture):
-    """Run one node: tensor hooks, retain_grad, pre-hooks, capture, apply, post-hooks."""
+def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
+    """Run one node: tensor hooks, retain_grad, pre-hooks, apply, post-hooks; with `inputs`,
+    as torch's evaluate_function: a node neither needed nor captured does nothing, a captured
+    node that is not needed runs its tensor hooks only, and its gradient is captured after
+    them (a needed node's before them)."""
     if all(g is None for g in grads):
         return ()
-    for nr in range(len(grads)):
-        hooks = node._tensor_hooks(nr)
-        if hooks and grads[nr] is not None:
-            for hook in list(hooks.values()):
-                r = hook(_to_tensor(grads[nr]))
-                if _tracing.active is not None:
-                    _tracing.active.fired(node, "tensor", nr, hook, grads[nr], r)
-                if r is not None:
-                    _check_hook_value(hook, grads[nr], r)
-                    grads[nr] = r if create_graph else _raw(r)
-                    if _tracing.active is not None:
-                        _tracing.active.hooked(node, nr, hook)
-    if node._retain is not None:
-        for nr, ref in node._retain.items():
-            t = ref()
-            if t is not None and grads[nr] is not None:
-                g = grads[nr]
-                if t._grad is None:
-                    t._grad = _to_tensor(g if create_graph else np.array(g))
-                elif create_graph:
-                    t._grad = t._grad + g
-                else:
-                    t._grad = _to_tensor(t._grad._data + _raw(g))
-                if _tracing.active is not None:
-                    _tracing.active.fired(node, "retain_grad", nr, None, g, None)
+    need = None
+    trace = _tracing.active
+    if needed is not None:
+        hit = None if captures is None else captures.get(node)
+        if node not in needed:
+            if hit is not None:
+                _tensor_hooks(node, grads, create_graph)
+                if trace is not None:
+                    trace.grad(node, grads)
+                _capture(hit, grads, found)
+            return ()
+        if hit is not None:
+            _capture(hit, grads, found)
+        # torch's task_should_compute_output: only the edges to a node that runs or is
+        # captured get a gradient; the others get None (post-hooks see None there).
+        need = 0
+        for i, nxt in enumerate(edges(node)):
+            if nxt is not None and (nxt in needed or captures is not None and nxt in captures):
+                need |= 1 << i
+    _tensor_hooks(node, grads, create_graph)
     if node._prehooks:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(None if g is None else _to_tensor(g) for g in grads))
-            if _tracing.active is not None:
-                _tracing.active.fired(node, "pre", None, hook, grads, r)
+            if trace is not None:
+                trace.fired(node, "pre", None, hook, grads, r)
             if r is not None:
                 _check_hook_values(hook, grads, r)
                 grads = [None if g is None else (g if create_graph else _raw(g)) for g in r]
-    trace = _tracing.active
     if trace is not None:
         trace.grad(node, grads)
-    if captures is not None:
-        hit = captures.get(node)
-        if hit is not None:
-            for nr, k in hit:
-                g = grads[nr]
-                if g is None:
-                    continue
-                if capture:
-                    found[k] = g if found[k] is None else found[k] + g
-        if node not in only:
-            return ()
     try:
-        outs = node._apply(grads, create_graph)
+        outs = node._apply(grads, create_graph, need)
     except Exception as exc:
         _annotate(exc, node)
         raise
@@ -487,6 +485,45 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, only, cap
             _annotate(exc, node)
             raise
     return outs
+
+
+def _tensor_hooks(node, grads, create_graph):
+    """The tensor hooks of each output of node, then retain_grad (torch's
+    call_tensor_pre_hooks); a hook's return replaces the gradient in `grads`."""
+    trace = _tracing.active
+    for nr in range(len(grads)):
+        hooks = node._tensor_hooks(nr)
+        if hooks and grads[nr] is not None:
+            for hook in list(hooks.values()):
+                r = hook(_to_tensor(grads[nr]))
+                if trace is not None:
+                    trace.fired(node, "tensor", nr, hook, grads[nr], r)
+                if r is not None:
+                    _check_hook_value(hook, grads[nr], r)
+                    grads[nr] = r if create_graph else _raw(r)
+                    if trace is not None:
+                        trace.hooked(node, nr, hook)
+    if node._retain is not None:
+        for nr, ref in node._retain.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr]
+                if t._grad is None:
+                    t._grad = _to_tensor(g if create_graph else np.array(g))
+                elif create_graph:
+                    t._grad = t._grad + g
+                else:
+                    t._grad = _to_tensor(t._grad._data + _raw(g))
+                if trace is not None:
+                    trace.fired(node, "retain_grad", nr, None, g, None)
+
+
+def _capture(hit, grads, found):
+    """grad()'s result for the inputs read at this node: [(output nr, input index)]."""
+    for nr, k in hit:
+        g = grads[nr]
+        if g is not None:
+            found[k] = g if found[k] is None else found[k] + g
 
 
 def _hook_name(hook):

@@ -285,7 +285,7 @@ class FormulaNode(Node):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
         return self._entry.display
 
-    def _apply(self, grads, create_graph):
+    def _apply(self, grads, create_graph, need=None):
         saved = self._saved
         if type(saved) is _Freed:               # self._released, without the property call
             raise RuntimeError(_FREED)
@@ -316,12 +316,20 @@ class FormulaNode(Node):
                 vals.append(self._result_tensor(self._res) if create_graph else self._res)
         # One gradient for a single-output op (cat and stack included), the list for unbind.
         grad = grads[0] if plan.n_out == 1 else grads
+        calls = plan.calls
         if plan.variadic:
-            _, f, pos = plan.calls[0]
-            out = list(f(grad, self._mask, *[vals[p] for p in pos]))
+            _, f, pos = calls[0]
+            mask = self._mask if need is None else self._mask & need
+            out = list(f(grad, mask, *[vals[p] for p in pos]))
+            if need is not None:
+                out = [g if need >> i & 1 else None for i, g in enumerate(out)]
         else:
+            if need is not None:
+                # torch's task_should_compute_output: no formula for an edge this backward
+                # does not run
+                calls = [c for c in calls if need >> c[0] & 1]
             out = [None] * plan.n_inputs
-            for i, f, pos in plan.calls:
+            for i, f, pos in calls:
                 n = len(pos)
                 if n == 1:
                     out[i] = f(grad, vals[pos[0]])

@@ -60,7 +60,9 @@ class BackwardCFunction(Node, FunctionCtx):
             if t is not None and t._version != v:
                 raise modified_error(t._data, (t._fn, t._nr), t._version, v)
 
-    def _apply(self, grads, create_graph):
+    def _apply(self, grads, create_graph, need=None):
+        # `need` is not used: torch hands on every gradient a custom backward returns (its
+        # post-hooks see them all), whichever next functions run.
         from .._tensor import Tensor
         from .engine import _to_tensor
         if self._freed:

@@ -282,7 +282,9 @@ class Node:
     def _release(self):
         """Free saved values after a backward without retain_graph."""
 
-    def _apply(self, grads, create_graph):
+    def _apply(self, grads, create_graph, need=None):
+        """The gradients for the next functions; `need` (a bit per edge, None for all) says
+        which edges lead to a node this backward runs: the others may get None."""
         raise NotImplementedError(f"{self.name()} has no backward")
 
 
@@ -304,7 +306,7 @@ class AccumulateGrad(Node):
     def _tensor_hooks(self, nr):
         return self.variable._hooks
 
-    def _apply(self, grads, create_graph):
+    def _apply(self, grads, create_graph, need=None):
         from .._tensor import Tensor, _make
         g = grads[0]
         if g is None:
@@ -349,6 +351,9 @@ def accumulate(var, g, steal=False):
         np.add(od, g, out=od, casting="unsafe")
     else:
         old._data = np.asarray(od + g, dtype=var._data.dtype)
+    # torch's AccumulateGrad adds in place (`variable_grad += new_grad`) when grad mode is off
+    # for it, as here: the same .grad tensor, one version later
+    old._version_counter().v += 1
 
 
 def edges(node):
@@ -449,22 +454,27 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
-    def _apply(self, grads, create_graph):
+    def _apply(self, grads, create_graph, need=None):
         g = grads[0]
-        if create_graph:
-            if g.requires_grad:
-                return self._apply_recorded(g)
-            g = g._data
-        result = np.array(g, copy=True)
-        region = apply_view(result, self._steps)
-        res = self._fn._apply([np.array(region)], False)
-        region[...] = 0 if res[0] is None else res[0]
-        outs = [result] + list(res[1:])
-        if create_graph:
-            outs = [None if o is None else _as_tensor(o) for o in outs]
+        # the op's backward always gives its edge 0 (the view's region)
+        fn_need = None if need is None else need | 1
+        if create_graph and g.requires_grad:
+            outs = self._apply_recorded(g, fn_need)
+        else:
+            if create_graph:
+                g = g._data
+            result = np.array(g, copy=True)
+            region = apply_view(result, self._steps)
+            res = self._fn._apply([np.array(region)], False, fn_need)
+            region[...] = 0 if res[0] is None else res[0]
+            outs = [result] + list(res[1:])
+            if create_graph:
+                outs = [None if o is None else _as_tensor(o) for o in outs]
+        if need is not None and not need & 1:
+            outs[0] = None      # torch: no gradient for the base's history when it does not run
         return outs
 
-    def _apply_recorded(self, g):
+    def _apply_recorded(self, g, need):
         """_apply under create_graph=True for a gradient with a graph, recorded as torch's
         CopySlices::apply_with_saved records it: the gradient copied into a new tensor
         (CopyBackwards), the view's region read as a view of it (AsStridedBackward0), cloned
@@ -478,7 +488,7 @@ class CopySlices(Node):
         region._base_, region._view_fn = result, self._steps
         region._vc = result._version_counter()
         ops.reread_from_base(result, region)
-        res = self._fn._apply([ops.clone(region)], True)
+        res = self._fn._apply([ops.clone(region)], True, need)
         if res[0] is None:
             ops.zero_(region)
         else:

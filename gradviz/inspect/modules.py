@@ -24,6 +24,8 @@ keeps only the last frames of a function), and a node's call goes with the node.
 import collections
 import weakref
 
+from .._tensor import Tensor
+
 __all__ = ["ModuleCall", "ModuleCalls", "add_modules", "install_torch_hooks"]
 
 _CALLS_KEPT = 512       # the last calls listed in the report (a training loop makes thousands)
@@ -100,11 +102,13 @@ class ModuleCalls:
     def exit(self, module, result):
         """The open call of module returned result (raised: result None). Calls opened after
         it and left open (torch calls no forward hook when forward raises) are closed too."""
-        if not any(c.module_id == id(module) for c in self.stack):
+        stack = self.stack
+        key = id(module)
+        if not stack or stack[-1].module_id != key and all(c.module_id != key for c in stack):
             return None
         while True:
-            call = self.stack.pop()
-            if call.module_id == id(module):
+            call = stack.pop()
+            if call.module_id == key:
                 call.outputs = None if result is None else _shapes(result)
                 call.module_id = None
                 return call
@@ -194,15 +198,27 @@ def _qualified_names(root):
 def _shapes(value):
     """[shape, ...] of the tensors in a module's arguments or result (tuples, lists, dicts one
     level down); a lone tensor gives one shape."""
-    if hasattr(value, "shape") and hasattr(value, "grad_fn"):
-        return [list(value.shape)]
+    shape = _shape(value)
+    if shape is not None:
+        return [shape]
     out = []
     items = value.values() if isinstance(value, dict) else \
         value if isinstance(value, (tuple, list)) else ()
     for v in items:
-        if hasattr(v, "shape") and hasattr(v, "grad_fn"):
-            out.append(list(v.shape))
+        shape = _shape(v)
+        if shape is not None:
+            out.append(shape)
     return out
+
+
+def _shape(value):
+    """A tensor's shape as a list (None for anything else). The core's tensors are told apart
+    first: a training loop calls its modules at every step."""
+    if isinstance(value, Tensor):
+        return list(value._data.shape)
+    if hasattr(value, "shape") and hasattr(value, "grad_fn"):
+        return list(value.shape)
+    return None
 
 
 # ----- the report's "module", "modules" and "module_calls" ----------------------------------

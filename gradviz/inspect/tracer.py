@@ -20,8 +20,9 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
-from ..autograd.callsite import line_at, maker as _maker, user_frame as _user_frame, user_site
+from ..autograd.callsite import maker as _maker, site_at, user_frame as _user_frame, user_site
 from ..autograd.grad_mode import _state
+from ..autograd.graph import AccumulateGrad
 from ..autograd.saved import snapshot
 from .report import VALUE_LIMIT, GradSummary
 from .modules import ModuleCalls
@@ -43,6 +44,28 @@ class InplaceEvent:
         self.version = version
         self.grad_enabled = grad_enabled
         self.seq = seq              # nodes created before the edit (compare with order())
+
+
+class _Edit(InplaceEvent):
+    """An in-place edit of the core's: the user's code object and instruction offset are kept,
+    and the site read from them when asked (an optimizer edits every parameter at every step,
+    and finding each edit's line as it happened cost a tenth of the tracer's time)."""
+
+    __slots__ = ("_code", "_offset")
+
+    def __init__(self, tensor, op, code, offset, version, grad_enabled, seq):
+        self.tensor = tensor
+        self.op = op
+        self._code = code
+        self._offset = offset
+        self.version = version
+        self.grad_enabled = grad_enabled
+        self.seq = seq
+
+    @property
+    def site(self):
+        code = self._code
+        return None if code is None else site_at(code, self._offset)
 
 
 class HookEvent(NamedTuple):
@@ -116,7 +139,6 @@ class Tracer(_tracing.Tracer):
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
         self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
-        self._sites = {}            # (file, line) of in-place edits -> that tuple, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -152,7 +174,7 @@ class Tracer(_tracing.Tracer):
         # output is named in module_output, and the frame let go; see _drop_finished)
         self.module_calls = {}
         self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
-        self.modules = ModuleCalls()    # which module call made each node
+        self.modules = _ModuleCalls(self._nodes)    # which module call made each node
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
 
@@ -164,7 +186,7 @@ class Tracer(_tracing.Tracer):
         # them the graph above: that must not outlive the node).
         ref = _NodeRef(node, self._drop_entry)
         ref.key = k
-        self._nodes[k] = [self._count, ref, None, None, None, None]
+        self._nodes[k] = [self._count, ref, None, None, None, None, None]
         self._count += 1
         if self.modules.stack:
             self.modules.node(node)
@@ -196,8 +218,10 @@ class Tracer(_tracing.Tracer):
         if entry is None or entry[_REF]() is not node:
             entry = self._entry(node, create=True)
         if entry[_SNAPSHOT] is None:
-            # (the report finds the output a `_saved_result` stands for with output_of())
-            entry[_SNAPSHOT] = snapshot(node) or _NOTHING_SAVED
+            # (the report finds the output a `_saved_result` stands for with output_of());
+            # an AccumulateGrad saves nothing, and a training loop runs one per parameter
+            entry[_SNAPSHOT] = _NOTHING_SAVED if type(node) is AccumulateGrad else \
+                snapshot(node) or _NOTHING_SAVED
         if self.keep_grads:
             snap = [None if g is None else _snapshot(g) for g in grads]
             if self.keep_history:
@@ -218,8 +242,11 @@ class Tracer(_tracing.Tracer):
             entry[_LAST_GRAD] = snap
 
     def produced(self, node, outs):
+        # The core's engine runs backward with NumPy's overflow warnings off: its gradients
+        # may take the quick look (a sum of squares, which can overflow).
+        quick = self._tensor_type is Tensor
         for g in outs:
-            if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g):
+            if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g, quick):
                 break
         else:
             return
@@ -235,14 +262,8 @@ class Tracer(_tracing.Tracer):
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
-        site = None
-        if code is not None:
-            # one tuple per line, shared by its edits (an optimizer's line edits every
-            # parameter at every step, and the edits are all kept)
-            site = (code.co_filename, line_at(code, offset))
-            site = self._sites.setdefault(site, site)
-        self.inplace_events.append(InplaceEvent(tensor, op, site, tensor._version,
-                                                _state.enabled, self._count))
+        self.inplace_events.append(_Edit(tensor, op, code, offset, tensor._version,
+                                         _state.enabled, self._count))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
@@ -527,9 +548,34 @@ class _NodeRef(weakref.ref):
     __slots__ = ("key",)
 
 
-_REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT = 1, 2, 3, 4, 5   # slots of a node's entry
+# slots of a node's entry
+_REF, _OUTS, _LAST_GRAD, _SNAPSHOT, _LAST_EVENT, _CALL = 1, 2, 3, 4, 5, 6
 _NOTHING_SAVED = object()       # a snapshot was taken, and the node held nothing
 _new_tuple = tuple.__new__      # makes a NamedTuple without the Python call of its __new__
+
+
+class _ModuleCalls(ModuleCalls):
+    """The core's recorder: the module call that made a node is kept in the tracer's entry for
+    the node (Tracer.node), which goes when the node does, rather than behind one more weak
+    reference per node."""
+
+    def __init__(self, nodes):
+        super().__init__()
+        self._nodes = nodes
+
+    def attribute(self, node, call):
+        if self.torch:
+            return super().attribute(node, call)
+        call.nodes += 1
+        self._nodes[id(node)][_CALL] = call
+
+    def call_of(self, node):
+        if self.torch:
+            return super().call_of(node)
+        entry = self._nodes.get(id(node))
+        if entry is None or entry[_REF]() is not node:
+            return None
+        return entry[_CALL]
 
 
 class _NodeSlot:
@@ -589,7 +635,9 @@ def _large(grads):
     return False
 
 
-def _all_finite(a):
+def _all_finite(a, quick=False):
+    """Whether every value of a is finite. quick: look at a sum of squares first (call it only
+    where overflow warnings are off)."""
     if type(a) is not _ndarray:
         if isinstance(a, float):
             return math.isfinite(a)
@@ -600,6 +648,13 @@ def _all_finite(a):
         return True
     if a.size == 1 and a.dtype.char in "efd":   # a Python float holds the value exactly
         return math.isfinite(a.item())
+    if quick and a.dtype.char in "fd":
+        # A finite sum of squares means every value is finite (a nan or an inf makes it nan or
+        # inf); one BLAS dot takes half the time of isfinite and a count. Only when it is not
+        # finite (an overflow of large finite values, too) is each value looked at.
+        r = a.ravel()
+        if math.isfinite(r.dot(r)):
+            return True
     # (count_nonzero: ndarray.all() goes through a Python function of NumPy's)
     return bool(_count_nonzero(_isfinite(a)) == a.size)
 

@@ -60,8 +60,7 @@ class Softmax(_Activation):
         super().__init__(F.softmax, dim=dim)
 
     def forward(self, input):
-        # Its own forward, to pass _stacklevel: the implicit-dim warning names the caller's line.
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return F.softmax(input, self.dim)
 
 
 class LogSoftmax(_Activation):
@@ -69,7 +68,7 @@ class LogSoftmax(_Activation):
         super().__init__(F.log_softmax, dim=dim)
 
     def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return F.log_softmax(input, self.dim)
 
 
 class GELU(_Activation):

@@ -16,6 +16,7 @@ from .._ops.padding import pad
 from .._ops.pooling import avg_pool2d, max_pool2d
 from .._registry import ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
+from ..autograd.callsite import user_stacklevel
 from ..autograd.grad_mode import no_grad
 
 
@@ -50,7 +51,8 @@ def sigmoid(input):
 def _softmax_dim(name, ndim, stacklevel):
     # torch's legacy choice of dim when none is given, with its warning.
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+                  "to include dim=X as an argument.", UserWarning,
+                  stacklevel=user_stacklevel() if stacklevel == 3 else stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -171,28 +173,29 @@ def _not_implemented(what):
                                "gradviz's core; run with --backend torch to use PyTorch")
 
 
-def _legacy_reduction(size_average, reduce, reduction, stacklevel):
+def _legacy_reduction(size_average, reduce, reduction):
     """The reduction name, from the legacy size_average/reduce flags when either is given
-    (torch's _Reduction.legacy_get_string, with its deprecation warning at stacklevel)."""
+    (torch's _Reduction.legacy_get_string, with its deprecation warning at the user's line)."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
         warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=stacklevel + 1)
+                      f"reduction='{reduction}' instead.", stacklevel=user_stacklevel())
     return reduction
 
 
 def _reduction(size_average, reduce, reduction):
     """torch's Reduction enum (0 none, 1 mean, 2 sum) for a loss function's arguments."""
-    return losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction, 3))
+    return losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction))
 
 
 def _size_warning(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      "to broadcasting. Please ensure they have the same size.",
+                      stacklevel=user_stacklevel())
 
 
 def _broadcast(input, target):
@@ -299,7 +302,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
         r = losses.reduction_enum(reduction)
     if log_target:
         loss = target.exp() * (target - input)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._creation import empty, empty_like, eye as _eye, randperm, tensor as as_tensor
 from .._ops.pointwise import where
+from ..autograd.callsite import user_stacklevel
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -120,7 +121,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 def _kaiming_std(tensor, a, mode, nonlinearity):
     """gain / sqrt(fan), or None for a zero-element tensor (torch warns and leaves it)."""
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=user_stacklevel())
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -159,7 +160,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+                      "distribution of values may be incorrect.", stacklevel=user_stacklevel())
     with no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
@@ -280,7 +281,7 @@ def _deprecated(new):
 
     def deprecated_init(*args, **kwargs):
         warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
-                      FutureWarning, stacklevel=2)
+                      FutureWarning, stacklevel=user_stacklevel())
         return new(*args, **kwargs)
 
     deprecated_init.__name__ = old

@@ -479,7 +479,8 @@ class Module:
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a "
-                              f"Tensor or a tuple of Tensors but received {type(result)}")
+                              f"Tensor or a tuple of Tensors but received {type(result)}",
+                              stacklevel=user_stacklevel())
             result = bw_hook.setup_output_hook(result)
         return result
 

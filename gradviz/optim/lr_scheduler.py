@@ -26,6 +26,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from .._tensor import Tensor
+from ..autograd.callsite import user_stacklevel
 from .optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
@@ -95,7 +96,7 @@ def _warns_outside_step(get_lr):
     def checked(self):
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+                          "`get_last_lr()`.", UserWarning, stacklevel=user_stacklevel())
         return get_lr(self)
 
     return checked
@@ -162,12 +163,12 @@ class LRScheduler:
         """Advance one epoch (or jump to `epoch`, deprecated) and set each group's lr."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(_OVERRIDDEN_WARNING, UserWarning, stacklevel=2)
+                warnings.warn(_OVERRIDDEN_WARNING, UserWarning, stacklevel=user_stacklevel())
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=2)
+                warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=user_stacklevel())
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=user_stacklevel())
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -609,7 +610,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=user_stacklevel())
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, _make
+from ..autograd.callsite import user_stacklevel
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..nn.modules import _handle, _zero_grad
 from . import _functional as F
@@ -278,7 +279,7 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error; see "
                           "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         for group in self.param_groups:
             if ("param_names" in param_group) != ("param_names" in group):
                 which = "with names" if "param_names" in param_group else "without names"

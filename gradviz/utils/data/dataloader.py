@@ -16,6 +16,7 @@ from ..._creation import as_tensor, empty, tensor
 from ..._dtype import float64, int64
 from ..._ops.views import stack
 from ..._tensor import Tensor
+from ...autograd.callsite import user_stacklevel
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -176,7 +177,8 @@ class DataLoader:
         if self.pin_memory:
             # torch on a machine without an accelerator: pinning is skipped, with this warning
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=2)
+                          "then device pinned memory won't be used.",
+                          stacklevel=user_stacklevel())
         # torch draws the workers' base seed even with no workers: the draw moves the generator
         empty((), dtype=int64).random_(generator=self.generator)
         return self._batches(indices)

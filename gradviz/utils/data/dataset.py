@@ -7,6 +7,7 @@ import warnings
 
 from ..._creation import randperm
 from ..._random import default_generator
+from ...autograd.callsite import user_stacklevel
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
            "random_split"]
@@ -110,7 +111,7 @@ def random_split(dataset, lengths, generator=default_generator):
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an "
-                              "empty dataset.", stacklevel=2)
+                              "empty dataset.", stacklevel=user_stacklevel())
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()
