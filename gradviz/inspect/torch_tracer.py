@@ -176,7 +176,7 @@ class TorchTracer(Tracer):
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
             was = self._batched, self.reporting
-            if kind == "grad" and kwargs and kwargs.get("is_grads_batched"):
+            if kind == "grad" and _grads_batched(args, kwargs):
                 self._batched, self.reporting = True, False
             elif kind == "grad":
                 captures = self._capture_inputs(args, kwargs)
@@ -1079,6 +1079,12 @@ def _row_order():
             _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
                                   + ("_saved_" + d.result_name,))
     return _ROW_ORDER
+
+
+def _grads_batched(args, kwargs):
+    """autograd.grad's is_grads_batched (its 8th argument)."""
+    return bool(kwargs.get("is_grads_batched") if kwargs and "is_grads_batched" in kwargs
+                else len(args) > 7 and args[7])
 
 
 def _inplace_node(name):
