@@ -35,6 +35,8 @@ import copy
 import functools
 import operator
 import os
+import re
+import traceback
 import types
 import weakref
 
@@ -94,7 +96,8 @@ class TorchTracer(Tracer):
         import torch
         self.torch = torch
         # torch's frames are passed over as gradviz's are, when finding the user's line
-        callsite.register_library(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        callsite.register_library(self._torch_dir)
         self._call_code = torch.nn.Module._call_impl.__code__
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
@@ -576,6 +579,22 @@ class TorchTracer(Tracer):
         node = self.torch._C._current_autograd_node()
         entry = None if node is None else self._entry(node)
         self._running = None if entry is None else entry[1]
+
+    def forward_stack(self, node):
+        """The forward stack torch's anomaly mode kept for node (made under detect_anomaly:
+        its metadata's traceback_), as the core's node._stack: FrameSummary list, outer first,
+        of the file's frames, past the runner's and without gradviz's and torch's."""
+        kept = node.metadata.get("traceback_") if hasattr(node, "metadata") else None
+        frames = [traceback.FrameSummary(m[1], int(m[2]), m[3], line=m[4] or None,
+                                         lookup_line=False)
+                  for m in (_TRACE_FRAME.match(s) for s in kept or ()) if m is not None]
+        inside = [callsite.is_gradviz_file(f.filename) for f in frames]
+        mine = [not g and not f.filename.startswith(self._torch_dir)
+                for f, g in zip(frames, inside)]
+        while mine and not mine[-1]:        # the tracer's and torch's frames making the node
+            frames.pop(), inside.pop(), mine.pop()
+        start = max((i + 1 for i, g in enumerate(inside) if g), default=0)
+        return [f for f, m in zip(frames[start:], mine[start:]) if m]
 
     def _no_backward(self):
         self._calls.pop()
@@ -1079,6 +1098,10 @@ def _row_order():
             _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
                                   + ("_saved_" + d.result_name,))
     return _ROW_ORDER
+
+
+# one frame of traceback.format_stack(): '  File "x.py", line 3, in f\n    code\n'
+_TRACE_FRAME = re.compile(r'  File "(.*)", line (\d+), in (.*)\n(?:    (.*)\n)?')
 
 
 def _grads_batched(args, kwargs):
