@@ -843,3 +843,14 @@ def test_an_anomalys_forward_traceback_is_the_files_frames_on_both_backends(tmp_
     assert found["torch"] == found["gradviz"]
     assert [(f["line"], f["function"]) for f in found["torch"][0][1]] == \
         [(16, "<module>"), (7, "forward"), (11, "root")]
+
+
+def test_a_lazy_modules_calls_have_its_class_and_parameters_on_both_backends(documents):
+    # a LazyConv2d becomes a Conv2d and gets its parameters in its first forward, after
+    # torch's global pre-hook saw it: its call is listed as the core lists it
+    docs = documents("lazy_lenet.py")
+    gv, tc = docs["gradviz"], docs["torch"]
+    assert tc["module_calls"] == gv["module_calls"]
+    assert tc["modules"] == gv["modules"]
+    assert (gv["module_calls"][0]["class"], gv["module_calls"][0]["parameters"]) == \
+        ("Conv2d", 156)
