@@ -54,13 +54,9 @@ class _Edit(InplaceEvent):
     __slots__ = ("_code", "_offset")
 
     def __init__(self, tensor, op, code, offset, version, grad_enabled, seq):
-        self.tensor = tensor
-        self.op = op
-        self._code = code
-        self._offset = offset
-        self.version = version
-        self.grad_enabled = grad_enabled
-        self.seq = seq
+        self._code, self._offset = code, offset
+        self.tensor, self.op, self.version = tensor, op, version
+        self.grad_enabled, self.seq = grad_enabled, seq
 
     @property
     def site(self):
@@ -139,6 +135,7 @@ class Tracer(_tracing.Tracer):
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
         self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
+        self._offsets = {}          # instruction offsets of in-place edits, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -262,6 +259,9 @@ class Tracer(_tracing.Tracer):
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
+        # one int per offset, shared by its edits (an optimizer's line edits every parameter
+        # at every step, and the edits are all kept; an offset past 256 is a new int each time)
+        offset = self._offsets.setdefault(offset, offset)
         self.inplace_events.append(_Edit(tensor, op, code, offset, tensor._version,
                                          _state.enabled, self._count))
 
