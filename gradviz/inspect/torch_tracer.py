@@ -40,6 +40,7 @@ import weakref
 
 import numpy as np
 
+from .. import _derivatives  # noqa: F401 - fills the derivative table _row_order reads
 from ..autograd import callsite
 from ..autograd.graph import short_name
 from ..autograd.saved import Saved
@@ -91,7 +92,6 @@ class TorchTracer(Tracer):
         self.torch = torch
         # torch's frames are passed over as gradviz's are, when finding the user's line
         callsite.register_library(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
-        self._call_code = torch.nn.Module._call_impl.__code__
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
         self._outputs = ()
@@ -118,6 +118,11 @@ class TorchTracer(Tracer):
         self._retaining = {}
         # a held node's hooks hold its holder: the tracer gone, its nodes go with their graph
         weakref.finalize(self, _let_go, self._nodes)
+
+    @staticmethod
+    def _module_call_code():
+        import torch
+        return torch.nn.Module._call_impl.__code__
 
     @staticmethod
     def _find_backward_funcs(torch):

@@ -86,6 +86,7 @@ class Tracer(_tracing.Tracer):
 
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
                  whole_grads=False):
+        self._call_code = self._module_call_code()
         # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] (or output 0's
         #              alone) or None, grads it last received, its saved values before
         #              backward freed them, its last event while that holds a large gradient];
@@ -155,6 +156,13 @@ class Tracer(_tracing.Tracer):
         self.modules = ModuleCalls()    # which module call made each node
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
+
+    @staticmethod
+    def _module_call_code():
+        """The code of the backend's Module call, whose frames are module calls (imported
+        here, not with this module: the torch backend runs without gradviz's nn)."""
+        from ..nn.modules import Module
+        return Module.__call__.__code__
 
     # ----- the core's calls (gradviz.autograd.tracing.Tracer documents each) ---------------
 
@@ -246,7 +254,7 @@ class Tracer(_tracing.Tracer):
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
-        func, site, frame, call = _maker(3, _MODULE_CALL)
+        func, site, frame, call = _maker(3, self._call_code)
         # kept on the tensor itself (see made_of): it goes when the tensor does, with no
         # weak reference and no table entry per tensor; one tuple per distinct maker, shared
         # (a new tuple per tensor would be two more objects per op for the cyclic collector
@@ -607,14 +615,6 @@ def _all_finite(a):
 _ndarray = np.ndarray
 _isfinite = np.isfinite
 _count_nonzero = np.count_nonzero
-
-
-def _module_call_code():
-    from ..nn.modules import Module
-    return Module.__call__.__code__
-
-
-_MODULE_CALL = _module_call_code()
 
 
 def _values(v):
