@@ -12,77 +12,105 @@ PyTorch autograd code runs unchanged with `import gradviz as torch`:
 
 __version__ = "0.1.0"
 
-from ._dtype import (Size, dtype, float16, float32, float64, int8, int16, int32, int64, uint8,
-                     get_default_dtype, set_default_dtype)
-from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
-from ._tensor import Tensor, device
-from ._tensor_str import get_printoptions, set_printoptions
-from . import _ops
-from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
-                              mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
-                              rsub, sub, sub as subtract)
-from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
-                              logical_not, lt, ne)
-from ._ops.bilinear import (bilinear)
-from ._ops.convolution import (conv1d, conv2d, convolution)
-from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
-                          inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
-from ._ops.padding import (constant_pad_nd)
-from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
-                         broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
-                         diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
-                         movedim as moveaxis, repeat_interleave, roll, rot90, split, swapaxes,
-                         swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
-                         vstack as row_stack)
-from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
-                             floor, log, maximum, minimum, relu, round, sigmoid, sgn, sign, sin,
-                             sqrt, square, tanh, trunc, where)
-from ._ops.random import bernoulli, multinomial, normal
-from ._ops.dropout import (dropout, dropout_)
-from ._ops.embedding import (embedding)
-from ._ops.normalization import (batch_norm, group_norm, layer_norm)
-from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
-                               log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
-                               std_mean, sum, var, var_mean)
-from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
-                           masked_select, nonzero, scatter, scatter_add, take_along_dim)
-from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
-from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
-                           arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
-                           atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
-                           expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
-                           logaddexp2, rsqrt, sinh, tan, xlogy)
-from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
-                         select, squeeze, stack, t, transpose, unbind, unsqueeze)
-from ._creation import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy,
-                        full, full_like, get_rng_state, initial_seed, is_tensor, linspace,
-                        logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
-                        randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor,
-                        zeros, zeros_like)
-from ._random import Generator, default_generator
-from . import _registry
+import sys as _sys
+from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
 
-# The forwards imported above, as torch's argument parser takes them (`input=`, `axis=`, `out=`).
-globals().update(_registry.TORCH)
-from . import autograd
-from . import linalg
-from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
-                       set_grad_enabled)
-from .autograd.grad_mode import is_inference, is_inference_mode_enabled
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
-from . import nn
-from . import optim
-from . import return_types
-from . import accelerator, backends, cuda, utils
-from . import serialization
-from .serialization import load, save
-from . import _missing
+# The core (tensor, ops, autograd, nn, optim) is imported on first use of one of its names,
+# not by `import gradviz`: `gradviz graph FILE --backend torch` imports gradviz.inspect (and so
+# this package) but runs the file on PyTorch: the core was ~half of gradviz's import there.
+# `import gradviz as torch` then `torch.tensor(...)` imports it at that first name, into this
+# module, in the order below, so every name is what it was when the core loaded eagerly.
+_loaded = False
 
-float = float32  # noqa: A001  (torch.float)
-double = float64
-half = float16
-long = int64
-int = int32  # noqa: A001  (torch.int)
+
+def _load():
+    """Import the core into this module (once)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    globals().update(_ops_names())
+    # The forwards _ops_names imported, as torch's argument parser takes them (`input=`,
+    # `axis=`, `out=`); the names _other_names imports after them win, as they did.
+    globals().update(_registry.TORCH)
+    globals().update(_other_names())
+    _missing.install_tensor_stubs(Tensor)
+
+
+def _ops_names():
+    from ._dtype import (Size, dtype, float16, float32, float64, int8, int16, int32, int64, uint8,
+                         get_default_dtype, set_default_dtype)
+    from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
+    from ._tensor import Tensor, device
+    from ._tensor_str import get_printoptions, set_printoptions
+    from . import _ops
+    from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
+                                  mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
+                                  rsub, sub, sub as subtract)
+    from ._ops.comparison import (allclose, eq, equal, ge, gt, isclose, isfinite, isinf, isnan, le,
+                                  logical_not, lt, ne)
+    from ._ops.bilinear import (bilinear)
+    from ._ops.convolution import (conv1d, conv2d, convolution)
+    from ._ops.linalg import (addbmm, addmm, addmv, baddbmm, bmm, cdist, cross, det, dot, einsum,
+                              inverse, kron, matmul, mm, mv, outer, outer as ger, tensordot)
+    from ._ops.padding import (constant_pad_nd)
+    from ._ops.shape import (adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                             broadcast_tensors, broadcast_to, chunk, column_stack, diag, diag_embed,
+                             diagonal, diff, dstack, flip, fliplr, flipud, hstack, meshgrid, movedim,
+                             movedim as moveaxis, repeat_interleave, roll, rot90, split, swapaxes,
+                             swapdims, tensor_split, tile, trace, tril, triu, unflatten, vstack,
+                             vstack as row_stack)
+    from ._ops.pointwise import (abs, ceil, clamp, clamp as clip, clamp_max, clamp_min, clone, cos, exp,
+                                 floor, log, maximum, minimum, relu, round, sigmoid, sgn, sign, sin,
+                                 sqrt, square, tanh, trunc, where)
+    from ._ops.random import bernoulli, multinomial, normal
+    from ._ops.dropout import (dropout, dropout_)
+    from ._ops.embedding import (embedding)
+    from ._ops.normalization import (batch_norm, group_norm, layer_norm)
+    from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
+                                   log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
+                                   std_mean, sum, var, var_mean)
+    from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
+                               masked_select, nonzero, scatter, scatter_add, take_along_dim)
+    from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
+    from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
+                               arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
+                               atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
+                               expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
+                               logaddexp2, rsqrt, sinh, tan, xlogy)
+    from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
+                             select, squeeze, stack, t, transpose, unbind, unsqueeze)
+    from ._creation import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy,
+                            full, full_like, get_rng_state, initial_seed, is_tensor, linspace,
+                            logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
+                            randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor,
+                            zeros, zeros_like)
+    from ._random import Generator, default_generator
+    from . import _registry  # noqa: F401
+    return locals()
+
+
+def _other_names():
+    from . import autograd
+    from . import linalg
+    from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                           set_grad_enabled)
+    from .autograd.grad_mode import is_inference, is_inference_mode_enabled
+    from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
+    from . import nn
+    from . import optim
+    from . import return_types
+    from . import accelerator, backends, cuda, utils
+    from . import serialization
+    from .serialization import load, save
+    from . import _missing
+    float = float32  # noqa: A001  (torch.float)
+    double = float64
+    half = float16
+    long = int64
+    int = int32  # noqa: A001  (torch.int)
+    return locals()
 
 
 def is_floating_point(input):
@@ -122,13 +150,32 @@ __all__ = [
     "utils", "serialization", "save", "load", "batch_norm", "dropout", "dropout_", "embedding", "group_norm", "layer_norm",
 ]
 
-_missing.install_tensor_stubs(Tensor)
-
-
 def __getattr__(name):
-    # Only for names not defined above: say whether PyTorch has it (run with --backend torch)
-    # or whether it is a typo, instead of Python's bare "has no attribute".
+    if _asked_by_package(_sys._getframe(1)) and not name.startswith("__") and \
+            _find_spec(f"{__name__}.{name}"):
+        # one of gradviz's modules asking for another (`from .. import _dtype`), maybe while
+        # the core is being imported: that module alone, as Python's import would give it
+        return _import_module(f"{__name__}.{name}")
+    if not _loaded:
+        _load()
+        if name in globals():
+            return globals()[name]
+    # Not a name of the core: say whether PyTorch has it (run with --backend torch) or
+    # whether it is a typo, instead of Python's bare "has no attribute".
     if name.startswith("_"):
         raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
     from ._missing import missing
     raise missing("torch", name, globals())
+
+
+def _asked_by_package(frame):
+    """Whether the code asking for a name is a module of gradviz (past the import system's
+    own frames, which ask for the names of a `from ... import`)."""
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("importlib"):
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__", "").startswith(__name__ + ".")
+
+
+def __dir__():
+    _load()
+    return sorted(globals())

@@ -12,6 +12,7 @@ out's dtype, not a draw cast to it)."""
 import functools
 import inspect
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -691,8 +692,7 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     if dt.kind == "b":
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     if dt.kind == "f":
-        n = int(np.ceil((end - start) / step))
-        data = start + np.arange(n, dtype=np.float64) * step
+        data = _float_range(float(start), float(step), int(np.ceil((end - start) / step)), dt)
     else:
         # torch computes integer ranges on start and step truncated to int64, and the
         # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
@@ -704,6 +704,36 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
             n = (int(end) - start + step - (1 if step > 0 else -1)) // step
         data = start + np.arange(max(n, 0), dtype=np.int64) * step
     return _finish(data.astype(dt), requires_grad, out, "arange")
+
+
+# the lanes of torch's vectorized arange kernel (the AVX2 build torch's CPU wheels dispatch)
+_LANES = {"float16": 16, "float32": 8, "float64": 4}
+# at::parallel_for's grain, and the threads it splits a larger range between (torch's default
+# intra-op thread count: the CPUs this process may use)
+_GRAIN = 32768
+_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _float_range(start, step, n, dt):
+    """torch's arange kernel for a float dtype: start + step * i in its accumulation type
+    (float32 for float16, float64 otherwise) with one rounding (a fused multiply-add), except
+    that whole pairs of vectors (counted from the start of each thread's part of the range)
+    take a vector's first value rounded to dt as their base and add k * step to it (k its
+    lane)."""
+    acc = np.dtype(np.float32 if dt == np.float16 else np.float64)
+    start, step = acc.type(start), acc.type(step)
+    i = np.arange(n)
+    data = _fused(start, step, i, acc).astype(dt)
+    lanes = _LANES[dt.name]
+    parts = min(_THREADS or 1, -(-n // _GRAIN)) if n >= _GRAIN else 1
+    size = max(-(-n // parts), 1)
+    for begin in range(0, n, size):
+        part = i[begin:begin + size]
+        vectors = part[:part.size - part.size % (2 * lanes)]
+        lane = (vectors - begin) % lanes
+        bases = data[vectors - lane].astype(acc)
+        data[vectors] = _fused(bases, step, lane, acc).astype(dt)
+    return data
 
 
 def _typename(v):
@@ -777,22 +807,39 @@ def _scalar_to(v, npdt):
 
 
 def _fused(a, b, k, npdt):
-    """a + b * k (k an integer array) rounded once into npdt (float64 for an integer dtype),
-    as the fused multiply-add of torch's linspace kernel (its AVX2 and AVX-512 builds fuse
-    it). Computed in a wider type; the few values too close to a halfway point between two
-    npdt values for that to decide are computed exactly."""
+    """a + b * k (k an integer array, a a number or an array like k) rounded once into npdt,
+    as the fused multiply-add of torch's range kernels (their AVX2 and AVX-512 builds fuse
+    it). Computed in a wider type, where the product is exact while k is small; the sum's
+    exact error (Knuth's TwoSum) then settles a sum that rounded onto a halfway point between
+    two npdt values. Larger k (or no wider type): values near a halfway point are computed
+    exactly."""
     wide = np.float64 if npdt == np.float32 else np.longdouble
-    product = wide(b) * k.astype(wide)
-    approx = wide(a) + product
-    out = approx.astype(npdt)
-    back = out.astype(wide)
-    up, down = (np.nextafter(out, npdt.type(x)).astype(wide) for x in (np.inf, -np.inf))
-    near = np.minimum(np.abs(approx - (back + up) / 2), np.abs(approx - (back + down) / 2))
-    error = 2 * (np.abs(np.spacing(product)) + np.abs(np.spacing(approx)))
-    wider = np.finfo(wide).nmant > np.finfo(npdt).nmant + 1     # long double may be double
-    redo = np.nonzero(near <= error)[0] if wider else np.arange(k.size)
-    for i in redo:
-        out[i] = _rounded(Fraction(float(a)) + Fraction(float(b)) * int(k[i]), npdt)
+    extra = np.finfo(wide).nmant - np.finfo(npdt).nmant       # long double may be double
+    a = np.broadcast_to(np.asarray(a, dtype=wide), k.shape)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf and nan: never a tie, never redone
+        product = wide(b) * k.astype(wide)
+        approx = a + product
+        out = approx.astype(npdt)
+        twice = approx - a
+        error = (a - (approx - twice)) + (product - twice)
+    small = np.abs(k) < (1 << extra) if extra > 1 else np.zeros(k.shape, bool)
+    tie = np.nonzero(small & (error != 0) & (approx != out.astype(wide)))[0]
+    if tie.size:
+        toward = np.where(error[tie] > 0, np.inf, -np.inf).astype(npdt)
+        back = out[tie].astype(wide)
+        step = np.nextafter(out[tie], toward).astype(wide)
+        at_half = approx[tie] - back == (step - back) / 2
+        out[tie[at_half]] = np.nextafter(out[tie[at_half]], toward[at_half])
+    big = np.nonzero(~small)[0]
+    if big.size:
+        back = out[big].astype(wide)
+        with np.errstate(invalid="ignore"):
+            near = np.min([np.abs(approx[big] - (back + np.nextafter(out[big], npdt.type(x))
+                                                 .astype(wide)) / 2) for x in (np.inf, -np.inf)],
+                          axis=0)
+            rounding = 2 * (np.abs(np.spacing(product[big])) + np.abs(np.spacing(approx[big])))
+        for i in big[near <= rounding]:
+            out[i] = _rounded(Fraction(float(a[i])) + Fraction(float(b)) * int(k[i]), npdt)
     return out
 
 

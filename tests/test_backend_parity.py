@@ -810,3 +810,47 @@ def test_a_tensor_from_numpy_is_made_by_from_numpy_on_both_backends(tmp_path):
              for b in ("gradviz", "torch")}
     assert found["torch"] == found["gradviz"]
     assert found["torch"][0][:1] == ("no_requires_grad",)
+
+
+_ANOMALY_IN_A_MODULE = """\
+import torch
+from torch import nn
+
+
+class Root(nn.Module):
+    def forward(self, x):
+        return root(x)
+
+
+def root(x):
+    return x.sqrt()
+
+
+x = torch.tensor([4.0, -1.0], requires_grad=True)
+with torch.autograd.detect_anomaly():
+    y = Root()(x)
+    y.sum().backward()
+"""
+
+
+def test_an_anomalys_forward_traceback_is_the_files_frames_on_both_backends(tmp_path):
+    # torch's anomaly mode keeps the forward stack in the node's metadata: the file's frames
+    # of it (not the runner's, gradviz's or torch's Module.__call__), as the core's
+    path = tmp_path / "anomaly_in_a_module.py"
+    path.write_text(_ANOMALY_IN_A_MODULE)
+    found = {b: [(a["name"], a["traceback"]) for a in run_file(str(path), backend=b).report()[
+        "anomalies"]] for b in ("gradviz", "torch")}
+    assert found["torch"] == found["gradviz"]
+    assert [(f["line"], f["function"]) for f in found["torch"][0][1]] == \
+        [(16, "<module>"), (7, "forward"), (11, "root")]
+
+
+def test_a_lazy_modules_calls_have_its_class_and_parameters_on_both_backends(documents):
+    # a LazyConv2d becomes a Conv2d and gets its parameters in its first forward, after
+    # torch's global pre-hook saw it: its call is listed as the core lists it
+    docs = documents("lazy_lenet.py")
+    gv, tc = docs["gradviz"], docs["torch"]
+    assert tc["module_calls"] == gv["module_calls"]
+    assert tc["modules"] == gv["modules"]
+    assert (gv["module_calls"][0]["class"], gv["module_calls"][0]["parameters"]) == \
+        ("Conv2d", 156)

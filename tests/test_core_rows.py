@@ -96,7 +96,7 @@ def _init_imports():
     explicit list)."""
     tree = ast.parse((ROOT / "gradviz" / "__init__.py").read_text())
     names = set()
-    for node in tree.body:
+    for node in ast.walk(tree):     # the imports are in the function that loads the core
         module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
         if module.startswith("_ops.") or module == "_creation":
             names.update(a.asname or a.name for a in node.names)

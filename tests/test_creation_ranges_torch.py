@@ -1,7 +1,8 @@
-"""linspace and logspace against torch 2.13, value for value (bit for bit): integer dtypes
-truncate start and end first and step in float64, float dtypes step in the dtype, the first
-half counted from start and the second from end, and torch's checked conversions refuse what
-the dtype cannot hold."""
+"""linspace, logspace and arange against torch 2.13, value for value (bit for bit): integer
+dtypes truncate start and end first and step in float64, float dtypes step in the dtype, the
+first half counted from start and the second from end, and torch's checked conversions
+refuse what the dtype cannot hold; a float arange is its kernel's fused multiply-adds, from
+the start of each vector for whole pairs of vectors."""
 
 import random
 
@@ -34,6 +35,9 @@ CASES = [
     ("logspace", (-3.5, 1, 1, -2.0), "int32"), ("logspace", (0, 1, 3), "bool"),
     ("logspace", (1.333, -1.089, 100, 0.5), "float64"), ("logspace", (5.9, 2.0, 1000, 2.0),
                                                           "float16"),
+    ("arange", (-1.5, 1.5, 0.3), "float32"), ("arange", (18.131, 2.367, -0.5085), "float32"),
+    ("arange", (0.1, 50.3, 0.1), "float64"), ("arange", (-3.3, 7.1, 0.01), "float16"),
+    ("arange", (0.1, 5000.3, 0.1), "float32"), ("arange", (0, 1, 1 / 3), "float64"),
 ]
 
 
@@ -65,11 +69,16 @@ def _drawn(seed):
     halfway values an integer dtype truncates differ from NumPy's linspace on many of them."""
     rng = random.Random(seed)
     for _ in range(60):
-        fn, dtype = rng.choice(["linspace", "logspace"]), rng.choice(DTYPES)
+        fn, dtype = rng.choice(["linspace", "logspace", "arange"]), rng.choice(DTYPES)
         bound = 6 if fn == "logspace" else 300 if dtype in ("int8", "uint8") else 1000
         start, end = rng.uniform(-bound, bound), rng.uniform(-bound, bound)
         if rng.random() < 0.4:
             start, end = round(start), round(end)
+        if fn == "arange":
+            dtype = rng.choice(["float32", "float64", "float16"])
+            step = (end - start) / rng.choice([1.5, 7.3, 31.7, 40.2, 333.3])
+            yield fn, (start, end, step), dtype
+            continue
         args = (start, end, rng.choice([2, 3, 7, 17, 100, 1000]))
         if fn == "logspace":
             args += (rng.choice([10.0, 2.0, 3.0, 0.5]),)

@@ -119,12 +119,12 @@ def test_a_zero_tensor_gradient_is_read_as_zeros(tmp_path):
     assert ("x", [0.0, 0.0]) in found["torch"][0]
 
 
-def test_a_batched_autograd_grad_runs_and_is_listed_without_its_gradients(tmp_path):
+@pytest.mark.parametrize("batched", ["is_grads_batched=True", "None, False, True, None, True"])
+def test_a_batched_autograd_grad_runs_and_is_listed_without_its_gradients(tmp_path, batched):
     # is_grads_batched runs backward under vmap: its batched gradients are not recorded
     source = ("import torch\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
-              "y = x.exp()\ng, = torch.autograd.grad(y, x, torch.eye(2), "
-              "is_grads_batched=True)\nprint(g.round(decimals=4).tolist())\nz = (x * 3).sum()\n"
-              "z.backward()\n")
+              f"y = x.exp()\ng, = torch.autograd.grad(y, x, torch.eye(2), {batched})\n"
+              "print(g.round(decimals=4).tolist())\nz = (x * 3).sum()\nz.backward()\n")
     path = _write(tmp_path, source)
     report = run_file(path, backend="torch").report()
     core = run_file(path).report()

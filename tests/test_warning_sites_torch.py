@@ -106,19 +106,17 @@ def _warnings(t, name):
              w.filename, w.lineno) for w in seen]
 
 
-# torch raises these once per process (TORCH_WARN_ONCE): any earlier test may have used it up,
-# so torch's side runs in a fresh process
-ONCE = {"cross_no_dim"}
+# torch raises these once per process (TORCH_WARN_ONCE), and so does gradviz: any earlier test
+# may have used them up, so both sides run in a fresh process
+ONCE = {"cross_no_dim", "tensor_cross"}
 
 
-def _torch_warnings(name):
-    if name not in ONCE:
-        return _warnings(torch, name)
+def _in_fresh_process(backend, name):
     code = ("import importlib.util, json, sys\n"
             f"spec = importlib.util.spec_from_file_location('cases', {__file__!r})\n"
             "m = importlib.util.module_from_spec(spec)\n"
             "spec.loader.exec_module(m)\n"
-            f"print(json.dumps(m._warnings(m.torch, {name!r})))\n")
+            f"print(json.dumps(m._warnings(m.{backend}, {name!r})))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     return [tuple(w) for w in json.loads(done.stdout)]
@@ -126,8 +124,10 @@ def _torch_warnings(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_warning_names_the_users_line(name):
-    got = _warnings(gradviz, name)
-    want = _torch_warnings(name)
+    if name in ONCE:
+        got, want = _in_fresh_process("gradviz", name), _in_fresh_process("torch", name)
+    else:
+        got, want = _warnings(gradviz, name), _warnings(torch, name)
     assert [w[:2] for w in got] == [w[:2] for w in want]
     here = os.path.abspath(__file__)
     for (_, _, filename, line), (_, _, torch_file, torch_line) in zip(got, want):
@@ -136,3 +136,9 @@ def test_warning_names_the_users_line(name):
             assert line == torch_line
         else:
             assert "(" in linecache.getline(filename, line)     # a call of the file's
+
+
+@pytest.mark.parametrize("name", sorted(ONCE))
+def test_a_warn_once_warning_is_raised_once_per_process(name):
+    _warnings(gradviz, name)
+    assert _warnings(gradviz, name) == []

@@ -398,27 +398,21 @@ def linalg_cross(input, other, *, dim=-1):
     return _linalg_cross(input, _as_tensor(other, like=input), dim)
 
 
-@export(tensor=False)
+_CROSS_WARNED = []
+
+
+@export()
 def cross(input, other, dim=None):
-    """linalg.cross; with dim None, the first dim of size 3 (deprecated in torch, which warns):
-    `torch.cross(torch.eye(3), torch.ones(3, 3), dim=1)`."""
+    """linalg.cross; with dim None, the first dim of size 3 (deprecated in torch, which warns
+    once per process, Tensor.cross too): `torch.cross(torch.eye(3), torch.ones(3, 3), dim=1)`."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
-                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
-                      "\nThe default value of dim will change to agree with that of "
-                      "linalg.cross in a future release.", UserWarning,
-                      stacklevel=user_stacklevel())
-    return _cross(input, other, dim)
-
-
-@method("cross")
-def _tensor_cross(self, other, dim=None):
-    """Tensor.cross: torch.cross without the warning (torch's method does not warn)."""
-    return _cross(self, other, dim)
-
-
-def _cross(input, other, dim):
-    if dim is None:
+        if not _CROSS_WARNED:
+            _CROSS_WARNED.append(True)
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                          "Please either pass the dim explicitly or simply use "
+                          "torch.linalg.cross.\nThe default value of dim will change to agree "
+                          "with that of linalg.cross in a future release.", UserWarning,
+                          stacklevel=user_stacklevel())
         sizes = np.broadcast_shapes(input.shape, other.shape)
         dim = next((i for i, s in enumerate(sizes) if s == 3), -1)
     return _linalg_cross(input, other, dim)

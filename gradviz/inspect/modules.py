@@ -110,6 +110,12 @@ class ModuleCalls:
             call = stack.pop()
             if call.module_id == key:
                 call.outputs = None if result is None else _shapes(result)
+                if call.cls != type(module).__name__:
+                    # a lazy module (LazyConv2d) became its class, its parameters set, in its
+                    # first forward: torch's global pre-hook saw it before
+                    call.cls = type(module).__name__
+                    self._params.pop(key, None)
+                    call.parameters = self._parameter_count(module)
                 call.module_id = None
                 return call
             call.module_id = None

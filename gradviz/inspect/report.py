@@ -684,6 +684,8 @@ def _error_anomaly(info, builder):
     if node is None or id(node) not in builder.node_ids:
         return None
     stack = getattr(node, "_stack", None) or []
+    if not stack and builder.traced and hasattr(builder.run.tracer, "forward_stack"):
+        stack = builder.run.tracer.forward_stack(node)     # the torch tracer's node
     file, line = info.forward or builder.site(node)     # the torch tracer's node: its site
     return {"node": builder.node_ids[id(node)], "name": _node_type(node),
             "message": info.message, "file": file, "line": line,

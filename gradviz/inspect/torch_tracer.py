@@ -35,11 +35,14 @@ import copy
 import functools
 import operator
 import os
+import re
+import traceback
 import types
 import weakref
 
 import numpy as np
 
+from .. import _derivatives  # noqa: F401 - fills the derivative table _row_order reads
 from ..autograd import callsite
 from ..autograd.graph import short_name
 from ..autograd.saved import Saved
@@ -94,13 +97,15 @@ class TorchTracer(Tracer):
         import torch
         self.torch = torch
         # torch's frames are passed over as gradviz's are, when finding the user's line
-        callsite.register_library(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
-        self._call_code = torch.nn.Module._call_impl.__code__
+        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        callsite.register_library(self._torch_dir)
         self._tensor_type = torch.Tensor
         self._args = ()             # the tensor arguments of the call running now
         # (the tensor the call running now may edit in place, its version before, the call)
         self._first = None
-        self._edited_views = weakref.WeakSet()  # _Packed of views edited in place (_saver)
+        # id -> weak reference of each _Packed of a view edited in place (_view_node_gone): a
+        # dict, whose truth the mode tests on every call at C speed
+        self._edited_views = {}
         self._outputs = ()
         self._unpacked = None       # the last _Packed read back (see saved_of)
         self._peeking = False
@@ -129,6 +134,11 @@ class TorchTracer(Tracer):
         self._retaining = {}
         # a held node's hooks hold its holder: the tracer gone, its nodes go with their graph
         weakref.finalize(self, _let_go, self._nodes)
+
+    @staticmethod
+    def _module_call_code():
+        import torch
+        return torch.nn.Module._call_impl.__code__
 
     @staticmethod
     def _find_backward_funcs(torch):
@@ -174,7 +184,7 @@ class TorchTracer(Tracer):
             self._begin_backward(kind, args, kwargs)
             ran = len(self.steps)
             was = self._batched, self.reporting
-            if kind == "grad" and kwargs and kwargs.get("is_grads_batched"):
+            if kind == "grad" and _grads_batched(args, kwargs):
                 self._batched, self.reporting = True, False
             elif kind == "grad":
                 captures = self._capture_inputs(args, kwargs)
@@ -575,6 +585,22 @@ class TorchTracer(Tracer):
         entry = None if node is None else self._entry(node)
         self._running = None if entry is None else entry[1]
 
+    def forward_stack(self, node):
+        """The forward stack torch's anomaly mode kept for node (made under detect_anomaly:
+        its metadata's traceback_), as the core's node._stack: FrameSummary list, outer first,
+        of the file's frames, past the runner's and without gradviz's and torch's."""
+        kept = node.metadata.get("traceback_") if hasattr(node, "metadata") else None
+        frames = [traceback.FrameSummary(m[1], int(m[2]), m[3], line=m[4] or None,
+                                         lookup_line=False)
+                  for m in (_TRACE_FRAME.match(s) for s in kept or ()) if m is not None]
+        inside = [callsite.is_gradviz_file(f.filename) for f in frames]
+        mine = [not g and not f.filename.startswith(self._torch_dir)
+                for f, g in zip(frames, inside)]
+        while mine and not mine[-1]:        # the tracer's and torch's frames making the node
+            frames.pop(), inside.pop(), mine.pop()
+        start = max((i + 1 for i, g in enumerate(inside) if g), default=0)
+        return [f for f, m in zip(frames[start:], mine[start:]) if m]
+
     def _no_backward(self):
         self._calls.pop()
         self.call_marks.pop()
@@ -784,7 +810,7 @@ class TorchTracer(Tracer):
             return _Packed(t, t._version, None, grad_fn, t.output_nr)
         packed = _Packed(t, t._version, None, grad_fn, t.output_nr,
                          _inplace_node(getattr(edit, "__name__", "")))
-        self._edited_views.add(packed)
+        self._edited_views[id(packed)] = weakref.ref(packed)
         return packed
 
     def _view_node_gone(self, args):
@@ -794,11 +820,14 @@ class TorchTracer(Tracer):
         CopySlices). A version error then names the saving node."""
         torch = self.torch
         given = [a for a in args or () if isinstance(a, torch.Tensor)]
-        for packed in list(self._edited_views):
-            t = packed.tensor
-            if t._version != packed.version and any(_same_view(a, t) for a in given):
+        for key, ref in list(self._edited_views.items()):
+            packed = ref()
+            if packed is None:
+                del self._edited_views[key]     # its node was freed
+            elif packed.tensor._version != packed.version and \
+                    any(_same_view(a, packed.tensor) for a in given):
                 packed.grad_fn = packed.view
-                self._edited_views.discard(packed)
+                del self._edited_views[key]
 
     def unpack(self, packed):
         self._unpacked = packed
@@ -1074,6 +1103,16 @@ def _row_order():
             _ROW_ORDER.setdefault(d.node, tuple("_saved_" + a for a in d.args)
                                   + ("_saved_" + d.result_name,))
     return _ROW_ORDER
+
+
+# one frame of traceback.format_stack(): '  File "x.py", line 3, in f\n    code\n'
+_TRACE_FRAME = re.compile(r'  File "(.*)", line (\d+), in (.*)\n(?:    (.*)\n)?')
+
+
+def _grads_batched(args, kwargs):
+    """autograd.grad's is_grads_batched (its 8th argument)."""
+    return bool(kwargs.get("is_grads_batched") if kwargs and "is_grads_batched" in kwargs
+                else len(args) > 7 and args[7])
 
 
 def _inplace_node(name):

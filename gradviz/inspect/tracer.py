@@ -54,13 +54,9 @@ class _Edit(InplaceEvent):
     __slots__ = ("_code", "_offset")
 
     def __init__(self, tensor, op, code, offset, version, grad_enabled, seq):
-        self.tensor = tensor
-        self.op = op
-        self._code = code
-        self._offset = offset
-        self.version = version
-        self.grad_enabled = grad_enabled
-        self.seq = seq
+        self._code, self._offset = code, offset
+        self.tensor, self.op, self.version = tensor, op, version
+        self.grad_enabled, self.seq = grad_enabled, seq
 
     @property
     def site(self):
@@ -109,6 +105,7 @@ class Tracer(_tracing.Tracer):
 
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
                  whole_grads=False):
+        self._call_code = self._module_call_code()
         # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] (or output 0's
         #              alone) or None, grads it last received, its saved values before
         #              backward freed them, its last event while that holds a large gradient];
@@ -139,6 +136,7 @@ class Tracer(_tracing.Tracer):
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
         self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
+        self._offsets = {}          # instruction offsets of in-place edits, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -177,6 +175,13 @@ class Tracer(_tracing.Tracer):
         self.modules = _ModuleCalls(self._nodes)    # which module call made each node
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
+
+    @staticmethod
+    def _module_call_code():
+        """The code of the backend's Module call, whose frames are module calls (imported
+        here, not with this module: the torch backend runs without gradviz's nn)."""
+        from ..nn.modules import Module
+        return Module.__call__.__code__
 
     # ----- the core's calls (gradviz.autograd.tracing.Tracer documents each) ---------------
 
@@ -262,12 +267,15 @@ class Tracer(_tracing.Tracer):
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
+        # one int per offset, shared by its edits (an optimizer's line edits every parameter
+        # at every step, and the edits are all kept; an offset past 256 is a new int each time)
+        offset = self._offsets.setdefault(offset, offset)
         self.inplace_events.append(_Edit(tensor, op, code, offset, tensor._version,
                                          _state.enabled, self._count))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
-        func, site, frame, call = _maker(3, _MODULE_CALL)
+        func, site, frame, call = _maker(3, self._call_code)
         # kept on the tensor itself (see made_of): it goes when the tensor does, with no
         # weak reference and no table entry per tensor; one tuple per distinct maker, shared
         # (a new tuple per tensor would be two more objects per op for the cyclic collector
@@ -662,14 +670,6 @@ def _all_finite(a, quick=False):
 _ndarray = np.ndarray
 _isfinite = np.isfinite
 _count_nonzero = np.count_nonzero
-
-
-def _module_call_code():
-    from ..nn.modules import Module
-    return Module.__call__.__code__
-
-
-_MODULE_CALL = _module_call_code()
 
 
 def _values(v):
