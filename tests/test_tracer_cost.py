@@ -8,8 +8,9 @@ import textwrap
 import numpy as np
 import pytest
 
+import gradviz
 from gradviz.inspect import run_file
-from gradviz.inspect.tracer import Tracer, _all_finite
+from gradviz.inspect.tracer import Tracer, _all_finite, tracing
 
 LOOP = """
     import gradviz as torch
@@ -163,4 +164,15 @@ def test_in_place_edits_at_one_line_share_their_site(tmp_path):
     edits = run.tracer.inplace_events
     steps = [e for e in edits if e.site == (str(path), 8)]
     assert len(steps) >= 3 and all(e.site is steps[0].site for e in steps)
+    # each edit keeps the user's instruction offset, one int per offset (past 256 Python makes
+    # a new int for each f_lasti read)
+    assert all(e._offset is steps[0]._offset for e in steps)
     assert edits[-1].op == "zero_" and edits[-1].site == (str(path), 9)
+
+
+def test_what_made_a_tensor_is_kept_in_a_slot_not_a_dict_per_tensor():
+    tracer = Tracer()
+    with tracing(tracer):
+        y = gradviz.ones(2) * 3
+    assert tracer.made_of(y)[0] == "mul"
+    assert "_gv_made" not in vars(y)
