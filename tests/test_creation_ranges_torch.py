@@ -37,7 +37,9 @@ CASES = [
                                                           "float16"),
     ("arange", (-1.5, 1.5, 0.3), "float32"), ("arange", (18.131, 2.367, -0.5085), "float32"),
     ("arange", (0.1, 50.3, 0.1), "float64"), ("arange", (-3.3, 7.1, 0.01), "float16"),
-    ("arange", (0.1, 5000.3, 0.1), "float32"), ("arange", (0, 1, 1 / 3), "float64"),
+    ("arange", (0.1, 3000.3, 0.1), "float32"), ("arange", (0, 1, 1 / 3), "float64"),
+    # (from 32768 values on, torch splits the range between its threads: its values then
+    # depend on torch.get_num_threads(), which a test run may have changed)
 ]
 
 
