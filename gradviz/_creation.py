@@ -672,7 +672,8 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
                    requires_grad=False, pin_memory=False):
     _check_device(device)
     _check_pin_memory("arange", pin_memory)
-    if (start is None and end is None) or (step is not None and None in (start, end)):
+    if (start is None and end is None) or (step is not None and (start is None or end is None)):
+        # `is None`, never `None in (...)`: that compares a Tensor bound with ==
         # torch's overloads: (end), (start, end), (start, end, step)
         keywords = [f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
                     if v is not None]
