@@ -319,8 +319,10 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
          pin_memory=False):
     _check_device(device)
     _check_pin_memory("full", pin_memory)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    if isinstance(fill_value, (Tensor, np.generic)):
+        # torch reads a NumPy scalar as the Python number it is: np.float64(2.5) fills a float32
+        # tensor, np.int32(3) an int64 one; np.bool_ a float32 one, as torch 2.13
+        fill_value = float(fill_value) if isinstance(fill_value, np.bool_) else fill_value.item()
     shape = _shape("full", (size,))
     dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
     # torch's checked Scalar conversion: full((2,), 1e40, dtype=float32) is refused
@@ -794,7 +796,7 @@ def _fits(values, npdt):
 def _scalar_to(v, npdt):
     """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
     integer dtype, a negative int wrapped into uint8."""
-    v = v.item() if isinstance(v, Tensor) else v
+    v = v.item() if isinstance(v, (Tensor, np.generic)) else v     # np.float32 has no __trunc__
     if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
         raise OverflowError("int too big to convert")
     if isinstance(v, (complex, np.complexfloating)):

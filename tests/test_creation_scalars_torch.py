@@ -30,6 +30,16 @@ CASES = [
     "t.arange(t.tensor(0.), 1, 0.25)", "t.arange(0, t.tensor(1.), 0.25)",
     "t.arange(t.tensor(0), t.tensor(3))",
     "x == None", "x != None", "None == x", "x == 'a'", "x < None", "x >= None",
+    # a NumPy scalar fill value is the Python number it is (np.bool_ a float, as torch 2.13)
+    "t.full((2,), np.float64(2.5))", "t.full((2,), np.float32(1.5))", "t.full((2,), np.int32(3))",
+    "t.full((2,), np.float16(1.5))", "t.full((2,), np.bool_(True))", "t.full((2,), np.uint8(3))",
+    "t.full((2,), np.uint16(3))", "t.full((2,), np.int64(3), dtype=t.float16)",
+    "t.full((2,), np.float64(1e300), dtype=t.float32)",
+    # ... truncated into an integer dtype
+    "t.full((2,), np.float32(1.5), dtype=t.int64)", "t.full((2,), np.float64(-2.5), dtype=t.int8)",
+    "t.full_like(t.tensor([1, 2]), np.float32(1.5))", "t.full_like(x, np.bool_(True))",
+    "t.tensor([1, 2]).new_full((2,), np.float16(2.5))",
+    "t.full_like(t.tensor([1, 2], dtype=t.uint8), np.float32(300.0))",
 ]
 
 
