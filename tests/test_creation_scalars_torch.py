@@ -40,9 +40,49 @@ CASES = [
     "t.full_like(t.tensor([1, 2]), np.float32(1.5))", "t.full_like(x, np.bool_(True))",
     "t.tensor([1, 2]).new_full((2,), np.float16(2.5))",
     "t.full_like(t.tensor([1, 2], dtype=t.uint8), np.float32(300.0))",
+    # NumPy data of a dtype gradviz lacks, cast to one it has (torch 2.13 reads it)
+    "t.tensor(np.array([1, 2], dtype=np.uint16), dtype=t.float32)",
+    "t.tensor(np.array([1, 2], dtype=np.uint32), dtype=t.int64)",
+    "t.tensor(np.array([1, 2], dtype=np.uint64), dtype=t.float64)",
+    "t.tensor(np.uint16(5), dtype=t.float32)", "t.tensor([np.uint16(5), 2], dtype=t.int32)",
+    "t.tensor([np.uint64(5)], dtype=t.int64)",
+    "t.as_tensor(np.array([1, 2], dtype=np.uint16), dtype=t.float32)",
+    "t.as_tensor([np.uint32(1)], dtype=t.float64)",
+    "t.full((2,), np.uint16(3), dtype=t.float32)", "t.full((2,), np.complex64(1), dtype=t.float32)",
+    "t.full((2,), np.complex64(1 + 2j), dtype=t.int64)",
+    "t.tensor(np.array(['a']), dtype=t.float32)",
+    "t.tensor(np.array([1], dtype=object), dtype=t.float32)",
+    # an int beyond int64 stored as a float or a bool (torch reads it as a double)
+    "t.tensor(2 ** 63, dtype=t.float32)", "t.tensor(-2 ** 63 - 1, dtype=t.float32)",
+    "t.tensor(2 ** 63, dtype=t.bool)", "t.tensor(2 ** 63, dtype=t.float16)",
+    "t.tensor([2 ** 64, 1], dtype=t.float64)", "t.tensor([2 ** 63, 1.5], dtype=t.float32)",
+    "t.tensor([np.uint64(2 ** 63)], dtype=t.float32)", "t.tensor(2 ** 63)",
+    "t.tensor(2 ** 63, dtype=t.int64)", "t.tensor([-2 ** 63 - 1], dtype=t.int32)",
 ]
 
 
 @pytest.mark.parametrize("call", CASES)
 def test_creation_as_torch(call):
     assert _run(gradviz, call) == _run(torch, call)
+
+
+@pytest.mark.parametrize("call", [
+    "t.tensor(np.array([1 + 2j], dtype=np.complex64), dtype=t.float32)",
+    "t.as_tensor(np.array([1 + 2j, 3]), dtype=t.float64)",
+    "t.tensor(np.complex64(1 + 2j), dtype=t.float32)",
+    "t.tensor([np.complex128(1 + 2j)], dtype=t.float64)",
+])
+def test_complex_numpy_data_cast_to_a_real_dtype_warns_and_drops_the_imaginary_part(call):
+    # torch warns once per process for an array (TORCH_WARN_ONCE); gradviz warns every time
+    with pytest.warns(Warning, match="Casting complex values to real discards the imaginary"):
+        ours = eval(call.replace("t.", "gradviz."))    # noqa: S307 - the cases above
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = eval(call.replace("t.", "torch."))    # noqa: S307 - the cases above
+    assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist()
+
+
+def test_numpy_data_of_a_dtype_gradviz_lacks_is_still_refused_as_it_is():
+    for data in (np.array([1, 2], dtype=np.uint16), np.uint32(3), [np.uint64(1)]):
+        with pytest.raises(TypeError, match="tensors are not implemented by gradviz's core"):
+            gradviz.tensor(data)
