@@ -167,10 +167,12 @@ def _sizes(data):
     return sizes
 
 
-def _elements(data, sizes, dim=0):
+def _elements(data, sizes, npdt, dim=0):
     """data as nested lists of scalars, each sequence checked against sizes as torch's
     recursive_store does; a one-element tensor becomes its value."""
     if dim == len(sizes):
+        if type(data) is not int and npdt.kind in "iub":
+            _check_index(data, npdt)
         if isinstance(data, Tensor):
             if data._data.size != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
@@ -181,14 +183,26 @@ def _elements(data, sizes, dim=0):
     if len(data) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(data)})")
-    return [_elements(x, sizes, dim + 1) for x in data]
+    return [_elements(x, sizes, npdt, dim + 1) for x in data]
 
+
+def _check_index(x, npdt):
+    """torch stores a tensor or NumPy scalar into an integer or bool dtype through __index__:
+    tensor([np.float32(1.5)], dtype=int64) and tensor([np.bool_(True), 2]) are refused (a
+    np.float64 is a Python float, and np.bool_ goes into bool)."""
+    if isinstance(x, Tensor):
+        if x._data.dtype.kind == "f":
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+    elif (isinstance(x, np.generic) and not isinstance(x, (np.integer, float))
+          and not (npdt.kind == "b" and isinstance(x, np.bool_))):
+        raise TypeError(f"'numpy.{type(x).__name__}' object cannot be interpreted as an integer")
 
 
 def _stored(data, npdt):
     """Python data stored as npdt, refusing as torch's store_scalar a value an integer dtype
     cannot hold (a negative int wraps into uint8, as torch lets it)."""
-    elements = _elements(data, _sizes(data))
+    elements = _elements(data, _sizes(data), npdt)
     values = np.array(elements)
     if values.dtype == object or values.dtype == np.uint64:        # an int beyond int64
         if npdt.kind in "fb":

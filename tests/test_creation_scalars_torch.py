@@ -58,6 +58,17 @@ CASES = [
     "t.tensor([2 ** 64, 1], dtype=t.float64)", "t.tensor([2 ** 63, 1.5], dtype=t.float32)",
     "t.tensor([np.uint64(2 ** 63)], dtype=t.float32)", "t.tensor(2 ** 63)",
     "t.tensor(2 ** 63, dtype=t.int64)", "t.tensor([-2 ** 63 - 1], dtype=t.int32)",
+    # a NumPy scalar or tensor stored into an integer or bool dtype goes through __index__
+    "t.tensor([np.bool_(True), 2])", "t.tensor([np.bool_(True), np.int32(2)])",
+    "t.tensor([np.bool_(True), 2.5])", "t.tensor([np.bool_(True), True])",
+    "t.tensor([np.bool_(True)], dtype=t.uint8)", "t.tensor([np.int32(2)], dtype=t.bool)",
+    "t.tensor([np.float32(1.5)], dtype=t.int64)", "t.tensor(np.float32(1.5), dtype=t.int64)",
+    "t.tensor([[1], [np.float32(2.0)]], dtype=t.int32)", "t.tensor([np.float32(0.0)], dtype=t.bool)",
+    "t.tensor([np.float16(1.5), 1], dtype=t.int32)", "t.tensor([np.float64(-1.5)], dtype=t.int32)",
+    "t.tensor(np.float64(1.5), dtype=t.int64)", "t.tensor([1, np.float64(2.0)])",
+    "t.tensor([t.tensor(1.5), 1], dtype=t.int64)", "t.tensor([t.tensor(1.5)], dtype=t.bool)",
+    "t.tensor([t.tensor(True), 1], dtype=t.int64)", "t.tensor([t.tensor(2)], dtype=t.bool)",
+    "t.tensor(np.array([1.5]), dtype=t.int64)", "t.tensor([1.5], dtype=t.bool)",
 ]
 
 
