@@ -220,7 +220,10 @@ def _stored(data, npdt):
 
 def _array(ndarray, result=True):
     """An array torch takes as it is: a dtype it has (gradviz too, unless it is cast: result
-    False), no negative stride."""
+    False), native byte order, no negative stride."""
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. "
+                         "Conversion between byte orders is currently not supported.")
     _dtype.from_numpy_dtype(ndarray.dtype, result)
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "

@@ -52,6 +52,8 @@ CASES = [
     "t.full((2,), np.complex64(1 + 2j), dtype=t.int64)",
     "t.tensor(np.array(['a']), dtype=t.float32)",
     "t.tensor(np.array([1], dtype=object), dtype=t.float32)",
+    "t.tensor(np.array([1], dtype='>f4'))", "t.as_tensor(np.array([1], dtype='>i8'), dtype=t.int64)",
+    "t.from_numpy(np.array([1], dtype='>f4'))", "t.tensor(np.array([1], dtype='>f4'), dtype=t.int64)",
     # an int beyond int64 stored as a float or a bool (torch reads it as a double)
     "t.tensor(2 ** 63, dtype=t.float32)", "t.tensor(-2 ** 63 - 1, dtype=t.float32)",
     "t.tensor(2 ** 63, dtype=t.bool)", "t.tensor(2 ** 63, dtype=t.float16)",
