@@ -738,6 +738,9 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
     if dt.kind == "b":
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    size = math.ceil((end - start) / step)
+    if size * dt.itemsize >= 1 << 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{size}]")
     if dt.kind == "f":
         data = _float_range(float(start), float(step), int(np.ceil((end - start) / step)), dt)
     else:
@@ -801,6 +804,8 @@ def _arange_check(start, end, step):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not (end - start) / step <= 2.0 ** 63:        # torch's size, a double, within int64
+        raise RuntimeError("invalid size, possible overflow?")
 
 
 def _steps(name, start, end, steps, dtype):

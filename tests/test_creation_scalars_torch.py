@@ -29,6 +29,10 @@ CASES = [
     # tensor bounds of arange; a Tensor compared with None (Python's fallback, as torch)
     "t.arange(t.tensor(0.), 1, 0.25)", "t.arange(0, t.tensor(1.), 0.25)",
     "t.arange(t.tensor(0), t.tensor(3))",
+    # sizes beyond int64, or storage beyond int64 bytes
+    "t.arange(0, 1e20, 1e-5)", "t.arange(0, 1e300, 1e-300)", "t.arange(0, 5, 1e-300)",
+    "t.arange(0, 2 ** 62, 1)", "t.arange(0, 2 ** 61, 1, dtype=t.float32)",
+    "t.arange(0, 2.0 ** 64, 1)", "t.arange(0, -1e300, -1e-300)",
     "x == None", "x != None", "None == x", "x == 'a'", "x < None", "x >= None",
     # a NumPy scalar fill value is the Python number it is (np.bool_ a float, as torch 2.13)
     "t.full((2,), np.float64(2.5))", "t.full((2,), np.float32(1.5))", "t.full((2,), np.int32(3))",
