@@ -1,6 +1,7 @@
-"""Creation from NumPy scalars, NumPy arrays of dtypes gradviz lacks, tensor bounds and
-integers beyond int64, against torch 2.13: the same call on both gives the same dtype and
-values, or the same error type and first sentence."""
+"""Creation from NumPy scalars, NumPy arrays of dtypes gradviz lacks or of another byte
+order, tensor bounds of arange, sizes and integers beyond int64, and a Tensor compared with
+None, against torch 2.13: the same call on both gives the same dtype and values, or the same
+error type and first line."""
 
 import warnings
 
@@ -20,7 +21,7 @@ def _run(t, call):
             r = eval(call)                      # noqa: S307 - the cases below
         except (TypeError, ValueError, RuntimeError) as exc:
             return type(exc).__name__, str(exc).split("\n")[0]
-    if isinstance(r, (t.Tensor,)):
+    if isinstance(r, t.Tensor):
         return str(r.dtype).replace("gradviz.", "torch."), r.tolist()
     return r
 
@@ -56,8 +57,9 @@ CASES = [
     "t.full((2,), np.complex64(1 + 2j), dtype=t.int64)",
     "t.tensor(np.array(['a']), dtype=t.float32)",
     "t.tensor(np.array([1], dtype=object), dtype=t.float32)",
-    "t.tensor(np.array([1], dtype='>f4'))", "t.as_tensor(np.array([1], dtype='>i8'), dtype=t.int64)",
-    "t.from_numpy(np.array([1], dtype='>f4'))", "t.tensor(np.array([1], dtype='>f4'), dtype=t.int64)",
+    "t.tensor(np.array([1], dtype='>f4'))", "t.from_numpy(np.array([1], dtype='>f4'))",
+    "t.as_tensor(np.array([1], dtype='>i8'), dtype=t.int64)",
+    "t.tensor(np.array([1], dtype='>f4'), dtype=t.int64)",
     # an int beyond int64 stored as a float or a bool (torch reads it as a double)
     "t.tensor(2 ** 63, dtype=t.float32)", "t.tensor(-2 ** 63 - 1, dtype=t.float32)",
     "t.tensor(2 ** 63, dtype=t.bool)", "t.tensor(2 ** 63, dtype=t.float16)",
@@ -69,7 +71,8 @@ CASES = [
     "t.tensor([np.bool_(True), 2.5])", "t.tensor([np.bool_(True), True])",
     "t.tensor([np.bool_(True)], dtype=t.uint8)", "t.tensor([np.int32(2)], dtype=t.bool)",
     "t.tensor([np.float32(1.5)], dtype=t.int64)", "t.tensor(np.float32(1.5), dtype=t.int64)",
-    "t.tensor([[1], [np.float32(2.0)]], dtype=t.int32)", "t.tensor([np.float32(0.0)], dtype=t.bool)",
+    "t.tensor([[1], [np.float32(2.0)]], dtype=t.int32)",
+    "t.tensor([np.float32(0.0)], dtype=t.bool)",
     "t.tensor([np.float16(1.5), 1], dtype=t.int32)", "t.tensor([np.float64(-1.5)], dtype=t.int32)",
     "t.tensor(np.float64(1.5), dtype=t.int64)", "t.tensor([1, np.float64(2.0)])",
     "t.tensor([t.tensor(1.5), 1], dtype=t.int64)", "t.tensor([t.tensor(1.5)], dtype=t.bool)",
