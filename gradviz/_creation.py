@@ -13,6 +13,7 @@ import functools
 import inspect
 import math
 import os
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -121,13 +122,15 @@ def _torch_scalar(npdt):
     return _TORCH_SCALAR[np.dtype(npdt).name]
 
 
-def _infer(data):
+def _infer(data, result=True):
     """The NumPy dtype torch infers for data (its infer_scalar_type): bool, int -> int64,
     float -> the default dtype, a tensor or NumPy value its own dtype, a sequence its items'
     dtypes promoted as torch.promote_types does (tensor([np.int32(1), 2]) is int64,
-    tensor([tensor(1., dtype=float64), 2.]) float64), an empty one the default dtype."""
+    tensor([tensor(1., dtype=float64), 2.]) float64), an empty one the default dtype.
+    result=False: data about to be cast to a dtype given, from uint16 or complex NumPy data too."""
     if isinstance(data, (np.ndarray, np.generic)):         # before float: np.float64 is one
-        return _dtype.from_numpy_dtype(data.dtype).np      # uint16, float128, ...: refused
+        known = _dtype.from_numpy_dtype(data.dtype, result)  # float128, ...: refused
+        return data.dtype if known is None else known.np
     if isinstance(data, bool):
         return np.dtype(np.bool_)
     if isinstance(data, int):
@@ -145,7 +148,7 @@ def _infer(data):
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     found = None
     for x in data:
-        found = _dtype._promote(found, _infer(x))
+        found = _dtype._promote(found, _infer(x, result))
     return _dtype.get_default_dtype().np if found is None else found
 
 
@@ -164,10 +167,12 @@ def _sizes(data):
     return sizes
 
 
-def _elements(data, sizes, dim=0):
+def _elements(data, sizes, npdt, dim=0):
     """data as nested lists of scalars, each sequence checked against sizes as torch's
     recursive_store does; a one-element tensor becomes its value."""
     if dim == len(sizes):
+        if type(data) is not int and npdt.kind in "iub":
+            _check_index(data, npdt)
         if isinstance(data, Tensor):
             if data._data.size != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
@@ -178,15 +183,32 @@ def _elements(data, sizes, dim=0):
     if len(data) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(data)})")
-    return [_elements(x, sizes, dim + 1) for x in data]
+    return [_elements(x, sizes, npdt, dim + 1) for x in data]
+
+
+def _check_index(x, npdt):
+    """torch stores a tensor or NumPy scalar into an integer or bool dtype through __index__:
+    tensor([np.float32(1.5)], dtype=int64) and tensor([np.bool_(True), 2]) are refused (a
+    np.float64 is a Python float, and np.bool_ goes into bool)."""
+    if isinstance(x, Tensor):
+        if x._data.dtype.kind == "f":
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+    elif (isinstance(x, np.generic) and not isinstance(x, (np.integer, float))
+          and not (npdt.kind == "b" and isinstance(x, np.bool_))):
+        raise TypeError(f"'numpy.{type(x).__name__}' object cannot be interpreted as an integer")
 
 
 def _stored(data, npdt):
     """Python data stored as npdt, refusing as torch's store_scalar a value an integer dtype
     cannot hold (a negative int wraps into uint8, as torch lets it)."""
-    values = np.array(_elements(data, _sizes(data)))
-    if values.dtype == object or values.dtype == np.uint64:
-        raise ValueError("Overflow when unpacking long long")
+    elements = _elements(data, _sizes(data), npdt)
+    values = np.array(elements)
+    if values.dtype == object or values.dtype == np.uint64:        # an int beyond int64
+        if npdt.kind in "fb":
+            values = np.array(elements, dtype=np.float64)   # torch reads it as a double
+        elif values.dtype == object or values.max() > np.iinfo(np.int64).max:
+            raise ValueError("Overflow when unpacking long long")
     if npdt.kind in "iu" and values.size and values.dtype.kind in "iuf":
         info = np.iinfo(npdt)
         low = -info.max if npdt.kind == "u" and values.dtype.kind in "iu" else info.min
@@ -196,14 +218,30 @@ def _stored(data, npdt):
         return values.astype(npdt)
 
 
-def _array(ndarray):
-    """An array torch takes as it is: a dtype it has, no negative stride."""
-    _dtype.from_numpy_dtype(ndarray.dtype)
+def _array(ndarray, result=True):
+    """An array torch takes as it is: a dtype it has (gradviz too, unless it is cast: result
+    False), native byte order, no negative stride."""
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. "
+                         "Conversion between byte orders is currently not supported.")
+    _dtype.from_numpy_dtype(ndarray.dtype, result)
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
     return ndarray
+
+
+def _cast(ndarray, npdt):
+    """A copy of an array in npdt (its own dtype when None), warning as torch's copy_ does when
+    an imaginary part is dropped."""
+    if ndarray.dtype.kind == "c" and npdt is not None:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return np.array(ndarray, dtype=npdt, copy=True)
+    return np.array(ndarray, dtype=npdt, copy=True)
 
 
 @export(tensor=False)
@@ -221,9 +259,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         arr = np.array(data._data, dtype=npdt or data._data.dtype, copy=True)
     elif isinstance(data, np.ndarray):
-        arr = np.array(_array(data), dtype=npdt, copy=True)
+        arr = _cast(_array(data, npdt is None), npdt)
     else:
-        inferred = _infer(data)                  # also refuses str, None, complex, uint16, ...
+        inferred = _infer(data, npdt is None)    # also refuses str, None, complex, uint16, ...
         arr = _stored(data, np.dtype(npdt or inferred))
     return _finish(arr, requires_grad)
 
@@ -322,10 +360,18 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _shape("full", (size,))
-    dt = _out_dt(out, dtype, None if dtype is not None else _infer(fill_value))
+    dt = _out_dt(out, dtype, None if dtype is not None else _infer(_number(fill_value)))
     # torch's checked Scalar conversion: full((2,), 1e40, dtype=float32) is refused
     value = _scalar_to(fill_value, np.dtype(dt))
     return _finish(np.full(shape, value, dtype=dt), requires_grad, out, "full")
+
+
+def _number(v):
+    """The Python number torch reads a NumPy scalar fill value as: np.float64(2.5) fills a
+    float32 tensor, np.int32(3) an int64 one, np.bool_ a float32 one (as torch 2.13)."""
+    if isinstance(v, np.bool_):
+        return float(v)
+    return v.item() if isinstance(v, np.generic) else v
 
 
 @export(tensor=False)
@@ -672,7 +718,8 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
                    requires_grad=False, pin_memory=False):
     _check_device(device)
     _check_pin_memory("arange", pin_memory)
-    if (start is None and end is None) or (step is not None and None in (start, end)):
+    if (start is None and end is None) or (step is not None and (start is None or end is None)):
+        # `is None`, never `None in (...)`: that compares a Tensor bound with ==
         # torch's overloads: (end), (start, end), (start, end, step)
         keywords = [f"{k}={type(v).__name__}" for k, v in (("step", step), ("end", end))
                     if v is not None]
@@ -691,6 +738,9 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
     if dt.kind == "b":
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    size = math.ceil((end - start) / step)
+    if size * dt.itemsize >= 1 << 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{size}]")
     if dt.kind == "f":
         data = _float_range(float(start), float(step), int(np.ceil((end - start) / step)), dt)
     else:
@@ -754,6 +804,8 @@ def _arange_check(start, end, step):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not (end - start) / step <= 2.0 ** 63:        # torch's size, a double, within int64
+        raise RuntimeError("invalid size, possible overflow?")
 
 
 def _steps(name, start, end, steps, dtype):
@@ -793,10 +845,12 @@ def _fits(values, npdt):
 def _scalar_to(v, npdt):
     """v as torch's Scalar.to<T>() gives it: checked by _fits, a float truncated into an
     integer dtype, a negative int wrapped into uint8."""
-    v = v.item() if isinstance(v, Tensor) else v
+    if isinstance(v, np.complexfloating):
+        v = float(v)                # as torch: NumPy's ComplexWarning, the imaginary part dropped
+    v = v.item() if isinstance(v, (Tensor, np.generic)) else v     # np.float32 has no __trunc__
     if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
         raise OverflowError("int too big to convert")
-    if isinstance(v, (complex, np.complexfloating)):
+    if isinstance(v, complex):
         v = v.real if v.imag == 0 else None         # an imaginary part overflows, to torch
     if v is None or not _fits(np.array(v), npdt):
         name = _C_NAMES.get(npdt.name, npdt.name + "_t")

@@ -63,14 +63,18 @@ def _by_name(name):
     return _NAMES[name]
 
 
-def from_numpy_dtype(np_dtype):
-    """The gradviz dtype of a NumPy dtype; raises TypeError for unsupported ones."""
+def from_numpy_dtype(np_dtype, result=True):
+    """The gradviz dtype of a NumPy dtype; raises TypeError for unsupported ones. With
+    result=False (data about to be cast to another dtype, which torch reads), a dtype torch has
+    and gradviz lacks gives None: tensor(np.array([1], dtype=np.uint16), dtype=float32) works."""
     try:
         return _FROM_NP[np_dtype]
     except KeyError:
         pass
     np_dtype = np.dtype(np_dtype)
     if np_dtype.name in _TORCH_ONLY:
+        if not result:
+            return None
         raise TypeError(f"gradviz: torch.{np_dtype.name} tensors are not implemented by "
                         "gradviz's core; run with --backend torch to use PyTorch")
     raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only "

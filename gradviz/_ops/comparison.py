@@ -10,9 +10,14 @@ from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _operand
 
 # ----- Comparisons (never recorded) --------------------------------------------------------
 
-def _compare(ufunc):
+def _compare(ufunc, dunder=False):
     def op(self, other):
-        b, _ = _operand(other)
+        try:
+            b, _ = _operand(other)
+        except TypeError:
+            if dunder:      # as torch: Python's fallback, so t == None is False, t < None raises
+                return NotImplemented
+            raise
         a, b = _coerce(self._data, b)
         try:
             return _make(ufunc(a, b))
@@ -26,11 +31,11 @@ _COMPARE_NAMES = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": 
                   "greater": "gt", "greater_equal": "ge"}
 
 
-eq, ne, lt, le, gt, ge = (_compare(f) for f in (np.equal, np.not_equal, np.less, np.less_equal,
-                                                np.greater, np.greater_equal))
-for _fn, _name in ((eq, "eq"), (ne, "ne"), (lt, "lt"), (le, "le"), (gt, "gt"), (ge, "ge")):
-    export(_name)(_fn)
-    method(f"__{_name}__")(_fn)
+_COMPARE_UFUNCS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
+eq, ne, lt, le, gt, ge = (_compare(f) for f in _COMPARE_UFUNCS)
+for _f, _fn in zip(_COMPARE_UFUNCS, (eq, ne, lt, le, gt, ge)):
+    export(_fn.__name__)(_fn)
+    method(f"__{_fn.__name__}__")(_compare(_f, dunder=True))
 
 
 @export()
