@@ -1,0 +1,79 @@
+"""Answers that were quietly different from torch 2.13, each compared with torch: augmented
+assignment in place (`//=`, `%=`, `**=`, `&=`, `|=`, `^=`, `<<=`, `>>=`) through views, with
+torch's versions, nodes and refusals."""
+
+import pytest
+
+try:
+    from .test_core_torch_extra import check
+except ImportError:
+    from test_core_torch_extra import check
+
+torch = pytest.importorskip("torch")
+
+
+# ----- augmented assignment writes into self --------------------------------------------
+
+FLOAT_OPS = ["//=", "%=", "**="]
+INT_OPS = ["//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>="]
+
+
+def _augment(x, op, other):
+    scope = {"x": x, "other": other}
+    exec(f"x {op} other", scope)
+    return scope["x"]
+
+
+@pytest.mark.parametrize("op", INT_OPS)
+@pytest.mark.parametrize("other", ["number", "tensor"])
+def test_augmented_assignment_through_a_view_writes_the_base(op, other):
+    def case(t):
+        x = t.tensor([3, 5, -7])
+        y = _augment(x[:2], op, 2 if other == "number" else t.tensor([1, 2]))
+        return [x, y]
+    check(case)
+
+
+@pytest.mark.parametrize("op", FLOAT_OPS)
+@pytest.mark.parametrize("other", ["number", "tensor"])
+def test_augmented_assignment_records_torchs_node(op, other):
+    def case(t):
+        a = t.tensor([3.0, 5.0, 6.5], requires_grad=True)
+        b = t.tensor([2.0, 1.5], requires_grad=True)
+        x = a * 1
+        y = _augment(x[:2], op, 2.0 if other == "number" else b)
+        if op != "//=":
+            x.backward(t.tensor([1.0, 2.0, 3.0]))
+        return [x, y, a, b]
+    check(case)
+
+
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_augmented_assignment_on_a_leaf_requiring_grad_refuses(op):
+    check(lambda t: _augment(t.tensor([3.0, 5.0], requires_grad=True), op, 2.0))
+
+
+@pytest.mark.parametrize("op", INT_OPS)
+@pytest.mark.parametrize("dtype", ["float32", "bool", "int32"])
+@pytest.mark.parametrize("other", ["int", "float", "bool"])
+def test_augmented_assignment_dtype_refusals(op, dtype, other):
+    value = {"int": 2, "float": 2.5, "bool": True}[other]
+    check(lambda t: _augment(t.tensor([3, 0, 1], dtype=getattr(t, dtype)), op, value))
+
+
+@pytest.mark.parametrize("op", ["<<", ">>", "&", "|", "^"])
+def test_bitwise_operators_match_torch(op):
+    def case(t):
+        x = t.tensor([3, -5, 6])
+        return [eval(f"x {op} 1"), eval(f"x {op} t.tensor([1, 2, 70])"),
+                eval(f"x.float() {op} 1")]
+    check(case)
+
+
+@pytest.mark.parametrize("op", ["//", "%", "**"])
+@pytest.mark.parametrize("other", ["x", "True", "False", "2"])
+def test_bool_division_and_power_match_torch(op, other):
+    def case(t):
+        x = t.tensor([True, False, True])
+        return eval(f"x {op} {other}")
+    check(case)
