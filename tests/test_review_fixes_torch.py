@@ -77,3 +77,34 @@ def test_bool_division_and_power_match_torch(op, other):
         x = t.tensor([True, False, True])
         return eval(f"x {op} {other}")
     check(case)
+
+
+# ----- NumPy scalars read as Python numbers: clamp's bounds, lerp's weight -----------------
+
+NUMPY_SCALARS = ["np.float64(0.5)", "np.float32(1.5)", "np.int64(1)", "np.bool_(True)"]
+
+
+@pytest.mark.parametrize("bound", NUMPY_SCALARS)
+@pytest.mark.parametrize("call", ["x.clamp(min={})", "x.clamp(max={})",
+                                  "x.clamp({}, 1.75)", "x.clamp_(min={})"])
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_clamp_reads_numpy_scalar_bounds_as_numbers(bound, call, dtype):
+    import numpy as np
+
+    def case(t):
+        x = t.tensor([1, 2], dtype=getattr(t, dtype))
+        out = eval(call.format(bound), {"x": x, "np": np})
+        return [out, type(out.grad_fn._saved_min).__name__] if out.requires_grad else out
+    check(case)
+
+
+@pytest.mark.parametrize("weight", NUMPY_SCALARS)
+def test_lerp_reads_a_numpy_scalar_weight_as_a_number(weight):
+    import numpy as np
+
+    def case(t):
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        out = t.lerp(a, t.tensor([3.0, 6.0]), eval(weight, {"np": np}))
+        out.sum().backward()
+        return [out, a, type(out.grad_fn._saved_weight).__name__]
+    check(case)
