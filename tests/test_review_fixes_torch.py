@@ -108,3 +108,38 @@ def test_lerp_reads_a_numpy_scalar_weight_as_a_number(weight):
         out.sum().backward()
         return [out, a, type(out.grad_fn._saved_weight).__name__]
     check(case)
+
+
+# ----- reductions honour dtype= ------------------------------------------------------------
+
+REDUCTIONS = ["torch.sum(X, dtype=D)", "X.sum(0, dtype=D)", "X.sum(0, keepdim=True, dtype=D)",
+              "torch.prod(X, dtype=D)", "X.prod(0, dtype=D)", "torch.mean(X, dtype=D)",
+              "X.mean(0, dtype=D)", "torch.cumsum(X, 0, dtype=D)", "X.cumprod(0, dtype=D)",
+              "torch.softmax(X, 0, dtype=D)", "torch.log_softmax(X, 0, dtype=D)",
+              "torch.nn.functional.softmax(X, 0, dtype=D)", "torch.norm(X, dtype=D)",
+              "X.norm(dtype=D)", "torch.linalg.vector_norm(X, dtype=D)",
+              "X.clone().cumsum_(0, dtype=D)", "X.clone().cumprod_(0)"]
+
+
+@pytest.mark.parametrize("call", REDUCTIONS)
+@pytest.mark.parametrize("source", ["float32", "int64", "int32", "bool"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float64", "float16", "float32"])
+def test_reduction_dtype_argument_matches_torch(call, source, dtype):
+    def case(t):
+        x = t.tensor([1.5, 2.5, -0.5, 3.0]).to(getattr(t, source))
+        return eval(call.replace("X", "x").replace("D", f"t.{dtype}"), {"t": t, "torch": t,
+                                                                        "x": x})
+    check(case)
+
+
+@pytest.mark.parametrize("call", ["torch.sum(X, dtype=D)", "X.prod(0, dtype=D)",
+                                  "torch.mean(X, dtype=D)", "torch.cumsum(X, 0, dtype=D)",
+                                  "torch.softmax(X, 0, dtype=D)", "X.norm(dtype=D)"])
+def test_reduction_in_another_dtype_differentiates_as_torch(call):
+    def case(t):
+        x = t.tensor([1.5, 2.5, -0.5, 3.0], requires_grad=True)
+        out = eval(call.replace("X", "x").replace("D", "t.float64"), {"t": t, "torch": t,
+                                                                      "x": x})
+        out.backward(t.ones_like(out))
+        return [out, x]
+    check(case)
