@@ -143,3 +143,43 @@ def test_reduction_in_another_dtype_differentiates_as_torch(call):
         out.backward(t.ones_like(out))
         return [out, x]
     check(case)
+
+
+# ----- tensor hooks on the unused outputs of a multi-output node ---------------------------
+
+def _hook_calls(t, how, returns=False):
+    calls = []
+
+    def hook(name):
+        def fire(g):
+            calls.append((name, None if g is None else g.tolist()))
+            return t.ones(2) if returns else None
+        return fire
+
+    a = t.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = t.tensor([2.0, 3.0])
+    p, q = a.split(2)
+    q.register_hook(hook("q"))
+    p.register_hook(hook("p"))
+    q.register_hook(hook("q2"))
+    loss = (p * b).sum() if how != "both" else p.sum() + q.sum()
+    if how == "grad_q":
+        got = t.autograd.grad(loss, [q], allow_unused=True)
+    elif how == "grad_a":
+        got = t.autograd.grad(loss, [a])
+    elif how == "inputs_q":
+        loss.backward(inputs=[q])
+        got = q.grad
+    else:
+        loss.backward()
+        got = a.grad
+    return [calls, got]
+
+
+@pytest.mark.parametrize("how", ["backward", "both", "grad_q", "grad_a", "inputs_q"])
+def test_hooks_of_an_unused_output_are_called_with_none_as_torch(how):
+    check(lambda t: _hook_calls(t, how))
+
+
+def test_a_hook_may_not_replace_a_none_gradient():
+    check(lambda t: _hook_calls(t, "backward", returns=True))
