@@ -310,27 +310,6 @@ def test_graph_builds_only_the_report_parts_its_drawing_reads(tmp_path, monkeypa
     assert [t["name"] for t in part["tensors"]] == [t["name"] for t in whole["tensors"]]
 
 
-def test_the_file_runs_with_the_collector_as_often_per_op_as_plain_python(tmp_path):
-    # The tracer makes about 2.5 times the container objects per op: the first threshold is
-    # raised as much while the file runs (and --backward with it), and restored after.
-    import gc
-
-    from gradviz._gc import TRACED_ALLOCATIONS
-    before = gc.get_threshold()
-    path = write(tmp_path, """
-        import gc
-        print(*gc.get_threshold())
-    """)
-    run = run_file(path)
-    assert run.stdout.split() == [str(int(before[0] * TRACED_ALLOCATIONS)),
-                                  str(before[1]), str(before[2])]
-    assert gc.get_threshold() == before
-    failing = write(tmp_path, "import gc\ngc.set_threshold(5)\nraise ValueError('no')\n",
-                    name="failing.py")
-    assert run_file(failing).error is not None
-    assert gc.get_threshold() == before     # also after a file that raised or set its own
-
-
 def test_scalar_values_are_written_as_plain_numbers(tmp_path):
     # A 0-d tensor's value is its item(), nan and inf as the strings JSON needs.
     path = write(tmp_path, """

@@ -11,7 +11,6 @@
 import ast
 import difflib
 
-from .._gc import traced_rhythm
 from .names import frame_prefixes, named_tensors
 from .runner import (UsageError, backend_module, describe, execute_file, new_tracer,
                      quiet_anomaly_warnings, read_source, tracing_for)
@@ -177,9 +176,8 @@ def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
             if execution.error is None:
                 run.backward(backward, gradient, retain_graph, anomaly, debug)
 
-    with traced_rhythm():
-        execution = execute_file(path, argv, backend, anomaly, tracer, debug, sink=on_output,
-                                 after=after)
+    execution = execute_file(path, argv, backend, anomaly, tracer, debug, sink=on_output,
+                             after=after)
     if not runs:        # the file did not compile
         return Run(path, backend, execution.namespace, execution.stdout, execution.error,
                    tracer, module, execution.warnings, execution.exit_code)
