@@ -151,10 +151,9 @@ __all__ = [
 ]
 
 def __getattr__(name):
-    if _asked_by_package(_sys._getframe(1)) and not name.startswith("__") and \
-            _find_spec(f"{__name__}.{name}"):
-        # one of gradviz's modules asking for another (`from .. import _dtype`), maybe while
-        # the core is being imported: that module alone, as Python's import would give it
+    if not name.startswith("__") and _importing() and _find_spec(f"{__name__}.{name}"):
+        # a module of gradviz being imported asks for another (`from .. import _dtype`),
+        # maybe while the core is half imported: that module alone, as Python's import gives it
         return _import_module(f"{__name__}.{name}")
     if not _loaded:
         _load()
@@ -168,12 +167,16 @@ def __getattr__(name):
     raise missing("torch", name, globals())
 
 
-def _asked_by_package(frame):
-    """Whether the code asking for a name is a module of gradviz (past the import system's
-    own frames, which ask for the names of a `from ... import`)."""
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("importlib"):
-        frame = frame.f_back
-    return frame is not None and frame.f_globals.get("__name__", "").startswith(__name__ + ".")
+def _importing():
+    """Whether one of gradviz's modules is being imported now (its spec says so while its code
+    runs): anyone else asking for a name gets the core first (`from gradviz import _registry`
+    comes filled, as it did when the core was imported eagerly)."""
+    # (a loop: this module's globals shadow the builtin any with torch.any once the core loaded)
+    for key, module in list(_sys.modules.items()):
+        if key.startswith(__name__ + ".") and \
+                getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return True
+    return False
 
 
 def __dir__():

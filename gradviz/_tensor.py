@@ -9,6 +9,7 @@ autograd fields are `_rg` (requires_grad), `_fn` (grad_fn), `_nr` (output_nr), `
 `gradviz._ops`.
 """
 
+import sys as _sys
 import warnings
 import weakref
 
@@ -534,6 +535,8 @@ def _make(data, cls=Tensor):
 
 
 def _rebuild(data, rg):
+    # pickle imports this module alone: the core gives Tensor its ops when it loads
+    _sys.modules[__package__]._load()
     t = _make(data)
     t._rg = rg
     return t

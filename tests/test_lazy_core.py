@@ -98,3 +98,13 @@ def test_unknown_names_still_say_what_torch_has():
         "except AttributeError as exc:\n"
         "    print(json.dumps(str(exc)))\n")
     assert message.startswith("module 'torch' has no attribute 'no_such_name'")
+
+
+def test_a_tensor_unpickled_in_a_fresh_process_has_its_ops(tmp_path):
+    # pickle imports gradviz._tensor alone: the tensor it rebuilds must still add, multiply, ...
+    path = tmp_path / "t.pkl"
+    _fresh(f"import pickle, gradviz\npickle.dump(gradviz.ones(2) * 3, open({str(path)!r}, 'wb'))\n"
+           "print(1)")
+    out = _fresh(f"import json, pickle\nx = pickle.load(open({str(path)!r}, 'rb'))\n"
+                 "print(json.dumps([(x + 1).tolist(), (x * x).sum().item()]))")
+    assert out == [[4.0, 4.0], 18.0]

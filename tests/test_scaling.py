@@ -308,3 +308,36 @@ def test_graph_builds_only_the_report_parts_its_drawing_reads(tmp_path, monkeypa
     part = run.report(saved=False, loops=False)
     assert "iterations" not in part and not any(n["saved"] for n in part["nodes"])
     assert [t["name"] for t in part["tensors"]] == [t["name"] for t in whole["tensors"]]
+
+
+def test_scalar_values_are_written_as_plain_numbers(tmp_path):
+    # A 0-d tensor's value is its item(), nan and inf as the strings JSON needs.
+    path = write(tmp_path, """
+        import gradviz as torch
+        a = torch.tensor(1.5)
+        b = torch.tensor(float("nan"))
+        c = torch.tensor(-float("inf"), dtype=torch.float64)
+        d = torch.tensor(3)
+        e = torch.tensor(True)
+        f = torch.tensor([1.0, float("inf")])
+    """)
+    data = {t["name"]: t["data"] for t in run_file(path).report()["tensors"]}
+    assert data == {"a": 1.5, "b": "nan", "c": "-inf", "d": 3, "e": True, "f": [1.0, "inf"]}
+    assert [type(v) for v in data.values()] == [float, str, str, int, bool, list]
+
+
+def test_a_leaf_used_at_many_depths_is_still_drawn_once_per_depth(tmp_path):
+    # The drawing looks for the users of AccumulateGrad nodes only: a weight shared by every
+    # step of a long chain is split, one used once is not.
+    from gradviz.render.dot import build_graph
+    path = write(tmp_path, """
+        import gradviz as torch
+        w = torch.tensor(1.0, requires_grad=True)
+        v = torch.tensor(2.0, requires_grad=True)
+        h = v * 1.0
+        for i in range(60):
+            h = h * w
+    """)
+    built = build_graph(run_file(path).report(), split_shared=0)
+    assert built.shared == {"w": 60} and "v" not in built.shared
+    assert built.count == 61 + 2 + 2 * 60     # the muls, v and its AccumulateGrad, 60 copies

@@ -180,6 +180,7 @@ def _div_rounded(self, ot, a, b, rounding_mode):
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
+    _refuse_bool(a, b, f"div_{rounding_mode}_cpu")
     integral = a.dtype.kind in "iub" and np.result_type(b).kind in "iub"
     if integral and np.any(np.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")
@@ -253,7 +254,14 @@ def _export_rounding(name, dunder, rows, reflected, values, saves_operands, doc)
     return export()(method(dunder)(records(*rows)(op)))
 
 
+def _refuse_bool(a, b, kernel):
+    """torch's `kernel` has no bool implementation: refuse a bool result as torch does."""
+    if _dtype.result_type((a, b)).kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _remainder_values(self, a, b):
+    _refuse_bool(a, b, "remainder_cpu")
     if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")
     try:
@@ -320,6 +328,11 @@ def _power(a, e):
         odd = (e % 2) != 0
         low = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
         return np.where(neg, low, r).astype(r.dtype, copy=False)
+    if a.dtype.kind == "b" and np.result_type(e).kind == "b":
+        # torch: a bool tensor exponent has no kernel; a Python bool keeps the bool dtype.
+        if type(e) is not bool:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        return a.copy() if e else np.ones_like(a)
     if type(e) is int and e < 0 and np.result_type(a).kind in "iu":
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return np.power(a, e)

@@ -44,18 +44,30 @@ def logical_not(self):
     return _make(np.logical_not(self._data))
 
 
-def _bitwise(ufunc):
+def _bitwise(ufunc, kernel):
+    """self <ufunc> other on integer or bool tensors; torch's `kernel` refuses other dtypes."""
     def op(self, other):
         b, _ = _operand(other)
-        return _make(ufunc(self._data, b))
+        a, b = _coerce(self._data, b)
+        if a.dtype.kind not in "iub" or (kernel.endswith("shift_cpu") and a.dtype.kind == "b"):
+            raise NotImplementedError(f'"{kernel}" not implemented for '
+                                      f"'{_TORCH_SCALAR[a.dtype.name]}'")
+        try:
+            return _make(ufunc(a, b))
+        except ValueError as exc:
+            raise _broadcast_error(a, b, exc) from None
     op.__name__ = op.__qualname__ = ufunc.__name__
     return op
 
 
-and_, or_, xor = _bitwise(np.bitwise_and), _bitwise(np.bitwise_or), _bitwise(np.bitwise_xor)
-method("__and__")(and_)
-method("__or__")(or_)
-method("__xor__")(xor)
+and_ = _bitwise(np.bitwise_and, "bitwise_and_cpu")
+or_ = _bitwise(np.bitwise_or, "bitwise_or_cpu")
+xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
+lshift = _bitwise(np.left_shift, "lshift_cpu")
+rshift = _bitwise(np.right_shift, "rshift_cpu")
+for _fn, _name in ((and_, "and"), (or_, "or"), (xor, "xor"), (lshift, "lshift"),
+                   (rshift, "rshift")):
+    method(f"__{_name}__")(_fn)
 
 
 @export()

@@ -4,15 +4,17 @@ a view's base history (CopySlices).
 
 import numpy as np
 
+from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
 from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
 from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
-from ..autograd.grad_mode import _state
+from ..autograd.grad_mode import _state, no_grad
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs, _operand
-from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB
+from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, floor_divide, remainder
+from .comparison import and_, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
                         _np_sigmoid)
 
@@ -58,15 +60,22 @@ def _write(self, new):
             raise RuntimeError("unsupported operation: more than one element of the written-to "
                                "tensor refers to a single memory location. Please clone() the "
                                "tensor before performing the operation.")
-        if np.result_type(new).kind == "f" and d.dtype.kind in "iub":
-            raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{_TORCH_SCALAR[d.dtype.name]}")
+        _check_cast(np.result_type(new), d.dtype)
         try:
             np.copyto(d, new, casting="unsafe")
         except ValueError as exc:
             raise _write_error(d, new, exc) from None
     else:
         self._data = np.asarray(new, dtype=d.dtype).reshape(np.shape(d))[()]
+
+
+def _check_cast(rt, dt):
+    """torch's canCast of a result dtype rt into self's dtype dt: no float into an integer or
+    bool, no integer into a bool."""
+    if (rt.kind == "f" and dt.kind in "iub") or (rt.kind in "iu" and dt.kind == "b"):
+        name = "Float" if rt.kind == "f" else _TORCH_SCALAR[rt.name]
+        raise RuntimeError(f"result type {name} can't be cast to the desired output type "
+                           f"{_TORCH_SCALAR[dt.name]}")
 
 
 def _write_error(d, new, exc):
@@ -183,7 +192,7 @@ def pow_(self, exponent):
         orig = self.clone() if _needs(self, exponent) else self
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
-                new = np.power(self._data, exponent._data)
+                new = _power(self._data, exponent._data)
             except ValueError as exc:
                 raise _broadcast_error(self._data, exponent._data, exc) from None
         _write(self, new)
@@ -191,7 +200,7 @@ def pow_(self, exponent):
         return self
     orig = self.clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
-        _write(self, np.power(self._data, exponent))
+        _write(self, _power(self._data, _operand(exponent)[0]))
     _commit(self, D["pow"], (self,), (orig, exponent), "pow_")
     return self
 
@@ -270,3 +279,45 @@ def _copy(self, src, op):
     _write(self, s._data)
     _commit(self, D["copy_"], (self, s), (s.shape,), op)
     return self
+
+
+# ----- In-place forms of out-of-place ops --------------------------------------------------
+
+def _inplace_from(self, other, op, values, row=None, saves_operands=False):
+    """self.<op>(other): values(self, other), the out-of-place op (torch's result dtype and
+    errors), written into self, recorded as `row` (`<row>_scalar` for a number other) saving
+    self as it was before the edit and other when saves_operands; no row: never recorded."""
+    _check_inplace(self)
+    b, ot = _operand(other)
+    _check_cast(_dtype.result_type((self._data, b)), self._data.dtype)    # before the kernel
+    orig = self.clone() if saves_operands and _needs(self, ot) else self
+    with no_grad():
+        new = values(self, other)
+    _write(self, new._data)
+    if row is None:
+        bump_version(self, op)
+    elif ot is None:
+        _commit(self, D[row + "_scalar"], (self,), (), op)
+    else:
+        _commit(self, D[row], (self, ot), (orig, ot) if saves_operands else (), op)
+    return self
+
+
+def _inplace_method(name, values, row=None, saves_operands=False):
+    """Tensor.<name>(other) through _inplace_from."""
+    def op(self, other):
+        return _inplace_from(self, other, name, values, row, saves_operands)
+
+    op.__name__ = op.__qualname__ = name
+    if row is not None:
+        op = records(row, row + "_scalar")(op)
+    return method(name)(op)
+
+
+floor_divide_ = _inplace_method("floor_divide_", floor_divide, "floor_divide")
+remainder_ = _inplace_method("remainder_", remainder, "remainder", saves_operands=True)
+bitwise_and_ = _inplace_method("bitwise_and_", and_)
+bitwise_or_ = _inplace_method("bitwise_or_", or_)
+bitwise_xor_ = _inplace_method("bitwise_xor_", xor)
+bitwise_left_shift_ = _inplace_method("bitwise_left_shift_", lshift)
+bitwise_right_shift_ = _inplace_method("bitwise_right_shift_", rshift)

@@ -6,7 +6,9 @@ properties.
 from .. import _dtype
 from .._registry import method
 from .arithmetic import add, mul
-from .inplace import add_, div_, mul_, sub_
+from .inplace import (add_, bitwise_and_, bitwise_left_shift_, bitwise_or_,
+                      bitwise_right_shift_, bitwise_xor_, div_, floor_divide_, mul_, pow_,
+                      remainder_, sub_)
 from .pointwise import to
 from .views import _T, _mT, reshape, view
 
@@ -14,7 +16,11 @@ from .views import _T, _mT, reshape, view
 # The reflected and augmented operators are the ops themselves: b + a is a + b's sum, and
 # a += b is add_(a, b), which returns a as Python's protocol wants.
 for _name, _op in (("__radd__", add), ("__rmul__", mul), ("__iadd__", add_),
-                   ("__isub__", sub_), ("__imul__", mul_), ("__itruediv__", div_)):
+                   ("__isub__", sub_), ("__imul__", mul_), ("__itruediv__", div_),
+                   ("__ifloordiv__", floor_divide_), ("__imod__", remainder_),
+                   ("__ipow__", pow_), ("__iand__", bitwise_and_), ("__ior__", bitwise_or_),
+                   ("__ixor__", bitwise_xor_), ("__ilshift__", bitwise_left_shift_),
+                   ("__irshift__", bitwise_right_shift_)):
     method(_name)(_op)
 
 

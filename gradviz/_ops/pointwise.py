@@ -195,6 +195,9 @@ def _clamp(self, min, max, op="clamp"):
         mt = min if isinstance(min, Tensor) else None
         xt = max if isinstance(max, Tensor) else None
         return out, D["clamp_tensor"], (self, mt, xt), (self, min, max)
+    # NumPy scalar bounds are read as the Python numbers torch reads them as.
+    min = None if min is None else _operand(min)[0]
+    max = None if max is None else _operand(max)[0]
     rt = _dtype.result_type([a] + [b for b in (min, max) if b is not None])
     a = a if a.dtype == rt else a.astype(rt)
     # maximum then minimum: torch's order (max wins when min > max), nan kept, and faster

@@ -24,13 +24,9 @@ from .pointwise import maximum, minimum, to
 @export()
 @records("sum", "sum_dim")
 def sum(self, dim=None, keepdim=False, dtype=None):
-    a = self._data
-    if dtype is not None:
-        a = a.astype(_dtype.to_numpy_dtype(dtype))
-    elif a.dtype.kind in "bi" and a.dtype != np.int64:
-        a = a.astype(np.int64)
+    a = _int64_sum_type(self._data, dtype)
     if dim is None or dim == ():
-        out = _make(np.sum(a) if not keepdim else np.sum(a, keepdims=True))
+        out = _make(np.sum(a, dtype=a.dtype, keepdims=keepdim))
         if _needs(self):
             if keepdim:
                 record(D["sum_dim"], out, (self,), (a.shape, tuple(range(a.ndim)), True))
@@ -38,7 +34,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
                 record(D["sum"], out, (self,), (a.shape,))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
-    r = np.sum(a, axis=dims, keepdims=keepdim) if a.ndim else a
+    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a
     if not r.flags.c_contiguous:
         # torch allocates the result contiguous; NumPy follows the input's layout, which would
         # make a later reshape of it a view where torch's is a _reshape_alias (or the reverse).
@@ -53,7 +49,8 @@ def _float_data(self, dtype, name):
     """self's array, as dtype when given; torch's error unless it is floating."""
     a = self._data if dtype is None else self._data.astype(_dtype.to_numpy_dtype(dtype))
     if a.dtype.kind != "f":
-        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"{name}(): could not infer output dtype. {which} dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{_TORCH_SCALAR[a.dtype.name]}")
     return a
@@ -81,16 +78,14 @@ def mean(self, dim=None, keepdim=False, dtype=None):
 @export()
 @records("prod", "prod_dim")
 def prod(self, dim=None, keepdim=False, dtype=None):
-    a = self._data
-    if a.dtype.kind in "bi" and a.dtype != np.int64:
-        a = a.astype(np.int64)
+    a = _int64_sum_type(self._data, dtype)
     if dim is None:
-        out = _make(np.prod(a))
+        out = _make(np.prod(a, dtype=a.dtype))
         if _needs(self):
             record(D["prod"], out, (self,), (self,))
         return out
     d = _wrap_dim(dim, a.ndim)
-    out = _make(np.prod(a, axis=d, keepdims=keepdim) if a.ndim else a)
+    out = _make(np.prod(a, axis=d, keepdims=keepdim, dtype=a.dtype) if a.ndim else a)
     if _needs(self):
         record(D["prod_dim"], out, (self,), (self, d, keepdim))
     return out
@@ -171,7 +166,14 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
         last = "lastdim_" if d == a.ndim - 1 or a.ndim == 0 else ""
         raise NotImplementedError(f'"{row}_{last}kernel_impl" not implemented for '
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
-    out = _make(zero_d(a) if a.ndim == 0 else formula(a, d))
+    if a.ndim == 0:
+        r = zero_d(a)
+    elif a.dtype == np.float16 and row == "softmax":
+        # torch's CPU softmax computes half in float and rounds once (log_softmax does not).
+        r = formula(a.astype(np.float32), d).astype(np.float16)
+    else:
+        r = formula(a, d)
+    out = _make(r)
     if _needs(self):
         record(D[row], out, (self,), (d,))
     return out
@@ -326,7 +328,15 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"input. Got {_TORCH_SCALAR[a.dtype.name]}")
     if dtype is not None:
         # torch computes in dtype without a copy node: the gradient is cast back to self's.
-        a = a.astype(_dtype.to_numpy_dtype(dtype))
+        want = np.dtype(_dtype.to_numpy_dtype(dtype))
+        if want.kind != "f":
+            raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {_TORCH_SCALAR[want.name]}")
+        if want.itemsize < a.dtype.itemsize:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                               f"({_TORCH_SCALAR[a.dtype.name]}) should be convertible without "
+                               f"narrowing to the specified dtype ({_TORCH_SCALAR[want.name]})")
+        a = a.astype(want)
     if isinstance(dim, int):
         dim = (dim,)
     dims = None if dim is None else (_dims(dim, a.ndim) if a.ndim else ())
@@ -431,7 +441,8 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
 # ----- Scans and extreme values ------------------------------------------------------------
 
 def _int64_sum_type(a, dtype):
-    """torch's accumulation dtype for sums and scans: int64 for bool and integer input."""
+    """torch's accumulation dtype for sums, products and scans: dtype when given (the input
+    cast first), else int64 for bool and integer input."""
     if dtype is not None:
         return a.astype(_dtype.to_numpy_dtype(dtype))
     if a.dtype.kind in "bui" and a.dtype != np.int64:
@@ -439,13 +450,20 @@ def _int64_sum_type(a, dtype):
     return a
 
 
+def _refuse_bool_scan(name, dt):
+    """torch's scans have no bool kernel (a bool input without dtype= is summed as int64)."""
+    if dt.kind == "b":
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+
+
 def _export_scan(name, ufunc, saves_self, doc):
     """torch.<name>(input, dim, *, dtype=None) and Tensor.<name>: ufunc's running values along
     dim, recording the <name> row (saving self when saves_self, dim always)."""
     def scan(self, dim, *, dtype=None):
         a = _int64_sum_type(self._data, dtype)
+        _refuse_bool_scan(name, a.dtype)
         d = _wrap_dim(dim, a.ndim)
-        out = _make(ufunc(a, axis=d) if a.ndim else a.copy())
+        out = _make(ufunc(a, axis=d, dtype=a.dtype) if a.ndim else a.copy())
         if _needs(self):
             record(D[name], out, (self,), (self, d) if saves_self else (d,))
         return out
@@ -491,6 +509,7 @@ def _same_dtype(self, dtype):
 @records("cumsum")
 def cumsum_(self, dim, *, dtype=None):
     _same_dtype(self, dtype)
+    _refuse_bool_scan("cumsum", self._data.dtype)
     _check_inplace(self)
     d = _wrap_dim(dim, self._data.ndim)
     _write(self, np.cumsum(self._data, axis=d) if self._data.ndim else self._data)
@@ -502,6 +521,7 @@ def cumsum_(self, dim, *, dtype=None):
 @records("cumprod")
 def cumprod_(self, dim, *, dtype=None):
     _same_dtype(self, dtype)
+    _refuse_bool_scan("cumprod", self._data.dtype)
     _check_inplace(self)
     orig = self.clone() if _needs(self) else self     # saved before the write
     d = _wrap_dim(dim, self._data.ndim)

@@ -462,6 +462,8 @@ def fmod(self, other):
 # ----- lerp, addcmul, addcdiv --------------------------------------------------------------
 
 def _lerp(input, end, weight, op="lerp"):
+    if isinstance(weight, np.generic):
+        weight = _operand(weight)[0]    # the Python number torch reads a NumPy scalar as
     if not isinstance(input, Tensor) or not isinstance(end, Tensor) or not isinstance(
             weight, (Tensor, int, float)):
         given = (end, weight) if op == "lerp_" else (input, end, weight)
@@ -684,7 +686,8 @@ def clamp_(self, min=None, max=None):
     _check_inplace(self)
     computed = _clamp(self, min, max, "clamp_")
     dt = self._data.dtype
-    if dt.kind in "iub" and (type(min) is float or type(max) is float):
+    numbers = [_operand(b)[0] for b in (min, max) if b is not None and not isinstance(b, Tensor)]
+    if dt.kind in "iub" and float in map(type, numbers):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_C_NAMES[dt.name]}")
     return _inplace(self, "clamp_", computed)

@@ -489,17 +489,22 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
 
 def _tensor_hooks(node, grads, create_graph):
     """The tensor hooks of each output of node, then retain_grad (torch's
-    call_tensor_pre_hooks); a hook's return replaces the gradient in `grads`."""
+    call_tensor_pre_hooks); a hook's return replaces the gradient in `grads`. As in torch, an
+    output without a gradient (an unused output of a multi-output node) calls its hooks with
+    None, and the outputs go in the order their first hook was registered (_tpre's keys)."""
     trace = _tracing.active
-    for nr in range(len(grads)):
+    for nr in node._tpre or range(len(grads)):
         hooks = node._tensor_hooks(nr)
-        if hooks and grads[nr] is not None:
+        if hooks:
             for hook in list(hooks.values()):
-                r = hook(_to_tensor(grads[nr]))
+                g = grads[nr]
+                r = hook(None if g is None else _to_tensor(g))
                 if trace is not None:
-                    trace.fired(node, "tensor", nr, hook, grads[nr], r)
+                    trace.fired(node, "tensor", nr, hook, g, r)
                 if r is not None:
-                    _check_hook_value(hook, grads[nr], r)
+                    if g is None:
+                        raise RuntimeError("can't replace a None gradient with a non-None value")
+                    _check_hook_value(hook, g, r)
                     grads[nr] = r if create_graph else _raw(r)
                     if trace is not None:
                         trace.hooked(node, nr, hook)

@@ -191,8 +191,8 @@ def _clean(v):
 def _core_value(d, full):
     """to_json_value of a core tensor's storage (an array or a NumPy scalar), without the
     0-d array a scalar would be wrapped in."""
-    if isinstance(d, np.generic):
-        return _clean(d.item())
+    if isinstance(d, np.generic) or type(d) is np.ndarray and not d.ndim:
+        return _clean(d.item())     # a 0-d array's tolist() is its item(): 5x faster
     return to_json_value(d, full)
 
 
@@ -260,6 +260,8 @@ class _Builder:
         self._accumulators = None
         self._edges = {}             # id(node) -> next_functions, read once per node
         self._outputs = {}           # id(node) -> its output 0 (tracer), looked up once
+        self._sites = {}             # id(node) -> (file, line) of the code that made it
+        self.consumed = set()        # (id(node), nr) of every edge, after traverse
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -267,8 +269,9 @@ class _Builder:
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
         began = self._walk(starts)
-        consumed = {id(fn) for node in self.nodes for fn, _ in self.edges(node)
-                    if fn is not None}
+        self.consumed = {(id(fn), nr) for node in self.nodes for fn, nr in self.edges(node)
+                         if fn is not None}
+        consumed = {k for k, _ in self.consumed}
         if all(id(fn) not in consumed for fn in began):
             return      # every walk began at a root: walking roots first gives the same order
         roots = [fn for fn in starts if id(fn) not in consumed]
@@ -278,19 +281,23 @@ class _Builder:
     def _walk(self, starts):
         """Preorder from each start not seen yet; returns those starts."""
         began = []
+        node_ids, nodes, edges = self.node_ids, self.nodes, self._edges
         for start in starts:
-            if id(start) in self.node_ids:
+            if id(start) in node_ids:
                 continue
             began.append(start)
             stack = [start]
             while stack:
                 node = stack.pop()
-                if id(node) in self.node_ids:
+                k = id(node)
+                if k in node_ids:
                     continue
-                self.node_ids[id(node)] = f"n{len(self.nodes)}"
-                self.nodes.append(node)
-                nexts = [fn for fn, _ in self.edges(node) if fn is not None]
-                stack.extend(reversed(nexts))
+                node_ids[k] = f"n{len(nodes)}"
+                nodes.append(node)
+                e = edges.get(k)     # self.edges(node), inlined: once per node of the graph
+                if e is None:
+                    e = edges[k] = _next_functions(node)
+                stack.extend(reversed([fn for fn, _ in e if fn is not None]))
         return began
 
     def output_names(self):
@@ -464,10 +471,14 @@ class _Builder:
         return self.name_of.get(id(t))
 
     def site(self, node):
-        where = self.run.tracer.site_of(node) if self.traced else None
-        if not where:
-            return None, None
-        return where[0], where[1]
+        """(file, line) of the code that made node, computed once per node (its tensor's
+        entry and its own ask)."""
+        k = id(node)
+        site = self._sites.get(k)
+        if site is None:
+            where = self.run.tracer.site_of(node) if self.traced else None
+            site = self._sites[k] = (where[0], where[1]) if where else (None, None)
+        return site
 
     def tensor_entry(self, name, t, consumed, generated=False, node=None):
         if t is None:
@@ -711,11 +722,7 @@ def _build(run, full, saved=True, loops=True):
     b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
-    consumed = set()
-    for node in b.nodes:
-        for fn, nr in b.edges(node):
-            if fn is not None:
-                consumed.add((id(fn), nr))
+    consumed = b.consumed
     anomalies = []
     by_node = {}
     for info in (run.error, run.backward_error):

@@ -702,17 +702,22 @@ class _Builder:
     def backward(self, group, members, leaf_roots):
         for name in leaf_roots:
             self.var(name)
-        kids = {top: self.children(top, group, members) for top in members}
-        users = {}  # drawn node -> the nodes that use it, in edge order
-        for top in members:
-            for child in kids[top]:
-                users.setdefault(child, {})[top] = None
         # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at (one
-        # used once never is: without such a candidate, no depth is needed).
+        # used once never is: without such a candidate, no depth is needed). A chain never
+        # folds one into another node, so its users are the nodes with an edge to it.
+        accs = {top for top in members if self.nodes[top]["name"] == "AccumulateGrad"
+                and len(members[top]) == 1 and not self.nodes[top].get("next_functions")}
+        users = {}  # such an AccumulateGrad -> the nodes that use it, in edge order
+        for top in members if accs else ():
+            for m in members[top]:
+                for n, _ in self.nodes[m].get("next_functions") or ():
+                    if n in accs and n != top:
+                        users.setdefault(n, {})[top] = None
         candidates = {top: (list(users[top]), None) for top in members
-                      if len(users.get(top, ())) > 1
-                      and self.nodes[top]["name"] == "AccumulateGrad" and len(members[top]) == 1
-                      and not self.nodes[top].get("next_functions")}
+                      if len(users.get(top, ())) > 1}
+        # the drawn nodes each one points to: only a graph with candidates needs them
+        kids = {top: self.children(top, group, members) for top in members} if candidates \
+            else {}
         depth = _depths(list(members), kids.__getitem__) if candidates else {}
         shared = self.share_plan(candidates, depth)
         ids, copies, bases = {}, {}, {}  # copies: (AccumulateGrad, copy number) -> dot id
