@@ -236,8 +236,9 @@ def _cast(ndarray, npdt):
     """A copy of an array in npdt (its own dtype when None), warning as torch's copy_ does when
     an imaginary part is dropped."""
     if ndarray.dtype.kind == "c" and npdt is not None:
+        from .autograd.callsite import user_stacklevel
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return np.array(ndarray, dtype=npdt, copy=True)
@@ -742,17 +743,16 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     if size * dt.itemsize >= 1 << 63:
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{size}]")
     if dt.kind == "f":
-        data = _float_range(float(start), float(step), int(np.ceil((end - start) / step)), dt)
+        data = _float_range(float(start), float(step), size, dt)
     else:
         # torch computes integer ranges on start and step truncated to int64, and the
         # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
-        n = int(np.ceil((end - start) / step))
         start, step = int(start), int(step)
         if dt == np.int64:
             if step == 0:
                 raise ValueError("step must be nonzero")
-            n = (int(end) - start + step - (1 if step > 0 else -1)) // step
-        data = start + np.arange(max(n, 0), dtype=np.int64) * step
+            size = (int(end) - start + step - (1 if step > 0 else -1)) // step
+        data = start + np.arange(max(size, 0), dtype=np.int64) * step
     return _finish(data.astype(dt), requires_grad, out, "arange")
 
 

@@ -106,3 +106,10 @@ def test_numpy_data_of_a_dtype_gradviz_lacks_is_still_refused_as_it_is():
     for data in (np.array([1, 2], dtype=np.uint16), np.uint32(3), [np.uint64(1)]):
         with pytest.raises(TypeError, match="tensors are not implemented by gradviz's core"):
             gradviz.tensor(data)
+
+
+def test_the_complex_cast_warning_names_the_callers_line_as_torch():
+    for make in (gradviz.tensor, gradviz.as_tensor):
+        with pytest.warns(UserWarning, match="Casting complex values") as caught:
+            make(np.array([1 + 2j]), dtype=gradviz.float32)
+        assert caught[0].filename == __file__
