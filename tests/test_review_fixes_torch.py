@@ -183,3 +183,33 @@ def test_hooks_of_an_unused_output_are_called_with_none_as_torch(how):
 
 def test_a_hook_may_not_replace_a_none_gradient():
     check(lambda t: _hook_calls(t, "backward", returns=True))
+
+
+# ----- Python ints on small integer dtypes: torch's wrap, or its overflow error -----------
+
+WRAP_CASES = [
+    "u + (-3)", "u - 3", "u * 300", "u * (-1)", "i32 + 2**40", "i32 * 2**31", "i8 + 200",
+    "u + 256", "-3 + u", "300 * u", "u + (2**64 - 1)", "i64 + 2**63", "u + 2**64",
+    "u.fill_(-1)", "u.fill_(-255)", "u.fill_(-256)", "u.fill_(300)", "i8.fill_(200)",
+    "i32.fill_(2**40)", "i64.fill_(2**63)", "i16.fill_(2**20)", "u.add_(-3)", "u.mul_(-1)",
+    "i8.add_(200)", "u.add(3, alpha=-1)", "u.sub_(3)",
+    "u < -3", "u > -3", "u == 256", "u == -1", "i8 < 200", "u != 300", "u <= -3", "u >= 256",
+    "u.lt(256)", "u // -1", "u % -3", "u.remainder(-3)", "u.fmod(-3)", "u & -1", "u | 300",
+    "u ** -1", "u.clamp(min=-3)", "u.clamp(max=300)", "u.clamp(-3, 300)", "u.clamp_(min=-3)",
+    "set(u, 0, -3)", "set(u, 0, 300)", "set(i8, slice(1, None), 200)",
+]
+
+
+@pytest.mark.parametrize("expr", WRAP_CASES)
+def test_python_ints_on_integer_dtypes_wrap_or_refuse_as_torch(expr):
+    def setter(x, key, value):
+        x[key] = value
+        return x
+
+    def case(t):
+        scope = {"set": setter}
+        for name, dt in (("u", t.uint8), ("i8", t.int8), ("i16", t.int16), ("i32", t.int32),
+                         ("i64", t.int64)):
+            scope[name] = t.tensor([1, 0, 2], dtype=dt)
+        return eval(expr, scope)
+    check(case)

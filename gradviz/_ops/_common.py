@@ -26,15 +26,64 @@ def _coerce(a, b):
             return a, b
         return a.astype(_default_float()), b
     if tb is int:
-        if a.dtype.kind in "iuf":
+        kind = a.dtype.kind
+        if kind == "f":
             return a, b
-        return a.astype(np.int64), b
+        if kind != "i" and kind != "u":
+            a = a.astype(np.int64)
+        if 0 <= b <= 127:       # fits every integer dtype: the common case, without a call
+            return a, b
+        return a, _wrap_int(b, a.dtype)
     if tb is bool:
         return a, b
     if a.dtype is b.dtype:
         return a, b
     rt = _dtype.result_type((a, b))
     return (a if a.dtype == rt else a.astype(rt)), (b if b.dtype == rt else b.astype(rt))
+
+
+_INT_RANGES = {}
+
+
+def _int_range(dt):
+    """(lowest, highest, bits) of the integer dtype dt."""
+    r = _INT_RANGES.get(dt)
+    if r is None:
+        info = np.iinfo(dt)
+        r = _INT_RANGES[dt] = (int(info.min), int(info.max), info.bits)
+    return r
+
+
+def _wrap_int(b, dt):
+    """A Python int b as torch converts it to the integer dtype dt for arithmetic and
+    comparisons: C's cast, modulo 2**bits (uint8 + -3 adds 253); NumPy raises instead."""
+    lo, hi, bits = _int_range(dt)
+    if lo <= b <= hi:
+        return b
+    if not -(1 << 63) <= b < (1 << 64):
+        raise OverflowError("int too big to convert")
+    b %= 1 << bits
+    return b - (1 << bits) if b > hi else b
+
+
+def _stored(v, dt):
+    """A Python number v to be stored in a tensor of dtype dt: an int through _checked_int."""
+    return _checked_int(v, dt) if type(v) is int and dt.kind in "iu" else v
+
+
+def _checked_int(b, dt):
+    """A Python int b as torch's checked conversion stores it in the integer dtype dt (fill_,
+    clamp's bounds, item assignment): refused outside [lowest, highest] (an unsigned dtype
+    also takes -highest..-1, wrapped), else wrapped."""
+    lo, hi, _ = _int_range(dt)
+    if lo <= b <= hi:
+        return b
+    if not -(1 << 63) <= b < (1 << 64):
+        raise OverflowError("int too big to convert")
+    if lo == 0 and -hi <= b < 0:
+        return _wrap_int(b, dt)
+    name = "int" if dt == np.int32 else dt.name + "_t"      # torch's C type names
+    raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def _operand(x):

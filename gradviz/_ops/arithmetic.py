@@ -9,7 +9,8 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _broadcast_error, _coerce, _default_float, _needs, _operand, _operands
+from ._common import (_broadcast_error, _coerce, _default_float, _needs, _operand, _operands,
+                      _wrap_int)
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -76,7 +77,8 @@ def _scaled(a, b, alpha):
     if type(alpha) is float and a.dtype.kind in "iub":
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
-    return b * alpha
+    b = b * alpha
+    return _wrap_int(b, a.dtype) if type(b) is int and a.dtype.kind in "iu" else b
 
 
 def _bool_sub_error(self, other):
@@ -305,6 +307,8 @@ def pow(self, exponent):
     if not isinstance(self, Tensor):
         return _rpow(exponent, self)
     e, et = _operand(exponent)
+    if type(e) is int and e < 0 and self._data.dtype.kind in "iu":
+        raise RuntimeError(_NEGATIVE_INT_POWER)     # before _coerce wraps e into the dtype
     a, e = _coerce(self._data, e)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -317,6 +321,9 @@ def pow(self, exponent):
         else:
             record(D["pow_tensor"], out, (self, et), (self, et))
     return out
+
+
+_NEGATIVE_INT_POWER = "Integers to negative integer powers are not allowed."
 
 
 def _power(a, e):
@@ -334,7 +341,7 @@ def _power(a, e):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return a.copy() if e else np.ones_like(a)
     if type(e) is int and e < 0 and np.result_type(a).kind in "iu":
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+        raise RuntimeError(_NEGATIVE_INT_POWER)
     return np.power(a, e)
 
 

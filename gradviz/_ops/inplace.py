@@ -12,7 +12,8 @@ from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state, no_grad
-from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs, _operand
+from ._common import (_TORCH_SCALAR, _as_tensor, _broadcast_error, _needs, _operand, _stored,
+                      _wrap_int)
 from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, floor_divide, remainder
 from .comparison import and_, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
@@ -133,6 +134,8 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     b, ot = _operand(other)
     if alpha != 1:
         b = b * alpha
+    if type(b) is int and self._data.dtype.kind in "iu":
+        b = _wrap_int(b, self._data.dtype)      # torch's cast (uint8 += -3 adds 253)
     orig = self.clone() if (saves_self and ot is not None and ot._rg) else self
     d = self._data
     done = False
@@ -259,7 +262,7 @@ def _fill(self, value, op):
                            f"{value._data.ndim} dimensions.")
     _check_inplace(self)
     v, vt = _operand(value)
-    _write(self, np.full_like(self._data, v))
+    _write(self, np.full_like(self._data, _stored(v, self._data.dtype)))
     if vt is not None:
         _commit(self, D["fill_tensor_"], (self, vt), (), op)
     else:

@@ -14,7 +14,7 @@ from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
-                      _operand)
+                      _operand, _stored)
 from .arithmetic import _binary, pow
 
 
@@ -203,9 +203,9 @@ def _clamp(self, min, max, op="clamp"):
     # maximum then minimum: torch's order (max wins when min > max), nan kept, and faster
     # than np.clip on small arrays.
     if min is not None:
-        a = np.maximum(a, rt.type(min))
+        a = np.maximum(a, rt.type(_stored(min, rt)))
     if max is not None:
-        a = np.minimum(a, rt.type(max))
+        a = np.minimum(a, rt.type(_stored(max, rt)))
     return a, D["clamp"], (self,), (self, min, max)
 
 
