@@ -413,7 +413,11 @@ def modified_error(data, who, now, want):
 def short_name(node):
     """A node's name as torch's saved-variable errors print it: "Add" for AddBackward0,
     "MaskedFill1" for MaskedFillBackward1."""
-    name = node.name()
+    return shorten(node.name())
+
+
+def shorten(name):
+    """short_name of a node named `name`."""
     m = _BACKWARD_SUFFIX.search(name)
     if not m:
         return name

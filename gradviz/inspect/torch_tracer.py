@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import _derivatives  # noqa: F401 - fills the derivative table _row_order reads
 from ..autograd import callsite
-from ..autograd.graph import short_name
+from ..autograd.graph import short_name, shorten
 from ..autograd.saved import Saved
 from .report import STEP_LIMIT, VALUE_LIMIT, GradSummary
 from .tracer import InplaceEvent, Tracer, _NodeRef
@@ -1120,19 +1120,7 @@ def _inplace_node(name):
     derivative table (leaky_relu_ has its own row, exp_ is exp's), or None."""
     from ..autograd.formula import DERIVATIVES
     d = DERIVATIVES.get(name) or DERIVATIVES.get(name.rstrip("_"))
-    return None if d is None else short_name(_RowNode(d.node))
-
-
-class _RowNode:
-    """A node's name alone, for graph.short_name."""
-
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        self._name = name
-
-    def name(self):
-        return self._name
+    return None if d is None else shorten(d.node)
 
 
 def _version_message(t, packed, torch):
