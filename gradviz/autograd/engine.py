@@ -346,7 +346,10 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
         node = heappop(ready)[1]
         grads = buffers.pop(node, None)
         if grads is None:
-            outs = ()
+            # No gradient reached node (what it gets is all None): torch runs it all the same,
+            # its hooks seeing None; a node without hooks has nothing to do.
+            outs = () if plain and node._plain else _execute(
+                node, [None] * node._n_out, create_graph, retain_graph, captures, found, needed)
         elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
                 outs = ()
@@ -422,9 +425,8 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
     """Run one node: tensor hooks, retain_grad, pre-hooks, apply, post-hooks; with `inputs`,
     as torch's evaluate_function: a node neither needed nor captured does nothing, a captured
     node that is not needed runs its tensor hooks only, and its gradient is captured after
-    them (a needed node's before them)."""
-    if all(g is None for g in grads):
-        return ()
+    them (a needed node's before them). A node all of whose gradients are None runs too, as
+    in torch: its hooks see None."""
     need = None
     trace = _tracing.active
     if needed is not None:
@@ -456,7 +458,12 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
     if trace is not None:
         trace.grad(node, grads)
     try:
-        outs = node._apply(grads, create_graph, need)
+        if node._apply_none or any(g is not None for g in grads):
+            outs = node._apply(grads, create_graph, need)
+        else:
+            # torch's generated backward functions and CopySlices: no gradient defined in,
+            # None to every edge (any_grad_defined); the post-hooks still run
+            outs = [None] * len(edges(node))
     except Exception as exc:
         _annotate(exc, node)
         raise

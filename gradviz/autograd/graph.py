@@ -184,6 +184,9 @@ class Node:
     # the engine can take its short path after reading one attribute.
     _nrs = _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
     _plain = True
+    # False: when every gradient it gets is None, the engine gives None to each edge without
+    # calling _apply (torch's any_grad_defined); True: _apply runs anyway.
+    _apply_none = False
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
@@ -294,6 +297,7 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     _plain = False          # the engine always runs AccumulateGrad on its full path (leaf hooks)
+    _apply_none = True      # torch calls the post-accumulate hooks without a gradient too
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -309,10 +313,10 @@ class AccumulateGrad(Node):
     def _apply(self, grads, create_graph, need=None):
         from .._tensor import Tensor, _make
         g = grads[0]
-        if g is None:
-            return ()
         var = self.variable
-        if create_graph:
+        if g is None:
+            pass
+        elif create_graph:
             old = var._grad
             g = g if isinstance(g, Tensor) else _make(g)
             var._grad = g if old is None else old + g
