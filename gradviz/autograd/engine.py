@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import tracing as _tracing
+from .callsite import user_stacklevel
 from .grad_mode import _GradMode, _state
 from .grad_mode import no_grad as _no_grad
 from .graph import AccumulateGrad, accumulate, edge_of, edges
@@ -592,7 +593,8 @@ def _annotate(exc, node):
             pass
     if _state.anomaly and node._stack is not None:
         import traceback
-        import warnings
         stack = "".join(traceback.format_list(node._stack))
+        # torch's text and category (its C++ warning names torch's own graph.py; this one
+        # names the user's line that called backward)
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                      f"the error:\n{stack}", RuntimeWarning, stacklevel=2)
+                      f"the error:\n{stack}", UserWarning, stacklevel=user_stacklevel())
