@@ -318,8 +318,12 @@ class AccumulateGrad(Node):
             pass
         elif create_graph:
             old = var._grad
-            g = g if isinstance(g, Tensor) else _make(g)
-            var._grad = g if old is None else old + g
+            if old is not None:
+                var._grad = _sum_laid_out(old, g)
+            elif isinstance(g, Tensor):
+                var._grad = _recorded_copy(g, var._data)
+            else:
+                var._grad = _make(_laid_out_as(g, var._data))
         else:
             accumulate(var, g)
         if var._post_hooks:
@@ -345,12 +349,19 @@ def accumulate(var, g, steal=False):
         g, steal = g._data, False     # the tensor's data may be someone else's (detach())
     old = var._grad
     if old is None:
-        if not (steal and type(g) is np.ndarray and g.dtype == var._data.dtype
-                and g.flags.c_contiguous and g.flags.owndata and g.flags.writeable):
-            g = np.array(g, dtype=var._data.dtype, order="C")
+        data = var._data
+        if not (steal and type(g) is np.ndarray and g.dtype == data.dtype
+                and g.flags.owndata and g.flags.writeable and _obeys_layout(g, data)):
+            g = _laid_out_as(g, data)
         var._grad = _tensor._make(g)
         return
     od = old._data
+    if type(od) is np.ndarray and not od.flags.writeable and any(
+            s == 0 and n > 1 for n, s in zip(od.shape, od.strides)):
+        # torch adds in place into an expanded .grad: its in-place overlap check refuses
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
     if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
         np.add(od, g, out=od, casting="unsafe")
     else:
@@ -358,6 +369,78 @@ def accumulate(var, g, steal=False):
     # torch's AccumulateGrad adds in place (`variable_grad += new_grad`) when grad mode is off
     # for it, as here: the same .grad tensor, one version later
     old._version_counter().v += 1
+
+
+# ----- torch's gradient layout contract (autograd/utils/grad_layout_contract.h) -----------
+# A leaf's first .grad has the leaf's strides when the leaf is dense and non-overlapping (a
+# transposed leaf gets a transposed .grad), else it is C-ordered.
+
+def _dense(data):
+    """torch's is_non_overlapping_and_dense for a leaf's array."""
+    from .._creation import _dense
+    return _dense(data.shape, tuple(s // data.itemsize for s in data.strides))
+
+
+def _obeys_layout(g, data):
+    """torch's obeys_layout_contract: may g (an array of data's dtype that owns its memory)
+    become data's .grad as it is?"""
+    if g.shape != data.shape:
+        return False
+    if g.flags.c_contiguous and data.flags.c_contiguous:
+        return True
+    if not _dense(data):
+        return g.flags.c_contiguous
+    # only the strides of dims longer than 1 count; a 0 stride (a view) never does
+    return all(gs == ds if n != 1 else gs != 0
+               for n, gs, ds in zip(data.shape, g.strides, data.strides))
+
+
+def _laid_out_as(g, data):
+    """torch's clone_obey_contract: a copy of g (of data's dtype) with data's strides when
+    data is dense and non-overlapping, else C-ordered."""
+    if type(data) is not np.ndarray or (data.flags.c_contiguous and 1 not in data.shape) or \
+            not _dense(data):
+        return np.array(g, dtype=data.dtype, order="C")
+    return _strided_copy(g, data.dtype, data.shape, data.strides)
+
+
+def _strided_copy(g, dtype, shape, steps):
+    """A copy of g in new memory with the given strides (in bytes)."""
+    out = np.lib.stride_tricks.as_strided(np.empty(int(np.prod(shape)), dtype=dtype), shape,
+                                          steps)
+    np.copyto(out, g, casting="unsafe")
+    return out
+
+
+def _sum_laid_out(old, g):
+    """old + g for a later .grad under create_graph (AddBackward0), laid out as torch's
+    TensorIterator lays it out: C-ordered when both are contiguous, else in the order of the
+    first operand's strides (the old .grad's) when that one is dense."""
+    from .._creation import _dense_strides
+    new = old + g
+    od, gd = old._data, g._data if isinstance(g, _tensor.Tensor) else g
+    if type(od) is np.ndarray and type(new._data) is np.ndarray and not (
+            od.flags.c_contiguous and np.asarray(gd).flags.c_contiguous) and _dense(od):
+        size = new._data.itemsize
+        steps = tuple(s * size for s in _dense_strides(od.shape, old.stride()))
+        if steps != new._data.strides:
+            new._data = _strided_copy(new._data, new._data.dtype, od.shape, steps)
+    return new
+
+
+def _recorded_copy(g, data):
+    """The first .grad under create_graph as torch records it: g copied into a tensor laid
+    out as the leaf (CopyBackwards), or for a leaf that is not dense and non-overlapping
+    cloned C-ordered (CloneBackward0)."""
+    from .._registry import ops
+    if type(data) is np.ndarray and not _dense(data):
+        out = ops.clone(g)
+        if not out._data.flags.c_contiguous:
+            out._data = np.ascontiguousarray(out._data)
+        return out
+    out = _tensor._make(_laid_out_as(np.empty(g._data.shape, dtype=data.dtype), data))
+    ops.copy_(out, g)
+    return out
 
 
 def edges(node):
