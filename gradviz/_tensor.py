@@ -226,7 +226,7 @@ class Tensor:
         return not isinstance(d, np.ndarray) or d.flags.c_contiguous
 
     def stride(self, dim=None):
-        d = np.asarray(self._data)
+        d = _empty_strided(np.asarray(self._data))
         st = tuple(s // d.itemsize for s in d.strides)
         return st if dim is None else st[_wrap_dim(dim, d.ndim)]
 
@@ -540,6 +540,19 @@ def _rebuild(data, rg):
     t = _make(data)
     t._rg = rg
     return t
+
+
+def _empty_strided(d):
+    """An empty array d with torch's strides: NumPy gives a new empty array 0 strides, torch
+    its contiguous ones, a dim of size 0 counted as 1 (torch.zeros(0, 3).stride() is (3, 1)).
+    Views of the result (a transpose, say) then get torch's strides too."""
+    if d.size or any(d.strides):
+        return d
+    steps, step = [], d.itemsize
+    for n in reversed(d.shape):
+        steps.append(step)
+        step *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(d, d.shape, tuple(reversed(steps)))
 
 
 def _wrap_dim(dim, ndim):

@@ -12,6 +12,7 @@ from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
+from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
 from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
                       _operand, _stored)
@@ -336,7 +337,7 @@ def where(condition, input, other):
 def clone(self, memory_format=None):
     if memory_format is not None:
         raise _not_implemented("clone", "memory_format")
-    out = _make(np.array(self._data, copy=True))
+    out = _make(_preserved_copy(self._data))
     if _needs(self):
         record(D["clone"], out, (self,), ())
     return out

@@ -12,7 +12,7 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import _make, _wrap_dim
+from .._tensor import _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _as_tensor, _dims, _needs
 from .pointwise import clone
@@ -82,6 +82,8 @@ def _is_index(s):
 
 def _view_op(self, entry, step, args):
     a = self._array()
+    if a.size == 0:
+        a = self._data = _empty_strided(a)     # so that the view gets torch's strides
     data = step[0](a, *step[1])
     out = _make_view(self, data, step)
     if _needs(self):
@@ -159,12 +161,39 @@ def squeeze(self, dim=None):
 def unsqueeze(self, dim):
     shape = self._data.shape
     d = _wrap_dim(dim, len(shape) + 1)
-    new = shape[:d] + (1,) + shape[d:]
-    return _view_op(self, D["unsqueeze"], (_reshape_view, (new,)), (d, self.shape))
+    return _view_op(self, D["unsqueeze"], (_unsqueeze_view, (d,)), (d, self.shape))
+
+
+def _unsqueeze_view(a, d):
+    """a with a new dim of size 1 at d, whose stride is torch's: the size times the stride of
+    the dim after it (1 at the end), where NumPy's reshape may choose another."""
+    shape, steps = a.shape, a.strides
+    new = a.reshape(shape[:d] + (1,) + shape[d:], copy=False)
+    step = shape[d] * steps[d] if d < len(shape) else a.itemsize
+    want = steps[:d] + (step,) + steps[d:]
+    if new.strides != want:
+        new = np.lib.stride_tricks.as_strided(new, new.shape, want)
+    return new
 
 
 def _broadcast_view(a, shape):
-    return np.broadcast_to(a, shape)
+    """np.broadcast_to (read-only: a write would reach one element twice), with torch's
+    strides (inferExpandGeometry) where NumPy's differ: a dim of size 1 that stays 1 keeps its
+    stride, a new one of size 1 gets the size times the stride of the dim after it."""
+    out = np.broadcast_to(a, shape)
+    if 1 not in shape:
+        return out
+    steps = [0] * len(shape)
+    lead = len(shape) - a.ndim
+    for i in range(len(shape) - 1, -1, -1):
+        k = i - lead
+        if k >= 0:
+            steps[i] = a.strides[k] if a.shape[k] == shape[i] else 0
+        elif shape[i] == 1:
+            steps[i] = shape[i + 1] * steps[i + 1] if i + 1 < len(shape) else a.itemsize
+    if tuple(steps) != out.strides:
+        out = np.lib.stride_tricks.as_strided(out, shape, steps, writeable=False)
+    return out
 
 
 @method("expand")

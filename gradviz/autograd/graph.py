@@ -376,9 +376,11 @@ def accumulate(var, g, steal=False):
 # transposed leaf gets a transposed .grad), else it is C-ordered.
 
 def _dense(data):
-    """torch's is_non_overlapping_and_dense for a leaf's array."""
+    """torch's is_non_overlapping_and_dense for an array (true of any contiguous one, an
+    empty one included)."""
     from .._creation import _dense
-    return _dense(data.shape, tuple(s // data.itemsize for s in data.strides))
+    return data.size == 0 or data.flags.c_contiguous or _dense(
+        data.shape, tuple(s // data.itemsize for s in data.strides))
 
 
 def _obeys_layout(g, data):
@@ -410,6 +412,22 @@ def _strided_copy(g, dtype, shape, steps):
                                           steps)
     np.copyto(out, g, casting="unsafe")
     return out
+
+
+def _preserved_copy(d):
+    """A copy of array d laid out as torch's clone (preserve_format) lays it out: with d's
+    strides when d is dense and non-overlapping, else dense in the order of d's strides (an
+    expanded tensor's clone is contiguous). NumPy's own copy differs in the strides of dims
+    of size 1 and in the order it gives broadcast (0-stride) dims."""
+    out = np.array(d, copy=True)
+    if type(d) is not np.ndarray or out.strides == d.strides:
+        return out      # (a copy is dense: d was too, and torch keeps its strides)
+    from .._creation import _dense_strides
+    strides = tuple(s // d.itemsize for s in d.strides)
+    if not _dense(d):
+        strides = _dense_strides(d.shape, strides)
+    steps = tuple(s * d.itemsize for s in strides)
+    return out if steps == out.strides else _strided_copy(d, d.dtype, d.shape, steps)
 
 
 def _sum_laid_out(old, g):
