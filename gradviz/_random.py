@@ -305,8 +305,7 @@ def _fill16_f64(d, mean, std):
 def normal(shape, dtype, mean=0.0, std=1.0, generator=None, contiguous=True):
     """Samples of N(mean, std**2) as torch's normal_ draws them, as an array of `dtype`
     (for a result that is not contiguous, one at a time: torch's blocks of 16 need one)."""
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    check_std(std)
     gen = _gen(generator)
     n = math.prod(shape)
     dt = _floating(np.dtype(dtype), "normal_kernel_cpu") if n else np.dtype(dtype)
@@ -328,6 +327,12 @@ def normal(shape, dtype, mean=0.0, std=1.0, generator=None, contiguous=True):
     for i in range(n):
         out[i] = _normal_double(gen) * std + mean
     return _cast(out, dt).reshape(shape)
+
+
+def check_std(std):
+    """torch's check of normal's std, made before its dtype's."""
+    if not std >= 0:        # nan too
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
 
 
 def _normal_double(gen):
@@ -371,6 +376,31 @@ _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Cha
 _TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
                "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
                "float32": "float", "float64": "double"}
+
+
+_FLOAT_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+def _num(x):
+    """A number as torch's C++ messages print a double (ostream: 6 significant digits, so
+    -1.0 prints as -1 and 1e308 as 1e+308)."""
+    return format(float(x), "g")
+
+
+def check_uniform(low, high, dt):
+    """torch's check_uniform_bounds for uniform_(low, high) into float dtype dt."""
+    lowest, highest = float(np.finfo(dt).min), float(np.finfo(dt).max)
+    for name, v in (("from", low), ("to", high)):
+        if not lowest <= v <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {_TYPE_NAMES[dt.name]}")
+    if not low <= high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_num(low)} > to={_num(high)}")
+    if high - low > highest:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_FLOAT_NAMES[dt.name]}>::max(), "
+                           f"but found to={_num(high)} and from={_num(low)} which result in "
+                           "to-from to exceed the limit")
 
 
 def _floating(dt, kernel):
@@ -443,6 +473,13 @@ def bernoulli(shape, p, generator=None):
 
 def exponential(shape, dtype, lambd=1.0, generator=None):
     """Samples of Exp(lambd): -1/lambd * log1p(-u), u a uniform double (torch's CPU kernel)."""
+    if not lambd > 0:       # nan too
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{_SCALAR_NAMES[dt.name]}")
     gen = _gen(generator)
     u = _unit_f64(gen, math.prod(shape))
     # libm's log1p (as torch's kernel calls it): NumPy's own can differ in the last bit.

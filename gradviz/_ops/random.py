@@ -40,16 +40,15 @@ def _float(self, kernel):
 @method()
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill with samples of U[a, b) (torch's values for the same seed)."""
-    if not a <= b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} "
-                           f"> to={b}")
     dt = _float(self, "check_uniform_bounds")
+    _random.check_uniform(a, b, dt)
     return _fill(self, _random.uniform(self.shape, dt, a, b, generator), "uniform_")
 
 
 @method()
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with samples of N(mean, std**2) (torch's values for the same seed)."""
+    _random.check_std(std)
     dt = _float(self, "normal_kernel_cpu")
     return _fill(self, _random.normal(self.shape, dt, mean, std, generator), "normal_")
 
@@ -60,7 +59,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         _refuse("Tensor.bernoulli_", "p as a tensor")
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_random._num(p)}")
     draws = _random.bernoulli(self.shape, p, generator)
     return _fill(self, draws.astype(self._data.dtype), "bernoulli_")
 
@@ -68,20 +67,43 @@ def bernoulli_(self, p=0.5, *, generator=None):
 @method()
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples of Exp(lambd)."""
-    dt = _float(self, "exponential_cpu")
-    return _fill(self, _random.exponential(self.shape, dt, lambd, generator), "exponential_")
+    values = _random.exponential(self.shape, self._data.dtype, lambd, generator)
+    return _fill(self, values, "exponential_")
 
 
 @method()
-def random_(self, from_=0, to=None, *, generator=None):
-    """Fill with integers in [from_, to) (a single argument is `to`; no argument: torch's
+def random_(self, *bounds, generator=None, **named):
+    """Fill with integers in [from, to) (random_(to) is random_(0, to); no argument: torch's
     full range for the dtype, e.g. [0, 2**63) for int64)."""
-    if to is None:
-        if from_ == 0:
-            return _fill(self, _full_range(self, generator), "random_")
-        from_, to = 0, from_
+    from_, to = _random_bounds(bounds, named)
+    if from_ is None:
+        return _fill(self, _full_range(self, generator), "random_")
     vals = _random.randint(int(from_), int(to), self.shape, generator, self._data.dtype)
     return _fill(self, vals, "random_")
+
+
+def _random_bounds(bounds, named):
+    """(from, to) of random_'s arguments, (None, None) for none, or torch's TypeError for
+    anything but integers (a float, a bool, None)."""
+    args = list(bounds) + [named.pop(k) for k in ("from", "from_", "to") if k in named]
+    if len(args) == 2 and args[1] is None:
+        # random_(from, None): up to the dtype's largest value, which for from=0 is the
+        # full range of random_()
+        if args[0] == 0 and not isinstance(args[0], bool):
+            return None, None
+        raise NotImplementedError("gradviz: Tensor.random_(from, to=None) with from != 0 is "
+                                  "not implemented by gradviz's core; run with --backend torch "
+                                  "to use PyTorch")
+    ok = len(args) <= 2 and not named and all(
+        not isinstance(v, bool) and isinstance(v, (int, np.integer)) for v in args)
+    if not ok:
+        got = ", ".join([type(v).__name__ for v in bounds] +
+                        [f"{k}={type(v).__name__}" for k, v in named.items()])
+        raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:")
+    if not args:
+        return None, None
+    return (0, int(args[0])) if len(args) == 1 else (int(args[0]), int(args[1]))
 
 
 # random_() with no bounds draws one raw value per element (64 bits for int64 and float64, 32
@@ -125,7 +147,14 @@ def bernoulli(input, p=None, *, generator=None):
     """A tensor of 0s and 1s: 1 where a uniform draw is below p (a number), or below each
     element of `input` when p is not given."""
     if p is None:
+        if input._data.dtype.kind != "f":
+            raise NotImplementedError('"bernoulli_tensor_cpu_p_" not implemented for '
+                                      f"'{_random._SCALAR_NAMES[input._data.dtype.name]}'")
         probs = input._data.astype(np.float64).reshape(-1)
+        if not ((probs >= 0) & (probs <= 1)).all():      # nan too
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                               "(Could this error message be improved?  If so, please report "
+                               "an enhancement request to PyTorch.)")
         u = _random._unit_f64(_random._gen(generator), probs.size)
         return _make((u < probs).reshape(input.shape).astype(input._data.dtype))
     return bernoulli_(_make(np.empty_like(input._data)), p, generator=generator)
