@@ -663,26 +663,46 @@ def batch_norm_parts(input, running_mean, running_var, result1, result2, trainin
     return xhat, rstd, dims, shape
 
 
+def constant(value, dtype):
+    """The Python number value as a read-only 0-d array of dtype, cached. In an expression
+    with arrays of dtype it gives the same arithmetic as the number itself (NumPy casts a
+    Python scalar to the array's dtype), without converting a Python scalar on every call,
+    which costs more than the arithmetic on a vector of a few hundred channels."""
+    key = (value, dtype)
+    c = _CONSTANTS.get(key)
+    if c is None:
+        if len(_CONSTANTS) >= 256:      # momentum, eps and batch sizes: a handful in practice
+            _CONSTANTS.clear()
+        c = _CONSTANTS[key] = np.array(value, dtype=dtype)
+        c.flags.writeable = False
+    return c
+
+
+_CONSTANTS = {}
+
+
 def batch_norm_train_grads(grad, mask, x, weight, mean, invstd):
     """batch_norm's gradients in training on arrays, as torch's CPU kernel computes them: with
     xc = x - mean, dot_p = sum(grad * xc) and total = sum(grad) per channel,
     grad_input = (grad - total / n - xc * (dot_p * invstd**2 / n)) * (invstd * weight),
     grad_weight = dot_p * invstd and grad_bias = total. The per-channel factors are computed
-    once on C values, not on the whole batch."""
+    once on C values, not on the whole batch (and dot_p * invstd once for both gradients);
+    a 2-D input (N, C) broadcasts them as they are."""
     c = x.shape[1]
-    shape = (1, c) + (1,) * (x.ndim - 2)
+    shape = (c,) if x.ndim == 2 else (1, c) + (1,) * (x.ndim - 2)
     dims = (0,) + tuple(range(2, x.ndim))
     dt = x.dtype
-    n = dt.type(x.size // c)
+    n = constant(x.size // c, dt)
     xc = x - mean.reshape(shape)
     dot_p = np.add.reduce(grad * xc, axis=dims, dtype=dt)
     total = np.add.reduce(grad, axis=dims, dtype=dt)
+    gw = dot_p * invstd if mask & 3 else None
     gi = None
     if mask & 1:
         gi = grad - (total / n).reshape(shape)
-        gi -= np.multiply(xc, (dot_p * invstd * invstd / n).reshape(shape), out=xc)
+        gi -= np.multiply(xc, (gw * invstd / n).reshape(shape), out=xc)
         gi *= (invstd if weight is None else invstd * weight).reshape(shape)
-    return [gi, dot_p * invstd if mask & 2 else None, total if mask & 4 else None]
+    return [gi, gw if mask & 2 else None, total if mask & 4 else None]
 
 
 def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, result1, result2,
