@@ -90,6 +90,19 @@ def test_constant_cache_stays_bounded():
     assert len(_derivatives._CONSTANTS) <= 256
 
 
+@pytest.mark.parametrize("n", [1, 27, 512, 513, 700])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_hot_columns_is_the_comparison_matrix(n, dtype):
+    from gradviz._derivatives import one_hot_columns
+
+    idx = np.random.default_rng(5).integers(0, n, 96)
+    got = one_hot_columns(idx, n, dtype)
+    want = (np.arange(n)[:, None] == idx).astype(dtype)
+    assert got.dtype == dtype and got.flags.c_contiguous and np.array_equal(got, want)
+    g = np.random.default_rng(6).standard_normal((96, 10)).astype(dtype)
+    assert np.array_equal(got @ g, want @ g)
+
+
 @pytest.mark.parametrize("shape", [(32, 200), (8, 6, 5), (4, 3, 2, 5)])
 def test_batch_norm_training_matches_torch_bits_and_running_stats(shape):
     torch = pytest.importorskip("torch")
@@ -109,3 +122,21 @@ def test_batch_norm_training_matches_torch_bits_and_running_stats(shape):
         results.append([t.detach().numpy() for t in (out, rm, rv, xs.grad, ws.grad, bs.grad)])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("rows", [27, 600])
+def test_embedding_backward_sums_repeated_rows_as_torch(rows):
+    torch = pytest.importorskip("torch")
+    import gradviz
+
+    rng = np.random.default_rng(8)
+    table = rng.standard_normal((rows, 10)).astype(np.float32)
+    idx = rng.integers(0, rows, (32, 3))
+    idx[0] = idx[1]                      # repeated rows accumulate
+    g = rng.standard_normal((32, 3, 10)).astype(np.float32)
+    grads = []
+    for lib in (gradviz, torch):
+        t = lib.tensor(table, requires_grad=True)
+        lib.nn.functional.embedding(lib.tensor(idx), t).backward(lib.tensor(g))
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)
