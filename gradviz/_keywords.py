@@ -158,7 +158,8 @@ def with_keywords(fn, name, method=False):
                 if key in kwargs:
                     raise _foreign(name, key, args, input_name)
         try:
-            return fn(*args, **kwargs)
+            # the common positional call goes straight to fn, without passing on a dict
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         except TypeError:
             unknown = kwargs.keys() - names
             if len(args) - method > n_positional and beyond is not None:

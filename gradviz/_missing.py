@@ -45,7 +45,11 @@ def missing(owner, name, have):
                                           n=3, cutoff=0.75)
         if close:
             msg += ". Did you mean: " + ", ".join(f"'{c}'" for c in close) + "?"
-    return AttributeError(msg)
+    err = AttributeError(msg)
+    # The message makes its own suggestions: a name of None keeps Python's traceback from
+    # appending a second "Did you mean" (it only suggests when the error names the attribute).
+    err.name = None
+    return err
 
 
 class _Missing:
@@ -59,7 +63,17 @@ class _Missing:
         self.name = name
 
     def __get__(self, obj, owner=None):
-        raise missing("Tensor", self.name, ())
+        owner = type(obj) if owner is None else owner
+        # close names among the methods the core has (the other stubs are no suggestion)
+        have = [n for n in dir(owner) if not isinstance(_static(owner, n), _Missing)]
+        raise missing("Tensor", self.name, have)
+
+
+def _static(cls, name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
 
 
 def install_tensor_stubs(tensor_cls):

@@ -468,6 +468,11 @@ class Tensor:
         if vc is None:
             vc = self._vc = _new(_Version)     # no __init__ call: this is on the hot path
             vc.v = 0
+            fn = self._fn
+            if fn is not None and not self._nr:
+                # The node that made this tensor may have saved it as its result before it had
+                # a counter: it checks this one from now on.
+                fn._adopt_counter(vc)
         return vc
 
     # ----- printing ------------------------------------------------------------------------

@@ -63,3 +63,80 @@ def test_attention_backward_is_the_plain_formula(is_causal):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
     assert all(np.array_equal(a, b) for a, b in zip(inputs, (g, q, k, v, out)))
     assert not any(np.shares_memory(r, a) for r in got for a in (g, q, k, v, out))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("value", [0.1, 0.9, 1, 32, 1e-5, 32 / 31])
+def test_constant_gives_the_bits_of_the_python_number(dtype, value):
+    from gradviz._derivatives import constant
+
+    x = np.random.default_rng(4).standard_normal(200).astype(dtype)
+    c = constant(value, dtype)
+    assert c.shape == () and c.dtype == dtype and not c.flags.writeable
+    with np.errstate(over="ignore", divide="ignore"):
+        pairs = ((x * c, x * value), (x / c, x / value), (c / x, value / x),
+                 (x + c, x + value))
+    for got, want in pairs:
+        assert got.dtype == want.dtype
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    assert constant(value, dtype) is c          # cached
+
+
+def test_constant_cache_stays_bounded():
+    from gradviz import _derivatives
+
+    for i in range(600):
+        _derivatives.constant(i + 0.5, np.float32)
+    assert len(_derivatives._CONSTANTS) <= 256
+
+
+@pytest.mark.parametrize("n", [1, 27, 512, 513, 700])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_hot_columns_is_the_comparison_matrix(n, dtype):
+    from gradviz._derivatives import one_hot_columns
+
+    idx = np.random.default_rng(5).integers(0, n, 96)
+    got = one_hot_columns(idx, n, dtype)
+    want = (np.arange(n)[:, None] == idx).astype(dtype)
+    assert got.dtype == dtype and got.flags.c_contiguous and np.array_equal(got, want)
+    g = np.random.default_rng(6).standard_normal((96, 10)).astype(dtype)
+    assert np.array_equal(got @ g, want @ g)
+
+
+@pytest.mark.parametrize("shape", [(32, 200), (8, 6, 5), (4, 3, 2, 5)])
+def test_batch_norm_training_matches_torch_bits_and_running_stats(shape):
+    torch = pytest.importorskip("torch")
+    import gradviz
+
+    rng = np.random.default_rng(7)
+    c = shape[1]
+    x = rng.standard_normal(shape).astype(np.float32)
+    w, b = rng.uniform(0.5, 1.5, c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (gradviz, torch):
+        xs, ws, bs = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        rm, rv = lib.zeros(c), lib.ones(c)
+        out = lib.nn.functional.batch_norm(xs, rm, rv, ws, bs, training=True, momentum=0.2)
+        out.backward(lib.tensor(g))
+        results.append([t.detach().numpy() for t in (out, rm, rv, xs.grad, ws.grad, bs.grad)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("rows", [27, 600])
+def test_embedding_backward_sums_repeated_rows_as_torch(rows):
+    torch = pytest.importorskip("torch")
+    import gradviz
+
+    rng = np.random.default_rng(8)
+    table = rng.standard_normal((rows, 10)).astype(np.float32)
+    idx = rng.integers(0, rows, (32, 3))
+    idx[0] = idx[1]                      # repeated rows accumulate
+    g = rng.standard_normal((32, 3, 10)).astype(np.float32)
+    grads = []
+    for lib in (gradviz, torch):
+        t = lib.tensor(table, requires_grad=True)
+        lib.nn.functional.embedding(lib.tensor(idx), t).backward(lib.tensor(g))
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)

@@ -10,6 +10,10 @@ from ..autograd.grad_mode import _state
 
 
 _SCALAR_TYPES = (int, float, bool)
+_ndarray = np.ndarray
+# The NumPy scalars of a floating dtype: an op's 0-d result is one of these (reading a NumPy
+# scalar's .dtype costs about as much as the op's arithmetic, checking its type a tenth).
+_FLOAT_SCALARS = frozenset((np.float16, np.float32, np.float64))
 
 
 # ----- Operand coercion --------------------------------------------------------------------
@@ -112,6 +116,9 @@ def _operands(self, other):
     a = self._data
     if isinstance(other, Tensor):
         b = other._data
+        ta = type(a)
+        if ta is type(b) and ta is not _ndarray:
+            return a, b, other      # NumPy scalars of one type (a scalar's .dtype is slow)
         if a.dtype is b.dtype:
             return a, b, other
         a, b = _coerce(a, b)

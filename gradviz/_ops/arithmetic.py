@@ -47,7 +47,9 @@ def add(self, other, alpha=1):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
-        record(_E_ADD, out, (self, ot), (alpha,))
+        # the default alpha saved as one shared tuple: no new object per node to collect
+        args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
+        record(_E_ADD, out, (self, ot), args)
     return out
 
 
@@ -69,8 +71,13 @@ def sub(self, other, alpha=1):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
-        record(_E_SUB, out, (self, ot), (alpha,))
+        # the default alpha saved as one shared tuple: no new object per node to collect
+        args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
+        record(_E_SUB, out, (self, ot), args)
     return out
+
+
+_ALPHA_ONE = (1,)      # the args add and sub save for the default alpha
 
 
 def _scaled(a, b, alpha):

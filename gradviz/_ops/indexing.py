@@ -17,7 +17,7 @@ from .views import _select, _view_op, expand, unsqueeze, view
 # ----- Indexing ----------------------------------------------------------------------------
 
 def _is_advanced(k):
-    return isinstance(k, (Tensor, np.ndarray, list)) or (isinstance(k, bool))
+    return isinstance(k, (Tensor, np.ndarray, list, range)) or (isinstance(k, bool))
 
 
 def _np_key(k):
@@ -25,6 +25,9 @@ def _np_key(k):
         return k._data if k._data.dtype.kind == "b" else np.asarray(k._data, dtype=np.int64)
     if isinstance(k, list):
         return np.asarray([_np_key(x) for x in k])
+    if isinstance(k, range):
+        # a[range(n), y] (makemore's lectures): torch reads any sequence as a long tensor
+        return np.arange(k.start, k.stop, k.step, dtype=np.int64)
     return k
 
 
@@ -67,6 +70,10 @@ def _index_error(exc, a, adv):
                                   f"[{', '.join(map(str, a.shape))}] at index {i}")
         elif isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
             return IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if "could not be broadcast" in str(exc):
+        shapes = ", ".join(str(list(k.shape)) for k in adv if isinstance(k, np.ndarray))
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                          f"with shapes {shapes}")
     return IndexError(str(exc).replace(" axis ", " dimension "))
 
 

@@ -14,8 +14,8 @@ from .._tensor import Tensor, _make, device
 from ..autograd.formula import record
 from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
-from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
-                      _operand, _stored)
+from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
+                      _needs, _operand, _stored)
 from .arithmetic import _binary, pow
 
 
@@ -26,7 +26,7 @@ def _unary(entry, ufunc, self, floating=True, quiet=False):
     are silenced, except for functions that cannot raise them (`quiet`): np.errstate costs
     about a microsecond, more than a small op itself."""
     a = self._data
-    if floating and a.dtype.kind != "f":
+    if floating and type(a) not in _FLOAT_SCALARS and a.dtype.kind != "f":
         a = a.astype(_default_float())
     if quiet:
         out = _make(ufunc(a))

@@ -118,7 +118,10 @@ def user_frame(depth):
     `depth` frames up (as sys._getframe counts them from user_frame: 1 is its caller); (None, 0)
     when none. `line_at` gives the line: a frame's f_lineno scans the code's line table, which
     cost a tenth of a small op when every node asked for it."""
-    f = _getframe(depth)
+    try:
+        f = _getframe(depth)
+    except ValueError:      # fewer frames than depth
+        return None, 0
     internal = _internal
     while f is not None:
         code = f.f_code

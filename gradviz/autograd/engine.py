@@ -17,7 +17,7 @@ from . import tracing as _tracing
 from .callsite import user_stacklevel
 from .grad_mode import _GradMode, _state
 from .grad_mode import no_grad as _no_grad
-from .graph import AccumulateGrad, accumulate, edge_of, edges
+from .graph import _NO_EDGE, AccumulateGrad, accumulate, edge_of, edges
 
 __all__ = ["backward", "grad"]
 
@@ -228,7 +228,9 @@ def _discover(roots):
     while stack:
         node = stack.pop()
         nexts = node._next          # edges(node), without the call
-        for nxt in nexts if type(nexts) is tuple else (nexts,):
+        if type(nexts) is not tuple:
+            nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
+        for nxt in nexts:
             if nxt is None:
                 continue
             if nxt in deps:
@@ -381,8 +383,10 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
         nrs = node._nrs
         n_outs = len(outs)
-        nexts = node._next
-        for i, nxt in enumerate(nexts if type(nexts) is tuple else (nexts,)):
+        nexts = node._next          # edges(node), without the call
+        if type(nexts) is not tuple:
+            nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
+        for i, nxt in enumerate(nexts):
             if nxt is None:
                 continue
             g = outs[i] if i < n_outs else None

@@ -26,7 +26,7 @@ from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _state
-from .graph import _FREED, Node, _seq, accumulator, modified_error
+from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, modified_error
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
            "record_outputs", "check_bindings"]
@@ -309,9 +309,9 @@ class FormulaNode(Node):
                 else:
                     vals.append(v)
             if plan.saves_result:
-                vc = self._resvc
+                vc = self._resvc        # None: the output never had an edit nor a view
                 want = 0 if vers is None else vers[-1]
-                if vc.v != want:
+                if vc is not None and vc.v != want:
                     raise modified_error(self._res, (self, 0), vc.v, want)
                 vals.append(self._result_tensor(self._res) if create_graph else self._res)
         # One gradient for a single-output op (cat and stack included), the list for unbind.
@@ -354,14 +354,12 @@ class FormulaNode(Node):
         """The saved result under create_graph: a tensor whose grad_fn is this node (or, for
         an in-place edit of a view, the view's grad_fn after the edit), as torch's unpacked
         `result` is (so a formula using it differentiates through it)."""
-        t = _make_tensor(data)
-        if self._res_edge is None:
-            t._rg, t._fn = True, self
-        else:
+        t = _pointing_at(self, data)
+        if self._res_edge is not None:
             # through the view's history: this node is reached only through the CopySlices
             # owning it, which frees its saved values (reaching it directly after that failed
             # with "backward through the graph a second time")
-            t._rg, (t._fn, t._nr) = True, self._res_edge
+            t._fn, t._nr = self._res_edge
         return t
 
     def _unpack_hooked(self, plan, create_graph):
@@ -398,6 +396,12 @@ class FormulaNode(Node):
             out.append(("result", None, 0 if vers is None else vers[-1]))
         return out
 
+    def _adopt_counter(self, vc):
+        """The output got its first version counter after this node saved it (`record`
+        leaves `_resvc` None then): backward checks the result's version against it."""
+        if self._plan.saves_result and self._resvc is None:
+            self._resvc = vc
+
     def _release(self):
         plan = self._plan
         if plan.saves_tensors:
@@ -431,13 +435,9 @@ class FormulaNode(Node):
                 if j != e.result_index:
                     return v.get()
                 # torch: the unpacked output gets its history back (this node).
-                t = _make(v.get()._data)
-                t._rg, t._fn = True, self
-                return t
+                return _pointing_at(self, v.get()._data)
         if j == e.result_index:
-            t = _make(self._res)
-            t._rg, t._fn = True, self
-            return t
+            return _pointing_at(self, self._res)
         return self._wrapped(name, self._saved[k])
 
     def _wrapped(self, name, v):
@@ -447,6 +447,16 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+def _pointing_at(node, data):
+    """A tensor over data whose grad_fn is node, output 0, without being node's output (a
+    saved result read back): it gets its own version counter before it points at node, so
+    that node never takes that counter for its output's (Tensor._version_counter)."""
+    t = _make_tensor(data)
+    t._version_counter()
+    t._rg, t._fn = True, node
+    return t
 
 
 class _Packed:
@@ -486,7 +496,7 @@ def _pack_node(node, out, hooks):
     for _, k in _pack_order(node._entry, node._plan, saved):
         if k == n:
             t = _make_tensor(out._data)
-            t._rg, t._fn, t._nr, t._vc = True, node, 0, out._vc
+            t._rg, t._fn, t._nr, t._vc = True, node, 0, out._version_counter()
         else:
             t = saved[k]
         packs[k] = _Packed(pack(t), unpack, t)
@@ -542,6 +552,7 @@ def record(entry, out, inputs, args=()):
     mask = 0
     bit = 1
     od = out._data
+    tod = type(od)
     shape = dt = None
     for t in inputs:
         if t is None or not t._rg:
@@ -561,7 +572,9 @@ def record(entry, out, inputs, args=()):
                 nrs = [0] * len(inputs)
             nrs[len(nexts)] = t._nr
         d = t._data
-        if d is not od:
+        # Two NumPy scalars of one type have one dtype and shape (); reading .dtype and .shape
+        # of a scalar costs more than the rest of this loop.
+        if d is not od and (type(d) is not tod or tod is _ndarray):
             if shape is None:
                 shape, dt = od.shape, od.dtype
             if d.dtype is not dt and d.dtype != dt or d.shape != shape:
@@ -571,11 +584,17 @@ def record(entry, out, inputs, args=()):
         nexts.append(fn)
     plan = entry._plans.get(mask) or entry.plan(mask)
     node = _new(entry.cls)
-    node._next = nexts[0] if len(nexts) == 1 else tuple(nexts)
+    if len(nexts) == 2:
+        node._next, node._next1 = nexts     # no tuple per node (see gradviz.autograd.graph)
+    else:
+        node._next = nexts[0] if len(nexts) == 1 else tuple(nexts)
+        node._next1 = _NO_EDGE
     if nrs is not None:
         node._nrs = tuple(nrs)
     node._seq = next(_seq)
-    node._code, node._lasti = user_frame(2)   # the user's code and instruction that made it
+    # The user's code and instruction that made it. Frame 2 is our caller, always gradviz's
+    # own op: the walk starts past it.
+    node._code, node._lasti = user_frame(3)
     node._plan = plan
     if meta is not None:
         node._meta = tuple(meta)
@@ -593,8 +612,11 @@ def record(entry, out, inputs, args=()):
                 break
     if plan.saves_result:
         node._res = od
-        vc = node._resvc = out._version_counter()
-        if vc.v:
+        # The output's version counter, when it has one (an in-place op's output, a view):
+        # else the output makes one only when something edits it or views it, and hands it
+        # to this node then (Tensor._version_counter; one object fewer per op to collect).
+        vc = node._resvc = out._vc
+        if vc is not None and vc.v:
             if vers is None:
                 vers = [0] * (len(saved) + 1)
             vers[-1] = vc.v

@@ -1,10 +1,13 @@
 """Backward graph nodes: grad_fn objects, AccumulateGrad, saved tensors, hooks.
 
 A node's edges (`next_functions`) are kept flat for speed: `_next` is a tuple of nodes (None
-for an input that does not require grad), or for a node of one input that input's node itself
-(one tuple fewer for the cyclic garbage collector to track per op; `edges` gives the tuple),
-and `_nrs` the matching input numbers (None when all are 0). Every node records the user's code object and the offset of the instruction that made
-it (`_code`, `_lasti`; `_where` gives them as (file, line)) and, in anomaly mode, the whole forward stack (`_stack`).
+for an input that does not require grad), or for a node of one or two inputs the first input's
+node itself, with the second's in `_next1` (`_NO_EDGE` for a node of one input). Most ops have
+one or two inputs, and a tuple per node was one more object per op for the cyclic garbage
+collector to track and walk over on every pass; `edges` gives the tuple. `_nrs` holds the
+matching input numbers (None when all are 0). Every node records the user's code object and
+the offset of the instruction that made it (`_code`, `_lasti`; `_where` gives them as (file,
+line)) and, in anomaly mode, the whole forward stack (`_stack`).
 
 Memory and speed: a node sets only its hot fields; what few nodes have (hooks, retained
 grads, the inspector's inputs, anomaly stacks, metadata) are class-level None defaults that a
@@ -30,6 +33,20 @@ _seq = itertools.count()
 # torch gives AccumulateGrad the highest priority in the ready queue, so do we (each its own,
 # so that the queue never has to compare two nodes).
 _ACCUMULATE_SEQ = sys.maxsize // 2
+
+
+class _NoEdge:
+    """The `_next1` of a node without a second edge in `_next1` (None is an edge: an input
+    that does not require grad)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "_NO_EDGE"
+
+
+_NO_EDGE = _NoEdge()
+
 
 class RemovableHandle:
     """Returned by register_hook; remove() unregisters the hook."""
@@ -176,7 +193,7 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    __slots__ = ("_next", "_seq", "_code", "_lasti", "__dict__", "__weakref__")
+    __slots__ = ("_next", "_next1", "_seq", "_code", "_lasti", "__dict__", "__weakref__")
 
     _n_out = 1          # number of forward outputs (gradients this node receives)
     # Rarely set; a node that needs one stores it in its own __dict__. `_nrs` is None when
@@ -190,6 +207,7 @@ class Node:
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
+        self._next1 = _NO_EDGE
         if nrs is not None:
             self._nrs = nrs
         self._seq = next(_seq)
@@ -281,6 +299,9 @@ class Node:
     def _tensor_hooks(self, nr):
         tpre = self._tpre
         return None if tpre is None else tpre.get(nr)
+
+    def _adopt_counter(self, vc):
+        """Output 0 of this node got its version counter `vc` (see FormulaNode)."""
 
     def _release(self):
         """Free saved values after a backward without retain_graph."""
@@ -464,7 +485,10 @@ def _recorded_copy(g, data):
 def edges(node):
     """The nodes a node's edges lead to, as a tuple (see `_next`)."""
     nexts = node._next
-    return nexts if type(nexts) is tuple else (nexts,)
+    if type(nexts) is tuple:
+        return nexts
+    second = node._next1
+    return (nexts,) if second is _NO_EDGE else (nexts, second)
 
 
 def accumulator(t):

@@ -4,6 +4,7 @@ from . import functional
 from . import init
 from .modules import (Identity, Linear, Module, ModuleList, Parameter, Sequential)
 from .modules import LazyConv1d, LazyConv2d, LazyLinear
+from .modules import UninitializedBuffer, UninitializedParameter
 from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, ReLU6,
                          SiLU, Sigmoid, Softmax, Softplus, Tanh)
 from .dropout import Dropout
@@ -24,4 +25,14 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "CrossEntropyLoss", "KLDivLoss", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",
-           "LazyLinear", "LazyConv1d", "LazyConv2d"]
+           "LazyLinear", "LazyConv1d", "LazyConv2d", "UninitializedParameter",
+           "UninitializedBuffer"]
+
+
+def __getattr__(name):
+    # A module PyTorch has and gradviz lacks (nn.Dropout2d, nn.LSTM, ...) says so, with the
+    # --backend torch hint, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz.nn' has no attribute '{name}'")
+    from .._missing import missing
+    raise missing("nn", name, __all__)

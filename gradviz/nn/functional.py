@@ -506,3 +506,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
         n1.clamp_(min=eps)
         n2.clamp_(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def __getattr__(name):
+    # A function PyTorch has and gradviz lacks (F.dropout2d, F.ctc_loss, ...) says so, with the
+    # --backend torch hint, instead of Python's bare "has no attribute".
+    if name.startswith("_"):
+        raise AttributeError(f"module 'gradviz.nn.functional' has no attribute '{name}'")
+    from .._missing import missing
+    raise missing("functional", name, __all__)

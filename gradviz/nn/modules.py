@@ -53,6 +53,102 @@ class Parameter(Tensor):
     __str__ = __repr__      # print(param) shows it too, as in torch
 
 
+# ----- Uninitialized parameters and buffers (lazy layers before their first call) ------------
+
+_UNINITIALIZED_USE = (
+    "Attempted to use an uninitialized parameter in <method '{}' of 'torch._C.TensorBase' "
+    "objects>. This error happens when you are using a `LazyModule` or explicitly "
+    "manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules "
+    "Call `forward` with a dummy batch to initialize the parameters before calling torch "
+    "functions")
+
+
+class _UninitializedMixin:
+    """torch's UninitializedTensorMixin: no shape and no values until materialize(shape),
+    which gives the same object its storage and its final class, so that an optimizer or a
+    hook holding it sees the layer's weights (torch changes the object in place too)."""
+
+    __slots__ = ()
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .. import _creation
+        self.data = _creation.empty(shape, dtype=self.dtype if dtype is None else dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error "
+            "usually happens in `load_state_dict` when trying to load an uninitialized "
+            "parameter into an initialized one. Call `forward` to initialize the parameters "
+            "before accessing their attributes.")
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+
+def _refuse_uninitialized(name):
+    def refuse(self, *args, **kwargs):
+        raise ValueError(_UNINITIALIZED_USE.format(name))
+    refuse.__name__ = name
+    return refuse
+
+
+# The uses a learner's code makes of a parameter (counting, initialising, arithmetic): refused
+# as torch refuses them (naming torch's method), not answered from the empty placeholder.
+_REFUSED = {name: name for name in (
+    "numel", "dim", "sum", "mean", "std", "view", "reshape", "t", "uniform_", "normal_", "fill_",
+    "zero_", "add_", "mul_", "item", "tolist", "numpy")}
+_REFUSED.update({"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+                 "__rmul__": "mul", "__truediv__": "div", "__matmul__": "matmul",
+                 "__neg__": "neg", "__iter__": "dim"})
+for _name, _torch_name in _REFUSED.items():
+    setattr(_UninitializedMixin, _name, _refuse_uninitialized(_torch_name))
+del _name, _torch_name
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    """A lazy layer's parameter before its first call.
+
+    >>> import gradviz as torch
+    >>> torch.nn.LazyLinear(3).weight
+    <UninitializedParameter>
+    """
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from .. import _creation
+        return Parameter.__new__(cls, _creation.empty(0, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    """A lazy layer's buffer (LazyBatchNorm's running statistics) before its first call."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        from .. import _creation
+        t = _creation.empty(0, dtype=dtype, requires_grad=requires_grad)
+        t.__class__ = cls
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+
+def _is_lazy(t):
+    """torch.nn.parameter.is_lazy."""
+    return isinstance(t, _UninitializedMixin)
+
+
 def _typename(obj):
     """torch.typename: a tensor's type string, else the (module-qualified) class name."""
     if isinstance(obj, Tensor):
@@ -679,10 +775,10 @@ class Module:
             destination = OrderedDict()
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or _is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or _is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
@@ -712,6 +808,9 @@ class Module:
                                   f'torch.Tensor or Tensor-like object from checkpoint but '
                                   f'received {type(src)}')
                     continue
+                if _is_lazy(target) and not _is_lazy(src):
+                    # torch's _lazy_load_hook: the loaded tensor gives the lazy one its shape
+                    target.materialize(src.shape)
                 if tuple(src.shape) != tuple(target.shape):
                     errors.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{src.shape} from checkpoint, the shape in current model is "
@@ -1319,41 +1418,46 @@ class Bilinear(Module):
 # ----- Lazy modules: the input size is read from the first input ------------------------------
 
 class _LazyModuleMixin:
-    """torch's LazyModuleMixin: the layer is built with its input size 0 and no parameters
-    drawn; its first call reads the size from the input, creates the parameters, initialises
-    them (the same draws, in the same order, as torch) and turns the module into
-    `cls_to_become`, so that repr, state_dict and isinstance read as the eager layer's. A
-    lazy layer says how: `_input_size()` and `_weight_shape(input)` (which records the size)."""
+    """torch's LazyModuleMixin: the layer is built with its input size 0 and uninitialized
+    parameters (nothing drawn); its first call reads the size from the input, materializes the
+    parameters in place (an optimizer made before holds the same objects), initialises them
+    (the same draws, in the same order, as torch) and turns the module into `cls_to_become`,
+    so that repr, state_dict and isinstance read as the eager layer's. A lazy layer says how:
+    `_input_size()` and `_weight_shape(input)` (which records the size). load_state_dict
+    materializes them too, from the loaded tensors' shapes."""
 
     cls_to_become = None
 
     def _lazy_setup(self, bias, device, dtype):
-        self._lazy_options = (bias, device, dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         if bias:
-            # An empty bias until the first call (torch's UninitializedParameter), so that
-            # named_parameters lists it as torch does.
-            from .. import _creation
-            self.bias = Parameter(_creation.empty(0))
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def __call__(self, *args, **kwargs):
         if type(self).cls_to_become is not None:
-            self._materialize(args[0] if args else next(iter(kwargs.values())))
-            del self._lazy_options
+            self.initialize_parameters(args[0] if args else next(iter(kwargs.values())))
+            if self.has_uninitialized_params():
+                raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
             self.__class__ = self.cls_to_become
         return Module.__call__(self, *args, **kwargs)
 
-    def _materialize(self, input):
-        """Create and initialise the parameters for this first input: for Linear and the
-        convolutions, weight and bias drawn as their reset_parameters draws them."""
-        bias, device, dtype = self._lazy_options
-        _weight_and_bias(self, self._weight_shape(input), bias, dtype, device)
+    def initialize_parameters(self, input):
+        """For Linear and the convolutions: weight and bias of the input's size, drawn as
+        their reset_parameters draws them (unless load_state_dict gave them already)."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                shape = self._weight_shape(input)
+                self.weight.materialize(shape)
+                if self.bias is not None:
+                    self.bias.materialize((shape[0],))
+                self.reset_parameters()
 
     def reset_parameters(self):
-        if self._input_size() != 0:
+        if not self.has_uninitialized_params() and self._input_size() != 0:
             super().reset_parameters()
 
     def has_uninitialized_params(self):
-        return type(self).cls_to_become is not None
+        return any(_is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
 
 
 class LazyLinear(_LazyModuleMixin, Linear):
@@ -1378,6 +1482,16 @@ class LazyLinear(_LazyModuleMixin, Linear):
     def _weight_shape(self, input):
         self.in_features = int(input.shape[-1])
         return self.out_features, self.in_features
+
+    def initialize_parameters(self, input):
+        super().initialize_parameters(input)
+        if self.in_features == 0:
+            # loaded by load_state_dict: torch reads in_features from the input then
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                    f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = int(input.shape[-1])
 
 
 class _LazyConvNd(_LazyModuleMixin):

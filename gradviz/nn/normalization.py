@@ -5,7 +5,9 @@ from .. import _creation
 from .._dtype import int64
 from . import functional as F
 from . import init
-from .modules import Module, Parameter, _LazyModuleMixin
+from ..autograd.grad_mode import no_grad
+from .modules import (Module, Parameter, UninitializedBuffer, UninitializedParameter,
+                      _is_lazy, _LazyModuleMixin)
 
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
            "LazyBatchNorm2d", "LazyBatchNorm3d", "GroupNorm"]
@@ -131,25 +133,32 @@ class BatchNorm3d(_BatchNorm):
 
 class _LazyBatchNorm(_LazyModuleMixin):
     """torch's _LazyNormBase: num_features is read from the first input's dim 1; until then
-    weight, bias and the running statistics are empty (num_batches_tracked is there, 0)."""
+    weight, bias and the running statistics are uninitialized (num_batches_tracked is there,
+    0), and the first call materializes them in place."""
 
     def __init__(self, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):
         super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype,
                          bias=bias)
-        self._lazy_options = (bias, device, dtype)
+        for name in ("weight", "bias"):
+            if self._parameters[name] is not None:
+                setattr(self, name, UninitializedParameter(dtype=dtype))
+        if track_running_stats:
+            for name in ("running_mean", "running_var"):
+                self.register_buffer(name, UninitializedBuffer(dtype=dtype))
 
-    def _materialize(self, input):
+    def initialize_parameters(self, input):
         # torch: the input is checked first; with nothing to infer the layer keeps 0 features
         self._check_input_dim(input)
-        if not (self.affine or self.track_running_stats):
+        if not self.has_uninitialized_params():
             return
-        bias, _, dtype = self._lazy_options
         self.num_features = int(input.shape[1])
-        if self.affine:
-            _affine(self, True, (self.num_features,), dtype, bias)
-        if self.track_running_stats:
-            _running_stats(self, self.num_features, dtype)
+        with no_grad():
+            for t, fill in ((self.weight, init.ones_), (self.bias, init.zeros_),
+                            (self.running_mean, init.zeros_), (self.running_var, init.ones_)):
+                if _is_lazy(t):
+                    t.materialize((self.num_features,))
+                    fill(t)
 
 
 class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
