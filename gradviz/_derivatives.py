@@ -2267,8 +2267,11 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     kernel does). Under create_graph=True they are recorded as the outputs of one
     NotImplemented node, as in torch."""
     g, q, k, v, out = (value_of(t) for t in (grad, query, key, value, result))
-    sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
-    s = np.matmul(q, np.swapaxes(k, -2, -1)) * q.dtype.type(sc)
+    # The scale in the inputs' dtype, as torch's kernel applies it: the default
+    # 1 / np.sqrt(E) is a float64 NumPy scalar, which would take `ds *= sc` through float64
+    # (two casts of the whole score matrix).
+    sc = q.dtype.type(scale if scale is not None else 1.0 / np.sqrt(q.shape[-1]))
+    s = np.matmul(q, k.swapaxes(-2, -1)) * sc
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
@@ -2277,13 +2280,13 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     # (In place on the fresh scores: the same arithmetic without temporaries.)
     s -= value_of(logsumexp)[..., None]
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
-    dv = np.matmul(np.swapaxes(p, -2, -1), g)
-    ds = np.matmul(g, np.swapaxes(v, -2, -1))
+    dv = np.matmul(p.swapaxes(-2, -1), g)
+    ds = np.matmul(g, v.swapaxes(-2, -1))
     ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
     ds *= p
     ds *= sc
     dq = np.matmul(ds, k)
-    dk = np.matmul(np.swapaxes(ds, -2, -1), q)
+    dk = np.matmul(ds.swapaxes(-2, -1), q)
     if isinstance(grad, Tensor):
         grads = list(ops.flash_attention_backward((grad, query, key, value, result),
                                                   (dq, dk, dv)))

@@ -117,7 +117,7 @@ def unsqueeze_dims(x, dims, ndim):
 def transpose(x, d0=-2, d1=-1):
     if _t(x):
         return x.transpose(d0, d1)
-    return np.swapaxes(x, d0, d1)
+    return x.swapaxes(d0, d1)       # the method: np.swapaxes adds a Python wrapper
 
 
 def permute(x, dims):
@@ -150,7 +150,7 @@ def _tensor(x):
 
 def mat_t(x):
     """The transpose of a matrix: torch's formulas call `.t()` on 2-D tensors (TBackward0)."""
-    return x.t() if _t(x) else np.swapaxes(x, -2, -1)
+    return x.t() if _t(x) else x.swapaxes(-2, -1)
 
 
 def bmm(a, b):

@@ -140,3 +140,26 @@ def test_embedding_backward_sums_repeated_rows_as_torch(rows):
         lib.nn.functional.embedding(lib.tensor(idx), t).backward(lib.tensor(g))
         grads.append(t.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_backward_scales_in_the_inputs_dtype(dtype):
+    # The default scale 1 / sqrt(E) is a float64 NumPy scalar: the score gradient is scaled
+    # in the inputs' dtype (as torch's kernel), not through float64.
+    from gradviz import _derivatives as D
+
+    rng = np.random.default_rng(9)
+    q, k, v, g = (rng.standard_normal((2, 3, 6, 32)).astype(dtype) for _ in range(4))
+    sc = dtype(1.0 / np.sqrt(32))
+    s = np.matmul(q, k.swapaxes(-2, -1)) * sc
+    lse = np.log(np.exp(s).sum(-1)).astype(dtype)
+    p = np.exp(s - lse[..., None])
+    out = np.matmul(p, v)
+    ds = np.matmul(g, v.swapaxes(-2, -1))
+    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    ds *= p
+    ds *= sc
+    got = D.flash_attention_grads(g, 7, q, k, v, out, lse, 0.0, False, None, None)
+    assert all(r.dtype == dtype for r in got)
+    assert np.array_equal(got[0], np.matmul(ds, k))
+    assert np.array_equal(got[1], np.matmul(ds.swapaxes(-2, -1), q))

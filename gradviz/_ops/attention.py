@@ -52,7 +52,7 @@ def _softmax_rows(s):
 def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, scale=None):
     q, k, v = query._data, key._data, value._data
     sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    s = np.matmul(q, np.swapaxes(k, -2, -1))
+    s = np.matmul(q, k.swapaxes(-2, -1))
     s *= q.dtype.type(sc)
     mask = None
     if attn_mask is not None:
