@@ -341,3 +341,70 @@ def test_a_leaf_used_at_many_depths_is_still_drawn_once_per_depth(tmp_path):
     built = build_graph(run_file(path).report(), split_shared=0)
     assert built.shared == {"w": 60} and "v" not in built.shared
     assert built.count == 61 + 2 + 2 * 60     # the muls, v and its AccumulateGrad, 60 copies
+
+
+def _printed(report, **options):
+    import io
+
+    from rich.console import Console
+
+    from gradviz.render.tables import print_report
+    console = Console(file=io.StringIO(), width=100, no_color=True)
+    print_report(console, report, **options)
+    return console.file.getvalue()
+
+
+def test_a_lazy_report_is_the_report(tmp_path):
+    # build_report(lazy=True) builds each entry when it is read: the same entries, keys in the
+    # same order (the JSON text), the same tables with every option.
+    path = write(tmp_path, """
+        import gradviz as torch
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        w.register_hook(lambda g: g * 2)
+        h = w
+        for i in range(5):
+            h = (h * w).tanh()
+        b = w.detach().clone()
+        b.mul_(2)
+        loss = h.sum() + b.sum()
+        for step in range(3):
+            loss.backward(retain_graph=True)
+    """)
+    run = run_file(path)
+    eager, lazy = run.report(), run.report(lazy=True)
+    assert isinstance(eager["nodes"], list) and not isinstance(lazy["nodes"], list)
+    assert report_json(lazy) == report_json(eager)
+    assert lazy["nodes"] == eager["nodes"] and lazy["tensors"] == eager["tensors"]
+    assert lazy["nodes"][-1] == eager["nodes"][-1] and lazy["tensors"][1:3] == eager["tensors"][1:3]
+    for options in ({}, {"full": True}, {"collapse": True}, {"hooks": True, "steps": True}):
+        assert _printed(run.report(lazy=True), **options) == _printed(eager, **options)
+
+
+def test_the_tables_build_only_the_entries_they_print(tmp_path, monkeypatch):
+    # A terminal `run` of a long chain prints its last iteration: 2 of its 2,001 nodes and 2
+    # of its 2,001 tensors are built whole; the counts in the titles are still over all.
+    path = write(tmp_path, """
+        import gradviz as torch
+        x = torch.tensor(1.0, requires_grad=True)
+        y = x
+        for i in range(2000):
+            y = y * 1.000001
+    """)
+    built = {"node": 0, "tensor": 0}
+    for kind in built:
+        real = getattr(report_module._Builder, f"{kind}_entry")
+
+        def counted(self, *args, _real=real, _kind=kind):
+            built[_kind] += 1
+            return _real(self, *args)
+
+        monkeypatch.setattr(report_module._Builder, f"{kind}_entry", counted)
+    report = run_file(path).report(lazy=True)
+    assert built == {"node": 0, "tensor": 0} and len(report["nodes"]) == 2001
+    out = _printed(report)
+    assert built == {"node": 2, "tensor": 2}
+    assert "Graph (× 2000 MulBackward0 made at line 6, showing the last)" in out
+    r = CliRunner().invoke(cli, ["run", path, "--no-color"], catch_exceptions=False)
+    assert r.stdout.endswith(out) and built == {"node": 4, "tensor": 4}
+    r = CliRunner().invoke(cli, ["run", path, "--json"], catch_exceptions=False)
+    assert len(json.loads(r.stdout)["nodes"]) == 2001 and built["node"] == 4 + 2001

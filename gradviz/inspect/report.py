@@ -10,6 +10,7 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .loops import add_iterations
 from .modules import add_modules
 
 __all__ = ["build_report", "report_json", "to_json_value", "step_value", "VALUE_LIMIT",
-           "STEP_LIMIT", "GradSummary"]
+           "STEP_LIMIT", "GradSummary", "Entries"]
 
 VALUE_LIMIT = 10_000      # elements written in full in JSON without --full
 STEP_LIMIT = 16           # elements of a gradient written in full in a backward step
@@ -123,6 +124,54 @@ def _stats(a):
     return lo, hi, total / count, count
 
 
+class Entries(Sequence):
+    """A report's "tensors" or "nodes" (build_report(lazy=True)): each entry is built whole
+    when it is first read. Until then it is known by its brief, a dict of the keys every
+    command reads of every entry: a node's "id", "name", "tensor", "variable", "file" and
+    "line", a tensor's "name", "node", "accumulator", "is_root", "generated" and "edits", and
+    what the loop, module and hook annotations add. A terminal `run` of a 100,000-node chain
+    prints 2 nodes: it builds those 2 entries whole, not 100,000.
+
+    >>> entries = Entries([{"id": "n0"}, {"id": "n1"}], lambda i, brief: dict(brief, name="M"))
+    >>> entries[-1], len(entries), [e["id"] for e in entries.briefs]
+    ({'id': 'n1', 'name': 'M'}, 2, ['n0', 'n1'])
+    """
+
+    def __init__(self, briefs, build):
+        self.briefs = briefs
+        self._build = build         # (index, brief) -> the whole entry
+        self._whole = [None] * len(briefs)
+
+    def __len__(self):
+        return len(self.briefs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        whole = self._whole[i]
+        return self._built(range(len(self))[i]) if whole is None else whole
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def whole(self):
+        """Every entry, built: a list."""
+        return [self._built(i) if w is None else w for i, w in enumerate(self._whole)]
+
+    def _built(self, i):
+        # The whole entry's keys in build order, then what annotations added to the brief
+        # (the order `--json` writes them in).
+        brief = self.briefs[i]
+        whole = self._whole[i] = self._build(i, brief)
+        whole.update(brief)
+        return whole
+
+    def __eq__(self, other):
+        return isinstance(other, (list, Entries)) and list(self) == list(other)
+
+    __hash__ = None
+
+
 def report_json(report):
     """The report as JSON text: one key per line, and one line per tensor, node, hook, ...
 
@@ -157,7 +206,7 @@ def _json_lines(report, dumps):
     items = list(report.items())
     for i, (key, value) in enumerate(items):
         end = "," if i < len(items) - 1 else ""
-        if isinstance(value, list) and value:
+        if isinstance(value, (list, Entries)) and value:
             lines.append(f"  {dumps(key)}: [")
             last = len(value) - 1
             lines.extend(f"    {dumps(v)}{',' if j < last else ''}" for j, v in enumerate(value))
@@ -310,41 +359,43 @@ class _Builder:
             fn = t.grad_fn
             if fn is not None and id(fn) in self.node_ids:
                 outs.setdefault((id(fn), t.output_nr), name)
-        index = {id(node): i for i, node in enumerate(self.nodes)}
-        order = self.nodes
-        if self.gv:  # inputs before the outputs made from them
-            order = sorted(self.nodes, key=lambda node: getattr(node, "_seq", 0))
+        nodes, name_of, generated = self.nodes, self.name_of, self.generated
+        order = range(len(nodes))       # the nodes' indices, inputs before their outputs
+        if self.gv:
+            order = sorted(order, key=lambda i: getattr(nodes[i], "_seq", 0))
         elif self.on_torch:
-            order = sorted(self.nodes, key=lambda node: self.run.tracer.order(node) or 0)
+            order = sorted(order, key=lambda i: self.run.tracer.order(nodes[i]) or 0)
         versions = self._versions()
-        for node in order:
-            i = index[id(node)]
-            if _node_type(node) == "AccumulateGrad":
+        for i in order:
+            node = nodes[i]
+            k = id(node)
+            if type(node).__name__ == "AccumulateGrad":
                 var = node.variable
-                if id(var) not in self.name_of:
+                if id(var) not in name_of:
                     name = f"%{i}"
-                    self.name_of[id(var)] = name
-                    self.generated.append((name, var, None, 0))
-                outs[(id(node), 0)] = self.name_of[id(var)]
+                    name_of[id(var)] = name
+                    generated.append((name, var, None, 0))
+                outs[(k, 0)] = name_of[id(var)]
                 continue
-            if (id(node), 0) not in outs:
+            if (k, 0) not in outs:
                 t = self.output(node)
-                earlier = versions.get(id(node))
+                earlier = versions.get(k)
                 if earlier is not None:
                     # A named tensor edited in place since: this node made an earlier version
                     # of it. One tensor stays one row; the node is labelled with that version.
                     base, v = earlier
-                    outs[(id(node), 0)] = f"{self.name_of[id(base)]} (v{v})"
+                    outs[(k, 0)] = f"{name_of[id(base)]} (v{v})"
                     continue
-                name = self._made_name(node, t, taken) or f"%{i}"
+                short = f"%{i}"
+                name = self._made_name(node, t, taken) or short
                 taken.add(name)
-                outs[(id(node), 0)] = name
-                if t is not None and id(t) not in self.name_of:
-                    self.name_of[id(t)] = name
-                    self._short[id(t)] = f"%{i}"
-                self.generated.append((name, t, node, 0))
-                if name != f"%{i}":
-                    self.aliases[f"%{i}"] = name
+                outs[(k, 0)] = name
+                if t is not None and id(t) not in name_of:
+                    name_of[id(t)] = name
+                    self._short[id(t)] = short
+                generated.append((name, t, node, 0))
+                if name != short:
+                    self.aliases[short] = name
 
     def _edits(self):
         if self._edits_of is None:
@@ -480,18 +531,36 @@ class _Builder:
             site = self._sites[k] = (where[0], where[1]) if where else (None, None)
         return site
 
-    def tensor_entry(self, name, t, consumed, generated=False, node=None):
+    def tensor_brief(self, name, t, consumed, generated=False, node=None):
+        """The keys of tensor_entry that every command reads (see Entries)."""
+        if t is None:
+            return {"name": name, "node": self.node_ids.get(id(node)), "accumulator": None,
+                    "is_root": False, "generated": True, "edits": 0}
+        fn = t.grad_fn
+        return {"name": name,
+                "node": None if fn is None else self.node_ids.get(id(fn)),
+                "accumulator": self.accumulators().get(id(t))
+                if fn is None and t.requires_grad else None,
+                "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
+                "generated": generated,
+                "edits": len(self._edits().get(id(t), ())) if self.traced else 0}
+
+    def tensor_entry(self, t, brief, node=None):
+        """The whole entry of tensor t (None: only the node that made it is known), its brief
+        from tensor_brief."""
+        name, generated, history = brief["name"], brief["generated"], []
         if t is None:
             # Only the node is known (no tracer): describe the node's output.
             return {"name": name, "shape": None, "dtype": None, "requires_grad": True,
                     "is_leaf": False, "grad_fn": _node_type(node),
-                    "node": self.node_ids.get(id(node)), "accumulator": None,
+                    "node": brief["node"], "accumulator": None,
                     "next_functions": self.next_names(node), "version": None,
                     "retains_grad": False, "is_parameter": False, "is_root": False,
                     "data": None, "grad": None, "file": None, "line": None,
-                    "generated": True, "history": [], "edits": 0}
+                    "generated": True, "history": history, "edits": 0}
         fn = t.grad_fn
-        history = self.history(t) if self._edits_of is None or id(t) in self._edits_of else []
+        if brief["edits"]:
+            history = self.history(t)
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
         # rest of the entry (build_report ignores that warning on torch)
         grad = t._grad if self.gv else t.grad
@@ -504,7 +573,6 @@ class _Builder:
         elif not generated:
             line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
             file = self.run.path if line else None
-        acc = self.accumulators().get(id(t)) if fn is None and t.requires_grad else None
         if self.gv:     # the core's slots, not its properties: the same values, for less
             shape = list(t._data.shape)
             data = _core_value(t._data, self.full)
@@ -518,13 +586,13 @@ class _Builder:
             "requires_grad": bool(t.requires_grad),
             "is_leaf": bool(t.is_leaf),
             "grad_fn": None if fn is None else type(fn).__name__,
-            "node": None if fn is None else self.node_ids.get(id(fn)),
-            "accumulator": acc,
+            "node": brief["node"],
+            "accumulator": brief["accumulator"],
             "next_functions": None if fn is None else self.next_names(fn),
             "version": int(t._version),
             "retains_grad": bool(t.retains_grad),
             "is_parameter": type(t).__name__ == "Parameter",
-            "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
+            "is_root": brief["is_root"],
             "data": data,
             "grad": None if grad is None else to_json_value(_array(grad), self.full),
             "file": file,
@@ -629,9 +697,17 @@ class _Builder:
                             "value": _plain_value(v), "freed": False})
         return out
 
-    def node_entry(self, node, anomalies):
-        nid = self.node_ids[id(node)]
+    def node_brief(self, node):
+        """The keys of node_entry that every command reads (see Entries)."""
         file, line = self.site(node)
+        return {"id": self.node_ids[id(node)], "name": _node_type(node),
+                "tensor": self.outs.get((id(node), 0)),
+                "variable": self.name_of.get(id(node.variable))
+                if _node_type(node) == "AccumulateGrad" else None,
+                "file": file, "line": line}
+
+    def node_entry(self, node, anomalies, brief):
+        """The whole entry of node, its brief from node_brief."""
         inputs = None
         raw_inputs = self._inputs(node)
         if raw_inputs is not None:
@@ -641,21 +717,20 @@ class _Builder:
         if grads is not None:
             grad = to_json_value(grads[0], self.full) if len(grads) == 1 else \
                 [None if g is None else to_json_value(g, self.full) for g in grads]
-        is_acc = _node_type(node) == "AccumulateGrad"
         node_ids = self.node_ids
         return {
-            "id": nid,
-            "name": _node_type(node),
-            "tensor": self.outs.get((id(node), 0)),
-            "variable": self.name_of.get(id(node.variable)) if is_acc else None,
+            "id": brief["id"],
+            "name": brief["name"],
+            "tensor": brief["tensor"],
+            "variable": brief["variable"],
             "next_functions": [[None if fn is None else node_ids.get(id(fn)), nr]
                                for fn, nr in self.edges(node)],
             "inputs": inputs,
             "saved": self.saved(node) if self.with_saved else [],
             "grad": grad,
             "anomaly": anomalies.get(id(node)),
-            "file": file,
-            "line": line,
+            "file": brief["file"],
+            "line": brief["line"],
         }
 
 
@@ -704,21 +779,36 @@ def _error_anomaly(info, builder):
                            "code": f.line} for f in stack]}
 
 
-def build_report(run, full=False, *, saved=True, loops=True):
+def build_report(run, full=False, *, saved=True, loops=True, lazy=False):
     """The plain-data report of a Run (see docs/report-schema.md).
 
     A caller that reads only part of it may leave out the costly parts it does not read:
     saved=False leaves every node's "saved" list empty, loops=False leaves out "iterations"
     and the "loop" / "iteration" of tensors and nodes (`graph` without --show-saved reads
-    neither: 0.7 s of its 3.5 s report on a 100,000-node chain).
+    neither: 0.7 s of its 3.5 s report on a 100,000-node chain). lazy=True makes "tensors"
+    and "nodes" Entries, which build each entry when it is first read (the terminal tables
+    read the rows they print); the counts, roots, hooks, anomalies and annotations are
+    computed over everything either way.
     """
     with warnings.catch_warnings(), gc_paused():
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
-        return _build(run, full, saved, loops)
+        report = _build(run, full, saved, loops, lazy)
+        if not lazy:
+            report["tensors"], report["nodes"] = report["tensors"].whole(), report["nodes"].whole()
+    return report
 
 
-def _build(run, full, saved=True, loops=True):
+def _quiet(build):
+    """build, with the warnings build_report ignores ignored (for an entry built later)."""
+    def quietly(i, brief):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return build(i, brief)
+    return quietly
+
+
+def _build(run, full, saved=True, loops=True, lazy=False):
     b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
@@ -740,10 +830,11 @@ def _build(run, full, saved=True, loops=True):
             anomalies.append({"node": b.node_ids[id(node)], "name": _node_type(node),
                               "message": msg, "file": file, "line": line, "traceback": []})
             by_node[id(node)] = msg
-    tensors = [b.tensor_entry(n, t, consumed) for n, t in b.named]
-    for name, t, node, _ in b.generated:
-        tensors.append(b.tensor_entry(name, t, consumed, generated=True, node=node))
-    nodes = [b.node_entry(n, by_node) for n in b.nodes]
+    made = [(n, t, False, None) for n, t in b.named] + \
+        [(n, t, True, node) for n, t, node, _ in b.generated]
+    tensors = [b.tensor_brief(n, t, consumed, generated, node)
+               for n, t, generated, node in made]
+    nodes = [b.node_brief(n) for n in b.nodes]
     roots = [t["name"] for t in tensors if t["is_root"] and not t["generated"]]
     hooks = []
     if b.traced:
@@ -779,7 +870,19 @@ def _build(run, full, saved=True, loops=True):
     }
     if loops:
         add_iterations(report, run, b.nodes)
-    return add_modules(report, getattr(run.tracer, "modules", None), b.nodes)
+    add_modules(report, getattr(run.tracer, "modules", None), b.nodes)
+
+    def tensor(i, brief):
+        _, t, _, node = made[i]
+        return b.tensor_entry(t, brief, node)
+
+    def node(i, brief):
+        return b.node_entry(b.nodes[i], by_node, brief)
+
+    # an entry built later is built outside build_report's catch_warnings
+    report["tensors"] = Entries(tensors, _quiet(tensor) if lazy else tensor)
+    report["nodes"] = Entries(nodes, _quiet(node) if lazy else node)
+    return report
 
 
 # ----- The file's own hooks, and the engine's steps ------------------------------------------

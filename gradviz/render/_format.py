@@ -8,11 +8,23 @@ import math
 
 import numpy as np
 
-__all__ = ["HARMLESS", "format_shape", "is_modified", "saved_value", "summarize", "version"]
+__all__ = ["HARMLESS", "briefs", "format_shape", "is_modified", "saved_value", "summarize",
+           "version"]
 
 # A value with at most this many elements is shown whole even when summarizing.
 _SMALL = 6
 _NONFINITE = ("nan", "inf", "-inf")
+
+
+def briefs(entries):
+    """A report's "tensors" or "nodes" as briefs, the keys every entry has that the tables read
+    of all of them (a lazy report's Entries, gradviz/inspect/report.py, builds an entry whole
+    only when it is read); entries in a list are their own briefs.
+
+    >>> briefs([{"id": "n0"}])
+    [{'id': 'n0'}]
+    """
+    return getattr(entries, "briefs", entries)
 
 
 def format_shape(shape):

@@ -15,6 +15,9 @@ folds it into one box.
 (['w', 'y2'], ' (× 3 iterations, showing the last)')
 """
 
+from collections.abc import Sequence
+
+from ._format import briefs
 from .dot import _fold_chains
 
 __all__ = ["View", "FEW"]
@@ -25,40 +28,70 @@ FEW = 2
 
 
 class View:
-    """The tensors and nodes to show, the folded chains and the notes for the titles."""
+    """The tensors and nodes to show, the folded chains and the notes for the titles.
+
+    Which to show is read off the entries' briefs (a lazy report's Entries builds only the
+    entries a table then reads); `tensors` and `nodes` are sequences of whole entries.
+    """
 
     def __init__(self, report, full=False, collapse=False):
         groups = [g if g["count"] > FEW else None for g in report.get("iterations") or []]
         tensors = report.get("tensors") or []
         nodes = report.get("nodes") or []
-        self.tensors = tensors if full else [t for t in tensors if not _earlier(t, groups)]
-        shown = nodes if full else [n for n in nodes if not _earlier(n, groups)]
-        self.hidden_nodes = {n["id"] for n in nodes} - {n["id"] for n in shown}
-        self.tensor_note = _note(groups, tensors, self.tensors, full)
-        self.node_note = _note(groups, nodes, shown, full)
+        kept_tensors = _kept(briefs(tensors), groups, full)
+        kept_nodes = _kept(briefs(nodes), groups, full)
+        shown = set(kept_nodes)
+        self.hidden_nodes = {n["id"] for i, n in enumerate(briefs(nodes)) if i not in shown}
+        self.tensor_note = _note(groups, briefs(tensors), set(kept_tensors), full)
+        self.node_note = _note(groups, briefs(nodes), shown, full)
         self.hidden_calls = set()
         for g in groups:
             if g is not None and g["kind"] == "backward" and not full:
                 self.hidden_calls.update(range(g["calls"][0], g["calls"][1]))
         self.chains = {}        # top node id -> [member ids, top first]
+        self.by_id = {}         # node id -> its entry, for the nodes a chain folded
         if collapse:
-            by_id = {n["id"]: n for n in shown}
-            top_of = _fold_chains([n["id"] for n in shown], by_id, set(by_id))
+            by_id = self.by_id = {nodes[i]["id"]: nodes[i] for i in kept_nodes}
+            top_of = _fold_chains(list(by_id), by_id, set(by_id))
             for nid, top in top_of.items():
                 self.chains.setdefault(top, []).append(nid)
             folded = {nid for nid, top in top_of.items() if nid != top}
-            shown = [n for n in shown if n["id"] not in folded]
-            before = len(self.tensors)
-            self.tensors = [t for t in self.tensors if t.get("node") not in folded]
+            kept_nodes = [i for i in kept_nodes if nodes[i]["id"] not in folded]
+            before = len(kept_tensors)
+            kept_tensors = [i for i in kept_tensors
+                            if briefs(tensors)[i].get("node") not in folded]
             if folded:
                 self.node_note += f" (--collapse folded {len(folded)} nodes into chains)"
-            if before != len(self.tensors):
-                self.tensor_note += f" (--collapse folded {before - len(self.tensors)})"
-        self.nodes = shown
+            if before != len(kept_tensors):
+                self.tensor_note += f" (--collapse folded {before - len(kept_tensors)})"
+        self.tensors = _Picked(tensors, kept_tensors)
+        self.nodes = _Picked(nodes, kept_nodes)
 
     def chain(self, node_id):
         """The ids of the chain node_id is the top of ([node_id] when nothing is folded)."""
         return self.chains.get(node_id) or [node_id]
+
+
+class _Picked(Sequence):
+    """The items of a sequence at some of its indices, each read when it is asked for."""
+
+    def __init__(self, items, indices):
+        self.items, self.indices = items, indices
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.items[k] for k in self.indices[i]]
+        return self.items[self.indices[i]]
+
+
+def _kept(items, groups, full):
+    """The indices of the items to show, in order."""
+    if full:
+        return range(len(items))
+    return [i for i, item in enumerate(items) if not _earlier(item, groups)]
 
 
 def _earlier(item, groups):
@@ -69,16 +102,16 @@ def _earlier(item, groups):
     return item.get("iteration") != groups[group]["count"]
 
 
-def _note(groups, items, shown, full):
-    """" (× 1000 iterations, showing the last)" for each group that made some of items."""
-    kept = {id(item) for item in shown}
+def _note(groups, items, kept, full):
+    """" (× 1000 iterations, showing the last)" for each group that made some of items (kept:
+    the indices of those shown)."""
     present, left_out, earlier = set(), set(), set()     # groups with members here, ...
-    for item in items:
+    for i, item in enumerate(items):
         k = item.get("loop")
         if k is None or groups[k] is None:
             continue
         present.add(k)
-        if id(item) not in kept:
+        if i not in kept:
             left_out.add(k)
         if _earlier(item, groups):
             earlier.add(k)

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._fit import Fit, needed_width
-from ._format import summarize
+from ._format import briefs, summarize
 from .terminal import printable
 
 __all__ = ["user_hooks_table", "steps_renderable", "hook_label", "changed_mark"]
@@ -176,7 +176,7 @@ def steps_renderable(report):
     if not calls:
         return Text("No backward ran (nothing to step through).")
     hooks = report.get("user_hooks") or []
-    nodes = {n["id"]: n for n in report.get("nodes") or []}
+    nodes = {n["id"]: n for n in briefs(report.get("nodes") or [])}
     parts = []
     if len(calls) > 6:
         # A training loop: the first call, then the last ones (whose steps are kept).

@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from ._format import HARMLESS, briefs, format_shape, is_modified, saved_value, summarize, version
 from ._fit import Fit, Hanging, needed_width
 from .grouping import View
 from .modules_table import modules_table
@@ -30,11 +30,11 @@ _TAIL = 10
 
 
 def _capped(items, full):
-    """(items to show, number left out, where the gap is): head and tail of a long list."""
-    items = list(items)
+    """(items to show, number left out, where the gap is): head and tail of a long sequence
+    (only those are read: a lazy report builds only the entries a table prints)."""
     if full or len(items) <= _HEAD + _TAIL:
-        return items, 0, None
-    return items[:_HEAD] + items[-_TAIL:], len(items) - _HEAD - _TAIL, _HEAD
+        return list(items), 0, None
+    return list(items[:_HEAD]) + list(items[-_TAIL:]), len(items) - _HEAD - _TAIL, _HEAD
 
 
 def _with_gap(table, left_out, what):
@@ -123,7 +123,11 @@ def _history_text(report):
     """One line per in-place edit of a tensor: `b  version 1: CopySlices at line 4` (a leaf's
     edits under no_grad, such as initialisation and optimizer steps, are left to --json)."""
     lines = []
-    for t in report.get("tensors") or []:
+    tensors = report.get("tensors") or []
+    for i, brief in enumerate(briefs(tensors)):
+        if brief.get("edits") == 0:
+            continue
+        t = tensors[i]
         for h in t.get("history") or []:
             if not h.get("grad_enabled", True) and t.get("is_leaf"):
                 continue    # a leaf's update under no_grad (init, opt.step()): nothing to see
@@ -174,7 +178,7 @@ def _chain_title(node, chain, nodes):
 
 def _graph_table(view, report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
-    nodes = {n["id"]: n for n in report.get("nodes") or []}
+    nodes = {n["id"]: n for n in briefs(report.get("nodes") or [])}
     table = _table("Graph" + view.node_note, "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
     shown, left_out, gap = _capped(view.nodes, full)
@@ -183,7 +187,8 @@ def _graph_table(view, report, full=False):
             table.add_row(Text("…", style="dim"))
         chain = view.chain(node["id"])
         nexts = []
-        for nid, _ in nodes[chain[-1]].get("next_functions") or []:
+        last = node if len(chain) == 1 else view.by_id[chain[-1]]
+        for nid, _ in last.get("next_functions") or []:
             if nid is None:
                 nexts.append("None")
             else:
@@ -202,8 +207,8 @@ def _graph_table(view, report, full=False):
 
 def _hooks_table(view, report, full=False):
     """The Hooks table, in firing order (without the nodes a loop's earlier iterations made)."""
-    nodes = {n["id"]: n for n in report.get("nodes") or []}
-    tensors = {t["name"] for t in report.get("tensors") or []}
+    nodes = {n["id"]: n for n in briefs(report.get("nodes") or [])}
+    tensors = {t["name"] for t in briefs(report.get("tensors") or [])}
     table = _table("Hooks (firing order)", "#", "target", "kind", "grad")
     hooks = [(i, h) for i, h in enumerate(report.get("hooks") or [], start=1)
              if h.get("node") not in view.hidden_nodes]
