@@ -60,6 +60,8 @@ class Generator:
     2147483647
     """
 
+    __module__ = "torch._C"      # repr: <torch._C.Generator object at ...>, as torch's
+
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
             raise RuntimeError(f"gradviz: torch.Generator(device={str(device)!r}) is not "

@@ -151,6 +151,8 @@ class Tensor:
     tensor(7.3891, grad_fn=<ExpBackward0>)
     """
 
+    __module__ = "torch"      # type(t) prints <class 'torch.Tensor'>, as torch's
+
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
     # _gv_made: what made it, set by the inspector's tracer on every tensor (a slot, not a

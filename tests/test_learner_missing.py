@@ -12,9 +12,9 @@ import gradviz.nn.functional as F
 
 
 @pytest.mark.parametrize("get, text", [
-    (lambda: gradviz.nn.Dropout2d, "gradviz's core does not implement torch.nn.Dropout2d "
+    (lambda: gradviz.nn.Dropout3d, "gradviz's core does not implement torch.nn.Dropout3d "
                                    "(PyTorch 2.13"),
-    (lambda: F.dropout2d, "gradviz's core does not implement torch.nn.functional.dropout2d"),
+    (lambda: F.dropout3d, "gradviz's core does not implement torch.nn.functional.dropout3d"),
     (lambda: gradviz.nn.no_such_layer, "module 'torch.nn' has no attribute 'no_such_layer'"),
     (lambda: F.no_such_op, "module 'torch.nn.functional' has no attribute 'no_such_op'"),
 ])
@@ -27,8 +27,9 @@ def test_nn_and_functional_names_say_what_the_core_lacks(get, text):
 
 
 def test_close_names_are_the_public_ones():
-    with pytest.raises(AttributeError, match=r"Did you mean: 'Dropout'\?$"):
-        gradviz.nn.Dropout2d         # noqa: B018  (not the submodule gradviz.nn.dropout)
+    with pytest.raises(AttributeError, match=r"Did you mean: 'Dropout2d', 'Dropout1d', "
+                                             r"'Dropout'\?$"):
+        gradviz.nn.Dropout3d         # noqa: B018  (not the submodule gradviz.nn.dropout)
     with pytest.raises(AttributeError, match=r"Did you mean: 'conv2d', 'conv1d'\?$"):
         F.conv3d                     # noqa: B018
     with pytest.raises(AttributeError, match=r"Did you mean: 'unsqueeze', 'squeeze'\?$"):
@@ -42,7 +43,7 @@ def test_defaults_and_hasattr_still_work():
     assert all(hasattr(F, n) for n in F.__all__)
 
 
-@pytest.mark.parametrize("line", ["torch.sin_", "torch.nn.Dropout2d", "torch.ones(1).unsqueeze_"])
+@pytest.mark.parametrize("line", ["torch.sin_", "torch.nn.Dropout3d", "torch.ones(1).unsqueeze_"])
 def test_a_traceback_suggests_once(line):
     """Python appends its own "Did you mean" to an AttributeError naming the attribute; the
     message already has gradviz's suggestions, so the traceback's last line has one."""

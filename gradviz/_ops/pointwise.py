@@ -92,7 +92,9 @@ def sigmoid(self):
 
 
 def _np_relu(a):
-    return np.maximum(a, a.dtype.type(0))
+    # torch keeps x unless x < 0, so relu(-0.0) is -0.0; NumPy's maximum returns its second
+    # operand on a tie, so the input goes second (the same holds for the clamps below)
+    return np.maximum(a.dtype.type(0), a)
 
 
 @export()
@@ -185,9 +187,9 @@ def _clamp(self, min, max, op="clamp"):
         r = a
         try:
             if lo is not None:
-                r = np.maximum(r, lo)
+                r = np.maximum(lo, r)
             if hi is not None:
-                r = np.minimum(r, hi)
+                r = np.minimum(hi, r)
         except ValueError as exc:       # bounds not broadcasting: torch's RuntimeError
             raise (_broadcast_error(a, lo if hi is None else hi, exc) if lo is None or hi is None
                    else _broadcast_error(lo, hi, exc, c=a)) from None
@@ -204,9 +206,9 @@ def _clamp(self, min, max, op="clamp"):
     # maximum then minimum: torch's order (max wins when min > max), nan kept, and faster
     # than np.clip on small arrays.
     if min is not None:
-        a = np.maximum(a, rt.type(_stored(min, rt)))
+        a = np.maximum(rt.type(_stored(min, rt)), a)
     if max is not None:
-        a = np.minimum(a, rt.type(_stored(max, rt)))
+        a = np.minimum(rt.type(_stored(max, rt)), a)
     return a, D["clamp"], (self,), (self, min, max)
 
 
@@ -240,7 +242,7 @@ def _clamp_bound(self, bound, lower):
     a = a if a.dtype == rt else a.astype(rt)
     b = np.asarray(b, dtype=rt) if bt is not None else rt.type(b)
     try:
-        out = np.maximum(a, b) if lower else np.minimum(a, b)
+        out = np.maximum(b, a) if lower else np.minimum(b, a)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     name = "clamp_min" if lower else "clamp_max"

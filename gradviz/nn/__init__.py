@@ -7,7 +7,7 @@ from .modules import LazyConv1d, LazyConv2d, LazyLinear
 from .modules import UninitializedBuffer, UninitializedParameter
 from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, ReLU6,
                          SiLU, Sigmoid, Softmax, Softplus, Tanh)
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
@@ -19,7 +19,8 @@ from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Fl
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
            "init",
            "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU", "ELU",
-           "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Embedding",
+           "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Dropout1d",
+           "Dropout2d", "Embedding",
            "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
            "LazyBatchNorm2d", "LazyBatchNorm3d", "GroupNorm", "MSELoss", "L1Loss",
            "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
@@ -30,7 +31,7 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
 
 
 def __getattr__(name):
-    # A module PyTorch has and gradviz lacks (nn.Dropout2d, nn.LSTM, ...) says so, with the
+    # A module PyTorch has and gradviz lacks (nn.Dropout3d, nn.LSTM, ...) says so, with the
     # --backend torch hint, instead of Python's bare "has no attribute".
     if name.startswith("_"):
         raise AttributeError(f"module 'gradviz.nn' has no attribute '{name}'")

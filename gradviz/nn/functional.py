@@ -33,7 +33,7 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
            "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity", "bilinear",
            "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
-           "scaled_dot_product_attention"]
+           "scaled_dot_product_attention", "dropout1d", "dropout2d"]
 
 
 def relu(input, inplace=False):
@@ -508,8 +508,70 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+
+# ----- Channel-wise dropout -----------------------------------------------------------------
+
+def _feature_dropout(input, p, training, inplace):
+    """torch's feature_dropout: one Bernoulli(1 - p) draw per (sample, channel), scaled by
+    1 / (1 - p) and broadcast over the rest, then input * noise (MulBackward0, as torch
+    composes it; the draws are torch's, in its order)."""
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        noise = input.new_zeros(())
+    else:
+        noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+        noise.bernoulli_(1 - p)
+        noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of an (N, C, L) or (C, L) input with probability p in training."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note "
+            "that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    if input.dim() == 3:
+        return _feature_dropout(input, p, training, inplace)
+    if inplace:
+        raise NotImplementedError("gradviz: F.dropout1d(inplace=True) of an unbatched input is "
+                                  "not implemented by gradviz's core; run with --backend torch "
+                                  "to use PyTorch")
+    return _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of an (N, C, H, W) input with probability p in training (a 3D
+    input is read as (N, C, L), with torch's warning)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=user_stacklevel())
+    if input.dim() == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=user_stacklevel())
+    return _feature_dropout(input, p, training, inplace)
+
 def __getattr__(name):
-    # A function PyTorch has and gradviz lacks (F.dropout2d, F.ctc_loss, ...) says so, with the
+    # A function PyTorch has and gradviz lacks (F.dropout3d, F.ctc_loss, ...) says so, with the
     # --backend torch hint, instead of Python's bare "has no attribute".
     if name.startswith("_"):
         raise AttributeError(f"module 'gradviz.nn.functional' has no attribute '{name}'")

@@ -32,6 +32,8 @@ class Parameter(Tensor):
     tensor([1., 1.], requires_grad=True)
     """
 
+    __module__ = "torch.nn.parameter"      # type(p) prints torch's class path
+
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
@@ -117,6 +119,8 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
     <UninitializedParameter>
     """
 
+    __module__ = "torch.nn.parameter"      # as torch's
+
     __slots__ = ()
     cls_to_become = Parameter
 
@@ -130,6 +134,8 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
 
 class UninitializedBuffer(_UninitializedMixin, Tensor):
     """A lazy layer's buffer (LazyBatchNorm's running statistics) before its first call."""
+
+    __module__ = "torch.nn.parameter"      # as torch's
 
     __slots__ = ()
     cls_to_become = Tensor

@@ -1,4 +1,4 @@
-"""gradviz.optim: SGD, Adam, AdamW, RMSprop and Adagrad with torch's defaults, parameter
+"""gradviz.optim: SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta with torch's defaults, parameter
 groups and state_dict, and the learning-rate schedulers of `gradviz.optim.lr_scheduler`.
 
 Each step runs outside the graph (under no_grad, as torch's) and computes torch's
@@ -13,13 +13,15 @@ parameter counts in its `_version` as torch's does.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+           "lr_scheduler"]
 
 
 def __getattr__(name):

@@ -1,0 +1,37 @@
+"""What tutorials print about their objects' types, against torch 2.13: `type(x)` of a tensor
+and a parameter (PyTorch's Tensors tutorial and d2l.ai's ndarray section print them), and a
+Generator's repr (makemore prints `g`)."""
+
+import re
+
+import pytest
+
+from test_learner_surface import _same
+
+
+def _type_names(torch):
+    lazy = torch.nn.LazyLinear(2)
+    return (repr(type(torch.empty(3, 4))), str(type(torch.nn.Parameter(torch.ones(1)))),
+            repr(type(lazy.weight)), repr(type(torch.nn.Linear(1, 1).bias)),
+            repr((type(torch.ones(1).numpy()), type(torch.from_numpy(torch.ones(1).numpy())))),
+            torch.Tensor.__name__, torch.Tensor.__qualname__)
+
+
+def _generator_repr(torch):
+    # the address differs run to run; the class path is torch's
+    return re.sub(r"0x[0-9a-f]+", "0x", repr(torch.Generator().manual_seed(2147483647)))
+
+
+@pytest.mark.parametrize("snippet", [_type_names, _generator_repr])
+def test_type_reprs_match_torch(snippet):
+    _same(snippet)
+
+
+def test_a_tensor_still_pickles_and_copies():
+    import copy
+    import pickle
+
+    import gradviz
+    t = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    for back in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert back.tolist() == [1.0, 2.0] and back.requires_grad
