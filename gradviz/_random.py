@@ -60,8 +60,6 @@ class Generator:
     2147483647
     """
 
-    __module__ = "torch._C"      # repr: <torch._C.Generator object at ...>, as torch's
-
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
             raise RuntimeError(f"gradviz: torch.Generator(device={str(device)!r}) is not "
@@ -72,6 +70,9 @@ class Generator:
         self._seed = DEFAULT_SEED
         self._normal = None          # torch's cached second Box-Muller sample (a double)
         self.manual_seed(DEFAULT_SEED)
+
+    def __repr__(self):
+        return f"<torch._C.Generator object at {id(self):#x}>"      # as torch's
 
     @property
     def _bits(self):

@@ -142,7 +142,17 @@ _NONLEAF_GRAD_WARNING = (
     "instead.")
 
 
-class Tensor:
+class _TorchClass(type):
+    """The type of Tensor and its library subclasses: `type(t)` prints torch's class path
+    (`<class 'torch.Tensor'>`), as tutorials print it. Only the repr changes; `__module__` stays
+    gradviz's own, so pickle and import find the class where it lives."""
+
+    def __repr__(cls):
+        path = cls.__dict__.get("_torch_path")
+        return type.__repr__(cls) if path is None else f"<class '{path}'>"
+
+
+class Tensor(metaclass=_TorchClass):
     """A multi-dimensional array that records the operations made on it for backward.
 
     >>> import gradviz as torch
@@ -151,7 +161,7 @@ class Tensor:
     tensor(7.3891, grad_fn=<ExpBackward0>)
     """
 
-    __module__ = "torch"      # type(t) prints <class 'torch.Tensor'>, as torch's
+    _torch_path = "torch.Tensor"      # type(t)'s repr (see _TorchClass)
 
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.

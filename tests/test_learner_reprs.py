@@ -27,6 +27,20 @@ def test_type_reprs_match_torch(snippet):
     _same(snippet)
 
 
+def _pickled_types(torch):
+    import pickle
+    p = torch.nn.Parameter(torch.ones(2))
+    back = pickle.loads(pickle.dumps(p))
+    return (repr(type(back)), back.requires_grad, back.is_leaf,
+            pickle.loads(pickle.dumps(torch.Tensor)) is torch.Tensor,
+            pickle.loads(pickle.dumps(torch.nn.Parameter)) is torch.nn.Parameter)
+
+
+def test_pickle_keeps_the_class_as_torch():
+    # the class path is only the repr: pickle finds gradviz's classes, never torch's
+    assert _same(_pickled_types)[1][-2:] == [True, True]
+
+
 def test_a_tensor_still_pickles_and_copies():
     import copy
     import pickle

@@ -32,7 +32,7 @@ class Parameter(Tensor):
     tensor([1., 1.], requires_grad=True)
     """
 
-    __module__ = "torch.nn.parameter"      # type(p) prints torch's class path
+    _torch_path = "torch.nn.parameter.Parameter"      # type(p)'s repr, as torch's
 
     __slots__ = ()
 
@@ -52,7 +52,16 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
+    def __reduce_ex__(self, proto):
+        # a Parameter comes back a Parameter, as torch's does
+        return (_rebuild_parameter, (np.array(self._data), self._rg))
+
     __str__ = __repr__      # print(param) shows it too, as in torch
+
+
+def _rebuild_parameter(data, rg):
+    from .._tensor import _rebuild
+    return Parameter(_rebuild(data, False), rg)
 
 
 # ----- Uninitialized parameters and buffers (lazy layers before their first call) ------------
@@ -119,7 +128,7 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
     <UninitializedParameter>
     """
 
-    __module__ = "torch.nn.parameter"      # as torch's
+    _torch_path = "torch.nn.parameter.UninitializedParameter"
 
     __slots__ = ()
     cls_to_become = Parameter
@@ -135,7 +144,7 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
 class UninitializedBuffer(_UninitializedMixin, Tensor):
     """A lazy layer's buffer (LazyBatchNorm's running statistics) before its first call."""
 
-    __module__ = "torch.nn.parameter"      # as torch's
+    _torch_path = "torch.nn.parameter.UninitializedBuffer"
 
     __slots__ = ()
     cls_to_become = Tensor
