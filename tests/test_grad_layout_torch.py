@@ -25,6 +25,8 @@ LEAVES = {
     "scalar": "t.tensor(1.0)",
     "row": "t.zeros(1, 3)",
     "unsqueezed": "t.zeros(3).unsqueeze(0)",
+    "empty": "t.zeros(0, 3)",
+    "empty_t": "t.zeros(0, 3).t()",
 }
 LOSSES = ["a.sum()", "(a * 2).sum()", "a.exp().sum()", "a.contiguous().sum()",
           "a.reshape(-1).sum()"]

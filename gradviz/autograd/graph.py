@@ -410,7 +410,7 @@ def _dense(data):
 def _obeys_layout(g, data):
     """torch's obeys_layout_contract: may g (an array of data's dtype that owns its memory)
     become data's .grad as it is?"""
-    if g.shape != data.shape:
+    if g.shape != data.shape or g.size == 0:      # (an empty one is laid out anew, free)
         return False
     if g.flags.c_contiguous and data.flags.c_contiguous:
         return True
@@ -424,8 +424,10 @@ def _obeys_layout(g, data):
 def _laid_out_as(g, data):
     """torch's clone_obey_contract: a copy of g (of data's dtype) with data's strides when
     data is dense and non-overlapping, else C-ordered."""
-    if type(data) is not np.ndarray or (data.flags.c_contiguous and 1 not in data.shape) or \
-            not _dense(data):
+    if type(data) is np.ndarray and data.size == 0:
+        data = _tensor._empty_strided(data)     # torch's strides for an empty leaf
+    elif type(data) is not np.ndarray or (data.flags.c_contiguous and 1 not in data.shape) \
+            or not _dense(data):
         return np.array(g, dtype=data.dtype, order="C")
     return _strided_copy(g, data.dtype, data.shape, data.strides)
 
