@@ -163,3 +163,12 @@ def test_attention_backward_scales_in_the_inputs_dtype(dtype):
     assert all(r.dtype == dtype for r in got)
     assert np.array_equal(got[0], np.matmul(ds, k))
     assert np.array_equal(got[1], np.matmul(ds.swapaxes(-2, -1), q))
+
+
+def test_on_tensors_finds_a_tensor_in_any_position():
+    import gradviz
+    from gradviz._derivatives import on_tensors
+
+    t, a = gradviz.ones(2), np.ones(2)
+    assert on_tensors(t) and on_tensors(a, None, t) and on_tensors(t, a)
+    assert not on_tensors() and not on_tensors(a, None, 1.0)
