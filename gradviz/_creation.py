@@ -848,8 +848,8 @@ def _scalar_to(v, npdt):
     if isinstance(v, np.complexfloating):
         v = float(v)                # as torch: NumPy's ComplexWarning, the imaginary part dropped
     v = v.item() if isinstance(v, (Tensor, np.generic)) else v     # np.float32 has no __trunc__
-    if isinstance(v, int) and not -1 << 64 < v < 1 << 64:
-        raise OverflowError("int too big to convert")
+    if isinstance(v, int) and not -(1 << 63) <= v < 1 << 64:
+        raise _dtype._int_overflow(v)
     if isinstance(v, complex):
         v = v.real if v.imag == 0 else None         # an imaginary part overflows, to torch
     if v is None or not _fits(np.array(v), npdt):

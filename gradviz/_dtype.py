@@ -104,6 +104,13 @@ def to_numpy_dtype(d):
     return from_numpy_dtype(np.dtype(d)).np
 
 
+def _int_overflow(v):
+    """torch's error for a Python int given as a number (a Scalar) that is neither an int64 nor
+    a uint64."""
+    return OverflowError("can't convert negative int to unsigned" if v < 0 else
+                         "int too big to convert")
+
+
 def get_default_dtype():
     """The dtype of float data created without a dtype (float32 unless changed)."""
     return _default[0]

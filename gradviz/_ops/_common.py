@@ -5,6 +5,7 @@ mode checks, torch's broadcast error.
 import numpy as np
 
 from .. import _dtype
+from .._dtype import _int_overflow
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
 
@@ -32,6 +33,8 @@ def _coerce(a, b):
     if tb is int:
         kind = a.dtype.kind
         if kind == "f":
+            if not -(1 << 63) <= b < (1 << 64):
+                raise _int_overflow(b)      # torch's Scalar is 64 bits
             return a, b
         if kind != "i" and kind != "u":
             a = a.astype(np.int64)
@@ -65,14 +68,43 @@ def _wrap_int(b, dt):
     if lo <= b <= hi:
         return b
     if not -(1 << 63) <= b < (1 << 64):
-        raise OverflowError("int too big to convert")
+        raise _int_overflow(b)
     b %= 1 << bits
     return b - (1 << bits) if b > hi else b
 
 
-def _stored(v, dt):
-    """A Python number v to be stored in a tensor of dtype dt: an int through _checked_int."""
-    return _checked_int(v, dt) if type(v) is int and dt.kind in "iu" else v
+def _stored(v, dt, half=True):
+    """A Python number v as torch's checked conversion stores it in a tensor of dtype dt
+    (fill_, clamp's bounds, alpha, item assignment, where's number): an int through
+    _checked_int, a finite number beyond the range of a float16 or float32 dt, or a non-finite
+    or out-of-range float into an integer dt, refused with torch's error. half=False: torch
+    stores any float into float16 unchecked (item assignment, where)."""
+    tv = type(v)
+    if tv is int:
+        if dt.kind in "iu":
+            return _checked_int(v, dt)
+        if not -(1 << 63) <= v < (1 << 64):
+            raise _int_overflow(v)
+    elif tv is not float and not isinstance(v, float):      # np.float64 is a float
+        return v
+    kind = dt.kind
+    if kind == "f":
+        top = _FLOAT_MAX.get(dt) if half or dt is not _F16 else None
+        if top is not None and abs(v) > top[0] and v - v == 0:     # finite and too large
+            raise _overflow(top[1])
+    elif kind in "iu" and not (v - v == 0 and _int_range(dt)[0] <= v <= _int_range(dt)[1]):
+        raise _overflow("int" if dt == np.int32 else dt.name + "_t")
+    return v
+
+
+# The largest finite value and torch's C type name of the narrow float dtypes: torch refuses a
+# finite number beyond it (65519. rounds to float16's 65504 but is refused all the same).
+_FLOAT_MAX = {np.dtype(np.float16): (65504.0, "c10::Half"),
+              np.dtype(np.float32): (float(np.finfo(np.float32).max), "float")}
+
+
+def _overflow(type_name):
+    return RuntimeError(f"value cannot be converted to type {type_name} without overflow")
 
 
 def _checked_int(b, dt):
@@ -83,11 +115,10 @@ def _checked_int(b, dt):
     if lo <= b <= hi:
         return b
     if not -(1 << 63) <= b < (1 << 64):
-        raise OverflowError("int too big to convert")
+        raise _int_overflow(b)
     if lo == 0 and -hi <= b < 0:
         return _wrap_int(b, dt)
-    name = "int" if dt == np.int32 else dt.name + "_t"      # torch's C type names
-    raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    raise _overflow("int" if dt == np.int32 else dt.name + "_t")      # torch's C type names
 
 
 def _operand(x):
@@ -126,6 +157,31 @@ def _operands(self, other):
     b, ot = _operand(other)
     a, b = _coerce(a, b)
     return a, b, ot
+
+
+_F16 = np.dtype(np.float16)
+
+
+def _one_number(a, b, ot):
+    """Whether a float16 a meets one number torch's mul and div kernels read in float32: a
+    Python or NumPy number, or a 0-d tensor of another dtype (cast by _coerce, so b is no longer
+    its data). Cheap for two tensors of one dtype, the common case: no dtype is read."""
+    return (ot is None or b is not ot._data) and a.dtype is _F16
+
+
+def _half_opmath(ufunc, a, b, ot):
+    """ufunc(a, b) for a float16 array a as torch's CPU mul and div kernels compute it: when the
+    second operand is one number (a Python or NumPy number b, or a 0-d tensor ot), in float32
+    with that number read as a float32, rounded to float16 once (float16 1e-3 * 1e5 is 100.06,
+    where NumPy rounds 1e5 to float16's inf first). Otherwise elementwise in float16."""
+    if ot is not None:
+        if ot._data.ndim:
+            return ufunc(a, b)
+        b = ot._data
+    elif type(b) is np.ndarray:
+        return ufunc(a, b)
+    with np.errstate(over="ignore"):
+        return ufunc(a.astype(np.float32), np.float32(b)).astype(np.float16)
 
 
 def _needs(*tensors):

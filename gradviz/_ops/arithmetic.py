@@ -9,8 +9,8 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import (_broadcast_error, _coerce, _default_float, _needs, _operand, _operands,
-                      _wrap_int)
+from ._common import (_F16, _broadcast_error, _coerce, _default_float, _half_opmath, _needs,
+                      _one_number, _operand, _operands, _stored, _wrap_int)
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -81,9 +81,14 @@ _ALPHA_ONE = (1,)      # the args add and sub save for the default alpha
 
 
 def _scaled(a, b, alpha):
+    if isinstance(alpha, np.generic):
+        alpha = alpha.item()        # torch reads a NumPy number as the Python number
     if type(alpha) is float and a.dtype.kind in "iub":
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    _stored(alpha, a.dtype)         # torch converts alpha to the tensor's dtype, checked
+    if a.dtype.kind == "b":
+        alpha = bool(alpha)         # and a bool tensor's alpha to a bool: the sum stays bool
     b = b * alpha
     return _wrap_int(b, a.dtype) if type(b) is int and a.dtype.kind in "iu" else b
 
@@ -124,7 +129,9 @@ def mul(self, other):
     """self * other (MulBackward0)."""
     a, b, ot = _operands(self, other)
     try:
-        out = _make(a * b)
+        # _one_number inline: two identity tests for two tensors of one dtype, the hot path
+        out = _make(_half_opmath(np.multiply, a, b, ot)
+                    if (ot is None or b is not ot._data) and a.dtype is _F16 else a * b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -176,7 +183,8 @@ def div(self, other, rounding_mode=None):
         if type(b) is not float and np.result_type(b).kind != "f":
             b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
     try:
-        out = _make(np.true_divide(a, b))
+        out = _make(_half_opmath(np.true_divide, a, b, ot) if _one_number(a, b, ot) else
+                    np.true_divide(a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -194,11 +202,9 @@ def _div_rounded(self, ot, a, b, rounding_mode):
     if integral and np.any(np.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")
     try:
+        ufunc = np.floor_divide if rounding_mode == "floor" else _trunc_divide
         with np.errstate(divide="ignore", invalid="ignore"):
-            if rounding_mode == "floor":
-                r = np.floor_divide(a, b)
-            else:
-                r = np.trunc(np.true_divide(a, b))
+            r = _half_opmath(ufunc, a, b, ot) if _one_number(a, b, ot) else ufunc(a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     rt = _dtype.result_type((a, b))
@@ -206,6 +212,10 @@ def _div_rounded(self, ot, a, b, rounding_mode):
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
         record(D["div_mode"], out, (self, ot), (rounding_mode,))
     return out
+
+
+def _trunc_divide(a, b):
+    return np.trunc(np.true_divide(a, b))
 
 
 def _record_overload(out, self, ot, row, args):
@@ -314,8 +324,13 @@ def pow(self, exponent):
     if not isinstance(self, Tensor):
         return _rpow(exponent, self)
     e, et = _operand(exponent)
-    if type(e) is int and e < 0 and self._data.dtype.kind in "iu":
+    dt = self._data.dtype
+    if type(e) is int and not -(1 << 63) <= e < (1 << 64):
+        _stored(e, dt)          # torch's OverflowError for an int beyond 64 bits, first
+    if type(e) is int and e < 0 and dt.kind in "iu":
         raise RuntimeError(_NEGATIVE_INT_POWER)     # before _coerce wraps e into the dtype
+    if et is None and (dt is _F16 or (dt.kind in "iu" and type(e) is int)):
+        _stored(e, dt)          # torch reads the exponent into the tensor's dtype, checked
     a, e = _coerce(self._data, e)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -223,7 +223,8 @@ def _index_put_(self, indices, values):
 
 def _scalar_to_tensor(value, like):
     if isinstance(value, (bool, int, float)):
-        return _make(np.array(_stored(value, like._data.dtype), dtype=like._data.dtype))
+        dt = like._data.dtype
+        return _make(np.array(_stored(value, dt, half=False), dtype=dt))
     return _as_tensor(value, like)
 
 

@@ -12,8 +12,8 @@ from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state, no_grad
-from ._common import (_TORCH_SCALAR, _as_tensor, _broadcast_error, _needs, _operand, _stored,
-                      _wrap_int)
+from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error, _half_opmath, _needs,
+                      _operand, _stored, _wrap_int)
 from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, floor_divide, remainder
 from .comparison import and_, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
@@ -139,7 +139,9 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     orig = self.clone() if (saves_self and ot is not None and ot._rg) else self
     d = self._data
     done = False
-    if type(d) is np.ndarray and d.flags.writeable:
+    # float16 mul_ and div_ by one number compute in float32, as the out-of-place ops
+    half = (entry is _E_MUL or entry is _E_DIV) and d.dtype is _F16
+    if type(d) is np.ndarray and d.flags.writeable and not half:
         # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -150,7 +152,7 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if not done:
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
-                new = ufunc(self._data, b)
+                new = ufunc(d, b) if not half else _half_opmath(ufunc, d, b, ot)
         except ValueError as exc:
             raise _broadcast_error(self._data, b, exc) from None
         _write(self, new)

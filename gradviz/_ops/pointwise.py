@@ -240,7 +240,7 @@ def _clamp_bound(self, bound, lower):
     b, bt = _operand(bound)
     rt = _dtype.result_type((a, b))
     a = a if a.dtype == rt else a.astype(rt)
-    b = np.asarray(b, dtype=rt) if bt is not None else rt.type(b)
+    b = np.asarray(b, dtype=rt) if bt is not None else rt.type(_stored(b, rt))
     try:
         out = np.maximum(b, a) if lower else np.minimum(b, a)
     except ValueError as exc:
@@ -320,6 +320,10 @@ def where(condition, input, other):
         return _make(np.where(c, rt.type(input), rt.type(other)))
     a, it = _operand(input)
     b, ot = _operand(other)
+    if it is None or ot is None:
+        # torch's checked conversion of the number into the result dtype (unchecked into
+        # float16)
+        _stored(a if it is None else b, _dtype.result_type((a, b)), half=False)
     if it is None:
         b2, a2 = _coerce(b, a)
         a, b = a2, b2

@@ -13,7 +13,8 @@ from .._dmath import along
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record
-from ._common import _TORCH_SCALAR, _broadcast_error, _needs, _not_implemented, _operand
+from ._common import (_TORCH_SCALAR, _broadcast_error, _needs, _not_implemented, _operand,
+                      _stored)
 from .inplace import _check_inplace, _commit, _write
 from .views import expand, reshape
 
@@ -414,13 +415,15 @@ def _bool_mask(mask, message):
     return m
 
 
-def _fill_value(value):
+def _fill_value(value, dt):
+    """(value, its tensor or None) of masked_fill into dtype dt: a number checked as torch
+    converts it."""
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return value._data, value
-    return _operand(value)[0], None
+    return _stored(_operand(value)[0], dt), None
 
 
 @export()
@@ -433,7 +436,7 @@ def masked_fill(self, mask, value):
     tensor([2., 0., 2.])
     """
     m = _bool_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
-    v, vt = _fill_value(value)
+    v, vt = _fill_value(value, self._data.dtype)
     a = self._data
     try:
         res = np.where(m, np.asarray(v).astype(a.dtype), a)
@@ -452,7 +455,7 @@ def masked_fill(self, mask, value):
 @records("masked_fill", "masked_fill_tensor")
 def masked_fill_(self, mask, value):
     m = _bool_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
-    v, vt = _fill_value(value)
+    v, vt = _fill_value(value, self._data.dtype)
     _check_inplace(self)
     a = self._data
     try:

@@ -15,7 +15,8 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs, _operand
+from ._common import (_F16, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
+                      _operand, _stored)
 from .inplace import _check_inplace, _commit, _write, inplace_unary
 from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _export_binary, _finish, _round, _unary,
                         invalid_arguments)
@@ -477,7 +478,7 @@ def _lerp(input, end, weight, op="lerp"):
     if wt is None:
         if dt.kind != "f":
             raise _not_implemented_for("lerp_kernel_scalar", dt)
-        w = weight
+        w = _opmath_number(weight, dt)
     else:
         w = wt._data
         # A 0-d weight is promoted with the inputs; any other must have their dtype.
@@ -491,11 +492,13 @@ def _lerp(input, end, weight, op="lerp"):
         np.broadcast_shapes(a.shape, e.shape, np.shape(w))
     except ValueError as exc:
         raise _broadcast_error(e, w, exc, a) from None
+    if wt is None and dt is _F16:
+        a, e, w = a.astype(np.float32), e.astype(np.float32), np.float32(w)
     diff = e - a
     # torch's kernel: from self for small weights, from end for the others (more exact).
     if wt is None:
         out = a + w * diff if abs(w) < 0.5 else e - diff * (1 - w)
-        return out, D["lerp"], (input, end), (weight,)
+        return out.astype(dt, copy=False), D["lerp"], (input, end), (weight,)
     out = np.where(np.abs(w) < 0.5, a + w * diff, e - diff * (1 - w))
     return out, D["lerp_tensor"], (input, end, wt), (input, end, wt)
 
@@ -517,14 +520,17 @@ def _addc(op, input, tensor1, tensor2, value, divide):
     for name, pos, x in (("input", 1, input), ("tensor1", 2, tensor1), ("tensor2", 3, tensor2)):
         if not isinstance(x, Tensor):
             raise _not_a_tensor(op, name, pos, x)
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, np.generic)):
         value = value.item()        # torch reads a Number out of a one-element tensor
+    if type(value) is int and not -(1 << 63) <= value < (1 << 64):
+        raise _dtype._int_overflow(value)       # torch's argument parser, before the dtypes
     a, t1, t2 = input._data, tensor1._data, tensor2._data
     if divide and t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
         raise RuntimeError(_ADDCDIV_INTEGER)
     rt = _dtype.result_type((a, t1, t2))
     if rt.kind == "b":
         raise _not_implemented_for(f"{op}_cpu_out", rt)
+    value = _opmath_number(value, rt)
     if rt.kind in "iu":
         value = int(value)          # torch converts value to the integer type (truncates)
     a, t1, t2 = (x if x.dtype == rt else x.astype(rt) for x in (a, t1, t2))
@@ -532,13 +538,29 @@ def _addc(op, input, tensor1, tensor2, value, divide):
         np.broadcast_shapes(a.shape, t1.shape, t2.shape)
     except ValueError as exc:
         raise _broadcast_error(t1, t2, exc, a) from None
-    if divide:
+    if rt is _F16:
+        # torch computes float16 in float32: input + value * (tensor1 op tensor2), rounded once
+        a, t1, t2, value = a.astype(np.float32), t1.astype(np.float32), t2.astype(np.float32), \
+            np.float32(value)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = a + value * (t1 / t2 if divide else t1 * t2)
+    elif divide:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = a + value * t1 / t2
     else:
         out = a + value * t1 * t2
     out = np.asarray(out, dtype=rt)
     return out, D[op], (input, tensor1, tensor2), (tensor1, tensor2, value)
+
+
+def _opmath_number(v, dt):
+    """A Python number v as torch's float16 and float32 kernels read a lerp weight or an addcmul
+    value: checked into float32, their "opmath" type (1e300 is refused, not inf); into dt
+    itself for the other dtypes."""
+    return _stored(v, _F32 if dt.kind == "f" and dt.itemsize <= 4 else dt)
+
+
+_F32 = np.dtype(np.float32)
 
 
 _ADDCDIV_INTEGER = (
