@@ -193,23 +193,20 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    # What the engine reads of every node is a slot, set when the node is made: reading a
-    # class-level default through an instance that has a __dict__ costs several times as
-    # much. `_nrs` is None when every edge is to output 0; `_plain` turns False once a hook or
-    # retain_grad is added, so the engine can take its short path after reading one
-    # attribute; `_n_out` is the number of forward outputs (gradients this node receives).
-    __slots__ = ("_next", "_next1", "_nrs", "_plain", "_n_out", "_seq", "_code", "_lasti",
-                 "__dict__", "__weakref__")
+    __slots__ = ("_next", "_next1", "_seq", "_code", "_lasti", "__dict__", "__weakref__")
 
-    # Rarely set; a node that needs one stores it in its own __dict__.
-    _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    _n_out = 1          # number of forward outputs (gradients this node receives)
+    # Rarely set; a node that needs one stores it in its own __dict__. `_nrs` is None when
+    # every edge is to output 0; `_plain` turns False once a hook or retain_grad is added, so
+    # the engine can take its short path after reading one attribute.
+    _nrs = _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    _plain = True
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
         self._next1 = _NO_EDGE
-        self._nrs = nrs
-        self._plain = True
-        self._n_out = 1
+        if nrs is not None:
+            self._nrs = nrs
         self._seq = next(_seq)
         self._code, self._lasti = user_frame(2)
         if _state.anomaly:
@@ -317,13 +314,13 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf tensor's .grad (`.variable` is the leaf)."""
 
     __slots__ = ("variable",)
+    _plain = False          # the engine always runs AccumulateGrad on its full path (leaf hooks)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable):
         self._init_node((), None)
-        self._plain = False     # the engine always runs AccumulateGrad on its full path
         self._seq = _ACCUMULATE_SEQ - self._seq     # among accumulators, the older first
         self.variable = variable
 
