@@ -256,13 +256,15 @@ class FormulaNode(Node):
     `_res` / `_resvc` the output's data and version counter when a formula uses `result`.
     """
 
-    # Slots, set by `record` (None unless needed), since backward reads them on every node:
-    # `_meta` the input shapes or dtypes that differ from the output's (broadcasting,
-    # promotion), `_vers` the saved versions when one is not 0, and `_packs` when
-    # saved_tensors_hooks were active: it maps a position in `_saved` (len(_saved) for the
-    # result) to what pack returned; backward reads those back through unpack. The originals
-    # stay in `_saved` / `_res` for the inspector.
-    __slots__ = ("_saved", "_plan", "_res", "_resvc", "_meta", "_vers", "_packs")
+    __slots__ = ("_saved", "_plan", "_res", "_resvc")
+    # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
+    # from the output's (broadcasting, promotion), and saved versions other than 0.
+    _meta = _vers = None
+    # saved_tensors_hooks were active: `_packs` maps a position in `_saved` (len(_saved) for
+    # the result) to what pack returned; backward reads those back through unpack. The
+    # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
+    _packed = False
+    _packs = None
     # The result's history when the op edited a view in place: the view's grad_fn after the
     # edit (over the base's CopySlices), which torch's SavedVariable keeps for an output of an
     # in-place op on a view (set in __dict__ by gradviz._ops.inplace).
@@ -288,7 +290,7 @@ class FormulaNode(Node):
         if type(saved) is _Freed:               # self._released, without the property call
             raise RuntimeError(_FREED)
         plan = self._plan
-        if self._packs is not None:
+        if self._packed:
             vals = self._unpack_hooked(plan, create_graph)
         else:
             # The saved values for the formulas (arrays for a plain backward, Tensors with
@@ -412,7 +414,8 @@ class FormulaNode(Node):
                 self._saved = _ALL_FREED         # the common case: only tensors were saved
             if plan.saves_result:
                 self._res = None
-            self._packs = None
+            if self._packed:
+                self._packs = None
 
     def _saved_lookup(self, name):
         """A saved value as torch exposes it as `_saved_<name>` (None when not saved). After
@@ -426,7 +429,7 @@ class FormulaNode(Node):
             raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
-        if self._packs is not None:
+        if self._packed:
             v = self._packs.get(len(self._saved) if j == e.result_index else k)
             if v is not None:
                 if j != e.result_index:
@@ -498,6 +501,7 @@ def _pack_node(node, out, hooks):
             t = saved[k]
         packs[k] = _Packed(pack(t), unpack, t)
     node._packs = packs
+    node._packed = True
 
 
 class _Freed(tuple):
@@ -585,15 +589,15 @@ def record(entry, out, inputs, args=()):
     else:
         node._next = nexts[0] if len(nexts) == 1 else tuple(nexts)
         node._next1 = _NO_EDGE
-    node._nrs = None if nrs is None else tuple(nrs)
-    node._plain = True
-    node._n_out = 1
+    if nrs is not None:
+        node._nrs = tuple(nrs)
     node._seq = next(_seq)
     # The user's code and instruction that made it. Frame 2 is our caller, always gradviz's
     # own op: the walk starts past it.
     node._code, node._lasti = user_frame(3)
     node._plan = plan
-    node._meta = None if meta is None else tuple(meta)
+    if meta is not None:
+        node._meta = tuple(meta)
     if plan.all_args and len(args) == plan.n_args:
         saved = args
     else:
@@ -616,8 +620,8 @@ def record(entry, out, inputs, args=()):
             if vers is None:
                 vers = [0] * (len(saved) + 1)
             vers[-1] = vc.v
-    node._vers = None if vers is None else tuple(vers)
-    node._packs = None
+    if vers is not None:
+        node._vers = tuple(vers)
     if out._retains and out._fn is not None:    # an in-place op: retain_grad moves along
         out._fn._move_retain(out._nr, out, node, 0)
     out._rg = True
@@ -647,7 +651,7 @@ def _saved_versions(saved):
 def record_outputs(entry, outs, inputs, args=()):
     """record() for an op with several differentiable outputs (output k gets output_nr k)."""
     node = record(entry, outs[0], inputs, args)
-    node._n_out = len(outs)
+    node._n_out = len(outs)      # stored in the node's __dict__, over the class default
     for k, t in enumerate(outs):
         t._rg, t._fn, t._nr = True, node, k
         if k and _tracing.active is not None:

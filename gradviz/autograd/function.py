@@ -49,7 +49,7 @@ class BackwardCFunction(Node, FunctionCtx):
     """
 
     __slots__ = ("_fn_cls", "_saved", "_saved_vers", "_freed", "_to_save", "_dirty",
-                 "_non_diff", "_materialize", "needs_input_grad", "_node",
+                 "_non_diff", "_materialize", "needs_input_grad", "_node", "_n_out",
                  "_input_meta", "_arg_pos", "_n_args", "_edge_meta")
     _apply_none = True      # torch calls backward on zeros (or None) when no gradient came
 

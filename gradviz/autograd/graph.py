@@ -193,16 +193,14 @@ class Node:
     ('MulBackward0', (None, 0))
     """
 
-    # What the engine reads of every node is a slot, set when the node is made: reading a
-    # class-level default through an instance that has a __dict__ costs several times as
-    # much. `_nrs` is None when every edge is to output 0; `_plain` turns False once a hook or
-    # retain_grad is added, so the engine can take its short path after reading one
-    # attribute; `_n_out` is the number of forward outputs (gradients this node receives).
-    __slots__ = ("_next", "_next1", "_nrs", "_plain", "_n_out", "_seq", "_code", "_lasti",
-                 "__dict__", "__weakref__")
+    __slots__ = ("_next", "_next1", "_seq", "_code", "_lasti", "__dict__", "__weakref__")
 
-    # Rarely set; a node that needs one stores it in its own __dict__.
-    _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    _n_out = 1          # number of forward outputs (gradients this node receives)
+    # Rarely set; a node that needs one stores it in its own __dict__. `_nrs` is None when
+    # every edge is to output 0; `_plain` turns False once a hook or retain_grad is added, so
+    # the engine can take its short path after reading one attribute.
+    _nrs = _hooks = _prehooks = _tpre = _retain = _inputs = _metadata = _stack = None
+    _plain = True
     # False: when every gradient it gets is None, the engine gives None to each edge without
     # calling _apply (torch's any_grad_defined); True: _apply runs anyway.
     _apply_none = False
@@ -210,9 +208,8 @@ class Node:
     def _init_node(self, nexts, nrs):
         self._next = nexts
         self._next1 = _NO_EDGE
-        self._nrs = nrs
-        self._plain = True
-        self._n_out = 1
+        if nrs is not None:
+            self._nrs = nrs
         self._seq = next(_seq)
         self._code, self._lasti = user_frame(2)
         if _state.anomaly:
@@ -320,6 +317,7 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient into a leaf tensor's .grad (`.variable` is the leaf)."""
 
     __slots__ = ("variable",)
+    _plain = False          # the engine always runs AccumulateGrad on its full path (leaf hooks)
     _apply_none = True      # torch calls the post-accumulate hooks without a gradient too
 
     def name(self):
@@ -327,7 +325,6 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self._init_node((), None)
-        self._plain = False     # the engine always runs AccumulateGrad on its full path
         self._seq = _ACCUMULATE_SEQ - self._seq     # among accumulators, the older first
         self.variable = variable
 
