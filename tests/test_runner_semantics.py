@@ -321,3 +321,26 @@ def test_input_on_a_terminal_shows_the_prompt_there(tmp_path):
     os.close(master)
     doc = json.loads(out)
     assert doc["stdout"] == "hello ada\n"        # the prompt went to the terminal, not stdout
+
+
+def test_the_objects_made_before_the_run_are_frozen_while_it_runs_and_the_files_are_collected(
+        tmp_path):
+    # gradviz's own objects are set aside from the collector while the file runs (a long loop's
+    # records set off full collections); the file's cyclic garbage is collected as under python
+    path = write(tmp_path, """
+        import gc
+
+        class Node:
+            pass
+
+        frozen = gc.get_freeze_count() > 0
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        del a, b
+        collected = gc.collect() >= 2
+    """)
+    import gc
+    run = run_file(path)
+    assert run.error is None
+    assert run.namespace["frozen"] and run.namespace["collected"]
+    assert gc.get_freeze_count() == 0

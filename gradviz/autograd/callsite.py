@@ -27,7 +27,7 @@ import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
-           "maker", "user_functions", "running_around"]
+           "maker", "maker_frame", "user_functions", "running_around"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -223,6 +223,15 @@ def maker(depth, marker=None):
     innermost gradviz function with a public name, (filename, line) of the user's code, the
     user's frame, the outermost gradviz frame running code object `marker` on the way, or
     None). With no user frame: (function, None, None, None)."""
+    func, f, found = maker_frame(depth + 1, marker)
+    if f is None:
+        return func, None, None, None
+    return func, (f.f_code.co_filename, f.f_lineno), f, found
+
+
+def maker_frame(depth, marker=None):
+    """maker's (function, the user's frame or None, the frame running `marker` or None); the
+    frame's line is left to whoever needs it (`line_at(f.f_code, f.f_lasti)`, later)."""
     f = _getframe(depth)
     func = found = None
     public = _public
@@ -238,9 +247,7 @@ def maker(depth, marker=None):
         if code is marker:
             found = f
         f = f.f_back
-    if f is None:
-        return func, None, None, None
-    return func, (f.f_code.co_filename, f.f_lineno), f, found
+    return func, f, found
 
 
 _public = {}            # id(code) -> False (the user's), "" (gradviz's, private) or its name

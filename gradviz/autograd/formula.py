@@ -384,14 +384,16 @@ class FormulaNode(Node):
                 vals[k] = t if create_graph else t._data
         return vals
 
-    def _saved_items(self):
-        """(name, value, saved_version) for each saved value; the result's value is None."""
+    def _saved_items(self, saved=None):
+        """(name, value, saved_version) for each saved value; the result's value is None.
+        saved: what `_saved` held before backward freed it (gradviz.autograd.saved.hold)."""
         e = self._entry
         plan = self._plan
         vers = self._vers
+        saved = self._saved if saved is None else saved
         out = []
         for k, j in enumerate(plan.keep):
-            out.append((e.args[j], self._saved[k], 0 if vers is None else vers[k]))
+            out.append((e.args[j], saved[k], 0 if vers is None else vers[k]))
         if plan.saves_result:
             out.append(("result", None, 0 if vers is None else vers[-1]))
         return out

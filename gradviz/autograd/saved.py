@@ -24,7 +24,8 @@ from .function import BackwardCFunction
 from .formula import FormulaNode
 from .graph import CopySlices
 
-__all__ = ["Saved", "saved_values", "saved_names", "was_freed", "snapshot"]
+__all__ = ["Saved", "saved_values", "saved_names", "was_freed", "snapshot", "hold",
+           "Held"]
 
 
 class Saved(NamedTuple):
@@ -74,14 +75,21 @@ def saved_values(node, output=None):
         return None
     if node._released:
         return []
+    if node._plan.saves_result:
+        return _formula_values(node, node._saved, node._res, node._resvc, output)
+    return _formula_values(node, node._saved, None, None, output)
+
+
+def _formula_values(node, saved, res, resvc, output):
+    """saved_values of a FormulaNode from what it holds, or held, in `_saved`, `_res` and
+    `_resvc`."""
     out = []
     entry = node._entry
-    for name, v, want in node._saved_items():
+    for name, v, want in node._saved_items(saved):
         if name in entry.internal:
             continue        # gradviz's own bookkeeping: torch's node has no such attribute
         if name == "result":
-            out.append(Saved("_saved_" + entry.result_name, output, node._res, node._resvc,
-                             want))
+            out.append(Saved("_saved_" + entry.result_name, output, res, resvc, want))
         elif isinstance(v, Tensor):
             out.append(Saved("_saved_" + name, v, v._data, v._vc, want))
         else:
@@ -111,6 +119,41 @@ def was_freed(node):
     if isinstance(node, BackwardCFunction):
         return bool(node._freed)
     return isinstance(node, FormulaNode) and node._released
+
+
+class Held:
+    """What a FormulaNode held for backward, taken before backward freed it (see hold). It
+    does not hold the node: whoever keeps it for a node must not keep the node alive."""
+
+    __slots__ = ("saved", "res", "resvc")
+
+    def __init__(self, saved, res, resvc):
+        self.saved, self.res, self.resvc = saved, res, resvc
+
+    def values(self, node):
+        """snapshot(node) as it was when held; the arrays are read now (a saved tensor's
+        `.data` set since shows its new shape, as torch's saved variable would)."""
+        return _formula_values(_owner(node), self.saved, self.res, self.resvc, None)
+
+
+def hold(node):
+    """What snapshot(node) lists, kept in constant time: a Held for a node of the derivative
+    table (whose `.values()` lists it later; backward frees a node's values by replacing
+    `_saved` and `_res`, never by changing them), else snapshot(node) itself.
+
+    >>> import gradviz as torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> y = a * a.exp()
+    >>> held = hold(y.grad_fn)
+    >>> y.sum().backward(); [(v.label, v.saved_version) for v in held.values(y.grad_fn)]
+    [('_saved_self', 0), ('_saved_other', 0)]
+    """
+    owner = _owner(node)
+    if not isinstance(owner, FormulaNode) or owner._released:
+        return snapshot(node)       # a custom Function's node, AccumulateGrad; freed already
+    if owner._plan.saves_result:
+        return Held(owner._saved, owner._res, owner._resvc)
+    return Held(owner._saved, None, None)
 
 
 def snapshot(node):

@@ -20,10 +20,11 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
-from ..autograd.callsite import maker as _maker, site_at, user_frame as _user_frame, user_site
+from ..autograd.callsite import maker_frame as _maker_frame, site_at, \
+    user_frame as _user_frame, user_site
 from ..autograd.grad_mode import _state
 from ..autograd.graph import AccumulateGrad
-from ..autograd.saved import snapshot
+from ..autograd.saved import Held, hold
 from .report import VALUE_LIMIT, GradSummary
 from .modules import ModuleCalls
 
@@ -46,22 +47,24 @@ class InplaceEvent:
         self.seq = seq              # nodes created before the edit (compare with order())
 
 
-class _Edit(InplaceEvent):
-    """An in-place edit of the core's: the user's code object and instruction offset are kept,
-    and the site read from them when asked (an optimizer edits every parameter at every step,
-    and finding each edit's line as it happened cost a tenth of the tracer's time)."""
+class _Edit(NamedTuple):
+    """An in-place edit of the core's, with InplaceEvent's fields: the user's code object and
+    instruction offset are kept, and the site read from them when asked (an optimizer edits
+    every parameter at every step, and finding each edit's line as it happened cost a tenth
+    of the tracer's time). Made with tuple.__new__: no Python call per edit."""
 
-    __slots__ = ("_code", "_offset")
-
-    def __init__(self, tensor, op, code, offset, version, grad_enabled, seq):
-        self._code, self._offset = code, offset
-        self.tensor, self.op, self.version = tensor, op, version
-        self.grad_enabled, self.seq = grad_enabled, seq
+    tensor: object
+    op: str
+    code: object
+    offset: int
+    version: int
+    grad_enabled: bool
+    seq: int
 
     @property
     def site(self):
-        code = self._code
-        return None if code is None else site_at(code, self._offset)
+        code = self.code
+        return None if code is None else site_at(code, self.offset)
 
 
 class HookEvent(NamedTuple):
@@ -107,8 +110,9 @@ class Tracer(_tracing.Tracer):
                  whole_grads=False):
         self._call_code = self._module_call_code()
         # id(node) -> [order, weakref to node, [weakref to output 0, 1, ...] (or output 0's
-        #              alone) or None, grads it last received, its saved values before
-        #              backward freed them, its last event while that holds a large gradient];
+        #              alone) or None, grads it last received (a one-output node's gradient
+        #              alone), its saved values before backward freed them (a Held, listed
+        #              when asked), its last event's grads while they hold a large gradient];
         # an entry is dropped when its node dies.
         self._nodes = {}
         nodes = self._nodes
@@ -119,29 +123,35 @@ class Tracer(_tracing.Tracer):
             # pruning, and only a live node's events are read).
             entry = nodes.pop(ref.key, None)
             if entry is not None and entry[_LAST_EVENT] is not None:
-                entry[_LAST_EVENT][1] = []
+                entry[_LAST_EVENT].clear()
         self._drop_entry = drop_entry
         self._count = 0             # nodes created so far
         self._recent = []           # outputs made since the previous backward began
         self._previous = []         # outputs made in the generation before
-        self._events = []           # (weakref node, grads) in the order nodes received them
+        # The gradients nodes received, in order: (node, grads) pairs with keep_history (and
+        # on torch); else two lists, without an object per event: the nodes' weak references
+        # and what each received (one gradient alone, several or a large one as a list).
+        self._events = []
+        self._event_refs = []
+        self._event_grads = []
         self.inplace_events = []
         self.retain_grad = retain_grad
         self.keep_grads = keep_grads
-        self.last_grad = _NodeSlot(self, _LAST_GRAD)      # node -> grads it last received
+        self.last_grad = _GradSlot(self, _LAST_GRAD)      # node -> grads it last received
         self.nonfinite = []         # (node, output index) that turned finite grads into nan/inf
         self.refusals = []          # (tensor, message, site): in-place edits autograd refused
         self._leaves = []           # weakrefs to tensors made to require grad, in order
         # (function, site, grad enabled) of each tensor: made_of(); a tensor of the core
         # carries its own (created), a backend's tensor is looked up here by id while alive
         self.made_by = {}
-        self._makers = {}           # (function, site, grad enabled) -> that tuple, shared
+        self._makers = {}           # (function, id(code), offset, grad enabled) -> made_of's
+        #                             (function, code, offset, grad enabled), shared
         self._offsets = {}          # instruction offsets of in-place edits, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
         self._hook_changes = []     # (weakref node, output nr, hook)
-        self.saved_snapshot = _NodeSlot(self, _SNAPSHOT)  # node -> its saved values before
+        self.saved_snapshot = _SavedSlot(self, _SNAPSHOT)  # node -> its saved values before
         #                                                   backward freed them
         self.retain_all = False     # never free saved tensors (gradcheck re-uses the graph)
         # keep_history: events, hook changes and backward calls hold their nodes strongly and
@@ -223,35 +233,56 @@ class Tracer(_tracing.Tracer):
         if entry is None or entry[_REF]() is not node:
             entry = self._entry(node, create=True)
         if entry[_SNAPSHOT] is None:
-            # (the report finds the output a `_saved_result` stands for with output_of());
-            # an AccumulateGrad saves nothing, and a training loop runs one per parameter
+            # Held, not listed: most nodes die with their step, and the list is made only for
+            # a node the report shows (it finds the output a `_saved_result` stands for with
+            # output_of()). An AccumulateGrad saves nothing, and a training loop runs one per
+            # parameter.
             entry[_SNAPSHOT] = _NOTHING_SAVED if type(node) is AccumulateGrad else \
-                snapshot(node) or _NOTHING_SAVED
-        if self.keep_grads:
+                hold(node) or _NOTHING_SAVED
+        if not self.keep_grads:
+            return
+        if self.keep_history:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            if self.keep_history:
-                self._events.append((node, snap))
-            else:
-                # A node that lives on (a parameter's AccumulateGrad in a training loop)
-                # keeps each earlier gradient as a summary once the next one arrives: the
-                # entry holds its last event while that has a gradient too large to keep.
-                last = entry[_LAST_EVENT]
-                if last is not None:
-                    last[1] = [_summary(g) for g in last[1]]
-                if _large(snap):
-                    event = entry[_LAST_EVENT] = [entry[_REF], snap]
-                else:
-                    event = (entry[_REF], snap)
-                    entry[_LAST_EVENT] = None
-                self._events.append(event)
+            self._events.append((node, snap))
             entry[_LAST_GRAD] = snap
+            return
+        # A node that lives on (a parameter's AccumulateGrad in a training loop) keeps each
+        # earlier gradient as a summary once the next one arrives: the entry holds its last
+        # event's grads while they have a gradient too large to keep.
+        last = entry[_LAST_EVENT]
+        if last is not None:
+            last[:] = [_summary(g) for g in last]
+            entry[_LAST_EVENT] = None
+        g = grads[0] if len(grads) == 1 else None
+        if g is not None and type(g) is _ndarray:
+            # the common case, one gradient: the copy alone (no list, and so no object the
+            # cyclic collector counts and walks, per event)
+            snap = entry[_LAST_GRAD] = g.copy()
+            if g.size > _KEPT_ELEMENTS:
+                # (a list of its own, which the next gradient summarizes in place: the
+                # backward steps kept hold the entry's last grads, whole)
+                snap = entry[_LAST_EVENT] = [snap]
+        else:
+            snap = [None if g is None else _snapshot(g) for g in grads]
+            entry[_LAST_GRAD] = snap
+            if _large(snap):
+                snap = entry[_LAST_EVENT] = list(snap)
+        self._event_refs.append(entry[_REF])
+        self._event_grads.append(snap)
 
     def produced(self, node, outs):
         # The core's engine runs backward with NumPy's overflow warnings off: its gradients
         # may take the quick look (a sum of squares, which can overflow).
         quick = self._tensor_type is Tensor
         for g in outs:
-            if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g, quick):
+            if g is None:
+                continue
+            if type(g) is _ndarray and g.dtype.char in "fd":
+                # the common case, inline: a finite sum of squares (see _all_finite)
+                r = g.ravel()
+                if quick and _isfinite_number(r.dot(r)):
+                    continue
+            if not _all_finite(g._data if isinstance(g, Tensor) else g, quick):
                 break
         else:
             return
@@ -270,18 +301,29 @@ class Tracer(_tracing.Tracer):
         # one int per offset, shared by its edits (an optimizer's line edits every parameter
         # at every step, and the edits are all kept; an offset past 256 is a new int each time)
         offset = self._offsets.setdefault(offset, offset)
-        self.inplace_events.append(_Edit(tensor, op, code, offset, tensor._version,
-                                         _state.enabled, self._count))
+        self.inplace_events.append(_new_tuple(_Edit, (tensor, op, code, offset, tensor._version,
+                                                      _state.enabled, self._count)))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
-        func, site, frame, call = _maker(3, self._call_code)
+        func, frame, call = _maker_frame(3, self._call_code)
         # kept on the tensor itself (see made_of): it goes when the tensor does, with no
         # weak reference and no table entry per tensor; one tuple per distinct maker, shared
         # (a new tuple per tensor would be two more objects per op for the cyclic collector
-        # to count and walk: on a long chain it ran a third of the tracer's time)
-        made = (func, site, _state.enabled)
-        tensor._gv_made = self._makers.setdefault(made, made)
+        # to count and walk: on a long chain it ran a third of the tracer's time). The user's
+        # line is read from (code, instruction offset) when asked, not per tensor; the key
+        # holds the code's id (a code object's hash covers all its constants).
+        enabled = _state.enabled
+        if frame is None:
+            key = (func, None, 0, enabled)
+        else:
+            code = frame.f_code
+            key = (func, id(code), frame.f_lasti, enabled)
+        made = self._makers.get(key)
+        if made is None:
+            made = self._makers[key] = (func, None, enabled) if frame is None else \
+                (func, code, key[2], enabled)
+        tensor._gv_made = made
         if call is not None:
             self._module_call(call, id(tensor), tensor)
         if frame is not self._last_frame and frame is not None:
@@ -381,9 +423,12 @@ class Tracer(_tracing.Tracer):
                 taint.update(changed)
         # Copies: the report makes values of them (summaries of large ones), for the last two
         # backward calls only (see begin).
-        snap = [None if g is None else _snapshot(g) for g in outs]
+        snap = [g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g)
+                for g in outs]
         entry = self._entry(node)
         grads = None if entry is None else entry[_LAST_GRAD]
+        if grads is not None and type(grads) is not list:
+            grads = [grads]
         self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return
@@ -404,12 +449,15 @@ class Tracer(_tracing.Tracer):
         self.refusals.append((tensor, message, user_site(3)))
 
     def _settle_history(self):
-        """Once per backward: drop the events of dead nodes whenever the list doubled
+        """Once per backward: drop the events of dead nodes whenever the lists doubled
         (amortized constant time per event)."""
         events = self._events
-        if len(events) > 2 * self._pruned_at + 64:
+        if len(events) + len(self._event_refs) > 2 * self._pruned_at + 64:
             self._events = events = [e for e in events if e[0]() is not None]
-            self._pruned_at = len(events)
+            live = [k for k, r in enumerate(self._event_refs) if r() is not None]
+            self._event_refs = [self._event_refs[k] for k in live]
+            self._event_grads = [self._event_grads[k] for k in live]
+            self._pruned_at = len(events) + len(live)
 
     def _forget(self, ref):
         k = self._made_ids.pop(ref, None)
@@ -498,7 +546,11 @@ class Tracer(_tracing.Tracer):
     def made_of(self, tensor):
         """(function, (file, line) or None, grad enabled) of what made tensor, or None."""
         made = getattr(tensor, "_gv_made", None)
-        return made if made is not None else self.made_by.get(id(tensor))
+        if made is None:
+            return self.made_by.get(id(tensor))
+        if len(made) == 4:      # (function, code, instruction offset, grad enabled)
+            return made[0], site_at(made[1], made[2]), made[3]
+        return made
 
     def order(self, node):
         """The node's creation number (compare with InplaceEvent.seq), or None."""
@@ -526,6 +578,10 @@ class Tracer(_tracing.Tracer):
             node = ref()
             if node is not None:
                 out.append((node, snap))
+        for ref, snap in zip(self._event_refs, self._event_grads):
+            node = ref()
+            if node is not None:
+                out.append((node, snap if type(snap) is list else [snap]))
         return out
 
     @property
@@ -597,7 +653,11 @@ class _NodeSlot:
     def get(self, node, default=None):
         entry = self._tracer._entry(node)
         value = None if entry is None else entry[self._slot]
-        return default if value is None or value is _NOTHING_SAVED else value
+        return default if value is None or value is _NOTHING_SAVED else self._value(node, value)
+
+    @staticmethod
+    def _value(node, value):
+        return value
 
     def __contains__(self, node):
         return self.get(node) is not None
@@ -613,6 +673,26 @@ class _NodeSlot:
 # (what `to_json_value` would print for a big array), so a long training loop does not keep a
 # copy of every parameter's gradient of every step.
 _KEPT_ELEMENTS = 64
+
+
+class _GradSlot(_NodeSlot):
+    """The grads each node last received: a one-output node's gradient is kept alone."""
+
+    @staticmethod
+    def _value(node, value):
+        return value if type(value) is list else [value]
+
+
+class _SavedSlot(_NodeSlot):
+    """The saved values of each node: a Held is listed when asked (a node that held nothing
+    has none, as one whose snapshot was empty)."""
+
+    def get(self, node, default=None):
+        return super().get(node) or default
+
+    @staticmethod
+    def _value(node, value):
+        return value.values(node) if type(value) is Held else value
 
 
 def _summary(g):
@@ -669,6 +749,7 @@ def _all_finite(a, quick=False):
 
 _ndarray = np.ndarray
 _isfinite = np.isfinite
+_isfinite_number = math.isfinite
 _count_nonzero = np.count_nonzero
 
 
