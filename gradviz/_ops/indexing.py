@@ -9,6 +9,7 @@ from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
+from .._fperr import quietly
 from ._common import _as_tensor, _needs, _stored
 from .inplace import _check_inplace, _commit, _copy, _fill
 from .views import _select, _view_op, expand, unsqueeze, view
@@ -217,7 +218,7 @@ def _index_put_(self, indices, values):
 def _scalar_to_tensor(value, like):
     if isinstance(value, (bool, int, float)):
         dt = like._data.dtype
-        return _make(np.array(_stored(value, dt, half=False), dtype=dt))
+        return _make(quietly(np.array, _stored(value, dt, half=False), dtype=dt))
     return _as_tensor(value, like)
 
 
