@@ -318,7 +318,7 @@ def _inplace_method(name, values, row=None, saves_operands=False):
     return method(name)(op)
 
 
-floor_divide_ = _inplace_method("floor_divide_", floor_divide, "floor_divide")
+floor_divide_ = _inplace_method("floor_divide_", floor_divide, "floor_divide_inplace")
 remainder_ = _inplace_method("remainder_", remainder, "remainder", saves_operands=True)
 bitwise_and_ = _inplace_method("bitwise_and_", and_)
 bitwise_or_ = _inplace_method("bitwise_or_", or_)
