@@ -26,7 +26,7 @@ from .pointwise import maximum, minimum, to
 @records("sum", "sum_dim")
 def sum(self, dim=None, keepdim=False, dtype=None):
     a = _int64_sum_type(self._data, dtype)
-    if dim is None or dim == ():
+    if dim is None or (type(dim) is tuple and not dim):     # `dim == ()` fails for np.int64
         out = _make(quietly(np.sum, a, dtype=a.dtype, keepdims=keepdim))
         if _needs(self):
             if keepdim:
