@@ -10,7 +10,11 @@ import gradviz  # noqa: E402
 CODES = ["x.sum(np.int64(0))", "x.sum(dim=np.int64(0))", "x.sum(np.int32(-1), keepdim=True)",
          "x.mean(np.int64(0))", "x.sum(())", "x.type(float)", "x.type(int)", "x.type(bool)",
          "x.type(np.float32)", "x.type('float')", "x.type('torch.DoubleTensor')",
-         "x.type('torch.LongTensor')", "x.type(t.float16)", "x.type()"]
+         "x.type('torch.LongTensor')", "x.type(t.float16)", "x.type()",
+         "x.__setitem__(0, np.float32(7)) or x", "x.__setitem__(0, np.float16(7)) or x",
+         "x.__setitem__(0, np.bool_(True)) or x", "x.__setitem__(0, np.complex64(7)) or x",
+         "x.__setitem__(0, np.float64(7)) or x", "x.__setitem__(0, np.int32(7)) or x",
+         "x.long().__setitem__(0, np.float32(7))", "x.bool().__setitem__(0, np.bool_(True))"]
 
 
 def _outcome(t, code):
@@ -19,7 +23,7 @@ def _outcome(t, code):
         r = eval(code, {"t": t, "np": np, "x": x})
     except (TypeError, ValueError, RuntimeError) as exc:
         return type(exc).__name__, str(exc).split(". ")[0]
-    if isinstance(r, str):
+    if r is None or isinstance(r, str):
         return r
     return str(r.dtype).replace("gradviz.", "torch."), r.tolist()
 
