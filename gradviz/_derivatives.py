@@ -94,6 +94,10 @@ def no_derivative_floor_divide(grad):
     raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
+def no_derivative_floor_divide_(grad):
+    raise RuntimeError("derivative for aten::floor_divide_ is not implemented")    # `x //= y`
+
+
 def no_derivative_remainder(grad):
     raise RuntimeError("derivative for aten::remainder is not implemented")
 
@@ -975,6 +979,13 @@ defderiv("floor_divide(Tensor self, Tensor other)",
 defderiv("floor_divide_scalar(Tensor self, Scalar other)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
          self=no_derivative_floor_divide)
+defderiv("floor_divide_inplace(Tensor self, Tensor other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide_,
+         other=no_derivative_floor_divide_)
+defderiv("floor_divide_inplace_scalar(Tensor self, Scalar other)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         self=no_derivative_floor_divide_)
 defderiv("rremainder(Tensor self, Scalar other)",
          "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
          self=no_derivative_remainder)

@@ -125,6 +125,21 @@ class device:
 
 _CPU = device()
 
+def _type_arg(t):
+    """Tensor.type's argument as a dtype: a dtype or a "torch.FloatTensor" name; torch refuses
+    anything else (a Python type such as float too) with "invalid type"."""
+    if isinstance(t, _dtype.dtype):
+        return t
+    if isinstance(t, str):
+        for name, tensor_name in _TYPE_NAMES.items():
+            if t == "torch." + tensor_name:
+                return _dtype._by_name(name)
+        raise ValueError(f"invalid type: '{t}'")
+    module = getattr(t, "__module__", "builtins")
+    qualified = t.__qualname__ if module == "builtins" else f"{module}.{t.__qualname__}"
+    raise ValueError(f"invalid type: '{qualified}'")
+
+
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
@@ -228,10 +243,10 @@ class Tensor(metaclass=_TorchClass):
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
         if dtype is None:
             return "torch." + _TYPE_NAMES[self._data.dtype.name]
-        return self.to(dtype)
+        return self.to(_type_arg(dtype))
 
     def is_contiguous(self):
         d = self._data

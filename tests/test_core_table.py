@@ -151,6 +151,10 @@ NO_DERIVATIVE = {
     "floor_divide_scalar": (lambda x: x // 2,
                             "derivative for aten::floor_divide is not implemented"),
     "rremainder": (lambda x: 2 % x, "derivative for aten::remainder is not implemented"),
+    "floor_divide_inplace": (lambda x: x.clone().floor_divide_((x.detach() + 1).requires_grad_()),
+                             "derivative for aten::floor_divide_ is not implemented"),
+    "floor_divide_inplace_scalar": (lambda x: x.clone().floor_divide_(2),
+                                    "derivative for aten::floor_divide_ is not implemented"),
 }
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import _int_overflow
+from .._fperr import quietly
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
 
@@ -46,7 +47,9 @@ def _coerce(a, b):
     if a.dtype is b.dtype:
         return a, b
     rt = _dtype.result_type((a, b))
-    return (a if a.dtype == rt else a.astype(rt)), (b if b.dtype == rt else b.astype(rt))
+    # a float64 0-d tensor's 1e300 into float32 is inf, silently
+    return (a if a.dtype == rt else quietly(a.astype, rt)), \
+        (b if b.dtype == rt else quietly(b.astype, rt))
 
 
 _INT_RANGES = {}
@@ -176,12 +179,15 @@ def _half_opmath(ufunc, a, b, ot):
     where NumPy rounds 1e5 to float16's inf first). Otherwise elementwise in float16."""
     if ot is not None:
         if ot._data.ndim:
-            return ufunc(a, b)
+            return quietly(ufunc, a, b)
         b = ot._data
     elif type(b) is np.ndarray:
-        return ufunc(a, b)
-    with np.errstate(over="ignore"):
-        return ufunc(a.astype(np.float32), np.float32(b)).astype(np.float16)
+        return quietly(ufunc, a, b)
+    return quietly(_in_float32, ufunc, a, b)
+
+
+def _in_float32(ufunc, a, b):
+    return ufunc(a.astype(np.float32), np.float32(b)).astype(np.float16)
 
 
 def _needs(*tensors):

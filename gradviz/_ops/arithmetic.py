@@ -1,10 +1,13 @@
 """Arithmetic: add, sub, mul, div, remainder, floor_divide, pow, neg, reciprocal.
 """
 
+import operator
+
 import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from .._fperr import quietly, quietly2
 from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
@@ -22,7 +25,7 @@ def _binary(entry, ufunc, self, other, args):
         raise TypeError("expected a Tensor")
     a, b = _coerce(a, b)
     try:
-        out = _make(ufunc(a, b))
+        out = _make(quietly2(ufunc, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _needs(st, ot):
@@ -43,7 +46,7 @@ def add(self, other, alpha=1):
         # Scale the value only: the node's formula applies alpha to other's gradient.
         b = _scaled(a, b, alpha)
     try:
-        out = _make(a + b)
+        out = _make(quietly2(operator.add, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -67,7 +70,7 @@ def sub(self, other, alpha=1):
     if alpha != 1:
         b = _scaled(a, b, alpha)
     try:
-        out = _make(a - b)
+        out = _make(quietly2(operator.sub, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -89,7 +92,7 @@ def _scaled(a, b, alpha):
     _stored(alpha, a.dtype)         # torch converts alpha to the tensor's dtype, checked
     if a.dtype.kind == "b":
         alpha = bool(alpha)         # and a bool tensor's alpha to a bool: the sum stays bool
-    b = b * alpha
+    b = quietly(operator.mul, b, alpha) if type(b) is not int else b * alpha
     return _wrap_int(b, a.dtype) if type(b) is int and a.dtype.kind in "iu" else b
 
 
@@ -113,12 +116,16 @@ def rsub(self, other, alpha=1):
     b, _ = _operand(other)
     a, b = _coerce(self._data, b)
     try:
-        out = _make(b - a * alpha if alpha != 1 else b - a)
+        out = _make(quietly(_rsub_values, a, b, alpha))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and self._rg:
         record(D["rsub"], out, (self,), (alpha,))
     return out
+
+
+def _rsub_values(a, b, alpha):
+    return b - a * alpha if alpha != 1 else b - a
 
 
 @export()
@@ -131,7 +138,8 @@ def mul(self, other):
     try:
         # _one_number inline: two identity tests for two tensors of one dtype, the hot path
         out = _make(_half_opmath(np.multiply, a, b, ot)
-                    if (ot is None or b is not ot._data) and a.dtype is _F16 else a * b)
+                    if (ot is None or b is not ot._data) and a.dtype is _F16 else
+                    quietly2(operator.mul, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -184,7 +192,7 @@ def div(self, other, rounding_mode=None):
             b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
     try:
         out = _make(_half_opmath(np.true_divide, a, b, ot) if _one_number(a, b, ot) else
-                    np.true_divide(a, b))
+                    quietly2(np.true_divide, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if _state.enabled and (self._rg or (ot is not None and ot._rg)):
@@ -203,8 +211,7 @@ def _div_rounded(self, ot, a, b, rounding_mode):
         raise RuntimeError("ZeroDivisionError")
     try:
         ufunc = np.floor_divide if rounding_mode == "floor" else _trunc_divide
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = _half_opmath(ufunc, a, b, ot) if _one_number(a, b, ot) else ufunc(a, b)
+        r = _half_opmath(ufunc, a, b, ot) if _one_number(a, b, ot) else quietly2(ufunc, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     rt = _dtype.result_type((a, b))
@@ -309,8 +316,7 @@ def rdiv(self, other):
 @records("reciprocal")
 def reciprocal(self):
     a = _floatify(self._data)
-    with np.errstate(divide="ignore"):
-        out = _make(np.reciprocal(a))
+    out = _make(quietly(np.reciprocal, a))
     if _needs(self):
         record(D["reciprocal"], out, (self,), ())
     return out
@@ -333,8 +339,7 @@ def pow(self, exponent):
         _stored(e, dt)          # torch reads the exponent into the tensor's dtype, checked
     a, e = _coerce(self._data, e)
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _make(_power(a, e))
+        out = _make(quietly(_power, a, e))
     except ValueError as exc:
         raise _broadcast_error(a, e, exc) from None
     if _needs(self, et):
@@ -367,6 +372,10 @@ def _power(a, e):
     return np.power(a, e)
 
 
+def _rpow_values(a, b):
+    return _power(np.asarray(b, dtype=a.dtype) if np.ndim(a) else a.dtype.type(b), a)
+
+
 @method("__rpow__")
 @records("pow_scalar")
 def _rpow(exponent, self):
@@ -376,8 +385,7 @@ def _rpow(exponent, self):
     a, b = _coerce(exponent._data, b)
     if type(b) is int and a.dtype.kind in "iu":
         b = np.int64(b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(_power(np.asarray(b, dtype=a.dtype) if np.ndim(a) else a.dtype.type(b), a))
+    out = _make(quietly(_rpow_values, a, b))
     if _needs(exponent):
         record(D["pow_scalar"], out, (exponent,), (self, exponent))
     return out

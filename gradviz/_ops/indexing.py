@@ -7,8 +7,9 @@ import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
-from .._tensor import Tensor, _make
+from .._tensor import _TYPE_NAMES, Tensor, _make
 from ..autograd.formula import record
+from .._fperr import quietly
 from ._common import _as_tensor, _needs, _stored
 from .inplace import _check_inplace, _commit, _copy, _fill
 from .views import _select, _view_op, expand, unsqueeze, view
@@ -222,9 +223,14 @@ def _index_put_(self, indices, values):
 
 
 def _scalar_to_tensor(value, like):
+    if isinstance(value, np.generic) and not isinstance(value, (float, complex, np.integer)):
+        # torch takes the NumPy numbers that are Python numbers (np.float64) or integers, and
+        # refuses np.float32, np.float16, np.bool_ and np.complex64
+        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a "
+                        f"torch.{_TYPE_NAMES[like._data.dtype.name]}")
     if isinstance(value, (bool, int, float)):
         dt = like._data.dtype
-        return _make(np.array(_stored(value, dt, half=False), dtype=dt))
+        return _make(quietly(np.array, _stored(value, dt, half=False), dtype=dt))
     return _as_tensor(value, like)
 
 

@@ -8,6 +8,7 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
 from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
+from .._fperr import quietly
 from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
@@ -133,7 +134,7 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     _check_inplace(self)
     b, ot = _operand(other)
     if alpha != 1:
-        b = b * alpha
+        b = quietly(np.multiply, b, alpha) if type(b) is not int else b * alpha
     if type(b) is int and self._data.dtype.kind in "iu":
         b = _wrap_int(b, self._data.dtype)      # torch's cast (uint8 += -3 adds 253)
     orig = self.clone() if (saves_self and ot is not None and ot._rg) else self
@@ -144,15 +145,13 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if type(d) is np.ndarray and d.flags.writeable and not half:
         # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ufunc(d, b, out=d, casting="same_kind")
+            quietly(ufunc, d, b, out=d, casting="same_kind")
             done = True
         except (TypeError, ValueError):
             pass        # a promotion or shape torch refuses: the path below says why
     if not done:
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                new = ufunc(d, b) if not half else _half_opmath(ufunc, d, b, ot)
+            new = quietly(ufunc, d, b) if not half else _half_opmath(ufunc, d, b, ot)
         except ValueError as exc:
             raise _broadcast_error(self._data, b, exc) from None
         _write(self, new)
@@ -319,7 +318,7 @@ def _inplace_method(name, values, row=None, saves_operands=False):
     return method(name)(op)
 
 
-floor_divide_ = _inplace_method("floor_divide_", floor_divide, "floor_divide")
+floor_divide_ = _inplace_method("floor_divide_", floor_divide, "floor_divide_inplace")
 remainder_ = _inplace_method("remainder_", remainder, "remainder", saves_operands=True)
 bitwise_and_ = _inplace_method("bitwise_and_", and_)
 bitwise_or_ = _inplace_method("bitwise_or_", or_)

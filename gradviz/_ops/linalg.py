@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
 from .. import _dmath
 from .._dmath import is_transposed
@@ -74,7 +75,7 @@ def _mm_like(entry, self, other):
         x, y = a.dtype.name, b.dtype.name
         raise RuntimeError(_MM_DTYPE_ERRORS[entry.op].format(
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
-    out = _make(np.matmul(a, b))
+    out = _make(quietly(np.matmul, a, b))
     if _needs(self, other):
         args = (self, other, is_transposed(b)) if entry is _E_MM else (self, other)
         record(entry, out, (self, other), args)
@@ -227,7 +228,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                            f"{_TORCH_SCALAR[mat1._data.dtype.name]} and "
                            f"{_TORCH_SCALAR[mat2._data.dtype.name]}")
-    a = np.matmul(mat1._data, mat2._data)
+    a = quietly(np.matmul, mat1._data, mat2._data)
     b = input._data
     if alpha != 1 or beta != 1:
         r = b * beta + a * alpha

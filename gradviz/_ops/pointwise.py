@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, device
@@ -330,7 +331,7 @@ def where(condition, input, other):
     else:
         a, b = _coerce(a, b)
     try:
-        out = _make(np.where(c, a, b))
+        out = _make(quietly(np.where, c, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc, c) from None
     if _needs(it, ot):
@@ -395,7 +396,7 @@ def to(self, *args, **kwargs):
         if not copy:
             return self
         dt = self.dtype
-    out = _make(np.asarray(self._data).astype(dt.np))
+    out = _make(quietly(np.asarray(self._data).astype, dt.np))     # inf into float16: silent
     if _needs(self) and dt.is_floating_point:
         record(D["to_copy"], out, (self,), ())
     return out

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
+from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -25,8 +26,8 @@ from .pointwise import maximum, minimum, to
 @records("sum", "sum_dim")
 def sum(self, dim=None, keepdim=False, dtype=None):
     a = _int64_sum_type(self._data, dtype)
-    if dim is None or dim == ():
-        out = _make(np.sum(a, dtype=a.dtype, keepdims=keepdim))
+    if dim is None or (type(dim) is tuple and not dim):     # `dim == ()` fails for np.int64
+        out = _make(quietly(np.sum, a, dtype=a.dtype, keepdims=keepdim))
         if _needs(self):
             if keepdim:
                 record(D["sum_dim"], out, (self,), (a.shape, tuple(range(a.ndim)), True))
@@ -34,7 +35,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
                 record(D["sum"], out, (self,), (a.shape,))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
-    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a
+    r = quietly(np.sum, a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a
     if not r.flags.c_contiguous:
         # torch allocates the result contiguous; NumPy follows the input's layout, which would
         # make a later reshape of it a view where torch's is a _reshape_alias (or the reverse).
@@ -63,12 +64,14 @@ def _float_data(self, dtype, name):
 def mean(self, dim=None, keepdim=False, dtype=None):
     a = _float_data(self, dtype, "mean")
     if dim is None:
-        out = _make(np.mean(a, dtype=a.dtype) if not keepdim else np.mean(a, keepdims=True))
+        out = _make(quietly(np.mean, a, dtype=a.dtype) if not keepdim else
+                    quietly(np.mean, a, keepdims=True))
         if _needs(self):
             record(D["mean"], out, (self,), (a.shape, a.size))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()
-    out = _make(np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a)
+    out = _make(quietly(np.mean, a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim
+                else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
         record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count))
@@ -170,9 +173,9 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
         r = zero_d(a)
     elif a.dtype == np.float16 and row == "softmax":
         # torch's CPU softmax computes half in float and rounds once (log_softmax does not).
-        r = formula(a.astype(np.float32), d).astype(np.float16)
+        r = quietly(formula, a.astype(np.float32), d).astype(np.float16)
     else:
-        r = formula(a, d)
+        r = quietly(formula, a, d)
     out = _make(r)
     if _needs(self):
         record(D[row], out, (self,), (d,))

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from .._derivatives import DERIVATIVES as D
+from .._fperr import quietly
 from .._dmath import xlogy as _np_xlogy
 from .._registry import export, method, records
 from .._tensor import Tensor, _make
@@ -494,12 +495,11 @@ def _lerp(input, end, weight, op="lerp"):
         raise _broadcast_error(e, w, exc, a) from None
     if wt is None and dt is _F16:
         a, e, w = a.astype(np.float32), e.astype(np.float32), np.float32(w)
-    diff = e - a
-    # torch's kernel: from self for small weights, from end for the others (more exact).
+    diff = quietly(np.subtract, e, a)
     if wt is None:
-        out = a + w * diff if abs(w) < 0.5 else e - diff * (1 - w)
-        return out.astype(dt, copy=False), D["lerp"], (input, end), (weight,)
-    out = np.where(np.abs(w) < 0.5, a + w * diff, e - diff * (1 - w))
+        out = quietly(_lerp_values, a, e, w, diff, abs(w) < 0.5).astype(dt, copy=False)
+        return out, D["lerp"], (input, end), (weight,)
+    out = quietly(_lerp_values, a, e, w, diff, np.abs(w) < 0.5)
     return out, D["lerp_tensor"], (input, end, wt), (input, end, wt)
 
 
@@ -538,19 +538,25 @@ def _addc(op, input, tensor1, tensor2, value, divide):
         np.broadcast_shapes(a.shape, t1.shape, t2.shape)
     except ValueError as exc:
         raise _broadcast_error(t1, t2, exc, a) from None
+    out = quietly(_addc_values, a, t1, t2, value, divide, rt)
+    return out, D[op], (input, tensor1, tensor2), (tensor1, tensor2, value)
+
+
+def _lerp_values(a, e, w, diff, small):
+    # torch's kernel: from self for small weights, from end for the others (more exact)
+    if np.ndim(small) == 0:
+        return a + w * diff if small else e - diff * (1 - w)
+    return np.where(small, a + w * diff, e - diff * (1 - w))
+
+
+def _addc_values(a, t1, t2, value, divide, rt):
     if rt is _F16:
         # torch computes float16 in float32: input + value * (tensor1 op tensor2), rounded once
-        a, t1, t2, value = a.astype(np.float32), t1.astype(np.float32), t2.astype(np.float32), \
-            np.float32(value)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = a + value * (t1 / t2 if divide else t1 * t2)
-    elif divide:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = a + value * t1 / t2
+        a, t1, t2 = a.astype(np.float32), t1.astype(np.float32), t2.astype(np.float32)
+        out = a + np.float32(value) * (t1 / t2 if divide else t1 * t2)
     else:
-        out = a + value * t1 * t2
-    out = np.asarray(out, dtype=rt)
-    return out, D[op], (input, tensor1, tensor2), (tensor1, tensor2, value)
+        out = a + value * t1 / t2 if divide else a + value * t1 * t2
+    return np.asarray(out, dtype=rt)
 
 
 def _opmath_number(v, dt):
