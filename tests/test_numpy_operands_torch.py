@@ -31,3 +31,12 @@ def _outcome(t, code):
 @pytest.mark.parametrize("code", CODES)
 def test_numpy_dim_and_tensor_type_as_torch(code):
     assert _outcome(gradviz, code) == _outcome(torch, code)
+
+
+@pytest.mark.parametrize("code", ["x + 1j", "x * np.complex64(1 + 2j)", "2j - x",
+                                  "x / np.complex128(1j)"])
+def test_a_complex_number_is_refused_clearly(code):
+    x = gradviz.tensor([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match="complex numbers are not implemented by "
+                                                  "gradviz's core; run with --backend torch"):
+        eval(code, {"x": x, "np": np})

@@ -132,6 +132,8 @@ def _operand(x):
     tx = type(x)
     if tx is float or tx is int or tx is bool:
         return x, None
+    if isinstance(x, (complex, np.complexfloating)):
+        raise NotImplementedError(_COMPLEX)     # torch computes in complex64; never a guess
     if isinstance(x, np.generic):
         # torch reads a NumPy scalar as a Python number (np.float64 is a float subclass, so
         # this comes before the isinstance below): a float32 tensor times np.float64(1.5)
@@ -142,6 +144,10 @@ def _operand(x):
     if isinstance(x, np.ndarray):
         return x, None
     raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+_COMPLEX = ("gradviz: complex numbers are not implemented by gradviz's core; run with "
+            "--backend torch to use PyTorch")
 
 
 def _operands(self, other):

@@ -497,9 +497,9 @@ def _lerp(input, end, weight, op="lerp"):
         a, e, w = a.astype(np.float32), e.astype(np.float32), np.float32(w)
     diff = quietly(np.subtract, e, a)
     if wt is None:
-        out = quietly(_lerp_values, a, e, w, diff, abs(w) < 0.5).astype(dt, copy=False)
+        out = quietly(_lerp_values, a, e, w, diff, abs(w) < 0.5, dt)
         return out, D["lerp"], (input, end), (weight,)
-    out = quietly(_lerp_values, a, e, w, diff, np.abs(w) < 0.5)
+    out = quietly(_lerp_values, a, e, w, diff, np.abs(w) < 0.5, dt)
     return out, D["lerp_tensor"], (input, end, wt), (input, end, wt)
 
 
@@ -542,11 +542,14 @@ def _addc(op, input, tensor1, tensor2, value, divide):
     return out, D[op], (input, tensor1, tensor2), (tensor1, tensor2, value)
 
 
-def _lerp_values(a, e, w, diff, small):
-    # torch's kernel: from self for small weights, from end for the others (more exact)
+def _lerp_values(a, e, w, diff, small, dt):
+    # torch's kernel: from self for small weights, from end for the others (more exact);
+    # rounded to dt here, in the quiet context (a float16 lerp computes in float32)
     if np.ndim(small) == 0:
-        return a + w * diff if small else e - diff * (1 - w)
-    return np.where(small, a + w * diff, e - diff * (1 - w))
+        out = a + w * diff if small else e - diff * (1 - w)
+    else:
+        out = np.where(small, a + w * diff, e - diff * (1 - w))
+    return out.astype(dt, copy=False)
 
 
 def _addc_values(a, t1, t2, value, divide, rt):
