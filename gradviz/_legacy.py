@@ -14,19 +14,14 @@ the dtype, as in torch.
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor
+from ._tensor import _CPP_NAMES, Tensor
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
-# c10's names of the scalar types, as torch's TypeError spells them
-_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
-
 
 def _options(dtype):
-    return (f"TensorOptions(dtype={_C10_NAMES[dtype.np.name]}, device=cpu, layout=Strided, "
+    return (f"TensorOptions(dtype={_CPP_NAMES[dtype.np.name]}, device=cpu, layout=Strided, "
             "requires_grad=false (default), pinned_memory=false (default), "
             "memory_format=(nullopt))")
 

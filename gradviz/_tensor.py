@@ -129,6 +129,16 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
+
+def _legacy_dtype(t):
+    """The dtype a legacy tensor type names (torch.LongTensor, or its name as a string)."""
+    name = t if isinstance(t, str) else f"torch.{t.__name__}"
+    for np_name, legacy in _TYPE_NAMES.items():
+        if name == "torch." + legacy:
+            return from_numpy_dtype(np.dtype(np_name))
+    raise ValueError(f"invalid type: {name!r}")
+
+
 # The C++ type names torch 2.13 prints when a .grad of the wrong dtype is assigned.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
               "int32": "int", "int16": "short int", "int8": "signed char",
@@ -221,6 +231,8 @@ class Tensor:
     def type(self, dtype=None):
         if dtype is None:
             return "torch." + _TYPE_NAMES[self._data.dtype.name]
+        if isinstance(dtype, (str, type)):
+            dtype = _legacy_dtype(dtype)    # torch.FloatTensor or 'torch.FloatTensor', as torch
         return self.to(dtype)
 
     def is_contiguous(self):

@@ -30,6 +30,11 @@ CASES = {
     "device_cpu": lambda t: t.FloatTensor([1], device="cpu"),
     "scalar_data": lambda t: t.FloatTensor(2.5),
     "negative_size": lambda t: t.FloatTensor(-1),
+    "type_by_legacy_class": lambda t: (t.ones(2).type(t.LongTensor), t.ones(2).type(t.BoolTensor),
+                                       t.arange(2).type("torch.DoubleTensor"),
+                                       t.ones(1).type(t.int64)),
+    "type_unknown_name": lambda t: t.ones(1).type("torch.Foo"),
+    "type_dtype_name": lambda t: t.ones(1).type("float"),
     "nlp_tutorial_target": lambda t: t.nn.functional.nll_loss(
         t.log_softmax(t.tensor([[0.2, 0.8]]), dim=1), t.LongTensor([1])),
 }
