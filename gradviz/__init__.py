@@ -87,6 +87,8 @@ def _ops_names():
                             randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor,
                             zeros, zeros_like)
     from ._random import Generator, default_generator
+    from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
+                          HalfTensor, IntTensor, LongTensor, ShortTensor)
     from . import _registry  # noqa: F401
     return locals()
 

@@ -135,6 +135,8 @@ def _type_arg(t):
             if t == "torch." + tensor_name:
                 return _dtype._by_name(name)
         raise ValueError(f"invalid type: '{t}'")
+    if isinstance(getattr(t, "dtype", None), _dtype.dtype):
+        return t.dtype      # torch.FloatTensor and its legacy siblings (gradviz/_legacy.py)
     module = getattr(t, "__module__", "builtins")
     qualified = t.__qualname__ if module == "builtins" else f"{module}.{t.__qualname__}"
     raise ValueError(f"invalid type: '{qualified}'")
@@ -143,6 +145,7 @@ def _type_arg(t):
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
 
 # The C++ type names torch 2.13 prints when a .grad of the wrong dtype is assigned.
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",

@@ -64,13 +64,15 @@ GRAPH_ONLY = {
                                 "has no Python object (named %N), so names built on it differ",
     "adam_scheduler_training.py": "F.linear is one call on torch: its addmm node's inputs are "
                                   "the call's (x, weight, bias), not (bias, x, weight.t())",
+    "lazy_model_optimizer.py": "F.linear is one call on torch, as in adam_scheduler_training.py",
 }
 
 
 # Long training loops (hundreds of steps, 5-25 s a file on two busy cores): the test must stay
 # under 45 s. Their ops and loops are those of training_loop_mlp.py, def_main_script.py and
 # custom_function.py, compared here; tests/test_examples_torch.py runs them on both.
-HEAVY = {"makemore_mlp.py", "loop_in_main.py", "polynomial_custom_function.py"}
+HEAVY = {"makemore_mlp.py", "loop_in_main.py", "polynomial_custom_function.py",
+         "mnist_cnn_adadelta.py"}   # (its convolutions and pooling: cnn_random_data.py)
 
 # Where the torch tracer does not yet record what the core does: (test, example) -> what
 # differs. Each is an expected failure (strict: one that passes must leave this list).

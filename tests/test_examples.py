@@ -152,6 +152,14 @@ CHECKS = {
         ("C", "shape"): [27, 10], ("C", "is_leaf"): True, ("C", "version"): 0,
         ("bnmean_running", "grad_fn"): None, ("bnmean_running", "requires_grad"): False,
         ("Xtr", "shape"): [399, 3]}),
+    "lazy_model_optimizer.py": ([], 0, {
+        ("net.0.weight", "shape"): [16, 20], ("net.0.weight", "version"): 11,
+        ("loss", "data"): 1.4358, ("loss", "grad_fn"): "NllLossBackward0",
+        ("clone.hidden.weight", "version"): 1, ("Y_clone", "grad_fn"): "AddmmBackward0"}),
+    "mnist_cnn_adadelta.py": ([], 0, {
+        ("model.conv1.weight", "version"): 5, ("model.fc1.weight", "shape"): [128, 9216],
+        ("train[2].loss", "data"): 2.155842, ("train[1].loss", "grad_fn"): "NllLossBackward0",
+        ("train[2].output", "grad_fn"): "LogSoftmaxBackward0", ("test[2].output", "grad_fn"): None}),
     "save_load_checkpoint.py": ([], 0, {
         ("checkpoint['loss']", "data"): 0.03986, ("checkpoint['loss']", "grad_fn"): None,
         ("checkpoint['loss']", "version"): 1, ("new_model.0.weight", "version"): 12,

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._ops.inplace import bump_version
 
-__all__ = ["fma", "lerp", "add", "addcmul", "addcdiv", "sqrt", "bump"]
+__all__ = ["fma", "lerp", "add", "addcmul", "addcdiv", "sqrt", "bump", "decay_square"]
 
 _f32 = np.dtype(np.float32)
 _f64 = np.float64
@@ -93,3 +93,14 @@ def bump(t, op, times=1):
     call)."""
     for _ in range(times):
         bump_version(t, op)
+
+
+def decay_square(state, x, rho):
+    """torch's `state.mul_(rho).addcmul_(x, x, value=1 - rho)` on a state tensor (RMSprop's
+    and Adadelta's running averages of squares), counted as its two in-place edits; returns
+    the updated array."""
+    s = state._array()
+    s *= s.dtype.type(rho)
+    addcmul(s, x, x, 1 - rho, out=s)
+    bump(state, "addcmul_", 2)
+    return s

@@ -39,21 +39,14 @@ class Adadelta(Optimizer):
         # torch's _single_tensor_adadelta, operation by operation
         rho = group["rho"]
         increment(state["step"])
-        sq = state["square_avg"]
-        s = sq._array()
-        s *= s.dtype.type(rho)
-        F.addcmul(s, grad, grad, 1 - rho, out=s)
-        F.bump(sq, "addcmul_", 2)
+        s = F.decay_square(state["square_avg"], grad, rho)
         eps = s.dtype.type(group["eps"])
         std = F.sqrt(s + eps)
         acc = state["acc_delta"]
-        a = acc._array()
-        delta = F.sqrt(a + eps)
+        delta = F.sqrt(acc._array() + eps)
         delta /= std
         delta *= grad
-        a *= a.dtype.type(rho)
-        F.addcmul(a, delta, delta, 1 - rho, out=a)
-        F.bump(acc, "addcmul_", 2)
+        F.decay_square(acc, delta, rho)
         param = p._array()
         F.add(param, delta, -group["lr"], out=param)
         F.bump(p, "add_")

@@ -41,11 +41,7 @@ class RMSprop(Optimizer):
     def _update(self, group, p, grad, state):
         alpha = group["alpha"]
         increment(state["step"])
-        sq = state["square_avg"]
-        s = sq._array()
-        s *= s.dtype.type(alpha)
-        F.addcmul(s, grad, grad, 1 - alpha, out=s)
-        F.bump(sq, "addcmul_", 2)
+        s = F.decay_square(state["square_avg"], grad, alpha)
         if group["centered"]:
             ga = state["grad_avg"]
             g = ga._array()
