@@ -35,7 +35,9 @@ def quietly(fn, *args, **kwargs):
     """
     try:
         return _run(fn, *args, **kwargs)
-    except RuntimeError:
+    except RuntimeError as exc:
+        if not _busy(exc):
+            raise
         return _in_errstate(fn, *args, **kwargs)
 
 
@@ -43,8 +45,16 @@ def quietly2(fn, a, b):
     """fn(a, b), as quietly but for the binary ops' hot path (no packing of arguments)."""
     try:
         return _run(fn, a, b)
-    except RuntimeError:
+    except RuntimeError as exc:
+        if not _busy(exc):
+            raise
         return _in_errstate(fn, a, b)
+
+
+def _busy(exc):
+    # Context.run's own refusal (fn never ran), not a RuntimeError that fn raised: that one
+    # goes to the caller as it is, and fn is never run a second time
+    return exc.__traceback__.tb_next is None and str(exc).startswith("cannot enter context")
 
 
 def _in_errstate(fn, *args, **kwargs):

@@ -91,3 +91,31 @@ def test_integer_division_by_zero_raises_as_torch():
         return out
 
     assert run(gradviz) == run(torch) == ["ZeroDivisionError"] * 4
+
+
+def test_an_error_from_the_quiet_function_is_raised_once_not_retried():
+    from gradviz._fperr import quietly, quietly2
+    calls = []
+
+    def fails(*args):
+        calls.append(args)
+        raise RuntimeError("from the function")
+
+    for run in (lambda: quietly(fails, 1), lambda: quietly2(fails, 1, 2)):
+        with pytest.raises(RuntimeError, match="from the function"):
+            run()
+    assert len(calls) == 2          # once each: an error of the function is not a busy context
+
+
+def test_a_nested_quiet_call_falls_back_and_stays_quiet():
+    import warnings
+
+    from gradviz._fperr import quietly
+
+    def outer():
+        # re-entered while the quiet context is in use: np.errstate instead, still silent
+        return quietly(np.divide, np.zeros(1), 0.0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(quietly(outer)[0])
