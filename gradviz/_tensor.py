@@ -434,6 +434,9 @@ class Tensor(metaclass=_TorchClass):
     def detach_(self):
         if self._base_ is not None and self._base_._rg:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        # the node that made it may have saved it: it must check the counter that later
+        # in-place edits bump (a counter made after _fn is gone would reach no node)
+        self._version_counter()
         self._fn = None
         self._nr = 0
         self._rg = False

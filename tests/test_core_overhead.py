@@ -79,6 +79,26 @@ def test_an_output_edited_after_its_node_saved_it_as_torch(edit):
     assert _edit_after_save(torch, edit) == _edit_after_save(t, edit)
 
 
+def _edit_after_detach_(lib, op, edit):
+    x = lib.tensor([0.5, 1.5], requires_grad=True)
+    y = getattr(x, op)()            # saves its result
+    z = y * 3
+    y.detach_()                     # truncated backprop's idiom, then an in-place update
+    getattr(y, edit)(2)
+    try:
+        z.sum().backward()
+    except RuntimeError as exc:
+        return str(exc).split("Hint")[0]
+    return [round(v, 5) for v in x.grad.tolist()]
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid"])
+@pytest.mark.parametrize("edit", ["mul_", "add_", "fill_"])
+def test_an_output_detached_in_place_then_edited_as_torch(op, edit):
+    t = pytest.importorskip("torch")
+    assert _edit_after_detach_(torch, op, edit) == _edit_after_detach_(t, op, edit)
+
+
 def test_saved_alpha_as_torch():
     t = pytest.importorskip("torch")
 
