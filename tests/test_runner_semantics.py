@@ -323,25 +323,21 @@ def test_input_on_a_terminal_shows_the_prompt_there(tmp_path):
     assert doc["stdout"] == "hello ada\n"        # the prompt went to the terminal, not stdout
 
 
-def test_the_objects_made_before_the_run_are_frozen_while_it_runs_and_the_files_are_collected(
-        tmp_path):
-    # gradviz's own objects are set aside from the collector while the file runs (a long loop's
-    # records set off full collections); the file's cyclic garbage is collected as under python
+def test_the_file_sees_the_collector_as_under_python(tmp_path):
+    # nothing of the heap is frozen or hidden while the file runs: memory-debugging code that
+    # asks the collector for referrers finds the module's globals, as under plain Python
     path = write(tmp_path, """
         import gc
 
         class Node:
             pass
 
-        frozen = gc.get_freeze_count() > 0
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        del a, b
-        collected = gc.collect() >= 2
+        kept = Node()
+        frozen = gc.get_freeze_count()
+        found = any(r is globals() for r in gc.get_referrers(kept))
     """)
     import gc
     gc.unfreeze()       # an in-process CLI test may have left its exit-time freeze behind
     run = run_file(path)
     assert run.error is None
-    assert run.namespace["frozen"] and run.namespace["collected"]
-    assert gc.get_freeze_count() == 0
+    assert run.namespace["frozen"] == 0 and run.namespace["found"]

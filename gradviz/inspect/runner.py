@@ -17,7 +17,6 @@ Exceptions are caught and described with the user's own frames only.
 import builtins
 import codecs
 import contextlib
-import gc
 import io
 import json
 import os
@@ -684,23 +683,6 @@ def new_tracer(backend, whole_grads=False, **options):
     return Tracer(whole_grads=whole_grads, **options)
 
 
-@contextlib.contextmanager
-def _frozen_heap():
-    """The objects that exist before the file runs (gradviz's, its command line's, the
-    libraries they imported) set aside from the cyclic collector while it runs, as
-    gc.freeze() does: they live for the whole run anyway, and the tracer's records of a long
-    training loop set off full collections that would walk them all each time. The file's own
-    objects are collected as under plain Python; the heap is unfrozen after the run."""
-    if gc.get_freeze_count():
-        yield       # frozen already (a run inside a run): the outer one unfreezes
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def tracing_for(tracer, backend):
     """Context manager installing tracer for a run on backend (nothing when tracer is None)."""
     if tracer is None:
@@ -746,7 +728,7 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
             else:
                 mod.autograd.set_detect_anomaly(True)
         try:
-            with tracing_for(tracer, backend), _frozen_heap():
+            with tracing_for(tracer, backend):
                 env.run(code, result, debug)
         finally:
             if backend == "gradviz":
