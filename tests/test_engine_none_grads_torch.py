@@ -152,3 +152,38 @@ def test_a_hook_returning_none_gives_none_not_nan():
     x.register_hook(lambda g: seen.append(g))
     z.backward()
     assert seen == [None] and x.grad is None
+
+
+def _unhooked_custom(t, materialize):
+    """A custom Function that only gets None, with no hook anywhere (the engine's short path)."""
+    calls = []
+
+    class Add(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    class Twice(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.set_materialize_grads(materialize)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(_v(g))
+            return None if g is None else g * 2
+
+    x, y = t.ones(2, requires_grad=True), t.ones(2, requires_grad=True)
+    Add.apply(x, Twice.apply(y)).sum().backward()
+    return calls, _v(x.grad), _v(y.grad)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_an_unhooked_custom_function_without_gradients_runs_as_torch(materialize):
+    real = pytest.importorskip("torch")
+    assert _unhooked_custom(gradviz, materialize) == _unhooked_custom(real, materialize)

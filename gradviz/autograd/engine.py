@@ -350,8 +350,9 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
         grads = buffers.pop(node, None)
         if grads is None:
             # No gradient reached node (what it gets is all None): torch runs it all the same,
-            # its hooks seeing None; a node without hooks has nothing to do.
-            outs = () if plain and node._plain else _execute(
+            # its hooks seeing None; a built-in node without hooks has nothing to do, a custom
+            # Function's backward runs on zeros (or None).
+            outs = () if plain and node._plain and not node._apply_none else _execute(
                 node, [None] * node._n_out, create_graph, retain_graph, captures, found, needed)
         elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
