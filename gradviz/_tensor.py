@@ -130,6 +130,8 @@ def _type_arg(t):
     anything else (a Python type such as float too) with "invalid type"."""
     if isinstance(t, _dtype.dtype):
         return t
+    if t is Tensor or t == "torch.Tensor":
+        return _dtype.get_default_dtype()       # torch: the default tensor type
     if isinstance(t, str):
         for name, tensor_name in _TYPE_NAMES.items():
             if t == "torch." + tensor_name:

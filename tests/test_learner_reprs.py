@@ -49,3 +49,25 @@ def test_a_tensor_still_pickles_and_copies():
     t = gradviz.tensor([1.0, 2.0], requires_grad=True)
     for back in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
         assert back.tolist() == [1.0, 2.0] and back.requires_grad
+
+
+def _lazy_copies(torch):
+    import copy
+    import pickle
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LazyLinear(3))
+    copied = copy.deepcopy(model)
+    before = repr(type(copied[0].weight))
+    out = copied(torch.ones(1, 2))
+    back = pickle.loads(pickle.dumps(torch.nn.LazyLinear(3)))
+    return before, out.shape, repr(type(back.weight)), back.weight.requires_grad
+
+
+def _type_of_tensor_class(torch):
+    return (str(torch.ones(2, dtype=torch.int64).type(torch.Tensor).dtype),
+            str(torch.ones(2, dtype=torch.float64).type("torch.Tensor").dtype))
+
+
+@pytest.mark.parametrize("snippet", [_lazy_copies, _type_of_tensor_class])
+def test_copies_and_type_conversions_as_torch(snippet):
+    _same(snippet)

@@ -140,6 +140,10 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
 
+    def __reduce_ex__(self, proto):
+        # deepcopy and pickle keep it uninitialized, as torch's (not an empty Parameter)
+        return (UninitializedParameter, (self._rg, None, self.dtype))
+
 
 class UninitializedBuffer(_UninitializedMixin, Tensor):
     """A lazy layer's buffer (LazyBatchNorm's running statistics) before its first call."""
