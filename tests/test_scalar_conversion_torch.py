@@ -88,6 +88,7 @@ RANGE_OPS = {
     "fill_": "x.clone().fill_(s)", "clamp_min": "t.clamp(x, min=s)",
     "clamp_max": "t.clamp(x, max=s)", "clamp_min_fn": "t.clamp_min(x, s)",
     "alpha": "t.add(x, x, alpha=s)", "sub_alpha": "t.sub(x, x, alpha=s)",
+    "alpha_": "x.clone().add_(x, alpha=s)", "sub_alpha_": "x.clone().sub_(x, alpha=s)",
     "masked_fill": "x.masked_fill(x > 1, s)", "where": "t.where(x > 1, x, s)",
     "where_left": "t.where(x > 1, s, x)", "full_like": "t.full_like(x, s)",
     "addcmul": "t.addcmul(x, x, x, value=s)", "pow": "x ** s",
@@ -117,6 +118,7 @@ RANGE_KNOWN = {
     ("setitem", 2 ** 70): "torch's item assignment parses the int itself (a ValueError)",
     ("setitem", -2 ** 70): "torch's item assignment parses the int itself (a ValueError)",
     ("sub_alpha", "bool"): "torch parses every argument before refusing a bool subtraction",
+    ("sub_alpha_", "bool"): "torch parses every argument before refusing a bool subtraction",
     ("addcmul", "float64"): "torch's float64 addcmul rounds value * t1 * t2 + input once (fma)",
 }
 

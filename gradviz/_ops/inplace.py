@@ -15,7 +15,8 @@ from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state, no_grad
 from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error, _half_opmath, _needs,
                       _operand, _stored, _wrap_int)
-from .arithmetic import _E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, floor_divide, remainder
+from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
+                         remainder)
 from .comparison import and_, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
                         _np_sigmoid)
@@ -134,7 +135,7 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     _check_inplace(self)
     b, ot = _operand(other)
     if alpha != 1:
-        b = quietly(np.multiply, b, alpha) if type(b) is not int else b * alpha
+        b = _scaled(self._data, b, alpha)       # alpha checked and applied as the out-of-place op
     if type(b) is int and self._data.dtype.kind in "iu":
         b = _wrap_int(b, self._data.dtype)      # torch's cast (uint8 += -3 adds 253)
     orig = self.clone() if (saves_self and ot is not None and ot._rg) else self
