@@ -33,7 +33,9 @@ CHAINS = ["x", "x.clone()", "x.contiguous()", "x.unsqueeze(0)", "x.unsqueeze(-1)
           "x.t() if x.dim() == 2 else x", "x.reshape(-1)", "x.expand(2, *x.shape)",
           "x.permute(*reversed(range(x.dim()))) if x.dim() else x", "x.squeeze()",
           "t.zeros_like(x)", "x.detach()", "x.flatten()", "x.unsqueeze(0).clone()",
-          "x.expand(2, *x.shape).clone()", "x.transpose(0, -1) if x.dim() else x"]
+          "x.expand(2, *x.shape).clone()", "x.transpose(0, -1) if x.dim() else x",
+          "x.unsqueeze(0).unsqueeze(0).squeeze(0)", "x.unsqueeze(0).unsqueeze(0).squeeze((0, 1))",
+          "x.unsqueeze(-1).unsqueeze(0).squeeze(-1)"]
 
 
 def _layout(t, source, chain):

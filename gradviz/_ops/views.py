@@ -145,15 +145,21 @@ def flatten(self, start_dim=0, end_dim=-1):
 def squeeze(self, dim=None):
     shape = self._data.shape
     if dim is None:
-        new = tuple(s for s in shape if s != 1)
-        return _view_op(self, D["squeeze"], (_reshape_view, (new,)), (self.shape,))
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+        return _view_op(self, D["squeeze"], (_squeeze_view, (axes,)), (self.shape,))
     if isinstance(dim, (tuple, list)):
         dims = _dims(dim, len(shape)) if shape else ()
-        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-        return _view_op(self, D["squeeze_dims"], (_reshape_view, (new,)), (self.shape, dims))
+        axes = tuple(i for i in sorted(dims) if shape[i] == 1)
+        return _view_op(self, D["squeeze_dims"], (_squeeze_view, (axes,)), (self.shape, dims))
     d = _wrap_dim(dim, len(shape)) if shape else 0
-    new = tuple(s for i, s in enumerate(shape) if not (i == d and s == 1))
-    return _view_op(self, D["squeeze_dim"], (_reshape_view, (new,)), (self.shape, d))
+    axes = (d,) if shape and shape[d] == 1 else ()
+    return _view_op(self, D["squeeze_dim"], (_squeeze_view, (axes,)), (self.shape, d))
+
+
+def _squeeze_view(a, axes):
+    """a without its size-1 dims `axes`; the other dims keep their strides, as torch's (a
+    reshape may choose others for an empty tensor)."""
+    return a.squeeze(axes) if axes else a.view()
 
 
 @export()
