@@ -18,14 +18,57 @@ from .views import _select, _view_op, expand, unsqueeze, view
 # ----- Indexing ----------------------------------------------------------------------------
 
 def _is_advanced(k):
-    return isinstance(k, (Tensor, np.ndarray, list, range)) or (isinstance(k, bool))
+    return isinstance(k, (Tensor, np.ndarray, list, tuple, range)) or (isinstance(k, bool))
+
+
+def _is_sequence(k):
+    """CPython's PySequence_Check: a type with __getitem__ that is not a dict (NumPy scalars
+    are not sequences)."""
+    return hasattr(type(k), "__getitem__") and not isinstance(k, (dict, np.generic))
+
+
+def _treat_sequence_as_tuple(key):
+    """torch's treatSequenceAsTuple (NumPy's legacy rule): a non-tuple sequence shorter than
+    32 items that holds a sequence, a Tensor, a slice, Ellipsis or None is a tuple of indices;
+    any other list (of ints, of bools, or 32 items or more) is one index."""
+    if isinstance(key, tuple):
+        return True
+    if isinstance(key, Tensor) or type(key) is np.ndarray or not _is_sequence(key):
+        return False
+    try:
+        n = len(key)
+    except Exception:           # noqa: BLE001 - torch clears the error and says no
+        return False
+    if n >= 32:
+        return False
+    for i in range(n):
+        try:
+            item = key[i]
+        except Exception:       # noqa: BLE001
+            return False
+        if isinstance(item, (Tensor, slice)) or _is_sequence(item) or item is None \
+                or item is Ellipsis:
+            return True
+    return False
 
 
 def _np_key(k):
     if isinstance(k, Tensor):
         return k._data if k._data.dtype.kind == "b" else np.asarray(k._data, dtype=np.int64)
-    if isinstance(k, list):
-        return np.asarray([_np_key(x) for x in k])
+    if isinstance(k, (list, tuple)):
+        # torch's indexing_tensor_from_data: a sequence becomes a bool tensor or a long one
+        # (an empty list, inferred as float, and floats included)
+        if any(isinstance(x, Tensor) and x._data.size != 1 for x in k):
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        items = [_np_key(x) for x in k]
+        for x in items:
+            if isinstance(x, str):
+                raise TypeError("new(): invalid data type 'str'")
+            if not isinstance(x, (int, float, np.generic, np.ndarray)):
+                raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+        arr = np.asarray(items)
+        return arr.astype(np.int64) if arr.dtype.kind in "fiu" else arr
     if isinstance(k, range):
         # a[range(n), y] (makemore's lectures): torch reads any sequence as a long tensor
         return np.arange(k.start, k.stop, k.step, dtype=np.int64)
@@ -82,8 +125,7 @@ def _apply_slicing(self, key):
     """(tensor after the basic parts of key, NumPy key of its remaining advanced indices or
     None), as torch's applySlicing: ints (and 0-d integer tensors) select, slices slice (a
     full slice is skipped), None and bools unsqueeze; tensors, lists and masks are kept."""
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = tuple(key) if _treat_sequence_as_tuple(key) else (key,)
     n_real = 0
     for k in key:
         if isinstance(k, Tensor) and k._data.dtype.kind == "b":
@@ -110,8 +152,11 @@ def _apply_slicing(self, key):
             out = unsqueeze(out, dim)
             adv = (adv or []) + [(dim, np.zeros(1 if bool(k) else 0, dtype=np.int64))]
             dim += 1
-        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
-            out = _select(out, dim, int(k._data), "index")
+        elif _is_0d_integer(k):
+            # a 0-d integer tensor (or 0-d array, which torch makes one) selects
+            out = _select(out, dim, int(k._data if isinstance(k, Tensor) else k), "index")
+        elif isinstance(k, str):
+            raise TypeError("new(): invalid data type 'str'")
         elif _is_advanced(k):
             nk = _np_key(k)
             adv = (adv or []) + [(dim, nk)]
@@ -133,6 +178,11 @@ def _apply_slicing(self, key):
         if nk.dtype == np.bool_:
             npkey.extend([None] * (nk.ndim - 1))    # placeholders for the mask's other dims
     return out, tuple(k for k in npkey if k is not None)
+
+
+def _is_0d_integer(k):
+    a = k._data if isinstance(k, Tensor) else k
+    return isinstance(a, (np.ndarray, np.generic)) and a.ndim == 0 and a.dtype.kind in "iu"
 
 
 @records("slice")
