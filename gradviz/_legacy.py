@@ -30,6 +30,9 @@ class _LegacyTensorType(type):
     """The type of torch.FloatTensor and its siblings: calling one makes a tensor of its
     dtype (torch's legacy_tensor_ctor); an isinstance check asks for that dtype."""
 
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"       # as torch prints it
+
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.dtype == cls.dtype
 
@@ -58,7 +61,8 @@ class _LegacyTensorType(type):
 
 
 def _legacy(name, dtype):
-    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "torch",
+    # __module__ stays this module's, so pickle finds the class here (never PyTorch's)
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": __name__,
                                         "__doc__": f"torch.{name}: tensors of {dtype}."})
 
 

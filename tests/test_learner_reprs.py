@@ -33,12 +33,13 @@ def _pickled_types(torch):
     back = pickle.loads(pickle.dumps(p))
     return (repr(type(back)), back.requires_grad, back.is_leaf,
             pickle.loads(pickle.dumps(torch.Tensor)) is torch.Tensor,
-            pickle.loads(pickle.dumps(torch.nn.Parameter)) is torch.nn.Parameter)
+            pickle.loads(pickle.dumps(torch.nn.Parameter)) is torch.nn.Parameter,
+            pickle.loads(pickle.dumps(torch.FloatTensor)) is torch.FloatTensor)
 
 
 def test_pickle_keeps_the_class_as_torch():
     # the class path is only the repr: pickle finds gradviz's classes, never torch's
-    assert _same(_pickled_types)[1][-2:] == [True, True]
+    assert _same(_pickled_types)[1][-3:] == [True, True, True]
 
 
 def test_a_tensor_still_pickles_and_copies():
