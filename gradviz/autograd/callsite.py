@@ -177,11 +177,8 @@ def called_by_user(depth, through=(), past_gradviz=False):
 def user_site(depth=1):
     """(filename, line) of the innermost frame outside gradviz, starting `depth` frames up
     (1: the caller of user_site), or None."""
-    try:
-        code, offset = user_frame(depth + 1)
-    except ValueError:      # fewer frames than depth
-        return None
-    return None if code is None else (code.co_filename, line_at(code, offset))
+    code, offset = user_frame(depth + 1)
+    return None if code is None else site_at(code, offset)
 
 
 def user_stack():

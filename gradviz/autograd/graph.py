@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
 from . import tracing as _tracing
-from .callsite import line_at, user_frame, user_stack
+from .callsite import site_at, user_frame, user_stack
 from .grad_mode import _Setting, _state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
@@ -222,7 +222,7 @@ class Node:
     def _where(self):
         """(filename, line) of the user's code that made this node, or None."""
         code = self._code
-        return None if code is None else (code.co_filename, line_at(code, self._lasti))
+        return None if code is None else site_at(code, self._lasti)
 
     # ----- torch's public Node API ---------------------------------------------------------
 

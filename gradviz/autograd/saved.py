@@ -75,9 +75,12 @@ def saved_values(node, output=None):
         return None
     if node._released:
         return []
-    if node._plan.saves_result:
-        return _formula_values(node, node._saved, node._res, node._resvc, output)
-    return _formula_values(node, node._saved, None, None, output)
+    return _formula_values(node, node._saved, *_result_parts(node), output)
+
+
+def _result_parts(node):
+    """(_res, _resvc) of a FormulaNode that saves its result, else (None, None)."""
+    return (node._res, node._resvc) if node._plan.saves_result else (None, None)
 
 
 def _formula_values(node, saved, res, resvc, output):
@@ -151,9 +154,7 @@ def hold(node):
     owner = _owner(node)
     if not isinstance(owner, FormulaNode) or owner._released:
         return snapshot(node)       # a custom Function's node, AccumulateGrad; freed already
-    if owner._plan.saves_result:
-        return Held(owner._saved, owner._res, owner._resvc)
-    return Held(owner._saved, None, None)
+    return Held(owner._saved, *_result_parts(owner))
 
 
 def snapshot(node):

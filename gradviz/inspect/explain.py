@@ -442,7 +442,7 @@ def _default_root(run, names, target_node):
     that reaches NAME, else the file's backward root, else the first root."""
     called = [names.file_by_node[id(node)] for c in run.tracer.calls for node in c["roots"]
               if id(node) in names.file_by_node]
-    report_roots = run.report(lazy=True)["roots"]
+    report_roots = run.report(lazy=True, loops=False, saved=False)["roots"]
     if target_node is not None:
         for r in called + report_roots:
             if _path(names.tensor(r).grad_fn, target_node) is not None:

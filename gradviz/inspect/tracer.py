@@ -427,8 +427,8 @@ class Tracer(_tracing.Tracer):
                 for g in outs]
         entry = self._entry(node)
         grads = None if entry is None else entry[_LAST_GRAD]
-        if grads is not None and type(grads) is not list:
-            grads = [grads]
+        if grads is not None:
+            grads = _grad_list(grads)
         self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return
@@ -581,7 +581,7 @@ class Tracer(_tracing.Tracer):
         for ref, snap in zip(self._event_refs, self._event_grads):
             node = ref()
             if node is not None:
-                out.append((node, snap if type(snap) is list else [snap]))
+                out.append((node, _grad_list(snap)))
         return out
 
     @property
@@ -680,7 +680,12 @@ class _GradSlot(_NodeSlot):
 
     @staticmethod
     def _value(node, value):
-        return value if type(value) is list else [value]
+        return _grad_list(value)
+
+
+def _grad_list(value):
+    """A node's gradients as a list: a one-output node's gradient is kept alone."""
+    return value if type(value) is list else [value]
 
 
 class _SavedSlot(_NodeSlot):

@@ -59,16 +59,10 @@ class Softmax(_Activation):
     def __init__(self, dim=None):
         super().__init__(F.softmax, dim=dim)
 
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
 
 class LogSoftmax(_Activation):
     def __init__(self, dim=None):
         super().__init__(F.log_softmax, dim=dim)
-
-    def forward(self, input):
-        return F.log_softmax(input, self.dim)
 
 
 class GELU(_Activation):

@@ -446,8 +446,7 @@ def one_hot(tensor, num_classes=-1):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p in training and scale the rest by 1 / (1 - p)
     (MulBackward0 over a mask); the input itself when not training."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p)
     return (_dropout.dropout_ if inplace else _dropout.dropout)(input, p, training)
 
 
