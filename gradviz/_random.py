@@ -447,13 +447,15 @@ def _check_bounds(low, last, dt):
             raise RuntimeError(f"{name} is out of bounds for {_TYPE_NAMES[dt.name]}")
     if dt.kind == "f":
         digits = np.finfo(dt).nmant + 1
+        from .autograd.callsite import user_stacklevel     # (a rare warning: not at import)
         for name, v in (("from", low), ("to - 1", last)):
             if not -(1 << digits) <= v <= 1 << digits:
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
                               f"precision limitations {_TYPE_NAMES[dt.name]} can support "
                               "discrete uniform distribution only within this range. This "
                               "warning will become an error in version 1.7 release, please fix "
-                              "the code in advance", UserWarning, stacklevel=4)
+                              "the code in advance", UserWarning,
+                              stacklevel=user_stacklevel())
 
 
 def randperm(n, generator=None):

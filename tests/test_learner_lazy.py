@@ -118,3 +118,11 @@ def test_materialize_keeps_the_object():
     layer(gradviz.ones(2, 4))
     assert layer.weight is weight and type(weight) is gradviz.nn.Parameter
     assert weight.shape == (3, 4)
+
+
+def test_a_lazy_layer_on_another_device_is_refused_as_linear_is():
+    import gradviz
+    for make in (lambda: gradviz.nn.Linear(2, 3, device="cuda"),
+                 lambda: gradviz.nn.LazyLinear(3, device="cuda")):
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            make()

@@ -5,6 +5,7 @@ the same seed when the arguments are valid: normal's std (nan refused), exponent
 integer inputs, uniform_'s bounds against the dtype (inf, nan, a range wider than its max),
 random_'s bounds (an explicit 0, floats, bools, None)."""
 
+import sys
 import numpy as np
 import pytest
 
@@ -54,3 +55,14 @@ def _outcome(t, case):
 @pytest.mark.parametrize("case", CASES)
 def test_random_arguments_as_torch(case):
     assert _outcome(gradviz, case) == _outcome(torch, case)
+
+
+def test_randint_precision_warning_names_the_callers_line():
+    import warnings
+
+    import gradviz
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        gradviz.randint(0, 2 ** 25, (2,), dtype=gradviz.float32)
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]

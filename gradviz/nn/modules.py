@@ -83,7 +83,8 @@ class _UninitializedMixin:
 
     def materialize(self, shape, device=None, dtype=None):
         from .. import _creation
-        self.data = _creation.empty(shape, dtype=self.dtype if dtype is None else dtype)
+        self.data = _creation.empty(shape, dtype=self.dtype if dtype is None else dtype,
+                                    device=device)
         self.__class__ = self.cls_to_become
 
     @property
@@ -135,7 +136,8 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         from .. import _creation
-        return Parameter.__new__(cls, _creation.empty(0, dtype=dtype), requires_grad)
+        return Parameter.__new__(cls, _creation.empty(0, dtype=dtype, device=device),
+                                 requires_grad)
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
@@ -155,7 +157,7 @@ class UninitializedBuffer(_UninitializedMixin, Tensor):
 
     def __new__(cls, requires_grad=False, device=None, dtype=None):
         from .. import _creation
-        t = _creation.empty(0, dtype=dtype, requires_grad=requires_grad)
+        t = _creation.empty(0, dtype=dtype, device=device, requires_grad=requires_grad)
         t.__class__ = cls
         return t
 
