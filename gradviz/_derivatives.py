@@ -1186,10 +1186,13 @@ defderiv("unsqueeze_(Tensor self, int dim)",
 defderiv("expand(Tensor self, SymInt[] size)",
          "ExpandBackward0", ("self_sym_sizes",), saves_tensors=False,
          self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
+
 defderiv("select(Tensor self, int dim, SymInt index)",
-         "SelectBackward0", ("self_sym_sizes", "dim", "index", "key"), saves_tensors=False,
-         internal=("key",),
-         self=lambda grad, self_sym_sizes, dim, index, key: select_backward(
+         "SelectBackward0", ("self_sym_sizes", "dim", "index", "key", "layout"),
+         saves_tensors=False, internal=("key", "layout"),
+         # `layout` (self's dims from the outermost in memory, None when C-contiguous) is read
+         # by the engine's in-place path (gradviz._ops.views._select_into), not here.
+         self=lambda grad, self_sym_sizes, dim, index, key, layout: select_backward(
              grad, self_sym_sizes, dim, index, key))
 defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
          "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),

@@ -4,6 +4,7 @@ unbind, cat and stack. Views share their base's storage and version counter.
 
 import math
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -333,7 +334,66 @@ def _select(self, dim, index, how):
                              f"[{', '.join(map(str, self._data.shape))}] at dimension {d}")
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     key = (slice(None),) * d + (index,)
-    return _view_op(self, D["select"], (_getitem_view, (key,)), (self.shape, d, index, key))
+    a = self._array()
+    layout = None
+    if not a.flags.c_contiguous:
+        st = a.strides
+        layout = tuple(sorted(range(a.ndim), key=lambda i: -st[i]))
+    return _view_op(self, D["select"], (_getitem_view, (key,)),
+                    (self.shape, d, index, key, layout))
+
+
+def _select_into(node, grad, buffers):
+    """SelectBackward0 on the engine's plain path (arrays, no hooks or tracer, so no one sees
+    the gradients it would send): write grad at [key] into the gradient waiting for self at
+    the next node, in place, when no one else can see that array; or, when none is waiting
+    yet, into fresh zeros laid out as self is in memory. True when done (the node then sends
+    nothing). torch's select_backward makes C-ordered zeros of self's size for each select and
+    the input buffer adds them: for `q, k, v = qkv[0], qkv[1], qkv[2]`, three zero-fills and
+    two additions over the whole of qkv, and for a permuted qkv a copy in the backward of the
+    view before it. The sums are the same."""
+    nxt = node._next
+    meta = node._meta
+    # (self's hooks and retain_grad, at the next node, see the gradient as torch lays it out;
+    # a freed node goes to _apply, which raises torch's error)
+    if nxt is None or not nxt._plain or meta is None or meta[0] is None or node._released:
+        return False
+    sizes, dtype = meta[0]
+    _, d, _, key, layout = node._saved
+    if (type(grad) is not np.ndarray or grad.dtype != dtype
+            or grad.shape != sizes[:d] + sizes[d + 1:]):
+        return False
+    buf = buffers.get(nxt)
+    if buf is None:
+        buf = buffers[nxt] = [None] * nxt._n_out
+    nr = 0 if node._nrs is None else node._nrs[0]
+    old = buf[nr]
+    if old is None:
+        order = range(len(sizes)) if layout is None else layout
+        zeros = np.zeros([sizes[i] for i in order], dtype=dtype)
+        old = buf[nr] = zeros if layout is None else zeros.transpose(np.argsort(layout))
+    elif (type(old) is not np.ndarray or old.dtype != dtype or old.shape != sizes
+            or not old.flags.writeable or not _unshared(old)):
+        return False
+    target = old[key + (Ellipsis,)]        # a view even where old[key] is a 0-d scalar
+    np.add(target, grad, out=target)
+    return True
+
+
+def _unshared(a):
+    """No one but the engine's input buffer and our callers holds the array a or, for a view,
+    its base (views of views share the base)."""
+    # a's references: the buffer, _select_into's `old`, ours, getrefcount's argument
+    if sys.getrefcount(a) > 4:
+        return False
+    if a.flags.owndata:
+        return True
+    base = a.base
+    # base's: a.base, `base`, getrefcount's argument
+    return type(base) is np.ndarray and base.flags.owndata and sys.getrefcount(base) <= 3
+
+
+D["select"].cls._into = _select_into
 
 
 def _getitem_view(a, key):

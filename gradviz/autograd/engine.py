@@ -359,7 +359,16 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 outs = ()
             else:
                 try:
-                    outs = node._apply(grads, create_graph)
+                    if node._into is None or create_graph:
+                        outs = node._apply(grads, create_graph)
+                    else:
+                        # (earlier nodes' values first, so they hold no reference to the
+                        # gradient it may add into)
+                        outs = g = old = None
+                        if node._into(grads[0], buffers):
+                            outs = ()
+                        else:
+                            outs = node._apply(grads, create_graph)
                 except Exception as exc:
                     _annotate(exc, node)
                     raise

@@ -204,6 +204,9 @@ class Node:
     # False: when every gradient it gets is None, the engine gives None to each edge without
     # calling _apply (torch's any_grad_defined); True: _apply runs anyway.
     _apply_none = False
+    # A node that can add its gradient into its next node's input buffer in place (the
+    # engine's plain path): a function (node, grad, buffers) -> True when it did.
+    _into = None
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
