@@ -26,7 +26,7 @@ from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _state
-from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, modified_error
+from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
            "record_outputs", "check_bindings"]
@@ -320,6 +320,8 @@ class FormulaNode(Node):
         if plan.variadic:
             _, f, pos = calls[0]
             mask = self._mask if need is None else self._mask & need
+            if not mask:        # no edge wants a gradient (_unpack): no formula runs
+                return [None] * len(edges(self))
             out = list(f(grad, mask, *[vals[p] for p in pos]))
             if need is not None:
                 out = [g if need >> i & 1 else None for i, g in enumerate(out)]
@@ -349,6 +351,12 @@ class FormulaNode(Node):
                                           and g.dtype == m[1]):
                     out[i] = fit_to(g, m[0], m[1])
         return out
+
+    def _unpack(self, grads, create_graph):
+        """What torch's generated apply does when no gradient is defined: it unpacks the saved
+        values all the same (a freed or modified one raises, saved_tensors_hooks' unpack runs)
+        and computes no formula."""
+        self._apply(grads, create_graph, 0)
 
     def _result_tensor(self, data):
         """The saved result under create_graph: a tensor whose grad_fn is this node (or, for
