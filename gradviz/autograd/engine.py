@@ -350,13 +350,13 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
         grads = buffers.pop(node, None)
         if grads is None:
             # No gradient reached node (what it gets is all None): torch runs it all the same,
-            # its hooks seeing None; a built-in node without hooks has nothing to do, a custom
+            # its hooks seeing None, its saved values unpacked and then freed; a custom
             # Function's backward runs on zeros (or None).
-            outs = () if plain and node._plain and not node._apply_none else _execute(
-                node, [None] * node._n_out, create_graph, retain_graph, captures, found, needed)
+            outs = _execute(node, [None] * node._n_out, create_graph, retain_graph, captures,
+                            found, needed)
         elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
-                outs = ()
+                outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
             else:
                 try:
                     if node._into is None or create_graph:
@@ -477,7 +477,9 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
             outs = node._apply(grads, create_graph, need)
         else:
             # torch's generated backward functions and CopySlices: no gradient defined in,
-            # None to every edge (any_grad_defined); the post-hooks still run
+            # None to every edge (any_grad_defined); the post-hooks still run. The generated
+            # ones unpack their saved values first, so a freed or modified one raises there.
+            node._unpack(grads, create_graph)
             outs = [None] * len(edges(node))
     except Exception as exc:
         _annotate(exc, node)

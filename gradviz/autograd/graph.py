@@ -309,6 +309,11 @@ class Node:
     def _release(self):
         """Free saved values after a backward without retain_graph."""
 
+    def _unpack(self, grads, create_graph):
+        """Check the saved values as apply would, for a backward where no gradient reaches
+        this node (see FormulaNode); CopySlices returns before looking at its op's, as torch's
+        does."""
+
     def _apply(self, grads, create_graph, need=None):
         """The gradients for the next functions; `need` (a bit per edge, None for all) says
         which edges lead to a node this backward runs: the others may get None."""
