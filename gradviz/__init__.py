@@ -163,10 +163,8 @@ def __getattr__(name):
             return globals()[name]
     # Not a name of the core: say whether PyTorch has it (run with --backend torch) or
     # whether it is a typo, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
-    from ._missing import missing
-    raise missing("torch", name, globals())
+    from ._missing import module_getattr
+    module_getattr("torch", __name__, globals())(name)
 
 
 def _importing():

@@ -52,6 +52,17 @@ def missing(owner, name, have):
     return err
 
 
+
+def module_getattr(owner, module_name, have):
+    """The module-level `__getattr__` of the gradviz module standing for torch's `owner`
+    namespace (see `missing`): a private name gets Python's own error, a public one the error
+    above. `have` (the module's globals() or __all__) is read when a name is asked for."""
+    def __getattr__(name):
+        if name.startswith("_"):
+            raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        raise missing(owner, name, have)
+    return __getattr__
+
 class _Missing:
     """A Tensor attribute that PyTorch has and gradviz's core lacks: reading it raises the
     AttributeError above. (A class-level __getattr__ would say the same, but it turns off

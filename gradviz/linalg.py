@@ -10,6 +10,7 @@ tensor(6.)
 from ._keywords import with_keywords
 from ._ops.linalg import linalg_cross, linalg_det, linalg_inv
 from ._ops.reductions import matrix_or_vector_norm, vector_norm as _vector_norm
+from ._missing import module_getattr
 
 # As torch's parser takes them: parameters by torch's names (`A` for inv and det, `input` with
 # NumPy's `x=` for the others), `out=`, and the error names torch's kernels give.
@@ -22,9 +23,6 @@ vector_norm = with_keywords(_vector_norm, "linalg_vector_norm")
 __all__ = ["cross", "det", "inv", "norm", "vector_norm"]
 
 
-def __getattr__(name):
-    # Only for names not defined above: say whether PyTorch's torch.linalg has it.
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.linalg' has no attribute '{name}'")
-    from ._missing import missing
-    raise missing("linalg", name, globals())
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = module_getattr("linalg", __name__, globals())

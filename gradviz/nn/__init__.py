@@ -15,6 +15,7 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, La
 from .sparse import Embedding
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten,
                       MaxPool2d, ModuleDict, ParameterList, Unflatten)
+from .._missing import module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
            "init",
@@ -30,10 +31,6 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "UninitializedBuffer"]
 
 
-def __getattr__(name):
-    # A module PyTorch has and gradviz lacks (nn.Dropout3d, nn.LSTM, ...) says so, with the
-    # --backend torch hint, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.nn' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("nn", name, __all__)
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = module_getattr("nn", __name__, __all__)
