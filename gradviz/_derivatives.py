@@ -2289,7 +2289,8 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     # 1 / np.sqrt(E) is a float64 NumPy scalar, which would take `ds *= sc` through float64
     # (two casts of the whole score matrix).
     sc = q.dtype.type(scale if scale is not None else 1.0 / np.sqrt(q.shape[-1]))
-    s = np.matmul(q, k.swapaxes(-2, -1)) * sc
+    s = np.matmul(q, k.swapaxes(-2, -1))
+    s *= sc                 # (in place on the fresh product, as the forward: the same bits)
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
+from .._creation import _laid_like
 from .._dmath import causal_fill
 from .._registry import records
 from .._tensor import Tensor, _make
@@ -69,7 +70,10 @@ def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, sc
     if is_causal:
         s = causal_fill(s)
     p, lse = _softmax_rows(s)
-    out = _make(np.matmul(p, v))
+    # torch's kernel lays its output out like the query (empty_like): for heads split from a
+    # (batch, tokens, heads * E) projection, out.transpose(1, 2).reshape(...) is then a view
+    # (ViewBackward0, as in torch), not a copy (CloneBackward0 and UnsafeViewBackward0).
+    out = _make(np.matmul(p, v, out=_laid_like(query, np.empty(q.size, dtype=p.dtype))))
     if _needs(query, key, value):
         record(D["scaled_dot_product_flash_attention_for_cpu"], out, (query, key, value),
                (query, key, value, _make(lse), float(dropout_p), is_causal, mask, scale))
