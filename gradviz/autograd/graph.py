@@ -571,9 +571,31 @@ _BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 def apply_view(arr, steps):
     """Re-create a view of `arr` from the steps that made it (see gradviz._ops._make_view)."""
+    root = arr
     for f, args in steps:
         arr = f(arr, *args)
-    return arr
+    return arr if arr.flags.writeable else writable_view(arr, root)
+
+
+def overlaps(shape, strides):
+    """torch's at::has_internal_overlap: a stride 0 over a size above 1 (so that a write
+    would reach one element twice); an empty tensor never overlaps."""
+    return 0 not in shape and any(s == 0 and n > 1 for n, s in zip(shape, strides))
+
+
+def writable_view(data, root):
+    """`data`, a read-only NumPy view of `root`'s memory, rebuilt writable when it does not
+    overlap itself and root is writable: a view of an expanded array that dropped its zero
+    strides (x.expand(2, 3)[0]) may be written, as torch allows; else data as it is."""
+    if (type(data) is not np.ndarray or overlaps(data.shape, data.strides)
+            or not root.flags.writeable
+            or not (root.flags.c_contiguous or root.flags.f_contiguous)):
+        return data
+    flat = root.reshape(-1, order="C" if root.flags.c_contiguous else "F")
+    start, rest = divmod(data.ctypes.data - root.ctypes.data, root.itemsize)
+    if rest or not 0 <= start <= flat.size:
+        return data
+    return np.lib.stride_tricks.as_strided(flat[start:], data.shape, data.strides)
 
 
 class CopySlices(Node):
