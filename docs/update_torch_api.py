@@ -52,6 +52,9 @@ _PARSER = {
     ("torch", "as_tensor"): ["(data, *, dtype=None, device=None)"],
     ("Tensor", "new_tensor"): ["(data, *, dtype=None, device=None, requires_grad=False, "
                                "pin_memory=False)"],
+    # torch.unique is a (*args, **kwargs) dispatcher; its implementation (_unique_impl) takes
+    ("torch", "unique"): ["(input, sorted=True, return_inverse=False, return_counts=False, "
+                          "dim=None)"],
 }
 
 

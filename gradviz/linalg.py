@@ -10,7 +10,7 @@ tensor(6.)
 from ._keywords import with_keywords
 from ._ops.linalg import linalg_cross, linalg_det, linalg_inv
 from ._ops.reductions import matrix_or_vector_norm, vector_norm as _vector_norm
-from ._missing import module_getattr
+from ._missing import module_getattr as _module_getattr
 
 # As torch's parser takes them: parameters by torch's names (`A` for inv and det, `input` with
 # NumPy's `x=` for the others), `out=`, and the error names torch's kernels give.
@@ -25,4 +25,4 @@ __all__ = ["cross", "det", "inv", "norm", "vector_norm"]
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("linalg", __name__, globals())
+__getattr__ = _module_getattr("linalg", __name__, globals())

@@ -7,7 +7,7 @@ from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
            "gradgradcheck",
@@ -18,4 +18,4 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("autograd", __name__, globals())
+__getattr__ = _module_getattr("autograd", __name__, globals())

@@ -14,7 +14,7 @@ tensor([[2., 0.],
 
 from .engine import grad as _grad
 from .grad_mode import _state, enable_grad, set_grad_enabled
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -366,4 +366,4 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("autograd.functional", __name__, globals())
+__getattr__ = _module_getattr("autograd.functional", __name__, globals())

@@ -25,7 +25,7 @@ from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor impo
 from . import tracing as _tracing
 from .callsite import site_at, user_frame, user_stack
 from .grad_mode import _Setting, _state
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -637,4 +637,4 @@ class CopySlices(Node):
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("autograd.graph", __name__, globals())
+__getattr__ = _module_getattr("autograd.graph", __name__, globals())

@@ -15,7 +15,7 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, La
 from .sparse import Embedding
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten,
                       MaxPool2d, ModuleDict, ParameterList, Unflatten)
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
            "init",
@@ -33,4 +33,4 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("nn", __name__, __all__)
+__getattr__ = _module_getattr("nn", __name__, __all__)

@@ -18,7 +18,7 @@ from .._registry import ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.callsite import user_stacklevel
 from ..autograd.grad_mode import no_grad
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -572,4 +572,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("functional", __name__, __all__)
+__getattr__ = _module_getattr("functional", __name__, __all__)

@@ -19,7 +19,7 @@ from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
-from .._missing import module_getattr
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
            "lr_scheduler"]
@@ -27,4 +27,4 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
-__getattr__ = module_getattr("optim", __name__, globals())
+__getattr__ = _module_getattr("optim", __name__, globals())
