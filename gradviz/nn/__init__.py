@@ -2,6 +2,7 @@
 
 from . import functional
 from . import init
+from . import utils
 from .modules import (Identity, Linear, Module, ModuleList, Parameter, Sequential)
 from .modules import LazyConv1d, LazyConv2d, LazyLinear
 from .modules import UninitializedBuffer, UninitializedParameter
@@ -19,7 +20,7 @@ from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Fl
 from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
-           "init",
+           "init", "utils",
            "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU", "ELU",
            "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Dropout1d",
            "Dropout2d", "Embedding",
