@@ -90,6 +90,16 @@ def _ops_names():
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
                                logaddexp2, rsqrt, sinh, tan, xlogy)
+    from ._ops.inplace_functions import (
+        abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
+        asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,
+        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, log10_, log1p_, log2_, log_,
+        neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
+        square_, tan_, tanh_, trunc_, xlogy_, zero_)
+    from ._ops.counting import histc, histogram, unique
+    from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,
+                                  or_ as bitwise_or, rshift as bitwise_right_shift,
+                                  xor as bitwise_xor)
     from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                              select, squeeze, stack, t, transpose, unbind, unsqueeze)
     from ._creation import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy,

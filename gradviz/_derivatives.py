@@ -2545,3 +2545,19 @@ defderiv("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int 
          target=lambda grad, grad_output, self, target, reduction: -mse_double_grad_input(
              grad, grad_output, self, target, reduction))
 
+
+
+# ----- Ops torch records without a derivative (NotImplementedError in backward) --------------
+
+def no_derivative_unique(grad):
+    raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+def no_derivative_unique_dim(grad):
+    raise NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+
+
+defderiv("unique(Tensor self)", "Unique2Backward0", saves_tensors=False,
+         self=no_derivative_unique)
+defderiv("unique_dim(Tensor self)", "UniqueDimBackward0", saves_tensors=False,
+         self=no_derivative_unique_dim)

@@ -13,7 +13,7 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 """
 
 from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, LINALG,
-                         NN, OPTIM, TENSOR, TORCH, VERSION)
+                         NN, NN_UTILS, OPTIM, TENSOR, TORCH, VERSION)
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -26,12 +26,14 @@ _OWNERS = {
     "autograd.functional": (AUTOGRAD_FUNCTIONAL, "module 'torch.autograd.functional'",
                             "torch.autograd.functional."),
     "autograd.graph": (AUTOGRAD_GRAPH, "module 'torch.autograd.graph'", "torch.autograd.graph."),
+    "nn.utils": (NN_UTILS, "module 'torch.nn.utils'", "torch.nn.utils."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional", "optim", "linalg", "autograd", "autograd.functional" or "autograd.graph");
+    "functional", "optim", "linalg", "autograd", "autograd.functional", "autograd.graph" or
+    "nn.utils");
     `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:

@@ -17,7 +17,7 @@ from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error, _half_o
                       _operand, _stored, _wrap_int)
 from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
                          remainder)
-from .comparison import and_, lshift, or_, rshift, xor
+from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
                         _np_sigmoid)
 
@@ -326,3 +326,12 @@ bitwise_or_ = _inplace_method("bitwise_or_", or_)
 bitwise_xor_ = _inplace_method("bitwise_xor_", xor)
 bitwise_left_shift_ = _inplace_method("bitwise_left_shift_", lshift)
 bitwise_right_shift_ = _inplace_method("bitwise_right_shift_", rshift)
+
+
+@method()
+def bitwise_not_(self):
+    """self = ~self (integer or bool tensors; torch's error for others), never recorded."""
+    _check_inplace(self)
+    _write(self, bitwise_not(self)._data)
+    bump_version(self, "bitwise_not_")
+    return self
