@@ -56,7 +56,9 @@ def _outcome(t, shape, expand, edit):
     for s in shape:
         n *= s
     leaf = t.arange(float(n)).reshape(shape).requires_grad_()
-    x = leaf * 1
+    # (clone: the strides torch gives a pointwise result of an empty tensor depend on the op
+    # (torch.empty(0, 1) * 1 is (1, 0), + itself (1, 1)); gradviz gives the contiguous ones)
+    x = leaf.clone()
     try:
         v = expand(x)
         edit(t, v)
