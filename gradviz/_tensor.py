@@ -494,9 +494,11 @@ class Tensor(metaclass=_TorchClass):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (see autograd.backward)."""
-        from .autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs=inputs)
+        global _backward
+        if _backward is None:       # imported once, not at every call
+            from .autograd.engine import backward as _backward
+        _backward((self,), None if gradient is None else (gradient,), retain_graph,
+                  create_graph, inputs=inputs)
 
     def _version_counter(self):
         vc = self._vc
@@ -557,6 +559,7 @@ def _init(t, data):
 
 
 _new = object.__new__
+_backward = None        # gradviz.autograd.engine.backward, once Tensor.backward first ran
 
 
 def _make(data, cls=Tensor):

@@ -163,6 +163,8 @@ def _operands(self, other):
             return a, b, other
         a, b = _coerce(a, b)
         return a, b, other
+    if type(other) is float and a.dtype.kind == "f":
+        return a, other, None       # a float tensor and a Python float: _coerce's first case
     b, ot = _operand(other)
     a, b = _coerce(a, b)
     return a, b, ot

@@ -96,7 +96,10 @@ def _write_error(d, new, exc):
 
 def bump_version(self, op):
     """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
-    self._version_counter().v += 1
+    vc = self._vc
+    if vc is None:
+        vc = self._version_counter()
+    vc.v += 1
     trace = _tracing.active
     if trace is not None:
         trace.inplace(self, op)
@@ -146,7 +149,8 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if type(d) is np.ndarray and d.flags.writeable and not half:
         # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
         try:
-            quietly(ufunc, d, b, out=d, casting="same_kind")
+            # out=d passed positionally: no keywords to parse (casting is same_kind already)
+            quietly(ufunc, d, b, d)
             done = True
         except (TypeError, ValueError):
             pass        # a promotion or shape torch refuses: the path below says why

@@ -528,7 +528,7 @@ _ALL_FREED = _Freed()
 
 
 def _keep_numbers(saved):
-    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
+    return [None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
 
 
 def make_node_class(entry):
