@@ -275,8 +275,17 @@ class Tensor(metaclass=_TorchClass):
         return self._array()
 
     def __array__(self, dtype=None, copy=None):
-        a = self._array()
+        a = self.numpy()        # torch's: refused for a tensor that requires grad
         return a if dtype is None else a.astype(dtype)
+
+    def __array_wrap__(self, array):
+        """NumPy's result of a ufunc on tensors (np.sin(t), and `t + ndarray`, which torch's
+        operators leave to NumPy) as a tensor sharing its memory; a bool array becomes uint8.
+        torch's method, with torch's one-argument signature (NumPy 2 warns about it)."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        from ._creation import from_numpy
+        return from_numpy(array)
 
     def item(self):
         if self._data.size != 1:
