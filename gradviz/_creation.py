@@ -232,13 +232,20 @@ def _array(ndarray, result=True):
     return ndarray
 
 
+_complex_warned = False     # whether _cast has warned (torch warns once per process)
+
+
 def _cast(ndarray, npdt):
     """A copy of an array in npdt (its own dtype when None), warning as torch's copy_ does when
-    an imaginary part is dropped."""
+    an imaginary part is dropped: once per process (torch's TORCH_WARN_ONCE), whatever the
+    warning filters say."""
+    global _complex_warned
     if ndarray.dtype.kind == "c" and npdt is not None:
-        from .autograd.callsite import user_stacklevel
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=user_stacklevel())
+        if not _complex_warned:
+            _complex_warned = True
+            from .autograd.callsite import user_stacklevel
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=user_stacklevel())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return np.array(ndarray, dtype=npdt, copy=True)
