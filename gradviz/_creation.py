@@ -746,21 +746,51 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
     if dt.kind == "b":
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
-    size = math.ceil((end - start) / step)
+    if dt == np.int64:
+        # torch converts the bounds to int64, checked (2**63 is refused, never wrapped),
+        # truncating a float: arange(-2.25, 7, dtype=int64) has 9 elements
+        start, end, step = (int(_scalar_to(v, dt)) for v in (start, end, step))
+        if step == 0:
+            raise ValueError("step must be nonzero")
+        size = _int64_size(start, end, step)
+    else:
+        size = math.ceil((end - start) / step)
     if size * dt.itemsize >= 1 << 63:
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{size}]")
-    if dt.kind == "f":
-        data = _float_range(float(start), float(step), size, dt)
-    else:
-        # torch computes integer ranges on start and step truncated to int64, and the
-        # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
-        start, step = int(start), int(step)
-        if dt == np.int64:
-            if step == 0:
-                raise ValueError("step must be nonzero")
-            size = (int(end) - start + step - (1 if step > 0 else -1)) // step
-        data = start + np.arange(max(size, 0), dtype=np.int64) * step
+    try:
+        if dt.kind == "f":
+            if dt == np.float16:        # its bounds are read as float32, checked
+                start, step = (_scalar_to(v, np.dtype(np.float32)) for v in (start, step))
+            data = _float_range(float(start), float(step), size, dt)
+        else:
+            # the other integer dtypes on start and step truncated to int64
+            start, step = int(start), int(step)
+            data = start + np.arange(size, dtype=np.int64) * step
+    except MemoryError:
+        raise _allocation_error(size * dt.itemsize) from None
     return _finish(data.astype(dt), requires_grad, out, "arange")
+
+
+def _int64_size(start, end, step):
+    """The length of an int64 arange as torch counts it: (end - start + step - sign(step)) /
+    step in int64 arithmetic (wrapping, dividing toward zero: arange(-2**62, 2**62, 2**61)
+    is refused and arange(5, 0, -2**63) is empty), then as a double within int64."""
+    num = (end - start + step - (1 if step > 0 else -1) + (1 << 63)) % (1 << 64) - (1 << 63)
+    quotient = abs(num) // abs(step) * (1 if (num < 0) == (step < 0) else -1)
+    size = float(quotient)
+    if not 0 <= size <= 2.0 ** 63:
+        raise RuntimeError("invalid size, possible overflow?")
+    if size == 2.0 ** 63:       # torch's cast of it to int64 gives its lowest value
+        raise RuntimeError("IntArrayRef contains an int that cannot be represented as a "
+                           f"SymInt: {-(1 << 63)}")
+    return int(size)
+
+
+def _allocation_error(nbytes):
+    """torch's error for storage the allocator cannot give (NumPy raises MemoryError)."""
+    return RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                        f"can't allocate memory: you tried to allocate {nbytes} bytes. Error "
+                        "code 12 (Cannot allocate memory)")
 
 
 # the lanes of torch's vectorized arange kernel (the AVX2 build torch's CPU wheels dispatch)
@@ -780,7 +810,8 @@ def _float_range(start, step, n, dt):
     acc = np.dtype(np.float32 if dt == np.float16 else np.float64)
     start, step = acc.type(start), acc.type(step)
     i = np.arange(n)
-    data = _fused(start, step, i, acc).astype(dt)
+    with np.errstate(over="ignore"):        # float16's 70000 is inf, as torch
+        data = _fused(start, step, i, acc).astype(dt)
     lanes = _LANES[dt.name]
     parts = min(_THREADS or 1, -(-n // _GRAIN)) if n >= _GRAIN else 1
     size = max(-(-n // parts), 1)
@@ -789,7 +820,8 @@ def _float_range(start, step, n, dt):
         vectors = part[:part.size - part.size % (2 * lanes)]
         lane = (vectors - begin) % lanes
         bases = data[vectors - lane].astype(acc)
-        data[vectors] = _fused(bases, step, lane, acc).astype(dt)
+        with np.errstate(over="ignore"):
+            data[vectors] = _fused(bases, step, lane, acc).astype(dt)
     return data
 
 
@@ -803,9 +835,13 @@ arange.__signature__ = inspect.signature(_arange_bounds)        # what help() an
 
 
 def _arange_check(start, end, step):
-    """torch's arange_check_bounds, on the bounds as doubles."""
+    """torch's arange_check_bounds, on the bounds as doubles (after its parser's check that an
+    int fits 64 bits)."""
+    for v in (start, end, step):
+        if isinstance(v, int) and not -(1 << 63) <= v < 1 << 64:
+            raise _dtype._int_overflow(v)
     start, end, step = float(start), float(end), float(step)
-    if step == 0:
+    if not (step > 0 or step < 0):      # a nan step too
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
