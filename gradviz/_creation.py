@@ -11,6 +11,7 @@ out's dtype, not a draw cast to it)."""
 
 import functools
 import inspect
+import itertools
 import math
 import os
 import warnings
@@ -1025,8 +1026,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
         step = float(last - first if dt.kind == "f" else int(last) - int(first)) / (steps - 1)
         # not fused here: this part of torch is built without FMA
         exponents = _halves(float(first), float(last), steps, step, lambda a, b, k: a + b * k)
-        # math.pow is the C library's pow, as torch's std::pow (NumPy's may differ by an ulp)
-        powers = [_pow(base, x) for x in exponents.tolist()]
+        powers = _powers(base, exponents.tolist())
     data = np.array(powers, dtype=np.float64)
     if dt.kind in "iu":
         data = np.trunc(data)
@@ -1034,6 +1034,17 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
         data = data.astype(np.float32)          # c10::Half is made from a float
     with np.errstate(invalid="ignore", over="ignore"):
         return _finish(data.astype(dt), requires_grad, out, "logspace")
+
+
+def _powers(base, exponents):
+    """base ** x for each float x, by the C library's pow, as torch's std::pow: math.pow
+    (NumPy's vectorized pow differs from it by an ulp on about one value in twenty). Mapped
+    from C, without a Python frame per value, unless some value overflows or is not real."""
+    try:
+        return np.fromiter(map(math.pow, itertools.repeat(base), exponents), np.float64,
+                           len(exponents))
+    except (OverflowError, ValueError):
+        return [_pow(base, x) for x in exponents]
 
 
 def _pow(base, x):
