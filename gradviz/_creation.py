@@ -210,11 +210,8 @@ def _stored(data, npdt):
             values = np.array(elements, dtype=np.float64)   # torch reads it as a double
         elif values.dtype == object or values.max() > np.iinfo(np.int64).max:
             raise ValueError("Overflow when unpacking long long")
-    if npdt.kind in "iu" and values.size and values.dtype.kind in "iuf":
-        info = np.iinfo(npdt)
-        low = -info.max if npdt.kind == "u" and values.dtype.kind in "iu" else info.min
-        if not (np.isfinite(values).all() and low <= values.min() and values.max() <= info.max):
-            raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
+    if npdt.kind in "iu" and values.dtype.kind in "iuf" and not _fits(values, npdt):
+        raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
     with np.errstate(over="ignore"):              # 1e40 as float32 is inf, as torch
         return values.astype(npdt)
 
@@ -716,10 +713,8 @@ def arange(*args, **kwargs):
         # torch's parser takes a lone bound only as end: arange(start=5) is refused
         if len(kwargs) == 1:
             raise TypeError('arange() missing 1 required positional arguments: "end"')
-        # torch's parser lists the keywords last to first
-        given = "".join(f"{k}={_typename(v)}, " for k, v in reversed(kwargs.items()))
-        raise TypeError(f"arange() received an invalid combination of arguments - got "
-                        f"({given}), but expected one of:")
+        from ._ops._common import _invalid_combination
+        raise _invalid_combination("arange", (), kwargs)
     return _arange(*args, **kwargs)
 
 
@@ -824,10 +819,6 @@ def _float_range(start, step, n, dt):
         with np.errstate(over="ignore"):
             data[vectors] = _fused(bases, step, lane, acc).astype(dt)
     return data
-
-
-def _typename(v):
-    return "torch.dtype" if isinstance(v, _dtype.dtype) else type(v).__name__
 
 
 # torch's spellings (out=, layout= refused by name, ...) for the bounds given as arange's

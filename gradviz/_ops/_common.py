@@ -5,7 +5,7 @@ mode checks, torch's broadcast error.
 import numpy as np
 
 from .. import _dtype
-from .._dtype import _int_overflow
+from .._dtype import _TORCH_SCALAR, _int_overflow  # noqa: F401 - the ops' import
 from .._fperr import quietly
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
@@ -265,12 +265,6 @@ def _dims(dim, ndim):
     if isinstance(dim, (list, tuple)):
         return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
     return (_wrap_dim(dim, ndim),)
-
-
-# torch's scalar type names, for error messages.
-_TORCH_SCALAR = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
-                 "float16": "Half"}
 
 
 def _not_implemented(op, arg):
