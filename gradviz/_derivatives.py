@@ -1505,7 +1505,8 @@ def amax_grad(grad, self, dim, keepdim, result):
     # torch's restore_reduced_dims reshapes (ViewBackward0) where restore_dims unsqueezes
     g = reshape(grad, r.shape) if on_tensors(grad) and not keepdim else restore_dims(
         grad, dim, keepdim, n)
-    return scale_by_mask(hit, g / count)
+    # a constant tensor on Tensors: a Tensor's / leaves an ndarray to NumPy, as torch's does
+    return scale_by_mask(hit, g / (as_tensor(count) if on_tensors(g) else count))
 
 
 defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",

@@ -15,9 +15,15 @@ def _compare(ufunc, dunder=False):
         try:
             b, _ = _operand(other)
         except TypeError:
-            if dunder:      # as torch: Python's fallback, so t == None is False, t < None raises
+            if not dunder:
+                raise
+            # torch's == (not !=) reads a NumPy array of numbers as a tensor
+            if not (ufunc is np.equal and type(other) is np.ndarray and
+                    other.dtype.kind in "biuf"):
+                # as torch: Python's fallback, so t == None is False, t < None raises, and
+                # ndarray < t a TypeError
                 return NotImplemented
-            raise
+            b = other
         a, b = _coerce(self._data, b)
         try:
             return _make(ufunc(a, b))
@@ -70,7 +76,10 @@ def _invert(self):
 def _bitwise(ufunc, kernel):
     """self <ufunc> other on integer or bool tensors; torch's `kernel` refuses other dtypes."""
     def op(self, other):
-        b, _ = _operand(other)
+        try:
+            b, _ = _operand(other)
+        except TypeError:
+            return NotImplemented       # only an operator: Python and NumPy take over
         a, b = _coerce(self._data, b)
         if a.dtype.kind not in "iub" or (kernel.endswith("shift_cpu") and a.dtype.kind == "b"):
             raise NotImplementedError(f'"{kernel}" not implemented for '

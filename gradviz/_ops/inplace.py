@@ -13,8 +13,8 @@ from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state, no_grad
-from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error, _half_opmath, _needs,
-                      _operand, _stored, _wrap_int)
+from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
+                      _half_opmath, _needs, _operand, _stored, _wrap_int)
 from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
                          remainder)
 from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
@@ -135,8 +135,11 @@ def reread_from_base(self, view):
 
 
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
+    try:
+        b, ot = _operand(other)
+    except TypeError:
+        return NotImplemented       # `t += ndarray`: Python falls back to t = t + ndarray
     _check_inplace(self)
-    b, ot = _operand(other)
     if alpha != 1:
         b = _scaled(self._data, b, alpha)       # alpha checked and applied as the out-of-place op
     if type(b) is int and self._data.dtype.kind in "iu":
@@ -207,9 +210,13 @@ def pow_(self, exponent):
         _write(self, new)
         _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
         return self
+    try:
+        e = _operand(exponent)[0]
+    except TypeError:
+        return NotImplemented
     orig = self.clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
-        _write(self, _power(self._data, _operand(exponent)[0]))
+        _write(self, _power(self._data, e))
     _commit(self, D["pow"], (self,), (orig, exponent), "pow_")
     return self
 
@@ -296,8 +303,11 @@ def _inplace_from(self, other, op, values, row=None, saves_operands=False):
     """self.<op>(other): values(self, other), the out-of-place op (torch's result dtype and
     errors), written into self, recorded as `row` (`<row>_scalar` for a number other) saving
     self as it was before the edit and other when saves_operands; no row: never recorded."""
+    try:
+        b, ot = _operand(other)
+    except TypeError:
+        return NotImplemented
     _check_inplace(self)
-    b, ot = _operand(other)
     _check_cast(_dtype.result_type((self._data, b)), self._data.dtype)    # before the kernel
     orig = self.clone() if saves_operands and _needs(self, ot) else self
     with no_grad():
