@@ -2561,12 +2561,15 @@ defderiv("unique_dim(Tensor self)", "UniqueDimBackward0", saves_tensors=False,
 
 # ----- In-place view ops: self takes the view's shape and strides (x.t_(), x.squeeze_()) ------
 
-defderiv("squeeze_(Tensor self)",
-         "SqueezeBackward3", ("self_sym_sizes",), saves_tensors=False,
-         self=lambda grad, self_sym_sizes: unsqueeze_to(grad, None, self_sym_sizes))
-defderiv("squeeze_dims_(Tensor self, int[] dim)",
-         "SqueezeBackward5", ("self_sym_sizes", "dim"), saves_tensors=False,
-         self=lambda grad, self_sym_sizes, dim: unsqueeze_to(grad, dim, self_sym_sizes))
+def squeeze_all_grad(grad, self_sym_sizes):
+    return unsqueeze_to(grad, None, self_sym_sizes)
+
+
+defderiv("squeeze_(Tensor self)", "SqueezeBackward3", ("self_sym_sizes",),
+         saves_tensors=False, self=squeeze_all_grad)
+defderiv("squeeze_dims_(Tensor self, int[] dim)", "SqueezeBackward5", ("self_sym_sizes", "dim"),
+         saves_tensors=False, self=lambda grad, self_sym_sizes, dim: unsqueeze_to(
+             grad, dim, self_sym_sizes))
 defderiv("t_(Tensor self)", "TBackward1", saves_tensors=False, self=t_grad)
 defderiv("transpose_(Tensor self, int dim0, int dim1)",
          "TransposeBackward1", ("dim0", "dim1"), saves_tensors=False,
