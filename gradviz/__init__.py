@@ -97,6 +97,7 @@ def _ops_names():
         neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
         square_, tan_, tanh_, trunc_, xlogy_, zero_)
     from ._ops.counting import histc, histogram, unique
+    from ._ops.decompositions import svd
     from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,
                                   or_ as bitwise_or, rshift as bitwise_right_shift,
                                   xor as bitwise_xor)

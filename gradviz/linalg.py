@@ -1,4 +1,4 @@
-"""torch.linalg: norms (vector_norm, norm), inv, det, cross.
+"""torch.linalg: norms (vector_norm, norm), inv, det, cross, svd, svdvals.
 
 >>> import gradviz as torch
 >>> torch.linalg.norm(torch.tensor([[3.0, 0.0], [0.0, 4.0]]))
@@ -8,6 +8,7 @@ tensor(6.)
 """
 
 from ._keywords import with_keywords
+from ._ops.decompositions import linalg_svd, linalg_svdvals
 from ._ops.linalg import linalg_cross, linalg_det, linalg_inv
 from ._ops.reductions import matrix_or_vector_norm, vector_norm as _vector_norm
 from ._missing import module_getattr as _module_getattr
@@ -19,8 +20,10 @@ det = with_keywords(linalg_det, "_linalg_det")
 inv = with_keywords(linalg_inv, "linalg_inv_ex")
 norm = with_keywords(matrix_or_vector_norm, "linalg_norm")
 vector_norm = with_keywords(_vector_norm, "linalg_vector_norm")
+svd = with_keywords(linalg_svd, "linalg_svd")
+svdvals = with_keywords(linalg_svdvals, "linalg_svdvals")
 
-__all__ = ["cross", "det", "inv", "norm", "vector_norm"]
+__all__ = ["cross", "det", "inv", "norm", "svd", "svdvals", "vector_norm"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
