@@ -27,6 +27,7 @@ def names():
     import torch.linalg
     import torch.nn
     import torch.nn.functional
+    import torch.nn.utils
     import torch.optim
     import torch.autograd.functional
     import torch.autograd.graph
@@ -41,7 +42,8 @@ def names():
             "linalg": public(torch.linalg),
             "autograd": public(torch.autograd),
             "autograd_functional": public(torch.autograd.functional),
-            "autograd_graph": public(torch.autograd.graph)}
+            "autograd_graph": public(torch.autograd.graph),
+            "nn_utils": public(torch.nn.utils)}
 
 
 # Where torch's stubs differ from what its parser takes: tensor, as_tensor and new_tensor take
@@ -52,6 +54,9 @@ _PARSER = {
     ("torch", "as_tensor"): ["(data, *, dtype=None, device=None)"],
     ("Tensor", "new_tensor"): ["(data, *, dtype=None, device=None, requires_grad=False, "
                                "pin_memory=False)"],
+    # torch.unique is a (*args, **kwargs) dispatcher; its implementation (_unique_impl) takes
+    ("torch", "unique"): ["(input, sorted=True, return_inverse=False, return_counts=False, "
+                          "dim=None)"],
 }
 
 

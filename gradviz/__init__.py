@@ -13,6 +13,7 @@ PyTorch autograd code runs unchanged with `import gradviz as torch`:
 __version__ = "0.1.0"
 
 import sys as _sys
+import threading as _threading
 from importlib import import_module as _import_module
 from importlib.util import find_spec as _find_spec
 
@@ -21,21 +22,31 @@ from importlib.util import find_spec as _find_spec
 # this package) but runs the file on PyTorch: the core was ~half of gradviz's import there.
 # `import gradviz as torch` then `torch.tensor(...)` imports it at that first name, into this
 # module, in the order below, so every name is what it was when the core loaded eagerly.
+# Threads asking for their first name at once wait on _lock until one of them has loaded the
+# core (`_loaded` turns True only then). `_loading` is the id of the thread loading it: its own
+# imports, which may ask for names too, must not load it again.
 _loaded = False
+_loading = None
+_lock = _threading.RLock()
 
 
 def _load():
     """Import the core into this module (once)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    globals().update(_ops_names())
-    # The forwards _ops_names imported, as torch's argument parser takes them (`input=`,
-    # `axis=`, `out=`); the names _other_names imports after them win, as they did.
-    globals().update(_registry.TORCH)
-    globals().update(_other_names())
-    _missing.install_tensor_stubs(Tensor)
+    global _loaded, _loading
+    with _lock:
+        if _loaded or _loading is not None:
+            return
+        _loading = _threading.get_ident()
+        try:
+            globals().update(_ops_names())
+            # The forwards _ops_names imported, as torch's argument parser takes them
+            # (`input=`, `axis=`, `out=`); the names _other_names imports after them win.
+            globals().update(_registry.TORCH)
+            globals().update(_other_names())
+            _missing.install_tensor_stubs(Tensor)
+            _loaded = True
+        finally:
+            _loading = None
 
 
 def _ops_names():
@@ -79,6 +90,17 @@ def _ops_names():
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
                                logaddexp2, rsqrt, sinh, tan, xlogy)
+    from ._ops.inplace_functions import (
+        abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
+        asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,
+        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, log10_, log1p_, log2_, log_,
+        neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
+        square_, tan_, tanh_, trunc_, xlogy_, zero_)
+    from ._ops.counting import histc, histogram, unique
+    from ._ops.decompositions import svd
+    from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,
+                                  or_ as bitwise_or, rshift as bitwise_right_shift,
+                                  xor as bitwise_xor)
     from ._ops.views import (cat, cat as concat, cat as concatenate, flatten, narrow, permute, reshape,
                              select, squeeze, stack, t, transpose, unbind, unsqueeze)
     from ._creation import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy,
@@ -153,20 +175,26 @@ __all__ = [
 ]
 
 def __getattr__(name):
-    if not name.startswith("__") and _importing() and _find_spec(f"{__name__}.{name}"):
-        # a module of gradviz being imported asks for another (`from .. import _dtype`),
-        # maybe while the core is half imported: that module alone, as Python's import gives it
-        return _import_module(f"{__name__}.{name}")
+    if not name.startswith("__") and _importing():
+        if _loading not in (None, _threading.get_ident()):
+            # another thread is loading the core: importing its modules from here too would
+            # meet them half imported (a circular import across threads); wait for it
+            _load()
+            if name in globals():
+                return globals()[name]
+        if _find_spec(f"{__name__}.{name}"):
+            # a module of gradviz being imported asks for another (`from .. import _dtype`),
+            # maybe while the core is half imported: that module alone, as Python's import
+            # gives it
+            return _import_module(f"{__name__}.{name}")
     if not _loaded:
         _load()
         if name in globals():
             return globals()[name]
     # Not a name of the core: say whether PyTorch has it (run with --backend torch) or
     # whether it is a typo, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
-    from ._missing import missing
-    raise missing("torch", name, globals())
+    from ._missing import module_getattr
+    module_getattr("torch", __name__, globals())(name)
 
 
 def _importing():

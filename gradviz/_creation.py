@@ -11,6 +11,7 @@ out's dtype, not a draw cast to it)."""
 
 import functools
 import inspect
+import itertools
 import math
 import os
 import warnings
@@ -209,11 +210,8 @@ def _stored(data, npdt):
             values = np.array(elements, dtype=np.float64)   # torch reads it as a double
         elif values.dtype == object or values.max() > np.iinfo(np.int64).max:
             raise ValueError("Overflow when unpacking long long")
-    if npdt.kind in "iu" and values.size and values.dtype.kind in "iuf":
-        info = np.iinfo(npdt)
-        low = -info.max if npdt.kind == "u" and values.dtype.kind in "iu" else info.min
-        if not (np.isfinite(values).all() and low <= values.min() and values.max() <= info.max):
-            raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
+    if npdt.kind in "iu" and values.dtype.kind in "iuf" and not _fits(values, npdt):
+        raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
     with np.errstate(over="ignore"):              # 1e40 as float32 is inf, as torch
         return values.astype(npdt)
 
@@ -232,13 +230,20 @@ def _array(ndarray, result=True):
     return ndarray
 
 
+_complex_warned = False     # whether _cast has warned (torch warns once per process)
+
+
 def _cast(ndarray, npdt):
     """A copy of an array in npdt (its own dtype when None), warning as torch's copy_ does when
-    an imaginary part is dropped."""
+    an imaginary part is dropped: once per process (torch's TORCH_WARN_ONCE), whatever the
+    warning filters say."""
+    global _complex_warned
     if ndarray.dtype.kind == "c" and npdt is not None:
-        from .autograd.callsite import user_stacklevel
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=user_stacklevel())
+        if not _complex_warned:
+            _complex_warned = True
+            from .autograd.callsite import user_stacklevel
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=user_stacklevel())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return np.array(ndarray, dtype=npdt, copy=True)
@@ -708,10 +713,8 @@ def arange(*args, **kwargs):
         # torch's parser takes a lone bound only as end: arange(start=5) is refused
         if len(kwargs) == 1:
             raise TypeError('arange() missing 1 required positional arguments: "end"')
-        # torch's parser lists the keywords last to first
-        given = "".join(f"{k}={_typename(v)}, " for k, v in reversed(kwargs.items()))
-        raise TypeError(f"arange() received an invalid combination of arguments - got "
-                        f"({given}), but expected one of:")
+        from ._ops._common import _invalid_combination
+        raise _invalid_combination("arange", (), kwargs)
     return _arange(*args, **kwargs)
 
 
@@ -739,21 +742,51 @@ def _arange_bounds(start=None, end=None, step=None, *, out=None, dtype=None, dev
     dt = np.dtype(_out_dt(out, dtype, np.int64 if ints else None))
     if dt.kind == "b":
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
-    size = math.ceil((end - start) / step)
+    if dt == np.int64:
+        # torch converts the bounds to int64, checked (2**63 is refused, never wrapped),
+        # truncating a float: arange(-2.25, 7, dtype=int64) has 9 elements
+        start, end, step = (int(_scalar_to(v, dt)) for v in (start, end, step))
+        if step == 0:
+            raise ValueError("step must be nonzero")
+        size = _int64_size(start, end, step)
+    else:
+        size = math.ceil((end - start) / step)
     if size * dt.itemsize >= 1 << 63:
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{size}]")
-    if dt.kind == "f":
-        data = _float_range(float(start), float(step), size, dt)
-    else:
-        # torch computes integer ranges on start and step truncated to int64, and the
-        # length of an int64 one from end truncated too: arange(-2.25, 7, dtype=int64) has 9
-        start, step = int(start), int(step)
-        if dt == np.int64:
-            if step == 0:
-                raise ValueError("step must be nonzero")
-            size = (int(end) - start + step - (1 if step > 0 else -1)) // step
-        data = start + np.arange(max(size, 0), dtype=np.int64) * step
+    try:
+        if dt.kind == "f":
+            if dt == np.float16:        # its bounds are read as float32, checked
+                start, step = (_scalar_to(v, np.dtype(np.float32)) for v in (start, step))
+            data = _float_range(float(start), float(step), size, dt)
+        else:
+            # the other integer dtypes on start and step truncated to int64
+            start, step = int(start), int(step)
+            data = start + np.arange(size, dtype=np.int64) * step
+    except MemoryError:
+        raise _allocation_error(size * dt.itemsize) from None
     return _finish(data.astype(dt), requires_grad, out, "arange")
+
+
+def _int64_size(start, end, step):
+    """The length of an int64 arange as torch counts it: (end - start + step - sign(step)) /
+    step in int64 arithmetic (wrapping, dividing toward zero: arange(-2**62, 2**62, 2**61)
+    is refused and arange(5, 0, -2**63) is empty), then as a double within int64."""
+    num = (end - start + step - (1 if step > 0 else -1) + (1 << 63)) % (1 << 64) - (1 << 63)
+    quotient = abs(num) // abs(step) * (1 if (num < 0) == (step < 0) else -1)
+    size = float(quotient)
+    if not 0 <= size <= 2.0 ** 63:
+        raise RuntimeError("invalid size, possible overflow?")
+    if size == 2.0 ** 63:       # torch's cast of it to int64 gives its lowest value
+        raise RuntimeError("IntArrayRef contains an int that cannot be represented as a "
+                           f"SymInt: {-(1 << 63)}")
+    return int(size)
+
+
+def _allocation_error(nbytes):
+    """torch's error for storage the allocator cannot give (NumPy raises MemoryError)."""
+    return RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                        f"can't allocate memory: you tried to allocate {nbytes} bytes. Error "
+                        "code 12 (Cannot allocate memory)")
 
 
 # the lanes of torch's vectorized arange kernel (the AVX2 build torch's CPU wheels dispatch)
@@ -773,7 +806,8 @@ def _float_range(start, step, n, dt):
     acc = np.dtype(np.float32 if dt == np.float16 else np.float64)
     start, step = acc.type(start), acc.type(step)
     i = np.arange(n)
-    data = _fused(start, step, i, acc).astype(dt)
+    with np.errstate(over="ignore"):        # float16's 70000 is inf, as torch
+        data = _fused(start, step, i, acc).astype(dt)
     lanes = _LANES[dt.name]
     parts = min(_THREADS or 1, -(-n // _GRAIN)) if n >= _GRAIN else 1
     size = max(-(-n // parts), 1)
@@ -782,12 +816,9 @@ def _float_range(start, step, n, dt):
         vectors = part[:part.size - part.size % (2 * lanes)]
         lane = (vectors - begin) % lanes
         bases = data[vectors - lane].astype(acc)
-        data[vectors] = _fused(bases, step, lane, acc).astype(dt)
+        with np.errstate(over="ignore"):
+            data[vectors] = _fused(bases, step, lane, acc).astype(dt)
     return data
-
-
-def _typename(v):
-    return "torch.dtype" if isinstance(v, _dtype.dtype) else type(v).__name__
 
 
 # torch's spellings (out=, layout= refused by name, ...) for the bounds given as arange's
@@ -796,9 +827,13 @@ arange.__signature__ = inspect.signature(_arange_bounds)        # what help() an
 
 
 def _arange_check(start, end, step):
-    """torch's arange_check_bounds, on the bounds as doubles."""
+    """torch's arange_check_bounds, on the bounds as doubles (after its parser's check that an
+    int fits 64 bits)."""
+    for v in (start, end, step):
+        if isinstance(v, int) and not -(1 << 63) <= v < 1 << 64:
+            raise _dtype._int_overflow(v)
     start, end, step = float(start), float(end), float(step)
-    if step == 0:
+    if not (step > 0 or step < 0):      # a nan step too
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
@@ -982,8 +1017,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
         step = float(last - first if dt.kind == "f" else int(last) - int(first)) / (steps - 1)
         # not fused here: this part of torch is built without FMA
         exponents = _halves(float(first), float(last), steps, step, lambda a, b, k: a + b * k)
-        # math.pow is the C library's pow, as torch's std::pow (NumPy's may differ by an ulp)
-        powers = [_pow(base, x) for x in exponents.tolist()]
+        powers = _powers(base, exponents.tolist())
     data = np.array(powers, dtype=np.float64)
     if dt.kind in "iu":
         data = np.trunc(data)
@@ -991,6 +1025,17 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
         data = data.astype(np.float32)          # c10::Half is made from a float
     with np.errstate(invalid="ignore", over="ignore"):
         return _finish(data.astype(dt), requires_grad, out, "logspace")
+
+
+def _powers(base, exponents):
+    """base ** x for each float x, by the C library's pow, as torch's std::pow: math.pow
+    (NumPy's vectorized pow differs from it by an ulp on about one value in twenty). Mapped
+    from C, without a Python frame per value, unless some value overflows or is not real."""
+    try:
+        return np.fromiter(map(math.pow, itertools.repeat(base), exponents), np.float64,
+                           len(exponents))
+    except (OverflowError, ValueError):
+        return [_pow(base, x) for x in exponents]
 
 
 def _pow(base, x):

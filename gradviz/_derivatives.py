@@ -1505,7 +1505,8 @@ def amax_grad(grad, self, dim, keepdim, result):
     # torch's restore_reduced_dims reshapes (ViewBackward0) where restore_dims unsqueezes
     g = reshape(grad, r.shape) if on_tensors(grad) and not keepdim else restore_dims(
         grad, dim, keepdim, n)
-    return scale_by_mask(hit, g / count)
+    # a constant tensor on Tensors: a Tensor's / leaves an ndarray to NumPy, as torch's does
+    return scale_by_mask(hit, g / (as_tensor(count) if on_tensors(g) else count))
 
 
 defderiv("var(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim)",
@@ -2545,3 +2546,61 @@ defderiv("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int 
          target=lambda grad, grad_output, self, target, reduction: -mse_double_grad_input(
              grad, grad_output, self, target, reduction))
 
+
+
+# ----- Ops torch records without a derivative (NotImplementedError in backward) --------------
+
+def no_derivative_unique(grad):
+    raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+def no_derivative_unique_dim(grad):
+    raise NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+
+
+defderiv("unique(Tensor self)", "Unique2Backward0", saves_tensors=False,
+         self=no_derivative_unique)
+defderiv("unique_dim(Tensor self)", "UniqueDimBackward0", saves_tensors=False,
+         self=no_derivative_unique_dim)
+
+
+# ----- In-place view ops: self takes the view's shape and strides (x.t_(), x.squeeze_()) ------
+
+def squeeze_all_grad(grad, self_sym_sizes):
+    return unsqueeze_to(grad, None, self_sym_sizes)
+
+
+defderiv("squeeze_(Tensor self)", "SqueezeBackward3", ("self_sym_sizes",),
+         saves_tensors=False, self=squeeze_all_grad)
+defderiv("squeeze_dims_(Tensor self, int[] dim)", "SqueezeBackward5", ("self_sym_sizes", "dim"),
+         saves_tensors=False, self=lambda grad, self_sym_sizes, dim: unsqueeze_to(
+             grad, dim, self_sym_sizes))
+defderiv("t_(Tensor self)", "TBackward1", saves_tensors=False, self=t_grad)
+defderiv("transpose_(Tensor self, int dim0, int dim1)",
+         "TransposeBackward1", ("dim0", "dim1"), saves_tensors=False,
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+
+
+# ----- Singular value decomposition -----------------------------------------------------------
+
+def svd_grad(grads, U, S, Vh, full_matrices):
+    """torch's svd_backward for a gradient through S alone (svdvals): U diag(gS) Vh, over the
+    first k = len(S) singular vectors. A gradient through U or Vh is not implemented."""
+    gU, gS, gVh = grads
+    if gU is not None or gVh is not None:
+        raise NotImplementedError("gradviz: the gradient of torch.linalg.svd through U or Vh "
+                                  "is not implemented by gradviz's core (only through S, as "
+                                  "svdvals); run with --backend torch to use PyTorch")
+    k = np.shape(value(S))[-1]
+    if full_matrices:
+        U, Vh = narrow(U, -1, 0, k), narrow(Vh, -2, 0, k)
+    m, n = np.shape(value(U))[-2], np.shape(value(Vh))[-1]
+    nd = np.ndim(value(gS))
+    if m >= n:
+        return matmul(U, unsqueeze_dims(gS, (nd,), nd + 1) * Vh)
+    return matmul(U * unsqueeze_dims(gS, (nd - 1,), nd + 1), Vh)
+
+
+defderiv("linalg_svd(Tensor A)", "LinalgSvdBackward0",
+         ("U", "S", "Vh", "full_matrices", "S_sym_argsize_minus_1"), n_out=None,
+         A=lambda grads, U, S, Vh, full_matrices: svd_grad(grads, U, S, Vh, full_matrices))

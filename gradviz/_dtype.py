@@ -199,3 +199,13 @@ class Size(tuple):
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
         return Size(r) if isinstance(item, slice) else r
+
+
+# torch's scalar type names (its kernels' errors: "not implemented for 'Long'") and C++ type
+# names (its type metadata and checks: "out of bounds for long int"), by NumPy dtype name
+_TORCH_SCALAR = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
+                 "float16": "Half"}
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}

@@ -13,7 +13,7 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 """
 
 from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, LINALG,
-                         NN, OPTIM, TENSOR, TORCH, VERSION)
+                         NN, NN_UTILS, OPTIM, TENSOR, TORCH, VERSION)
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -26,12 +26,14 @@ _OWNERS = {
     "autograd.functional": (AUTOGRAD_FUNCTIONAL, "module 'torch.autograd.functional'",
                             "torch.autograd.functional."),
     "autograd.graph": (AUTOGRAD_GRAPH, "module 'torch.autograd.graph'", "torch.autograd.graph."),
+    "nn.utils": (NN_UTILS, "module 'torch.nn.utils'", "torch.nn.utils."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional", "optim", "linalg", "autograd", "autograd.functional" or "autograd.graph");
+    "functional", "optim", "linalg", "autograd", "autograd.functional", "autograd.graph" or
+    "nn.utils");
     `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:
@@ -51,6 +53,17 @@ def missing(owner, name, have):
     err.name = None
     return err
 
+
+
+def module_getattr(owner, module_name, have):
+    """The module-level `__getattr__` of the gradviz module standing for torch's `owner`
+    namespace (see `missing`): a private name gets Python's own error, a public one the error
+    above. `have` (the module's globals() or __all__) is read when a name is asked for."""
+    def __getattr__(name):
+        if name.startswith("_"):
+            raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        raise missing(owner, name, have)
+    return __getattr__
 
 class _Missing:
     """A Tensor attribute that PyTorch has and gradviz's core lacks: reading it raises the

@@ -34,6 +34,8 @@ import warnings
 
 import numpy as np
 
+from ._dtype import _CPP_NAMES, _TORCH_SCALAR
+
 __all__ = ["Generator", "default_generator"]
 
 # torch's default seed: an unseeded program draws the same numbers as an unseeded torch one.
@@ -373,17 +375,6 @@ def randint(low, high, shape, generator=None, dtype=np.int64):
     return _cast(vals, dt).reshape(shape)
 
 
-# torch's names of the dtypes: in its kernels' errors, and as its type metadata prints them
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool", "float16": "Half"}
-_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-               "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
-               "float32": "float", "float64": "double"}
-
-
-_FLOAT_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
-
-
 def _num(x):
     """A number as torch's C++ messages print a double (ostream: 6 significant digits, so
     -1.0 prints as -1 and 1e308 as 1e+308)."""
@@ -395,13 +386,13 @@ def check_uniform(low, high, dt):
     lowest, highest = float(np.finfo(dt).min), float(np.finfo(dt).max)
     for name, v in (("from", low), ("to", high)):
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {_TYPE_NAMES[dt.name]}")
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[dt.name]}")
     if not low <= high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_num(low)} > to={_num(high)}")
     if high - low > highest:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
-                           f"{_FLOAT_NAMES[dt.name]}>::max(), "
+                           f"{_TORCH_SCALAR[dt.name]}>::max(), "
                            f"but found to={_num(high)} and from={_num(low)} which result in "
                            "to-from to exceed the limit")
 
@@ -409,7 +400,7 @@ def check_uniform(low, high, dt):
 def _floating(dt, kernel):
     """dt, when floating; torch's kernel error otherwise."""
     if dt.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[dt.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_SCALAR[dt.name]}\'')
     return dt
 
 
@@ -444,14 +435,14 @@ def _check_bounds(low, last, dt):
         lowest, highest = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
     for name, v in (("from", low), ("to - 1", last)):
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {_TYPE_NAMES[dt.name]}")
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[dt.name]}")
     if dt.kind == "f":
         digits = np.finfo(dt).nmant + 1
         from .autograd.callsite import user_stacklevel     # (a rare warning: not at import)
         for name, v in (("from", low), ("to - 1", last)):
             if not -(1 << digits) <= v <= 1 << digits:
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
-                              f"precision limitations {_TYPE_NAMES[dt.name]} can support "
+                              f"precision limitations {_CPP_NAMES[dt.name]} can support "
                               "discrete uniform distribution only within this range. This "
                               "warning will become an error in version 1.7 release, please fix "
                               "the code in advance", UserWarning,
@@ -484,7 +475,7 @@ def exponential(shape, dtype, lambd=1.0, generator=None):
     if dt.kind != "f":
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_SCALAR_NAMES[dt.name]}")
+                           f"{_TORCH_SCALAR[dt.name]}")
     gen = _gen(generator)
     u = _unit_f64(gen, math.prod(shape))
     # libm's log1p (as torch's kernel calls it): NumPy's own can differ in the last bit.

@@ -16,10 +16,11 @@ so that the table and the ops never import each other.
 True
 """
 
+import functools
 import types
 
 __all__ = ["TORCH", "TENSOR", "BINDINGS", "ops", "export", "records", "method",
-           "install_methods"]
+           "install_methods", "refusing"]
 
 TORCH = {}          # name -> function exported as torch.<name>
 TENSOR = {}         # name -> function installed as Tensor.<name>
@@ -71,9 +72,43 @@ def install_methods(tensor_cls):
     """Put the Tensor methods on the class; both tables then hold the forwards as torch's
     argument parser takes them (`input=`, `axis=`, `keepdims=`, `out=`: gradviz._keywords)."""
     from ._keywords import with_keywords
+    operators = {id(fn) for name, fn in TENSOR.items() if name in _OPERATORS}
     for name, fn in TORCH.items():
-        TORCH[name] = with_keywords(fn, name)
+        TORCH[name] = with_keywords(refusing(fn, name) if id(fn) in operators else fn, name)
     for name, fn in TENSOR.items():
         if not name.startswith("__"):
+            fn = refusing(fn, name, method=True) if id(fn) in operators else fn
             TENSOR[name] = fn = with_keywords(fn, name, method=True)
         setattr(tensor_cls, name, fn)
+
+
+# Python's binary operators: a forward that is one of them returns NotImplemented for an operand
+# it does not take (a NumPy array, a str), as torch's operators do, so that Python and NumPy
+# take over (`t + ndarray` is NumPy's sum).
+_OPERATORS = frozenset(f"__{kind}{op}__" for kind in ("", "r", "i") for op in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift"))
+# torch's functions with one signature taking `other`: their parser names the argument.
+_ONE_SIGNATURE = frozenset(("add", "sub", "mul", "div", "matmul", "add_", "sub_", "mul_",
+                            "div_"))
+
+
+def refusing(fn, name, method=False):
+    """An operator's forward as torch.<name> / Tensor.<name>: where the operator returns
+    NotImplemented (an operand that is neither a Tensor nor a number), torch's TypeError."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if out is NotImplemented:
+            raise _refused(name, args, kwargs, method)
+        return out
+    return call
+
+
+def _refused(name, args, kwargs, method):
+    from ._ops._common import _invalid_combination, _type_name
+    if name in _ONE_SIGNATURE:
+        other = args[1] if len(args) > 1 else kwargs.get("other")
+        return TypeError(f"{name}(): argument 'other' (position {1 if method else 2}) must be "
+                         f"Tensor, not {_type_name(other)}")
+    return _invalid_combination(name, args[int(method):], kwargs)

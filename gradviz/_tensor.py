@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
-from ._dtype import Size, from_numpy_dtype
+from ._dtype import _CPP_NAMES, Size, from_numpy_dtype
 from .autograd import tracing as _tracing
 from .autograd.grad_mode import _state
 
@@ -150,9 +150,6 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 
 
 # The C++ type names torch 2.13 prints when a .grad of the wrong dtype is assigned.
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -275,8 +272,17 @@ class Tensor(metaclass=_TorchClass):
         return self._array()
 
     def __array__(self, dtype=None, copy=None):
-        a = self._array()
+        a = self.numpy()        # torch's: refused for a tensor that requires grad
         return a if dtype is None else a.astype(dtype)
+
+    def __array_wrap__(self, array):
+        """NumPy's result of a ufunc on tensors (np.sin(t), and `t + ndarray`, which torch's
+        operators leave to NumPy) as a tensor sharing its memory; a bool array becomes uint8.
+        torch's method, with torch's one-argument signature (NumPy 2 warns about it)."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        from ._creation import from_numpy
+        return from_numpy(array)
 
     def item(self):
         if self._data.size != 1:
@@ -494,9 +500,11 @@ class Tensor(metaclass=_TorchClass):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (see autograd.backward)."""
-        from .autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs=inputs)
+        global _backward
+        if _backward is None:       # imported once, not at every call
+            from .autograd.engine import backward as _backward
+        _backward((self,), None if gradient is None else (gradient,), retain_graph,
+                  create_graph, inputs=inputs)
 
     def _version_counter(self):
         vc = self._vc
@@ -557,6 +565,7 @@ def _init(t, data):
 
 
 _new = object.__new__
+_backward = None        # gradviz.autograd.engine.backward, once Tensor.backward first ran
 
 
 def _make(data, cls=Tensor):

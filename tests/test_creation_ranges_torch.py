@@ -40,6 +40,27 @@ CASES = [
     ("arange", (0.1, 3000.3, 0.1), "float32"), ("arange", (0, 1, 1 / 3), "float64"),
     # (from 32768 values on, torch splits the range between its threads: its values then
     # depend on torch.get_num_threads(), which a test run may have changed)
+    # int64 bounds converted checked (never wrapped) and its length counted in int64
+    # arithmetic, which wraps; a nan or zero step, non-finite bounds, sizes beyond int64 or
+    # beyond memory
+    ("arange", (2 ** 63 - 3, 2 ** 63), "int64"), ("arange", (0, 2 ** 63), "int64"),
+    ("arange", (2 ** 63 - 3, 2 ** 63 + 2), "int64"), ("arange", (0, 2 ** 64), "int64"),
+    ("arange", (0, -2 ** 63 - 1), "int64"), ("arange", (0, 3, 2 ** 63), "int64"),
+    ("arange", (2 ** 63 - 5, 2 ** 63 - 1, 2), "int64"),
+    ("arange", (-2 ** 62, 2 ** 62, 2 ** 61), "int64"),
+    ("arange", (-2 ** 63, 2 ** 63 - 1, 2 ** 62), "int64"), ("arange", (5, 0, -2 ** 63), "int64"),
+    ("arange", (0, 2 ** 63 - 1, 2 ** 63 - 1), "int64"),
+    ("arange", (-1, 2 ** 63 - 1, 2 ** 63 - 1), "int64"), ("arange", (0, 2 ** 63 - 1), "int64"),
+    ("arange", (0, 1e20, 1e18), "int64"), ("arange", (0.0, 9.3e18, 1e18), "int64"),
+    ("arange", (0, 2.5, 0.5), "int64"), ("arange", (0, 2 ** 62), "int64"),
+    ("arange", (0, 2 ** 40), "int64"), ("arange", (0, 1e15), "float32"),
+    ("arange", (0, 1e20), "float32"), ("arange", (0, float("nan")), "float32"),
+    ("arange", (float("-inf"), 0), "float64"), ("arange", (0, float("nan")), "int64"),
+    ("arange", (0, 3, float("nan")), "float32"), ("arange", (0, 3, float("inf")), "float32"),
+    ("arange", (0, 3, 0), "int64"), ("arange", (0.0, 3.0, 0.0), "float32"),
+    ("arange", (0, 3, -1), "int64"), ("arange", (0, 1e5, 1e4), "float16"),
+    ("arange", (0.0, 1e300, 1e299), "float16"), ("arange", (1e300, 1e300 + 1e290, 1e289),
+                                                   "float32"),
 ]
 
 

@@ -92,8 +92,10 @@ def test_creation_as_torch(call):
     "t.tensor(np.complex64(1 + 2j), dtype=t.float32)",
     "t.tensor([np.complex128(1 + 2j)], dtype=t.float64)",
 ])
-def test_complex_numpy_data_cast_to_a_real_dtype_warns_and_drops_the_imaginary_part(call):
-    # torch warns once per process for an array (TORCH_WARN_ONCE); gradviz warns every time
+def test_complex_numpy_data_cast_to_a_real_dtype_warns_and_drops_the_imaginary_part(
+        call, monkeypatch):
+    # an array warns once per process, as torch's TORCH_WARN_ONCE: made to warn again here
+    monkeypatch.setattr(gradviz._creation, "_complex_warned", False)
     with pytest.warns(Warning, match="Casting complex values to real discards the imaginary"):
         ours = eval(call.replace("t.", "gradviz."))    # noqa: S307 - the cases above
     with warnings.catch_warnings():
@@ -108,8 +110,37 @@ def test_numpy_data_of_a_dtype_gradviz_lacks_is_still_refused_as_it_is():
             gradviz.tensor(data)
 
 
-def test_the_complex_cast_warning_names_the_callers_line_as_torch():
+def test_the_complex_cast_warning_names_the_callers_line_as_torch(monkeypatch):
     for make in (gradviz.tensor, gradviz.as_tensor):
+        monkeypatch.setattr(gradviz._creation, "_complex_warned", False)
         with pytest.warns(UserWarning, match="Casting complex values") as caught:
             make(np.array([1 + 2j]), dtype=gradviz.float32)
         assert caught[0].filename == __file__
+
+
+_WARN_TWICE = """
+import sys, warnings
+import numpy as np
+import {module} as t
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for make in (t.tensor, t.as_tensor, t.tensor):
+        make(np.array([1 + 2j]), dtype=t.float32)
+print([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in caught])
+"""
+
+
+def test_the_complex_cast_warning_is_given_once_per_process_as_torch():
+    # torch's TORCH_WARN_ONCE: once, whatever the warning filters say; torch's text then names
+    # its C++ source (" (Triggered internally at ...Copy.cpp)"), which gradviz does not
+    import subprocess
+    import sys
+
+    def warned(module):
+        run = subprocess.run([sys.executable, "-c", _WARN_TWICE.format(module=module)],
+                             capture_output=True, text=True, check=True)
+        return run.stdout
+    ours = warned("gradviz")
+    assert ours == warned("torch")
+    assert ours.count("Casting complex values") == 1

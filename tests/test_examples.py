@@ -99,6 +99,14 @@ CHECKS = {
         ("y", "data"): 64.0, ("dy_dx", "data"): 48.0, ("dy_dx", "grad_fn"): "MulBackward0",
         ("d2y_dx2", "data"): 24.0, ("d2y_dx2", "grad_fn"): None}),
     "training_loop_mlp.py": ([], 0, {}),
+    "char_rnn_lstm.py": ([], 0, {
+        ("loss", "data"): 1.7461, ("loss", "grad_fn"): "NllLossBackward0",
+        ("norm", "data"): 0.3014, ("model.rnn.weight_ih_l0", "shape"): [128, 16],
+        ("model.rnn.weight_hh_l0", "version"): 31, ("state[1]", "shape"): [1, 1, 32]}),
+    "name_classifier_rnn.py": ([], 0, {
+        ("batch_loss", "data"): 0.0115, ("batch_loss", "grad_fn"): "AddBackward0",
+        ("rnn.rnn.weight_ih_l0", "shape"): [32, 57], ("rnn.rnn.weight_hh_l0", "version"): 165,
+        ("data[0][0]", "version"): 5}),
     "cnn_random_data.py": ([], 0, {
         ("loss", "data"): 0.4742, ("loss", "grad_fn"): "NllLossBackward0",
         ("logits", "grad_fn"): "AddmmBackward0", ("model.0.weight", "shape"): [4, 1, 3, 3],

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -108,3 +110,43 @@ def test_a_tensor_unpickled_in_a_fresh_process_has_its_ops(tmp_path):
     out = _fresh(f"import json, pickle\nx = pickle.load(open({str(path)!r}, 'rb'))\n"
                  "print(json.dumps([(x + 1).tolist(), (x * x).sum().item()]))")
     assert out == [[4.0, 4.0], 18.0]
+
+
+# ----- First names from many threads at once -----------------------------------------------
+# Each thread waits at a barrier, then asks for its name: one loads the core, the others wait
+# for it (before, they found it half loaded: "gradviz's core does not implement torch.tensor",
+# or a circular import of gradviz.nn across threads).
+
+_THREADS = (
+    "import json, sys, threading\n"
+    "import gradviz as torch\n"
+    "names = sys.argv[1:]\n"
+    "barrier = threading.Barrier(len(names))\n"
+    "errors, got = [], {}\n"
+    "def first(name):\n"
+    "    barrier.wait()\n"
+    "    try:\n"
+    "        got[name] = type(getattr(torch, name)).__name__\n"
+    "    except Exception as exc:\n"
+    "        errors.append(f'{name}: {type(exc).__name__}: {exc}')\n"
+    "threads = [threading.Thread(target=first, args=(n,)) for n in names]\n"
+    "for t in threads: t.start()\n"
+    "for t in threads: t.join()\n"
+    "print(json.dumps([errors, got, torch.nn.Linear(2, 1)(torch.ones(2)).shape[0]]))\n"
+)
+
+_NAME_SETS = [
+    ["tensor"] * 8,
+    ["tensor", "ones", "nn", "zeros", "randn", "Tensor", "optim", "float32"],
+    ["nn", "optim", "linalg", "autograd", "no_grad", "utils", "cuda", "manual_seed"],
+]
+
+
+@pytest.mark.parametrize("run", range(2))
+@pytest.mark.parametrize("names", _NAME_SETS, ids=["same", "mixed", "modules"])
+def test_first_names_from_eight_threads_at_once_all_load(names, run):
+    proc = subprocess.run([sys.executable, "-c", _THREADS, *names], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    errors, got, n = json.loads(proc.stdout)
+    assert errors == [] and sorted(got) == sorted(set(names)) and n == 1

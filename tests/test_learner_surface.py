@@ -21,17 +21,19 @@ def _obs(x):
     return x
 
 
-def _run(torch, snippet):
+def _run(torch, snippet, obs=_obs):
     try:
-        return _obs(snippet(torch))
+        return obs(snippet(torch))
     except Exception as exc:        # noqa: BLE001 - the error is the observation
         err = Err(exc)
         return ("error", err.base, err.first)
 
 
-def _same(snippet):
+def _same(snippet, obs=_obs):
+    """The observations of snippet on gradviz and on torch are equal (obs: a result as plain
+    data)."""
     real = pytest.importorskip("torch")
-    ours, theirs = _run(gradviz, snippet), _run(real, snippet)
+    ours, theirs = _run(gradviz, snippet, obs), _run(real, snippet, obs)
     assert ours == theirs
     return ours
 

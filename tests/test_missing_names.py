@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
     (lambda: gradviz.stft, "gradviz's core does not implement torch.stft (PyTorch 2.13"),
     (lambda: gradviz.tensor(1.0).stft, "gradviz's core does not implement Tensor.stft"),
     (lambda: gradviz.no_such_op, "module 'torch' has no attribute 'no_such_op'"),
-    (lambda: gradviz.linalg.svd, "gradviz's core does not implement torch.linalg.svd"),
+    (lambda: gradviz.linalg.eigh, "gradviz's core does not implement torch.linalg.eigh"),
     (lambda: gradviz.linalg.no_such_op, "module 'torch.linalg' has no attribute 'no_such_op'"),
     (lambda: gradviz.tensor(1.0).no_such_thing, "'Tensor' object has no attribute "
                                                 "'no_such_thing'"),

@@ -40,6 +40,11 @@ CASES = [
     "t.zeros(2).random_(0, None)", "t.zeros(2).random_(to=3)", "t.zeros(2).random_(np.int64(3))",
     "t.zeros(2).random_()", "t.zeros(2, dtype=t.uint8).random_(0, 300)",
     "t.zeros(2, dtype=t.int64).random_(-5, 5)",
+    # torch's parser error names the keywords too (last to first)
+    "t.zeros(2).random_(1.5, to=3)", "t.zeros(2).random_(1, to=3.5)",
+    "t.zeros(2).random_(from_=1.5, to=3)", "t.zeros(2).random_(to=3.5)",
+    "t.zeros(2).random_(from_=1, to=3)", "t.zeros(2).random_(**{'from': 1, 'to': 3})",
+    "t.arange(start=1, step=2)",
 ]
 
 

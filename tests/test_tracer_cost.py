@@ -202,3 +202,66 @@ def test_the_kept_steps_keep_a_long_lived_nodes_large_gradient_whole(tmp_path):
         assert (st.grads[0] == st.call + 1).all()
     received = [grads[0] for node, grads in tracer.events if node is acc[0].node]
     assert [type(g).__name__ for g in received] == ["str", "str", "ndarray"]
+
+
+EDITS_IN_AND_AROUND_A_STEP = """
+    import gradviz as torch
+
+    w = torch.ones(3, requires_grad=True)
+    v = torch.ones(2, requires_grad=True)
+    b = torch.zeros(3)
+    opt = torch.optim.SGD([w, v], lr=0.1, momentum=0.9)
+
+    def closure():
+        b.add_(1)
+        with torch.no_grad():
+            w.mul_(1.0)
+        return None
+
+    for i in range(3):
+        (w * 2).sum().backward()
+        (v * 3).sum().backward()
+        opt.step(closure)
+        opt.step()
+        b.mul_(2)
+"""
+
+
+def test_in_place_edits_from_held_frames_get_the_sites_a_whole_walk_gives(tmp_path,
+                                                                           monkeypatch):
+    # An optimizer's edits reuse the frames of the edit before (HeldWalk); edits in a closure
+    # the step calls, and edits at the file's top level between steps, must still get their
+    # own lines: each edit's site is compared with a whole walk's.
+    from gradviz.autograd import callsite
+    path = tmp_path / "edits.py"
+    path.write_text(textwrap.dedent(EDITS_IN_AND_AROUND_A_STEP))
+    walked = []
+    inplace = Tracer.inplace
+
+    def both(self, tensor, op):
+        walked.append(site_of(callsite.user_frame(3)))
+        inplace(self, tensor, op)
+    monkeypatch.setattr(Tracer, "inplace", both)
+
+    def site_of(found):
+        return None if found[0] is None else callsite.site_at(*found)
+    run = run_file(str(path))
+    sites = [e.site for e in run.tracer.inplace_events]
+    assert sites == walked
+    lines = [line for _, line in sites]
+    assert {10, 12, 18, 19, 20} == set(lines)
+    assert lines.count(19) == 3 * 2 * 3     # 3 steps, 2 parameters, 3 edits each (momentum)
+    # the held frames are let go when the run ends
+    assert run.tracer._edit_walk.chain == []
+
+
+def test_the_edit_walk_lets_go_of_its_frames_at_each_backward():
+    tracer = Tracer()
+    w = gradviz.ones(2, requires_grad=True)
+    opt = gradviz.optim.SGD([w], lr=0.1)
+    with tracing(tracer):
+        (w * 2).sum().backward()
+        opt.step()
+        assert tracer._edit_walk.chain       # the optimizer's frames, held
+        (w * 2).sum().backward()
+        assert tracer._edit_walk.chain == []

@@ -5,7 +5,7 @@ mode checks, torch's broadcast error.
 import numpy as np
 
 from .. import _dtype
-from .._dtype import _int_overflow
+from .._dtype import _TORCH_SCALAR, _int_overflow  # noqa: F401 - the ops' import
 from .._fperr import quietly
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
@@ -141,9 +141,37 @@ def _operand(x):
         return (float(x) if tx is np.bool_ else x.item()), None
     if isinstance(x, _SCALAR_TYPES):
         return x, None
-    if isinstance(x, np.ndarray):
-        return x, None
-    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+    # Neither a Tensor nor a number (a NumPy array, a str, None): torch's operators return
+    # NotImplemented for it, so that Python and NumPy take over (`t + ndarray` is NumPy's sum
+    # wrapped by Tensor.__array_wrap__, `ndarray + t` a TypeError); the operators here catch
+    # this TypeError, and their torch.X forms refuse it (gradviz._registry.refusing).
+    raise TypeError(f"argument 'other' must be Tensor, not {_type_name(x)}")
+
+
+def _type_name(x):
+    """The name torch's argument parser prints for x's type (CPython's tp_name): a class
+    written in Python by its name, one written in C by its dotted path ('numpy.ndarray'), a
+    dtype as torch's ('torch.dtype')."""
+    tp = type(x)
+    if tp is _dtype.dtype:
+        return "torch.dtype"
+    if tp.__flags__ & _HEAPTYPE or tp.__module__ == "builtins":
+        return tp.__name__
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+_HEAPTYPE = 1 << 9      # CPython's Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def _invalid_combination(name, args, kwargs):
+    """torch's parser error for arguments no signature of `name` takes: the types of the
+    positional arguments, then the keywords last to first, each followed by ", " when no
+    positional argument came (torch's own punctuation: `got (to=int, from_=float, )`)."""
+    given = [_type_name(a) for a in args]
+    named = [f"{k}={_type_name(v)}" for k, v in reversed(kwargs.items())]
+    got = ", ".join(given + named) if given else "".join(k + ", " for k in named)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:")
 
 
 _COMPLEX = ("gradviz: complex numbers are not implemented by gradviz's core; run with "
@@ -163,6 +191,8 @@ def _operands(self, other):
             return a, b, other
         a, b = _coerce(a, b)
         return a, b, other
+    if type(other) is float and a.dtype.kind == "f":
+        return a, other, None       # a float tensor and a Python float: _coerce's first case
     b, ot = _operand(other)
     a, b = _coerce(a, b)
     return a, b, ot
@@ -237,12 +267,6 @@ def _dims(dim, ndim):
     if isinstance(dim, (list, tuple)):
         return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
     return (_wrap_dim(dim, ndim),)
-
-
-# torch's scalar type names, for error messages.
-_TORCH_SCALAR = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
-                 "float16": "Half"}
 
 
 def _not_implemented(op, arg):

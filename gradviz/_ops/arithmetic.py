@@ -12,8 +12,9 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import (_F16, _broadcast_error, _coerce, _default_float, _half_opmath, _needs,
-                      _one_number, _operand, _operands, _stored, _wrap_int)
+from ._common import (_F16, _broadcast_error, _coerce, _default_float,
+                      _half_opmath, _needs, _one_number, _operand, _operands, _stored,
+                      _wrap_int)
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -41,7 +42,10 @@ _E_ADD, _E_SUB, _E_MUL, _E_DIV = D["add"], D["sub"], D["mul"], D["div"]
 @records("add")
 def add(self, other, alpha=1):
     """self + alpha * other (AddBackward0)."""
-    a, b, ot = _operands(self, other)
+    try:
+        a, b, ot = _operands(self, other)
+    except TypeError:
+        return NotImplemented       # as torch's operators: Python and NumPy take over
     if alpha != 1:
         # Scale the value only: the node's formula applies alpha to other's gradient.
         b = _scaled(a, b, alpha)
@@ -62,7 +66,10 @@ def add(self, other, alpha=1):
 @records("sub")
 def sub(self, other, alpha=1):
     """self - alpha * other (SubBackward0)."""
-    b, ot = _operand(other)
+    try:
+        b, ot = _operand(other)
+    except TypeError:
+        return NotImplemented
     if self._data.dtype.kind == "b" or type(b) is bool or (
             ot is not None and ot._data.dtype.kind == "b"):
         _bool_sub_error(self, other)     # torch refuses what NumPy would compute
@@ -111,9 +118,12 @@ def _bool_sub_error(self, other):
 @records("rsub")
 def rsub(self, other, alpha=1):
     """other - alpha * self (RsubBackward1), for `2 - a`."""
+    try:
+        b, _ = _operand(other)
+    except TypeError:
+        return NotImplemented
     if self._data.dtype.kind == "b" or type(other) is bool:
         _bool_sub_error(self, other)
-    b, _ = _operand(other)
     a, b = _coerce(self._data, b)
     try:
         out = _make(quietly(_rsub_values, a, b, alpha))
@@ -134,7 +144,10 @@ def _rsub_values(a, b, alpha):
 @records("mul")
 def mul(self, other):
     """self * other (MulBackward0)."""
-    a, b, ot = _operands(self, other)
+    try:
+        a, b, ot = _operands(self, other)
+    except TypeError:
+        return NotImplemented
     try:
         # _one_number inline: two identity tests for two tensors of one dtype, the hot path
         out = _make(_half_opmath(np.multiply, a, b, ot)
@@ -182,7 +195,10 @@ def add_scalar(self, other):
 @records("div", "div_mode")
 def div(self, other, rounding_mode=None):
     """self / other (DivBackward0); integer inputs give a float result, as in torch."""
-    a, b, ot = _operands(self, other)
+    try:
+        a, b, ot = _operands(self, other)
+    except TypeError:
+        return NotImplemented
     if rounding_mode is not None:
         return _div_rounded(self, ot, a, b, rounding_mode)
     if a.dtype.kind != "f":
@@ -251,7 +267,10 @@ def _rmod(self, other):
 
 def _reflected(self, other, ufunc, row):
     """ufunc(other, self) for a Python number other (the reflected // and %): one edge."""
-    b, _ = _operand(other)
+    try:
+        b, _ = _operand(other)
+    except TypeError:
+        return NotImplemented
     a, b = _coerce(self._data, b)
     if a.dtype.kind in "iub" and np.any(a == 0):
         raise RuntimeError("ZeroDivisionError")
@@ -269,7 +288,10 @@ def _export_rounding(name, dunder, rows, reflected, values, saves_operands, doc)
     def op(self, other):
         if not isinstance(self, Tensor):
             return reflected(other, self)
-        b, ot = _operand(other)
+        try:
+            b, ot = _operand(other)
+        except TypeError:
+            return NotImplemented
         a, b = _coerce(self._data, b)
         out = values(self, a, b)
         _record_overload(out, self, ot, name, (self, ot) if saves_operands else ())
@@ -308,8 +330,9 @@ remainder = _export_rounding(
 
 @method("__rtruediv__")
 def rdiv(self, other):
-    """other / self: torch computes reciprocal(self) * other."""
-    return mul(reciprocal(self), other)
+    """other / self: torch computes reciprocal(self) * other (with Python's operator: an
+    ndarray other makes NumPy's product)."""
+    return reciprocal(self) * other
 
 
 @export()
@@ -329,7 +352,10 @@ def pow(self, exponent):
     """self ** exponent: PowBackward0 (scalar exponent) or PowBackward1 (tensor exponent)."""
     if not isinstance(self, Tensor):
         return _rpow(exponent, self)
-    e, et = _operand(exponent)
+    try:
+        e, et = _operand(exponent)
+    except TypeError:
+        return NotImplemented
     dt = self._data.dtype
     if type(e) is int and not -(1 << 63) <= e < (1 << 64):
         _stored(e, dt)          # torch's OverflowError for an int beyond 64 bits, first
@@ -381,7 +407,10 @@ def _rpow_values(a, b):
 def _rpow(exponent, self):
     """self ** exponent for a Python number self (`2 ** t`): torch's pow.Scalar(Scalar self,
     Tensor exponent), PowBackward2."""
-    b, _ = _operand(self)
+    try:
+        b, _ = _operand(self)
+    except TypeError:
+        return NotImplemented
     a, b = _coerce(exponent._data, b)
     if type(b) is int and a.dtype.kind in "iu":
         b = np.int64(b)

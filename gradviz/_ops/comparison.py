@@ -15,9 +15,15 @@ def _compare(ufunc, dunder=False):
         try:
             b, _ = _operand(other)
         except TypeError:
-            if dunder:      # as torch: Python's fallback, so t == None is False, t < None raises
+            if not dunder:
+                raise
+            # torch's == (not !=) reads a NumPy array of numbers as a tensor
+            if not (ufunc is np.equal and type(other) is np.ndarray and
+                    other.dtype.kind in "biuf"):
+                # as torch: Python's fallback, so t == None is False, t < None raises, and
+                # ndarray < t a TypeError
                 return NotImplemented
-            raise
+            b = other
         a, b = _coerce(self._data, b)
         try:
             return _make(ufunc(a, b))
@@ -39,15 +45,41 @@ for _f, _fn in zip(_COMPARE_UFUNCS, (eq, ne, lt, le, gt, ge)):
 
 
 @export()
-@method("__invert__")
 def logical_not(self):
     return _make(np.logical_not(self._data))
+
+
+@export()
+def bitwise_not(self):
+    """~self on an integer tensor, not self on a bool tensor.
+
+    >>> import gradviz as torch
+    >>> torch.bitwise_not(torch.tensor([5, 0]))
+    tensor([-6, -1])
+    """
+    a = self._data
+    if a.dtype.kind not in "iub":
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
+    return _make(np.invert(a))
+
+
+@method("__invert__")
+def _invert(self):
+    # torch's operator ~ refuses a float tensor with its own TypeError before the kernel's
+    if self._data.dtype.kind not in "iub":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
 
 
 def _bitwise(ufunc, kernel):
     """self <ufunc> other on integer or bool tensors; torch's `kernel` refuses other dtypes."""
     def op(self, other):
-        b, _ = _operand(other)
+        try:
+            b, _ = _operand(other)
+        except TypeError:
+            return NotImplemented       # only an operator: Python and NumPy take over
         a, b = _coerce(self._data, b)
         if a.dtype.kind not in "iub" or (kernel.endswith("shift_cpu") and a.dtype.kind == "b"):
             raise NotImplementedError(f'"{kernel}" not implemented for '
@@ -65,9 +97,11 @@ or_ = _bitwise(np.bitwise_or, "bitwise_or_cpu")
 xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
 lshift = _bitwise(np.left_shift, "lshift_cpu")
 rshift = _bitwise(np.right_shift, "rshift_cpu")
-for _fn, _name in ((and_, "and"), (or_, "or"), (xor, "xor"), (lshift, "lshift"),
-                   (rshift, "rshift")):
+for _fn, _name, _torch_name in ((and_, "and", "bitwise_and"), (or_, "or", "bitwise_or"),
+                                (xor, "xor", "bitwise_xor"), (lshift, "lshift", "bitwise_left_shift"),
+                                (rshift, "rshift", "bitwise_right_shift")):
     method(f"__{_name}__")(_fn)
+    export(_torch_name)(_fn)
 
 
 @export()

@@ -13,11 +13,11 @@ from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of
 from ..autograd.grad_mode import _state, no_grad
-from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error, _half_opmath, _needs,
-                      _operand, _stored, _wrap_int)
+from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
+                      _half_opmath, _needs, _operand, _stored, _wrap_int)
 from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
                          remainder)
-from .comparison import and_, lshift, or_, rshift, xor
+from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
                         _np_sigmoid)
 
@@ -96,7 +96,10 @@ def _write_error(d, new, exc):
 
 def bump_version(self, op):
     """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
-    self._version_counter().v += 1
+    vc = self._vc
+    if vc is None:
+        vc = self._version_counter()
+    vc.v += 1
     trace = _tracing.active
     if trace is not None:
         trace.inplace(self, op)
@@ -132,8 +135,11 @@ def reread_from_base(self, view):
 
 
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
+    try:
+        b, ot = _operand(other)
+    except TypeError:
+        return NotImplemented       # `t += ndarray`: Python falls back to t = t + ndarray
     _check_inplace(self)
-    b, ot = _operand(other)
     if alpha != 1:
         b = _scaled(self._data, b, alpha)       # alpha checked and applied as the out-of-place op
     if type(b) is int and self._data.dtype.kind in "iu":
@@ -146,7 +152,8 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
     if type(d) is np.ndarray and d.flags.writeable and not half:
         # Straight into the storage (one pass, no temporary): what `p -= lr * g` costs in NumPy.
         try:
-            quietly(ufunc, d, b, out=d, casting="same_kind")
+            # out=d passed positionally: no keywords to parse (casting is same_kind already)
+            quietly(ufunc, d, b, d)
             done = True
         except (TypeError, ValueError):
             pass        # a promotion or shape torch refuses: the path below says why
@@ -203,9 +210,13 @@ def pow_(self, exponent):
         _write(self, new)
         _commit(self, D["pow_tensor"], (self, exponent), (orig, exponent), "pow_")
         return self
+    try:
+        e = _operand(exponent)[0]
+    except TypeError:
+        return NotImplemented
     orig = self.clone() if _needs(self) else self
     with np.errstate(divide="ignore", invalid="ignore"):
-        _write(self, _power(self._data, _operand(exponent)[0]))
+        _write(self, _power(self._data, e))
     _commit(self, D["pow"], (self,), (orig, exponent), "pow_")
     return self
 
@@ -292,8 +303,11 @@ def _inplace_from(self, other, op, values, row=None, saves_operands=False):
     """self.<op>(other): values(self, other), the out-of-place op (torch's result dtype and
     errors), written into self, recorded as `row` (`<row>_scalar` for a number other) saving
     self as it was before the edit and other when saves_operands; no row: never recorded."""
+    try:
+        b, ot = _operand(other)
+    except TypeError:
+        return NotImplemented
     _check_inplace(self)
-    b, ot = _operand(other)
     _check_cast(_dtype.result_type((self._data, b)), self._data.dtype)    # before the kernel
     orig = self.clone() if saves_operands and _needs(self, ot) else self
     with no_grad():
@@ -326,3 +340,12 @@ bitwise_or_ = _inplace_method("bitwise_or_", or_)
 bitwise_xor_ = _inplace_method("bitwise_xor_", xor)
 bitwise_left_shift_ = _inplace_method("bitwise_left_shift_", lshift)
 bitwise_right_shift_ = _inplace_method("bitwise_right_shift_", rshift)
+
+
+@method()
+def bitwise_not_(self):
+    """self = ~self (integer or bool tensors; torch's error for others), never recorded."""
+    _check_inplace(self)
+    _write(self, bitwise_not(self)._data)
+    bump_version(self, "bitwise_not_")
+    return self

@@ -128,7 +128,7 @@ def bmm(self, mat2):
 def matmul(self, other):
     """torch.matmul, composed from mm / mv / dot / bmm exactly where torch composes it."""
     if not isinstance(other, Tensor):
-        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return NotImplemented       # torch.matmul refuses it (gradviz._registry.refusing)
     da, db = self.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -218,7 +218,9 @@ def _squeeze0_(self):
 
 @method("__rmatmul__")
 def rmatmul(self, other):
-    return matmul(_as_tensor(other), self)
+    # as torch's: only a Tensor other (which Python never hands here); a number or a NumPy
+    # array is Python's TypeError
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
 @export("addmm", tensor=False)

@@ -11,9 +11,11 @@ implemented and says so.
 import numpy as np
 
 from .. import _random
+from .._dtype import _TORCH_SCALAR
 from .._registry import export, method
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import _state
+from ._common import _invalid_combination
 from .inplace import _check_inplace, _write, bump_version
 
 
@@ -85,7 +87,7 @@ def random_(self, *bounds, generator=None, **named):
 def _random_bounds(bounds, named):
     """(from, to) of random_'s arguments, (None, None) for none, or torch's TypeError for
     anything but integers (a float, a bool, None)."""
-    args = list(bounds) + [named.pop(k) for k in ("from", "from_", "to") if k in named]
+    args = list(bounds) + [named[k] for k in ("from", "to") if k in named]
     if len(args) == 2 and args[1] is None:
         # random_(from, None): up to the dtype's largest value, which for from=0 is the
         # full range of random_()
@@ -94,13 +96,10 @@ def _random_bounds(bounds, named):
         raise NotImplementedError("gradviz: Tensor.random_(from, to=None) with from != 0 is "
                                   "not implemented by gradviz's core; run with --backend torch "
                                   "to use PyTorch")
-    ok = len(args) <= 2 and not named and all(
+    ok = len(args) <= 2 and not named.keys() - {"from", "to"} and all(
         not isinstance(v, bool) and isinstance(v, (int, np.integer)) for v in args)
     if not ok:
-        got = ", ".join([type(v).__name__ for v in bounds] +
-                        [f"{k}={type(v).__name__}" for k, v in named.items()])
-        raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
-                        "but expected one of:")
+        raise _invalid_combination("random_", bounds, named)
     if not args:
         return None, None
     return (0, int(args[0])) if len(args) == 1 else (int(args[0]), int(args[1]))
@@ -149,7 +148,7 @@ def bernoulli(input, p=None, *, generator=None):
     if p is None:
         if input._data.dtype.kind != "f":
             raise NotImplementedError('"bernoulli_tensor_cpu_p_" not implemented for '
-                                      f"'{_random._SCALAR_NAMES[input._data.dtype.name]}'")
+                                      f"'{_TORCH_SCALAR[input._data.dtype.name]}'")
         probs = input._data.astype(np.float64).reshape(-1)
         if not ((probs >= 0) & (probs <= 1)).all():      # nan too
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
@@ -168,7 +167,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if probs.dtype.kind != "f":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{_random._SCALAR_NAMES[probs.dtype.name]}")
+                           f"{_TORCH_SCALAR[probs.dtype.name]}")
     n = probs.shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "

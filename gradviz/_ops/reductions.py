@@ -20,6 +20,18 @@ from .pointwise import maximum, minimum, to
 
 # ----- Reductions --------------------------------------------------------------------------
 
+_F16 = np.dtype(np.float16)
+
+
+def _opmath(dt):
+    """The dtype torch's CPU reductions and scans accumulate dt in: float32 for float16 (its
+    opmath type), else dt. NumPy's float16 sum would round every partial sum to float16."""
+    return np.float32 if dt == _F16 else dt
+
+
+def _rounded(r, dt):
+    """A result accumulated in _opmath(dt), as dt: float16 rounded once, at the end."""
+    return r if r.dtype == dt else r.astype(dt)
 
 
 @export()
@@ -27,7 +39,8 @@ from .pointwise import maximum, minimum, to
 def sum(self, dim=None, keepdim=False, dtype=None):
     a = _int64_sum_type(self._data, dtype)
     if dim is None or (type(dim) is tuple and not dim):     # `dim == ()` fails for np.int64
-        out = _make(quietly(np.sum, a, dtype=a.dtype, keepdims=keepdim))
+        out = _make(_rounded(quietly(np.sum, a, dtype=_opmath(a.dtype), keepdims=keepdim),
+                             a.dtype))
         if _needs(self):
             if keepdim:
                 record(D["sum_dim"], out, (self,), (a.shape, tuple(range(a.ndim)), True))
@@ -35,7 +48,8 @@ def sum(self, dim=None, keepdim=False, dtype=None):
                 record(D["sum"], out, (self,), (a.shape,))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()    # a 0-d tensor accepts dim 0 or -1
-    r = quietly(np.sum, a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim else a
+    r = _rounded(quietly(np.sum, a, axis=dims, keepdims=keepdim, dtype=_opmath(a.dtype)),
+                 a.dtype) if a.ndim else a
     if not r.flags.c_contiguous:
         # torch allocates the result contiguous; NumPy follows the input's layout, which would
         # make a later reshape of it a view where torch's is a _reshape_alias (or the reverse).
@@ -64,14 +78,14 @@ def _float_data(self, dtype, name):
 def mean(self, dim=None, keepdim=False, dtype=None):
     a = _float_data(self, dtype, "mean")
     if dim is None:
-        out = _make(quietly(np.mean, a, dtype=a.dtype) if not keepdim else
-                    quietly(np.mean, a, keepdims=True))
+        out = _make(_rounded(quietly(np.mean, a, dtype=_opmath(a.dtype), keepdims=keepdim),
+                             a.dtype))
         if _needs(self):
             record(D["mean"], out, (self,), (a.shape, a.size))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()
-    out = _make(quietly(np.mean, a, axis=dims, keepdims=keepdim, dtype=a.dtype) if a.ndim
-                else a)
+    out = _make(_rounded(quietly(np.mean, a, axis=dims, keepdims=keepdim,
+                                 dtype=_opmath(a.dtype)), a.dtype) if a.ndim else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
         record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count))
@@ -83,15 +97,28 @@ def mean(self, dim=None, keepdim=False, dtype=None):
 def prod(self, dim=None, keepdim=False, dtype=None):
     a = _int64_sum_type(self._data, dtype)
     if dim is None:
-        out = _make(np.prod(a, dtype=a.dtype))
+        out = _make(_half_prod(a.ravel(), 0, False) if a.dtype == _F16 else
+                    np.prod(a, dtype=a.dtype))
         if _needs(self):
             record(D["prod"], out, (self,), (self,))
         return out
     d = _wrap_dim(dim, a.ndim)
-    out = _make(np.prod(a, axis=d, keepdims=keepdim, dtype=a.dtype) if a.ndim else a)
+    out = _make(a if not a.ndim else _half_prod(a, d, keepdim) if a.dtype == _F16 else
+                np.prod(a, axis=d, keepdims=keepdim, dtype=a.dtype))
     if _needs(self):
         record(D["prod_dim"], out, (self,), (self, d, keepdim))
     return out
+
+
+def _half_prod(a, d, keepdim):
+    """The product of float16 `a` along d as torch's CPU kernel computes it: one factor after
+    the other, rounding to float16 at each step (NumPy's float16 product keeps a float). The
+    last running product of np.cumprod, which stores (so rounds) each step."""
+    if a.shape[d] == 0:
+        return np.ones(np.delete(a.shape, d) if not keepdim else
+                       tuple(1 if i == d else n for i, n in enumerate(a.shape)), a.dtype)
+    last = np.take(np.cumprod(a, axis=d, dtype=a.dtype), [-1], axis=d)
+    return last if keepdim else np.squeeze(last, d)
 
 
 def _extreme(self, dim, keepdim, is_max, other, out):
@@ -237,6 +264,10 @@ def _check_unique(dim, dims):
 
 
 def _spread(a, dims, ddof, keepdim, sqrt, name):
+    # torch accumulates var and std in double (WelfordOps<scalar_t, double>), then converts
+    # to the input's dtype (float16 through float, as c10::Half(float) does)
+    dt = a.dtype
+    a = a.astype(np.float64, copy=False)
     axis = None if dims is None else dims
     n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis]))
     if n - ddof <= 0:
@@ -251,7 +282,11 @@ def _spread(a, dims, ddof, keepdim, sqrt, name):
             r = np.sqrt(r)
         mean = np.mean(a, axis=axis, keepdims=keepdim) if a.size else \
             np.full(np.shape(r), np.nan, a.dtype)
-    return np.asarray(r, dtype=a.dtype), np.asarray(mean, dtype=a.dtype)
+    return _from_double(r, dt), _from_double(mean, dt)
+
+
+def _from_double(r, dt):
+    return np.asarray(r, dtype=dt if dt == np.float64 else np.float32).astype(dt, copy=False)
 
 
 @export()
@@ -350,7 +385,7 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError("linalg.vector_norm cannot compute the "
                            f"{_ord_text(ord)} norm on an empty tensor because the operation "
                            "does not have an identity")
-    x = np.abs(a)
+    x = np.abs(a).astype(_opmath(a.dtype), copy=False)     # float16 in float32, rounded once
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if ord == 2:
             r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
@@ -466,7 +501,8 @@ def _export_scan(name, ufunc, saves_self, doc):
         a = _int64_sum_type(self._data, dtype)
         _refuse_bool_scan(name, a.dtype)
         d = _wrap_dim(dim, a.ndim)
-        out = _make(ufunc(a, axis=d, dtype=a.dtype) if a.ndim else a.copy())
+        out = _make(_rounded(ufunc(a, axis=d, dtype=_opmath(a.dtype)), a.dtype) if a.ndim
+                    else a.copy())
         if _needs(self):
             record(D[name], out, (self,), (self, d) if saves_self else (d,))
         return out
@@ -515,7 +551,8 @@ def cumsum_(self, dim, *, dtype=None):
     _refuse_bool_scan("cumsum", self._data.dtype)
     _check_inplace(self)
     d = _wrap_dim(dim, self._data.ndim)
-    _write(self, np.cumsum(self._data, axis=d) if self._data.ndim else self._data)
+    a = self._data
+    _write(self, np.cumsum(a, axis=d, dtype=_opmath(a.dtype)) if a.ndim else a)
     _commit(self, D["cumsum"], (self,), (d,), "cumsum_")
     return self
 
@@ -528,7 +565,8 @@ def cumprod_(self, dim, *, dtype=None):
     _check_inplace(self)
     orig = self.clone() if _needs(self) else self     # saved before the write
     d = _wrap_dim(dim, self._data.ndim)
-    _write(self, np.cumprod(self._data, axis=d) if self._data.ndim else self._data)
+    a = self._data
+    _write(self, np.cumprod(a, axis=d, dtype=_opmath(a.dtype)) if a.ndim else a)
     _commit(self, D["cumprod"], (self,), (orig, d), "cumprod_")
     return self
 

@@ -15,6 +15,7 @@ from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
+from ..autograd.graph import overlaps, writable_view
 from ._common import _as_tensor, _dims, _needs
 from .pointwise import clone
 
@@ -27,8 +28,10 @@ def _make_view(src, data, step):
     Views share their base's version counter; `_base` is the root tensor and `_view_fn` the
     steps from the root, so in-place edits through the view can rewrite the base's history.
     """
-    t = _make(data)
     base = src._base_
+    if not data.flags.writeable:
+        data = writable_view(data, (src if base is None else base)._array())
+    t = _make(data)
     if base is None:
         src._array()
         t._base_ = src
@@ -184,21 +187,26 @@ def _unsqueeze_view(a, d):
 
 
 def _broadcast_view(a, shape):
-    """np.broadcast_to (read-only: a write would reach one element twice), with torch's
-    strides (inferExpandGeometry) where NumPy's differ: a dim of size 1 that stays 1 keeps its
-    stride, a new one of size 1 gets the size times the stride of the dim after it."""
+    """np.broadcast_to, with torch's strides (inferExpandGeometry) where NumPy's differ: a dim
+    of size 1 that stays 1 keeps its stride, a new one of size 1 gets the size times the
+    stride of the dim after it. Read-only exactly where torch refuses writes, when it has
+    internal overlap (at::has_internal_overlap: a stride 0 over a size above 1, so that a write
+    would reach one element twice); otherwise as writable as `a` (x.expand(x.shape))."""
     out = np.broadcast_to(a, shape)
-    if 1 not in shape:
-        return out
-    steps = [0] * len(shape)
-    lead = len(shape) - a.ndim
-    for i in range(len(shape) - 1, -1, -1):
-        k = i - lead
-        if k >= 0:
-            steps[i] = a.strides[k] if a.shape[k] == shape[i] else 0
-        elif shape[i] == 1:
-            steps[i] = shape[i + 1] * steps[i + 1] if i + 1 < len(shape) else a.itemsize
-    if tuple(steps) != out.strides:
+    steps = out.strides
+    if 1 in shape and a.ndim:       # torch: every stride of an expanded 0-d tensor is 0
+        steps = [0] * len(shape)
+        lead = len(shape) - a.ndim
+        for i in range(len(shape) - 1, -1, -1):
+            k = i - lead
+            if k >= 0:
+                steps[i] = a.strides[k] if a.shape[k] == shape[i] else 0
+            elif shape[i] == 1:
+                steps[i] = shape[i + 1] * steps[i + 1] if i + 1 < len(shape) else a.itemsize
+        steps = tuple(steps)
+    if not overlaps(shape, steps):
+        return np.lib.stride_tricks.as_strided(a, shape, steps)
+    if steps != out.strides:
         out = np.lib.stride_tricks.as_strided(out, shape, steps, writeable=False)
     return out
 

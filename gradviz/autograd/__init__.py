@@ -7,6 +7,7 @@ from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
            "gradgradcheck",
@@ -15,9 +16,6 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "is_anomaly_check_nan_enabled", "graph", "functional"]
 
 
-def __getattr__(name):
-    # Only for names not defined above: say whether torch.autograd has it.
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.autograd' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("autograd", name, globals())
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("autograd", __name__, globals())

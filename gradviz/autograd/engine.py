@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
 from . import tracing as _tracing
 from .callsite import user_stacklevel
 from .grad_mode import _GradMode, _state
@@ -31,7 +32,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> torch.autograd.backward([a * 3]); a.grad
     tensor(3.)
     """
-    from .._tensor import Tensor
+    Tensor = _tensor.Tensor
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
                       FutureWarning, stacklevel=2)
@@ -72,7 +73,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> (g,) = torch.autograd.grad(x ** 3, x, create_graph=True); g
     tensor(27., grad_fn=<MulBackward0>)
     """
-    from .._tensor import Tensor
+    Tensor = _tensor.Tensor
     single = isinstance(inputs, Tensor)
     if isinstance(outputs, Tensor):
         outputs = (outputs,)
@@ -174,7 +175,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
 
 def _roots(tensors, grad_tensors, create_graph):
-    from .._tensor import Tensor
+    Tensor = _tensor.Tensor
     tensors = tuple(tensors)
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
@@ -192,7 +193,7 @@ def _roots(tensors, grad_tensors, create_graph):
             if t._data.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = np.ones_like(t._data)
+            g = np.ones(t._data.shape, t._data.dtype)     # (np.ones_like: twice the work)
             if create_graph:
                 g = _to_tensor(g)
         else:
@@ -211,10 +212,9 @@ def _roots(tensors, grad_tensors, create_graph):
 
 
 def _to_tensor(g):
-    from .._tensor import Tensor, _make
-    if isinstance(g, Tensor):
+    if isinstance(g, _tensor.Tensor):
         return g
-    return _make(g if type(g) is np.ndarray else np.asarray(g))
+    return _tensor._make(g if type(g) is np.ndarray else np.asarray(g))
 
 
 def _discover(roots):
@@ -350,13 +350,13 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
         grads = buffers.pop(node, None)
         if grads is None:
             # No gradient reached node (what it gets is all None): torch runs it all the same,
-            # its hooks seeing None; a built-in node without hooks has nothing to do, a custom
+            # its hooks seeing None, its saved values unpacked and then freed; a custom
             # Function's backward runs on zeros (or None).
-            outs = () if plain and node._plain and not node._apply_none else _execute(
-                node, [None] * node._n_out, create_graph, retain_graph, captures, found, needed)
+            outs = _execute(node, [None] * node._n_out, create_graph, retain_graph, captures,
+                            found, needed)
         elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
-                outs = ()
+                outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
             else:
                 try:
                     if node._into is None or create_graph:
@@ -477,7 +477,9 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
             outs = node._apply(grads, create_graph, need)
         else:
             # torch's generated backward functions and CopySlices: no gradient defined in,
-            # None to every edge (any_grad_defined); the post-hooks still run
+            # None to every edge (any_grad_defined); the post-hooks still run. The generated
+            # ones unpack their saved values first, so a freed or modified one raises there.
+            node._unpack(grads, create_graph)
             outs = [None] * len(edges(node))
     except Exception as exc:
         _annotate(exc, node)
@@ -586,8 +588,7 @@ def _check_hook_value(hook, old, new):
 
 
 def _raw(t):
-    from .._tensor import Tensor
-    return t._data if isinstance(t, Tensor) else t
+    return t._data if isinstance(t, _tensor.Tensor) else t
 
 
 def _check_nan(node, outs):

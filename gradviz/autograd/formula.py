@@ -26,7 +26,7 @@ from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _state
-from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, modified_error
+from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
            "record_outputs", "check_bindings"]
@@ -304,7 +304,7 @@ class FormulaNode(Node):
                     if vc is not None:
                         want = 0 if vers is None else vers[k]
                         if vc.v != want:
-                            raise modified_error(v._data, (v._fn, v._nr), vc.v, want)
+                            raise self._modified(k, v, want)
                     vals.append(v if create_graph else v._data)
                 else:
                     vals.append(v)
@@ -320,6 +320,8 @@ class FormulaNode(Node):
         if plan.variadic:
             _, f, pos = calls[0]
             mask = self._mask if need is None else self._mask & need
+            if not mask:        # no edge wants a gradient (_unpack): no formula runs
+                return [None] * len(edges(self))
             out = list(f(grad, mask, *[vals[p] for p in pos]))
             if need is not None:
                 out = [g if need >> i & 1 else None for i, g in enumerate(out)]
@@ -350,6 +352,21 @@ class FormulaNode(Node):
                     out[i] = fit_to(g, m[0], m[1])
         return out
 
+    def _modified(self, k, v, want):
+        """torch's error for the saved tensor v (at position k of `_saved`) found at another
+        version than `want`. It names v's grad_fn now, except for an output of this node
+        saved as an argument (std_mean's result0): torch's saved output names the node that
+        saved it, whatever edited it since."""
+        name = self._entry.args[self._plan.keep[k]]
+        who = (self, int(name[6:])) if _OUTPUT_ARG.fullmatch(name) else (v._fn, v._nr)
+        return modified_error(v._data, who, v._vc.v, want)
+
+    def _unpack(self, grads, create_graph):
+        """What torch's generated apply does when no gradient is defined: it unpacks the saved
+        values all the same (a freed or modified one raises, saved_tensors_hooks' unpack runs)
+        and computes no formula."""
+        self._apply(grads, create_graph, 0)
+
     def _result_tensor(self, data):
         """The saved result under create_graph: a tensor whose grad_fn is this node (or, for
         an in-place edit of a view, the view's grad_fn after the edit), as torch's unpacked
@@ -364,20 +381,12 @@ class FormulaNode(Node):
 
     def _unpack_hooked(self, plan, create_graph):
         """The saved values of a node whose saved tensors were packed by saved_tensors_hooks:
-        each is unpacked (in torch's order: by saved name, the result last), then
-        version-checked."""
-        vers = self._vers
-        e = self._entry
+        each is unpacked (in torch's order: by saved name, the result last). torch checks no
+        version then ("if user provides hooks, we can't track versions through the hooks")."""
         vals = list(self._saved)
         n = len(vals)
-        for name, k in _pack_order(e, plan, vals):
-            packed = self._packs[k]
-            t = packed.get()
-            vc = packed.vc
-            want = 0 if vers is None else vers[-1 if k == n else k]
-            if vc is not None and vc.v != want:
-                who = (self, 0) if k == n else (packed.fn, packed.nr)
-                raise modified_error(t._data, who, vc.v, want)
+        for name, k in _pack_order(self._entry, plan, vals):
+            t = self._packs[k].get()
             if k == n:
                 vals.append(self._result_tensor(t._data) if create_graph else t._data)
             else:
@@ -461,15 +470,17 @@ def _pointing_at(node, data):
     return t
 
 
+# The saved arguments that are outputs of the op (result0, result1, ...)
+_OUTPUT_ARG = re.compile(r"result\d+")
+
+
 class _Packed:
-    """A saved tensor as saved_tensors_hooks' pack returned it, with the unpack hook to call
-    and what the version check needs (the original's version counter and history)."""
+    """A saved tensor as saved_tensors_hooks' pack returned it, with the unpack hook to call."""
 
-    __slots__ = ("packed", "unpack", "vc", "fn", "nr")
+    __slots__ = ("packed", "unpack")
 
-    def __init__(self, packed, unpack, t):
+    def __init__(self, packed, unpack):
         self.packed, self.unpack = packed, unpack
-        self.vc, self.fn, self.nr = t._vc, t._fn, t._nr
 
     def get(self):
         t = self.unpack(self.packed)
@@ -501,7 +512,7 @@ def _pack_node(node, out, hooks):
             t._rg, t._fn, t._nr, t._vc = True, node, 0, out._version_counter()
         else:
             t = saved[k]
-        packs[k] = _Packed(pack(t), unpack, t)
+        packs[k] = _Packed(pack(t), unpack)
     node._packs = packs
     node._packed = True
 
@@ -517,7 +528,7 @@ _ALL_FREED = _Freed()
 
 
 def _keep_numbers(saved):
-    return (None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved)
+    return [None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
 
 
 def make_node_class(entry):

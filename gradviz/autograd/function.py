@@ -24,11 +24,12 @@ class FunctionCtx:
         if node is None or node._freed:
             from .graph import _FREED
             raise RuntimeError(_FREED)
-        node._check_saved()
         packed = node.__dict__.get("_packed")
         if packed is not None:
-            # saved_tensors_hooks were active at save time: read each back through unpack.
+            # saved_tensors_hooks were active at save time: read each back through unpack,
+            # without a version check (torch can't track versions through the hooks).
             return tuple(None if p is None else p.get() for p in packed)
+        node._check_saved()
         return tuple(node._saved)
 
     def mark_dirty(self, *tensors):
@@ -48,7 +49,7 @@ class BackwardCFunction(Node, FunctionCtx):
     FunctionMeta does the same), so type(y.grad_fn).__name__ and y.grad_fn.name() agree.
     """
 
-    __slots__ = ("_fn_cls", "_saved", "_saved_vers", "_freed", "_to_save", "_dirty",
+    __slots__ = ("_fn_cls", "_saved", "_saved_vers", "_saved_nrs", "_freed", "_to_save", "_dirty",
                  "_non_diff", "_materialize", "needs_input_grad", "_node", "_n_out",
                  "_input_meta", "_arg_pos", "_n_args", "_edge_meta")
     _apply_none = True      # torch calls backward on zeros (or None) when no gradient came
@@ -57,9 +58,11 @@ class BackwardCFunction(Node, FunctionCtx):
         return type(self).__name__
 
     def _check_saved(self):
-        for t, v in zip(self._saved, self._saved_vers):
+        for t, v, nr in zip(self._saved, self._saved_vers, self._saved_nrs):
             if t is not None and t._version != v:
-                raise modified_error(t._data, (t._fn, t._nr), t._version, v)
+                # torch names a saved output's node, whatever edited it since
+                who = (t._fn, t._nr) if nr is None else (self, nr)
+                raise modified_error(t._data, who, t._version, v)
 
     def _apply(self, grads, create_graph, need=None):
         # `need` is not used: torch hands on every gradient a custom backward returns (its
@@ -206,7 +209,7 @@ class Function(metaclass=FunctionMeta):
         hooks = _state.saved_hooks
         if hooks is not None:
             from .formula import _Packed
-            ctx._packed = tuple(None if t is None else _Packed(hooks[0](t), hooks[1], t)
+            ctx._packed = tuple(None if t is None else _Packed(hooks[0](t), hooks[1])
                                 for t in ctx._saved)
         ctx._n_out = len(outs)
         ctx._input_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
@@ -228,6 +231,9 @@ class Function(metaclass=FunctionMeta):
             if (id(o) in dirty and o._base_ is not None and k == 0 and tensors
                     and tensors[0] is o):
                 _rebase_view(o, ctx)
+        # torch saves a tensor that is now an output of this node as an output (its number)
+        ctx._saved_nrs = tuple(t._nr if t is not None and t._fn is ctx else None
+                               for t in ctx._saved)
         return tuple(outs) if isinstance(out, tuple) else outs[0]
 
 

@@ -14,6 +14,7 @@ tensor([[2., 0.],
 
 from .engine import grad as _grad
 from .grad_mode import _state, enable_grad, set_grad_enabled
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -363,9 +364,6 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     return _second_order("hvp", func, inputs, v, create_graph, strict)
 
 
-def __getattr__(name):
-    # Only for names not defined above: say whether torch.autograd.functional has it.
-    if name.startswith("_"):
-        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("autograd.functional", name, globals())
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("autograd.functional", __name__, globals())

@@ -25,6 +25,7 @@ from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor impo
 from . import tracing as _tracing
 from .callsite import site_at, user_frame, user_stack
 from .grad_mode import _Setting, _state
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "register_multi_grad_hook",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -309,6 +310,11 @@ class Node:
     def _release(self):
         """Free saved values after a backward without retain_graph."""
 
+    def _unpack(self, grads, create_graph):
+        """Check the saved values as apply would, for a backward where no gradient reaches
+        this node (see FormulaNode); CopySlices returns before looking at its op's, as torch's
+        does."""
+
     def _apply(self, grads, create_graph, need=None):
         """The gradients for the next functions; `need` (a bit per edge, None for all) says
         which edges lead to a node this backward runs: the others may get None."""
@@ -565,9 +571,31 @@ _BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 def apply_view(arr, steps):
     """Re-create a view of `arr` from the steps that made it (see gradviz._ops._make_view)."""
+    root = arr
     for f, args in steps:
         arr = f(arr, *args)
-    return arr
+    return arr if arr.flags.writeable else writable_view(arr, root)
+
+
+def overlaps(shape, strides):
+    """torch's at::has_internal_overlap: a stride 0 over a size above 1 (so that a write
+    would reach one element twice); an empty tensor never overlaps."""
+    return 0 not in shape and any(s == 0 and n > 1 for n, s in zip(shape, strides))
+
+
+def writable_view(data, root):
+    """`data`, a read-only NumPy view of `root`'s memory, rebuilt writable when it does not
+    overlap itself and root is writable: a view of an expanded array that dropped its zero
+    strides (x.expand(2, 3)[0]) may be written, as torch allows; else data as it is."""
+    if (type(data) is not np.ndarray or overlaps(data.shape, data.strides)
+            or not root.flags.writeable
+            or not (root.flags.c_contiguous or root.flags.f_contiguous)):
+        return data
+    flat = root.reshape(-1, order="C" if root.flags.c_contiguous else "F")
+    start, rest = divmod(data.ctypes.data - root.ctypes.data, root.itemsize)
+    if rest or not 0 <= start <= flat.size:
+        return data
+    return np.lib.stride_tricks.as_strided(flat[start:], data.shape, data.strides)
 
 
 class CopySlices(Node):
@@ -637,9 +665,6 @@ class CopySlices(Node):
         self._fn._release()
 
 
-def __getattr__(name):
-    # Only for names not defined above: say whether torch.autograd.graph has it.
-    if name.startswith("_"):
-        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("autograd.graph", name, globals())
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("autograd.graph", __name__, globals())

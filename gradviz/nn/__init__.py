@@ -2,6 +2,7 @@
 
 from . import functional
 from . import init
+from . import utils
 from .modules import (Identity, Linear, Module, ModuleList, Parameter, Sequential)
 from .modules import LazyConv1d, LazyConv2d, LazyLinear
 from .modules import UninitializedBuffer, UninitializedParameter
@@ -13,11 +14,13 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
                             LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d)
 from .sparse import Embedding
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten,
                       MaxPool2d, ModuleDict, ParameterList, Unflatten)
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
-           "init",
+           "init", "utils",
            "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU", "ELU",
            "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "Dropout", "Dropout1d",
            "Dropout2d", "Embedding",
@@ -27,13 +30,10 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "CrossEntropyLoss", "KLDivLoss", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",
            "LazyLinear", "LazyConv1d", "LazyConv2d", "UninitializedParameter",
-           "UninitializedBuffer"]
+           "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+           "LSTMCell", "GRUCell"]
 
 
-def __getattr__(name):
-    # A module PyTorch has and gradviz lacks (nn.Dropout3d, nn.LSTM, ...) says so, with the
-    # --backend torch hint, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.nn' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("nn", name, __all__)
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("nn", __name__, __all__)

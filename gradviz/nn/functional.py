@@ -18,6 +18,7 @@ from .._registry import ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.callsite import user_stacklevel
 from ..autograd.grad_mode import no_grad
+from .._missing import module_getattr as _module_getattr
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -569,10 +570,6 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             stacklevel=user_stacklevel())
     return _feature_dropout(input, p, training, inplace)
 
-def __getattr__(name):
-    # A function PyTorch has and gradviz lacks (F.dropout3d, F.ctc_loss, ...) says so, with the
-    # --backend torch hint, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.nn.functional' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("functional", name, __all__)
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("functional", __name__, __all__)

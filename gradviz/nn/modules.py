@@ -39,8 +39,13 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         from .._tensor import _RG_DTYPE_CREATE, _init, _set_requires_grad
         t = object.__new__(cls)
-        arr = np.zeros(0, dtype=np.float32) if data is None else np.array(data._data)
-        _init(t, arr)
+        if data is None:
+            _init(t, np.zeros(0, dtype=np.float32))
+        else:
+            # torch's _make_subclass(cls, data.detach()): the same storage and version counter
+            # as data (an edit of data under no_grad changes the parameter), a new leaf
+            _init(t, data._array())
+            t._vc = data._version_counter()
         _set_requires_grad(t, requires_grad, _RG_DTYPE_CREATE)
         if _tracing.active is not None:
             _tracing.active.created(t)      # made here, as torch's _make_subclass is seen

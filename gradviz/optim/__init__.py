@@ -19,15 +19,12 @@ from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
            "lr_scheduler"]
 
 
-def __getattr__(name):
-    # An optimizer PyTorch has and gradviz lacks (torch.optim.NAdam, ...) says so, with the
-    # --backend torch hint, instead of Python's bare "has no attribute".
-    if name.startswith("_"):
-        raise AttributeError(f"module 'gradviz.optim' has no attribute '{name}'")
-    from .._missing import missing
-    raise missing("optim", name, globals())
+# A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
+# Python's bare "has no attribute".
+__getattr__ = _module_getattr("optim", __name__, globals())

@@ -96,9 +96,9 @@ def bump(t, op, times=1):
 
 
 def decay_square(state, x, rho):
-    """torch's `state.mul_(rho).addcmul_(x, x, value=1 - rho)` on a state tensor (RMSprop's
-    and Adadelta's running averages of squares), counted as its two in-place edits; returns
-    the updated array."""
+    """torch's `state.mul_(rho).addcmul_(x, x, value=1 - rho)` on a state tensor (Adam's
+    exp_avg_sq, RMSprop's and Adadelta's running averages of squares), counted as its two
+    in-place edits; returns the updated array."""
     s = state._array()
     s *= s.dtype.type(rho)
     addcmul(s, x, x, 1 - rho, out=s)

@@ -64,10 +64,7 @@ class Adam(Optimizer):
         m = exp_avg._array()
         F.lerp(m, grad, 1 - beta1, out=m)
         F.bump(exp_avg, "lerp_")
-        v = exp_avg_sq._array()
-        v *= v.dtype.type(beta2)
-        F.addcmul(v, grad, grad, 1 - beta2, out=v)
-        F.bump(exp_avg_sq, "addcmul_", 2)
+        v = F.decay_square(exp_avg_sq, grad, beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1

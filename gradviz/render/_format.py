@@ -35,7 +35,7 @@ def format_shape(shape):
     """
     if shape is None:
         return "?"
-    return "[" + ", ".join(str(s) for s in shape) + "]"
+    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def summarize(value, full=False):
@@ -55,6 +55,8 @@ def summarize(value, full=False):
     """
     if value is None:
         return "None"
+    if type(value) is float and not full:  # a 0-d value, the most common (_number)
+        return f"{value:.4g}"
     flat = _flatten(value)
     if full or len(flat) <= _SMALL:
         return _nested(value, full)

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import graphviz
 from graphviz.quoting import ID as _DOT_ID
+from graphviz.quoting import KEYWORDS as _DOT_KEYWORDS
 from graphviz.quoting import quote as _graphviz_quote
 
 from .._gc import gc_paused
@@ -113,6 +114,9 @@ _COPY_LEAF_EDGE = {"minlen": "0"}
 _CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust": "l"}
 # Stands for the tooltip while a kind of node's other attributes are written (_Builder.style).
 _TOOLTIP = "\x00tooltip"
+# A tensor's tooltip lines, filled with escaped pieces (_Builder.tensor_text).
+_TENSOR_TOOLTIP = "\\n".join(["{}", "shape: {}", "dtype: {}", "requires_grad: {}", "is_leaf: {}",
+                              "grad_fn: {}", "version: {}", "value: {}", "grad: {}"])
 
 
 # ----- Escaping -----
@@ -139,6 +143,48 @@ def _escaped(lines, backslash):
         return "\\n".join(_clean(line).replace("\\", backslash).replace("&", "&amp;")
                            for line in lines)
     return text.replace("\\", backslash).replace("&", "&amp;").replace("\n", "\\n")
+
+
+class _Escapes(dict):
+    """{text: the text as it reads inside a quoted DOT label or tooltip}, each distinct text
+    escaped once: cleaned (_clean), a backslash written as `backslash`, '&' as '&amp;' and '"'
+    as '\\"'."""
+
+    def __init__(self, backslash):
+        super().__init__()
+        self.backslash = backslash
+
+    def __missing__(self, text):
+        if type(text) is not str:  # kept under its str only: 1 and True would share an entry
+            return self[str(text)]
+        if text.isprintable() and "\\" not in text and "&" not in text and '"' not in text:
+            escaped = text  # no control character, non-character or surrogate either
+        else:
+            escaped = _clean(text).replace("\\", self.backslash).replace("&", "&amp;")
+            escaped = escaped.replace('"', '\\"')
+        self[text] = escaped
+        return escaped
+
+
+def _joined(lines, escapes):
+    """Lines as one escaped text: each escaped by `escapes` (an _Escapes), joined by "\\n"."""
+    return "\\n".join([escapes[line if type(line) is str else str(line)] for line in lines])
+
+
+def _quoted(text):
+    """Escaped text (its lines each from _Escapes, joined by "\\n") as graphviz.quote writes
+    it when marked non-HTML: bare when a DOT ID that is no keyword, else in quotes.
+
+    graphviz escapes a quote with the backslashes before it (`(\\\\)*\\?"`); in escaped text
+    none stands right before a quote but pairs (a label doubles each backslash, a tooltip has
+    none, and "\\n" ends in n), so that is the '"' -> '\\"' _Escapes did.
+
+    >>> _quoted("AccumulateGrad"), _quoted("node"), _quoted("a\\\\nb")
+    ('AccumulateGrad', '"node"', '"a\\\\nb"')
+    """
+    if "\\" not in text and _DOT_ID.match(text) and text.lower() not in _DOT_KEYWORDS:
+        return text
+    return f'"{text}"'
 
 
 def escape_label(lines):
@@ -325,6 +371,9 @@ class _Builder:
         self.hooked = False  # a node with the file's hooks was drawn (the legend says so)
         self.shared = {}  # tensor name (or node id) drawn more than once -> copies drawn
         self.quoted = {}  # plain string -> as graphviz quotes it
+        self.label_text = _Escapes("\\\\")  # see escape_label
+        self.tooltip_text = _Escapes("\u29f5")  # see escape_tooltip
+        self.tensor_texts = {}  # tensor name -> its label line, tooltip lines (escaped), kind
         self.styles = {}  # (kind, shape, extra, shared) -> node attributes around the tooltip
         self.refs = {}  # dot id -> ("node", report node id) or ("tensor", name): what it shows
 
@@ -336,22 +385,30 @@ class _Builder:
         return dot_id
 
     def node(self, kind, shape, label, tooltip, dot_id=None, share=None, extra=None):
-        """Draw a node; share=(label line, tooltip lines) draws a copy of a shared one;
-        extra attributes (a hook badge's outline) go over the kind's style."""
+        """Draw a node from its label and tooltip lines (at least one each); share=(label
+        line, tooltip lines) draws a copy of a shared one; extra attributes (a hook badge's
+        outline) go over the kind's style."""
+        return self.write(kind, shape, _joined(label, self.label_text),
+                          _joined(tooltip, self.tooltip_text), dot_id, share, extra)
+
+    def write(self, kind, shape, label, tooltip, dot_id=None, share=None, extra=None):
+        """node(), from the label and tooltip as escaped text (_joined)."""
         if dot_id is None:
-            dot_id = self.new_id()
+            dot_id = f"n{self.next_id}"
+            self.next_id += 1
         self.count += 1
-        self.kinds.setdefault(kind, shape)
+        if kind not in self.kinds:
+            self.kinds[kind] = shape
         if share is not None:
             self.kinds.setdefault("shared", shape)
-            label = label + [share[0]]
-            tooltip = tooltip + share[1]
+            label = f"{label}\\n{self.label_text[share[0]]}"
+            tooltip = f"{tooltip}\\n{_joined(share[1], self.tooltip_text)}"
         before, after = self.style(kind, shape, extra, share is not None)
         # The statement graphviz.Digraph.node would write, without its per-call argument
-        # checks and uncached quoting (most of the time of a 100,000-node graph).
-        self._target().body.append(
-            f"\t{self.quote(dot_id)} [label={self.quote(escape_label(label))} {before}"
-            f"{self.quote(escape_tooltip(tooltip))}{after}]\n")
+        # checks and quoting (most of the time of a 100,000-node graph). Node ids (n<k>, and
+        # n<k>_<copy> for copies) are DOT IDs that graphviz writes bare.
+        (self._target() if self.where else self.graph).body.append(
+            f"\t{dot_id} [label={_quoted(label)} {before}{_quoted(tooltip)}{after}]\n")
         return dot_id
 
     def style(self, kind, shape, extra, shared):
@@ -372,10 +429,11 @@ class _Builder:
         return written
 
     def edge(self, tail, head, **attrs):
-        """The statement graphviz.Digraph.edge would write (node ids here have no ports)."""
+        """The statement graphviz.Digraph.edge would write (node ids are bare, with no
+        ports)."""
         label = attrs.pop("label", None)
         listed = self.attr_list(label, attrs) if attrs or label is not None else ""
-        self.graph.body.append(f"\t{self.quote(tail)} -> {self.quote(head)}{listed}\n")
+        self.graph.body.append(f"\t{tail} -> {head}{listed}\n")
 
     def quote(self, text):
         """graphviz's quoting of an id or attribute value; plain strings (ids, styles) repeat
@@ -403,28 +461,6 @@ class _Builder:
 
     # -- text --
 
-    def tensor_line(self, name):
-        t = self.tensors.get(name)
-        if t is None:
-            return str(name)
-        return f"{name} {format_shape(t.get('shape'))} {t.get('dtype')}"
-
-    def tensor_tooltip(self, name):
-        t = self.tensors.get(name)
-        if t is None:
-            return [f"{name} (not a named tensor)"]
-        return [
-            str(name),
-            f"shape: {format_shape(t.get('shape'))}",
-            f"dtype: {t.get('dtype')}",
-            f"requires_grad: {t.get('requires_grad')}",
-            f"is_leaf: {t.get('is_leaf')}",
-            f"grad_fn: {t.get('grad_fn')}",
-            f"version: {t.get('version')}",
-            f"value: {summarize(t.get('data'))}",
-            f"grad: {summarize(t.get('grad'))}{changed_mark(t.get('grad_changed_by'))}",
-        ]
-
     def tensor_kind(self, name):
         t = self.tensors.get(name) or {}
         # A tensor edited in place has a new grad_fn: it is a root only where the node that
@@ -446,13 +482,34 @@ class _Builder:
 
     # -- graph pieces --
 
+    def tensor_text(self, name):
+        """A tensor's label line and tooltip lines, as escaped text, and its kind: worked out
+        once per name, each piece escaped once per distinct text."""
+        text = self.tensor_texts.get(name)
+        if text is not None:
+            return text
+        t = self.tensors.get(name)
+        label, tip = self.label_text, self.tooltip_text
+        if t is None:
+            text = label[name], tip[f"{name} (not a named tensor)"], self.tensor_kind(name)
+        else:
+            shape, dtype = format_shape(t.get("shape")), f"{t.get('dtype')}"
+            pieces = (name, shape, dtype, f"{t.get('requires_grad')}", f"{t.get('is_leaf')}",
+                      f"{t.get('grad_fn')}", f"{t.get('version')}", summarize(t.get("data")),
+                      summarize(t.get("grad")) + changed_mark(t.get("grad_changed_by")))
+            text = (f"{label[pieces[0]]} {label[shape]} {label[dtype]}",
+                    _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)), self.tensor_kind(name))
+        self.tensor_texts[name] = text
+        return text
+
     def var(self, name, grad=None, dot_id=None, share=None):
         """Draw a tensor as an ellipse; grad defaults to the tensor's own .grad."""
         t = self.tensors.get(name) or {}
         grad = t.get("grad") if grad is None else grad
-        label = [self.tensor_line(name)] + self.grad_line(grad)
-        tooltip = self.tensor_tooltip(name) + _where(t)
-        dot_id = self.node(self.tensor_kind(name), "ellipse", label, tooltip, dot_id, share)
+        line, tooltip, kind = self.tensor_text(name)
+        label = [line] + [self.label_text[g] for g in self.grad_line(grad)]
+        tooltip = "\\n".join([tooltip] + [self.tooltip_text[w] for w in _where(t)])
+        dot_id = self.write(kind, "ellipse", "\\n".join(label), tooltip, dot_id, share)
         self.refs[dot_id] = ("tensor", name)
         return dot_id
 
@@ -504,51 +561,63 @@ class _Builder:
     def function(self, members, label_name, dot_id=None, share=None):
         """Draw a grad_fn node, or a folded chain of them (members, top first)."""
         top = self.nodes[members[0]]
-        self._place(members[0])
-        if top.get("module_box") is not None and len(members) == 1:
-            return self.module_box(top, dot_id, share)
+        count = len(members)
+        if self.layout is not None:  # (only a module layout has folded calls)
+            self._place(members[0])
+            if top.get("module_box") is not None and count == 1:
+                return self.module_box(top, dot_id, share)
+        # The label's and tooltip's lines, escaped (those of the tensor made come escaped).
+        esc_label, esc_tooltip = self.label_text, self.tooltip_text
+        name = top["name"]
         # AccumulateGrad makes no tensor: its leaf is drawn beside it.
-        made = None if top["name"] == "AccumulateGrad" else top.get("tensor")
-        label = [label_name if len(members) == 1 else f"{label_name} x{len(members)}"]
+        made = None if name == "AccumulateGrad" else top.get("tensor")
+        if made is not None:
+            made_line, made_tooltip, made_kind = self.tensor_text(made)
+        label = [esc_label[label_name if count == 1 else f"{label_name} x{count}"]]
+        grad = top.get("grad")
         if self.view == "backward":  # the forward view draws the tensor made as its own node
             if made is not None:
-                label.append(self.tensor_line(made))
-            label += self.grad_line(top.get("grad"))
-        if len(members) > 1:
-            bottom = self.nodes[members[-1]].get("tensor")
-            tooltip = [f"{len(members)} consecutive {top['name']} nodes: {bottom} ... {made}"]
+                label.append(made_line)
+            if grad is not None and self.show_grads:
+                label.append(esc_label[f"grad: {summarize(grad)}"])
+        if count == 1:
+            tooltip = [f"{esc_tooltip[name]} ({esc_tooltip[top['id']]})"]
         else:
-            tooltip = [f"{top['name']} ({top['id']})"]
+            bottom = self.nodes[members[-1]].get("tensor")
+            tooltip = [esc_tooltip[f"{count} consecutive {name} nodes: {bottom} ... {made}"]]
         if top.get("variable") is not None:
-            tooltip.append(f"accumulates into {top['variable']}")
+            tooltip.append(esc_tooltip[f"accumulates into {top['variable']}"])
         if made is not None:
-            tooltip += self.tensor_tooltip(made)
-        if top.get("grad") is not None:
-            tooltip.append(f"grad at node: {summarize(top['grad'])}")
-        anomalies = [self.nodes[m]["anomaly"] for m in members if self.nodes[m].get("anomaly")]
+            tooltip.append(made_tooltip)
+        more = []  # the tooltip's lines after the tensor's
+        if grad is not None:
+            more.append(f"grad at node: {summarize(grad)}")
+        drawn = [top] if count == 1 else [self.nodes[m] for m in members]
+        anomalies = [node["anomaly"] for node in drawn if node.get("anomaly")]
         for message in anomalies:
-            label.append("anomaly: " + _first_line(message, 60))
-            tooltip.append(f"anomaly: {message}")
-        if self.show_saved and len(members) == 1:
-            label += [saved_value(s) for s in top.get("saved") or [] if s.get("shape") is None]
-        hooks = [h for m in members for h in self.nodes[m].get("hooks") or []]
-        for hook in hooks[:3]:
-            label.append(f"{_HOOK_BADGE} {_hook_text(hook)}")
-        if len(hooks) > 3:
-            label.append(f"{_HOOK_BADGE} ... {len(hooks) - 3} more")
-        tooltip += [f"hook: {_hook_text(h)} at {h.get('file')}:{h.get('line')}" for h in hooks
-                    if h.get("file")]
-        tooltip += _where(top)
-        kind = "collapsed" if len(members) > 1 else "function"
-        if anomalies:
-            kind = "anomaly"
-        elif made is not None and self.view == "backward" and self.tensor_kind(made) == "root":
-            kind = "root"
-        shape = "box3d" if len(members) > 1 else "box"
+            label.append(esc_label["anomaly: " + _first_line(message, 60)])
+            more.append(f"anomaly: {message}")
+        if self.show_saved and count == 1:
+            label += [esc_label[saved_value(s)] for s in top.get("saved") or []
+                      if s.get("shape") is None]
+        hooks = [h for node in drawn for h in node.get("hooks") or ()]
         if hooks:
             self.hooked = True
-        dot_id = self.node(kind, shape, label, tooltip, dot_id, share,
-                           extra=_HOOKED if hooks else None)
+            label += [esc_label[f"{_HOOK_BADGE} {_hook_text(hook)}"] for hook in hooks[:3]]
+            if len(hooks) > 3:
+                label.append(esc_label[f"{_HOOK_BADGE} ... {len(hooks) - 3} more"])
+            more += [f"hook: {_hook_text(h)} at {h.get('file')}:{h.get('line')}"
+                     for h in hooks if h.get("file")]
+        if top.get("file"):
+            more.append(f"made at {top['file']}:{top.get('line')}")  # _where(top)
+        tooltip += [esc_tooltip[line] for line in more]
+        kind = "collapsed" if count > 1 else "function"
+        if anomalies:
+            kind = "anomaly"
+        elif made is not None and self.view == "backward" and made_kind == "root":
+            kind = "root"
+        dot_id = self.write(kind, "box3d" if count > 1 else "box", "\\n".join(label),
+                            "\\n".join(tooltip), dot_id, share, _HOOKED if hooks else None)
         self.refs[dot_id] = ("node", top["id"])
         return dot_id
 

@@ -1,0 +1,95 @@
+"""float16 (and float32 var/std) reductions bit for bit against torch 2.13's CPU kernels:
+sum, mean, prod, cumsum, cumprod and the vector norms accumulate float16 in float32 and round
+once (NumPy's float16 sum rounds every partial sum); var, std, var_mean and std_mean
+accumulate in double (torch's WelfordOps<scalar_t, double>), for float32 too.
+
+Inputs stay at or below 32768 elements: above that, torch's full sum splits the work across
+its threads and rounds each thread's part to float16, so its last bit depends on
+torch.get_num_threads(). torch multiplies float16 one factor after the other, rounding each
+step to float16, for up to 21 factors; beyond that its vectorized order (which depends on the
+CPU's vector width) takes over: products here have at most 16 factors, near 1 (no float16
+subnormals)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch")
+import gradviz  # noqa: E402
+
+OPS = {
+    "sum": lambda t, x: x.sum(),
+    "sum_0": lambda t, x: x.sum(0),
+    "sum_1_keepdim": lambda t, x: x.sum(1, keepdim=True),
+    "sum_01": lambda t, x: x.sum((0, 1)),
+    "mean": lambda t, x: x.mean(),
+    "mean_0": lambda t, x: x.mean(0),
+    "mean_1_keepdim": lambda t, x: x.mean(1, keepdim=True),
+    "var": lambda t, x: x.var(),
+    "var_0": lambda t, x: x.var(0),
+    "std_1": lambda t, x: x.std(1),
+    "std_uncorrected": lambda t, x: x.std(correction=0),
+    "var_mean_1": lambda t, x: t.var_mean(x, 1),
+    "std_mean_0": lambda t, x: t.std_mean(x, 0),
+    "norm": lambda t, x: x.norm(),
+    "norm_1": lambda t, x: x.norm(dim=1),
+    "norm_p1": lambda t, x: x.norm(p=1),
+    "norm_p3_0": lambda t, x: x.norm(p=3, dim=0),
+    "vector_norm_inf": lambda t, x: t.linalg.vector_norm(x, float("inf")),
+    "cumsum_0": lambda t, x: x.cumsum(0),
+    "cumsum_1": lambda t, x: x.cumsum(1),
+    "cumsum_inplace": lambda t, x: x.clone().cumsum_(1),
+}
+NEAR_ONE = {
+    "prod": lambda t, x: x.prod(),
+    "prod_1": lambda t, x: x.prod(1),
+    "prod_0_keepdim": lambda t, x: x.prod(0, keepdim=True),
+    "cumprod_1": lambda t, x: x.cumprod(1),
+}
+
+
+def _bits(r):
+    rs = r if isinstance(r, tuple) else (r,)
+    return [(str(v.dtype), tuple(v.shape), v.numpy().tobytes()) for v in rs]
+
+
+def _same(op, a):
+    return _bits(op(gradviz, gradviz.from_numpy(a.copy()))) == \
+        _bits(op(torch, torch.from_numpy(a.copy())))
+
+
+@st.composite
+def _arrays(draw, near_one=False):
+    rows = draw(st.integers(1, 4 if near_one else 120))
+    cols = draw(st.integers(1, 4 if near_one else 270))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    if near_one:
+        a = rng.uniform(0.9, 1.1, (rows, cols))
+    else:
+        a = rng.standard_normal((rows, cols)) * draw(st.sampled_from([0.01, 1.0, 30.0]))
+        a += draw(st.sampled_from([0.0, 5.0]))
+    return a.astype(np.float16)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@settings(max_examples=25, deadline=None)
+@given(a=_arrays())
+def test_float16_reductions_match_torch_bit_for_bit(name, a):
+    assert _same(OPS[name], a)
+
+
+@pytest.mark.parametrize("name", list(NEAR_ONE))
+@settings(max_examples=25, deadline=None)
+@given(a=_arrays(near_one=True))
+def test_float16_products_match_torch_bit_for_bit(name, a):
+    assert _same(NEAR_ONE[name], a)
+
+
+# (not var_mean's float32 mean: torch's comes from its Welford recurrence, in double, which
+# a mean in double matches to the last bit but not always)
+@pytest.mark.parametrize("name", ["var", "var_0", "std_1", "std_uncorrected"])
+@settings(max_examples=25, deadline=None)
+@given(a=_arrays())
+def test_float32_spreads_accumulate_in_double_as_torch(name, a):
+    assert _same(OPS[name], a.astype(np.float32) * np.float32(1.001))
