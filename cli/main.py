@@ -44,8 +44,17 @@ def _version():
         return "0.1.0"
 
 
+def _print_version(ctx, param, value):
+    """--version. The installed version is looked up only then: importlib.metadata (and the
+    email package it loads) took 0.04 s of the start of every command."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"gradviz {_version()}")
+        ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(_version(), "--version", prog_name="gradviz", message="%(prog)s %(version)s")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 def cli():
     """Inspect what autograd records: tensors, grad_fn graphs, gradients, hooks, anomalies
     and in-place edits of a Python file.

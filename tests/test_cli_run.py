@@ -177,6 +177,16 @@ def test_version_and_help():
         assert sub.exit_code == 0 and "Examples:" in sub.stdout
 
 
+def test_the_version_is_looked_up_only_for_version():
+    # importlib.metadata (and the email package it loads) cost every command 0.04 s to start
+    import subprocess
+    import sys
+    code = "import sys, gradviz_cli.main; print('importlib.metadata' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.stdout.strip() == "False", out.stderr
+
+
 def test_every_command_and_option_is_in_the_readme():
     readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
     for name, cmd in cli.commands.items():

@@ -238,10 +238,15 @@ def add_modules(report, calls, nodes):
     from call to call); every other node to the call that made it.
     """
     entries = report.get("nodes") or []
-    owners = _parameter_owners(calls) if calls is not None else {}
+    # without a module call nothing belongs to one: a 100,000-node chain asks no node
+    called = calls is not None and calls._count > 0
+    owners = _parameter_owners(calls) if called else {}
     listed = {}
-    for node, entry in zip(nodes, entries):
-        call = None if calls is None else calls.call_of(node)
+    if not called:
+        for entry in entries:
+            entry["module"] = entry["module_call"] = None
+    for node, entry in zip(nodes, entries) if called else ():
+        call = calls.call_of(node)
         owner = owners.get(id(getattr(node, "variable", None))) \
             if type(node).__name__ == "AccumulateGrad" else None
         if owner is not None:
@@ -253,7 +258,7 @@ def add_modules(report, calls, nodes):
             listed[call.index][1].append(entry["id"])
         else:
             entry["module"], entry["module_call"] = None, None
-    by_id = {e["id"]: e for e in entries}
+    by_id = {e["id"]: e for e in entries} if called else {}
     for t in report.get("tensors") or []:
         node = by_id.get(t.get("node")) or by_id.get(t.get("accumulator")) or {}
         t["module"] = node.get("module")

@@ -318,7 +318,8 @@ class _Builder:
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
         began = self._walk(starts)
-        self.consumed = {(id(fn), nr) for node in self.nodes for fn, nr in self.edges(node)
+        # _walk read the edges of every node it numbered
+        self.consumed = {(id(fn), nr) for e in self._edges.values() for fn, nr in e
                          if fn is not None}
         consumed = {k for k, _ in self.consumed}
         if all(id(fn) not in consumed for fn in began):
@@ -362,10 +363,16 @@ class _Builder:
         nodes, name_of, generated = self.nodes, self.name_of, self.generated
         order = range(len(nodes))       # the nodes' indices, inputs before their outputs
         if self.gv:
-            order = sorted(order, key=lambda i: getattr(nodes[i], "_seq", 0))
+            seqs = [getattr(node, "_seq", 0) for node in nodes]
+            order = sorted(order, key=seqs.__getitem__)
         elif self.on_torch:
             order = sorted(order, key=lambda i: self.run.tracer.order(nodes[i]) or 0)
         versions = self._versions()
+        made_name, aliases, shorts = self._made_name, self.aliases, self._short
+        outputs = self._outputs         # self.output(node)'s cache, filled here for every node
+        output_of = self.run.tracer.output_of if self.traced else None
+        # only a module call's output can be named after the call (`fc1(x)`)
+        calls = self.traced and bool(self.run.tracer.module_output)
         for i in order:
             node = nodes[i]
             k = id(node)
@@ -377,25 +384,26 @@ class _Builder:
                     generated.append((name, var, None, 0))
                 outs[(k, 0)] = name_of[id(var)]
                 continue
-            if (k, 0) not in outs:
-                t = self.output(node)
-                earlier = versions.get(k)
-                if earlier is not None:
-                    # A named tensor edited in place since: this node made an earlier version
-                    # of it. One tensor stays one row; the node is labelled with that version.
-                    base, v = earlier
-                    outs[(k, 0)] = f"{name_of[id(base)]} (v{v})"
-                    continue
-                short = f"%{i}"
-                name = self._made_name(node, t, taken) or short
-                taken.add(name)
-                outs[(k, 0)] = name
-                if t is not None and id(t) not in name_of:
-                    name_of[id(t)] = name
-                    self._short[id(t)] = short
-                generated.append((name, t, node, 0))
-                if name != short:
-                    self.aliases[short] = name
+            if (k, 0) in outs:
+                continue
+            earlier = versions.get(k) if versions else None
+            if earlier is not None:
+                # A named tensor edited in place since: this node made an earlier version
+                # of it. One tensor stays one row; the node is labelled with that version.
+                base, v = earlier
+                outs[(k, 0)] = f"{name_of[id(base)]} (v{v})"
+                continue
+            t = outputs[k] = None if output_of is None else output_of(node, 0)
+            short = f"%{i}"
+            name = made_name(node, t, taken, calls) or short
+            taken.add(name)
+            outs[(k, 0)] = name
+            if t is not None and id(t) not in name_of:
+                name_of[id(t)] = name
+                shorts[id(t)] = short
+            generated.append((name, t, node, 0))
+            if name != short:
+                aliases[short] = name
 
     def _edits(self):
         if self._edits_of is None:
@@ -486,22 +494,25 @@ class _Builder:
         name = f"{name}({arg or '…'})"
         return name if name not in taken else None
 
-    def _made_name(self, node, t, taken):
-        """A name from what made node's output t: `fc1(x)`, `relu(h)`, or None."""
+    def _made_name(self, node, t, taken, calls=True):
+        """A name from what made node's output t: `fc1(x)` (calls: t may be a module call's
+        output), `relu(h)`, or None."""
         inputs = self._inputs(node)
         if inputs is None:
             return None
-        called = None if t is None else self._call_name(t, taken)
+        called = None if t is None or not calls else self._call_name(t, taken)
         if called is not None:
             return called
         args = []
+        input_name = self._input_name
         for t in inputs:
-            name = self._input_name(t)
+            name = input_name(t)
             if name is not None and len(name) > 24:
                 name = self._short.get(id(t)) if type(t) is not tuple else \
                     f"%{self.node_ids[id(t[0])][1:]}"
             args.append("…" if name is None else name)
-        name = f"{_op_name(node)}({', '.join(args)})"
+        op = _OP_NAMES.get(type(node).__name__) or _op_name(node)
+        name = f"{op}({', '.join(args)})"
         return name if len(name) <= 40 and name not in taken else None
 
     # ----- pieces ---------------------------------------------------------------------------
@@ -531,23 +542,31 @@ class _Builder:
             site = self._sites[k] = (where[0], where[1]) if where else (None, None)
         return site
 
-    def tensor_brief(self, name, t, consumed, generated=False, node=None):
-        """The keys of tensor_entry that every command reads (see Entries)."""
-        if t is None:
-            return {"name": name, "node": self.node_ids.get(id(node)), "accumulator": None,
-                    "is_root": False, "generated": True, "edits": 0}
-        fn = t.grad_fn
-        return {"name": name,
-                "node": None if fn is None else self.node_ids.get(id(fn)),
-                "accumulator": self.accumulators().get(id(t))
-                if fn is None and t.requires_grad else None,
-                "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
-                "generated": generated,
-                "edits": len(self._edits().get(id(t), ())) if self.traced else 0}
+    def tensor_briefs(self, made):
+        """The keys of tensor_entry that every command reads (see Entries), for each (name,
+        tensor or None, generated, node that made it) of made: one pass, names bound once."""
+        node_ids, consumed = self.node_ids, self.consumed
+        edits = self._edits() if self.traced else {}
+        briefs = []
+        for name, t, generated, node in made:
+            if t is None:
+                briefs.append({"name": name, "node": node_ids.get(id(node)),
+                               "accumulator": None, "is_root": False, "generated": True,
+                               "edits": 0})
+                continue
+            fn = t.grad_fn
+            briefs.append({"name": name,
+                           "node": None if fn is None else node_ids.get(id(fn)),
+                           "accumulator": self.accumulators().get(id(t))
+                           if fn is None and t.requires_grad else None,
+                           "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
+                           "generated": generated,
+                           "edits": len(edits.get(id(t), ()))})
+        return briefs
 
     def tensor_entry(self, t, brief, node=None):
         """The whole entry of tensor t (None: only the node that made it is known), its brief
-        from tensor_brief."""
+        from tensor_briefs."""
         name, generated, history = brief["name"], brief["generated"], []
         if t is None:
             # Only the node is known (no tracer): describe the node's output.
@@ -697,17 +716,23 @@ class _Builder:
                             "value": _plain_value(v), "freed": False})
         return out
 
-    def node_brief(self, node):
-        """The keys of node_entry that every command reads (see Entries)."""
-        file, line = self.site(node)
-        return {"id": self.node_ids[id(node)], "name": _node_type(node),
-                "tensor": self.outs.get((id(node), 0)),
-                "variable": self.name_of.get(id(node.variable))
-                if _node_type(node) == "AccumulateGrad" else None,
-                "file": file, "line": line}
+    def node_briefs(self):
+        """The keys of node_entry that every command reads (see Entries), for every node:
+        one pass, names bound once."""
+        node_ids, outs, name_of, site = self.node_ids, self.outs, self.name_of, self.site
+        briefs = []
+        for node in self.nodes:
+            k = id(node)
+            kind = type(node).__name__
+            file, line = site(node)
+            briefs.append({"id": node_ids[k], "name": kind, "tensor": outs.get((k, 0)),
+                           "variable": name_of.get(id(node.variable))
+                           if kind == "AccumulateGrad" else None,
+                           "file": file, "line": line})
+        return briefs
 
     def node_entry(self, node, anomalies, brief):
-        """The whole entry of node, its brief from node_brief."""
+        """The whole entry of node, its brief from node_briefs."""
         inputs = None
         raw_inputs = self._inputs(node)
         if raw_inputs is not None:
@@ -812,7 +837,6 @@ def _build(run, full, saved=True, loops=True, lazy=False):
     b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
-    consumed = b.consumed
     anomalies = []
     by_node = {}
     for info in (run.error, run.backward_error):
@@ -832,9 +856,8 @@ def _build(run, full, saved=True, loops=True, lazy=False):
             by_node[id(node)] = msg
     made = [(n, t, False, None) for n, t in b.named] + \
         [(n, t, True, node) for n, t, node, _ in b.generated]
-    tensors = [b.tensor_brief(n, t, consumed, generated, node)
-               for n, t, generated, node in made]
-    nodes = [b.node_brief(n) for n in b.nodes]
+    tensors = b.tensor_briefs(made)
+    nodes = b.node_briefs()
     roots = [t["name"] for t in tensors if t["is_root"] and not t["generated"]]
     hooks = []
     if b.traced:
