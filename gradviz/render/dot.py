@@ -168,7 +168,7 @@ class _Escapes(dict):
 
 def _joined(lines, escapes):
     """Lines as one escaped text: each escaped by `escapes` (an _Escapes), joined by "\\n"."""
-    return "\\n".join([escapes[line if type(line) is str else str(line)] for line in lines])
+    return "\\n".join([escapes[line] for line in lines])
 
 
 def _quoted(text):
@@ -394,8 +394,7 @@ class _Builder:
     def write(self, kind, shape, label, tooltip, dot_id=None, share=None, extra=None):
         """node(), from the label and tooltip as escaped text (_joined)."""
         if dot_id is None:
-            dot_id = f"n{self.next_id}"
-            self.next_id += 1
+            dot_id = self.new_id()
         self.count += 1
         if kind not in self.kinds:
             self.kinds[kind] = shape
