@@ -168,7 +168,7 @@ class _Escapes(dict):
 
 def _joined(lines, escapes):
     """Lines as one escaped text: each escaped by `escapes` (an _Escapes), joined by "\\n"."""
-    return "\\n".join([escapes[line if type(line) is str else str(line)] for line in lines])
+    return "\\n".join([escapes[line] for line in lines])
 
 
 def _quoted(text):
@@ -394,8 +394,7 @@ class _Builder:
     def write(self, kind, shape, label, tooltip, dot_id=None, share=None, extra=None):
         """node(), from the label and tooltip as escaped text (_joined)."""
         if dot_id is None:
-            dot_id = f"n{self.next_id}"
-            self.next_id += 1
+            dot_id = self.new_id()
         self.count += 1
         if kind not in self.kinds:
             self.kinds[kind] = shape
@@ -475,11 +474,6 @@ class _Builder:
             return "leaf"
         return "variable"
 
-    def grad_line(self, value):
-        if self.show_grads and value is not None:
-            return [f"grad: {summarize(value)}"]
-        return []
-
     # -- graph pieces --
 
     def tensor_text(self, name):
@@ -506,10 +500,12 @@ class _Builder:
         """Draw a tensor as an ellipse; grad defaults to the tensor's own .grad."""
         t = self.tensors.get(name) or {}
         grad = t.get("grad") if grad is None else grad
-        line, tooltip, kind = self.tensor_text(name)
-        label = [line] + [self.label_text[g] for g in self.grad_line(grad)]
-        tooltip = "\\n".join([tooltip] + [self.tooltip_text[w] for w in _where(t)])
-        dot_id = self.write(kind, "ellipse", "\\n".join(label), tooltip, dot_id, share)
+        label, tooltip, kind = self.tensor_text(name)
+        if grad is not None and self.show_grads:
+            label = f"{label}\\n{self.label_text[_grad_line(grad)]}"
+        if t.get("file"):
+            tooltip = f"{tooltip}\\n{self.tooltip_text[_where(t)]}"
+        dot_id = self.write(kind, "ellipse", label, tooltip, dot_id, share)
         self.refs[dot_id] = ("tensor", name)
         return dot_id
 
@@ -579,7 +575,7 @@ class _Builder:
             if made is not None:
                 label.append(made_line)
             if grad is not None and self.show_grads:
-                label.append(esc_label[f"grad: {summarize(grad)}"])
+                label.append(esc_label[_grad_line(grad)])
         if count == 1:
             tooltip = [f"{esc_tooltip[name]} ({esc_tooltip[top['id']]})"]
         else:
@@ -609,7 +605,7 @@ class _Builder:
             more += [f"hook: {_hook_text(h)} at {h.get('file')}:{h.get('line')}"
                      for h in hooks if h.get("file")]
         if top.get("file"):
-            more.append(f"made at {top['file']}:{top.get('line')}")  # _where(top)
+            more.append(_where(top))
         tooltip += [esc_tooltip[line] for line in more]
         kind = "collapsed" if count > 1 else "function"
         if anomalies:
@@ -816,6 +812,7 @@ class _Builder:
                     # user, instead of a staircase of overlapping pairs (and lay out faster).
                     leaf = self.var(acc["variable"], dot_id=f"{bases[head][1]}_{k}", share=text)
                     self.edge(copies[head, k], leaf, **_COPY_LEAF_EDGE)
+        body = self.graph.body
         for top in members:
             seen, cut = set(), False
             for nid in members[top]:
@@ -833,7 +830,10 @@ class _Builder:
                         # weight=0 on an edge to a copy keeps the chain above it straight:
                         # centring each node over its copies made a diagonal drawing 4 times
                         # as wide, whose layout took 2.6 times as long (999-step RNN).
-                        self.edge(ids[top], head, **(_USE_EDGE if share else {}))
+                        if share:
+                            self.edge(ids[top], head, **_USE_EDGE)
+                        else:
+                            body.append(f"\t{ids[top]} -> {head}\n")  # self.edge(...)
                         seen.add(head)
             if cut:
                 self.elided(ids[top])
@@ -977,7 +977,11 @@ def _hook_text(hook):
 
 
 def _where(item):
-    return [f"made at {item['file']}:{item.get('line')}"] if item.get("file") else []
+    return f"made at {item['file']}:{item.get('line')}"
+
+
+def _grad_line(value):
+    return f"grad: {summarize(value)}"
 
 
 def _first_line(text, width):
