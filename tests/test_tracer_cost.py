@@ -265,3 +265,19 @@ def test_the_edit_walk_lets_go_of_its_frames_at_each_backward():
         assert tracer._edit_walk.chain       # the optimizer's frames, held
         (w * 2).sum().backward()
         assert tracer._edit_walk.chain == []
+
+
+def test_a_generator_of_gradvizs_resumed_from_another_line_is_not_held():
+    # A generator's frame can be suspended and resumed by another caller: a held walk must not
+    # stop at it, or the second edit would get the first caller's line.
+    from gradviz.autograd import callsite
+    ns = {}
+    exec(compile("def edits(t):\n    while True:\n        t.add_(1)\n        yield\n",
+                 callsite.__file__, "exec"), ns)       # its frames are gradviz's
+    tracer = Tracer()
+    t = gradviz.zeros(2)
+    with tracing(tracer):
+        gen = ns["edits"](t)
+        next(gen); first = sys._getframe().f_lineno
+        next(gen); second = sys._getframe().f_lineno
+    assert [e.site for e in tracer.inplace_events] == [(__file__, first), (__file__, second)]

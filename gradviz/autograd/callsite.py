@@ -134,6 +134,11 @@ def user_frame(depth):
     return None, 0
 
 
+# co_flags of code whose frames can be suspended and resumed: CO_GENERATOR, CO_COROUTINE,
+# CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR
+_SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
+
+
 class HeldWalk:
     """user_frame for a caller that asks again and again from inside the same running frames
     (an optimizer's step edits every parameter two or three times, seven frames below the
@@ -179,10 +184,12 @@ class HeldWalk:
             f = f.f_back
         else:
             found = self.found = (None, 0)
-        # A whole walk (once per optimizer step): hold its frames.
+        # A whole walk (once per optimizer step): hold its frames, but a generator's: it may be
+        # suspended and resumed by another caller (the answer held would then be the old one).
         chain = self.chain = []
         while first is not f:
-            chain.append(first)
+            if not first.f_code.co_flags & _SUSPENDS:
+                chain.append(first)
             first = first.f_back
         return found
 
