@@ -188,6 +188,7 @@ class Tensor(metaclass=_TorchClass):
     _grad = None
     _base_ = None
     _view_fn = None
+    _fn_ver = None      # a view's version when its grad_fn was set (autograd.graph.is_stale)
     _acc = None
     _retains = False
     _hooks = None
@@ -361,6 +362,9 @@ class Tensor(metaclass=_TorchClass):
 
     @property
     def grad_fn(self):
+        # A view whose base was edited since keeps its old grad_fn here (torch shows the one it
+        # regenerates, AsStridedBackward0): reading it must not add nodes under an inspector.
+        # The ops and backward that use the view regenerate it (autograd.graph.is_stale).
         return self._fn
 
     @property

@@ -5,7 +5,8 @@ accumulate in double (torch's WelfordOps<scalar_t, double>), for float32 too.
 
 Inputs stay at or below 32768 elements: above that, torch's full sum splits the work across
 its threads and rounds each thread's part to float16, so its last bit depends on
-torch.get_num_threads(). torch multiplies float16 one factor after the other, rounding each
+torch.get_num_threads(); its whole-tensor norms (one reduction with several accumulators)
+may differ in the last bit likewise, so norms here run along a dim. torch multiplies float16 one factor after the other, rounding each
 step to float16, for up to 21 factors; beyond that its vectorized order (which depends on the
 CPU's vector width) takes over: products here have at most 16 factors, near 1 (no float16
 subnormals)."""
@@ -32,9 +33,8 @@ OPS = {
     "std_uncorrected": lambda t, x: x.std(correction=0),
     "var_mean_1": lambda t, x: t.var_mean(x, 1),
     "std_mean_0": lambda t, x: t.std_mean(x, 0),
-    "norm": lambda t, x: x.norm(),
     "norm_1": lambda t, x: x.norm(dim=1),
-    "norm_p1": lambda t, x: x.norm(p=1),
+    "norm_p1_1": lambda t, x: x.norm(p=1, dim=1),
     "norm_p3_0": lambda t, x: x.norm(p=3, dim=0),
     "vector_norm_inf": lambda t, x: t.linalg.vector_norm(x, float("inf")),
     "cumsum_0": lambda t, x: x.cumsum(0),

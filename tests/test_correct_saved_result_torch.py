@@ -123,3 +123,13 @@ def _hooked_input(t):
 
 def test_a_hooked_saved_input_edited_in_place_is_not_checked_as_in_torch():
     assert _hooked_input(gradviz) == _hooked_input(torch)
+
+
+@pytest.mark.parametrize("op", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["long", "bool", "int32"])
+def test_spread_of_an_integer_tensor_names_the_op_as_torch(op, dtype):
+    def message(t):
+        with pytest.raises(RuntimeError) as info:
+            getattr(t, op)(t.ones(3, dtype=getattr(t, dtype)))
+        return str(info.value)
+    assert message(gradviz) == message(torch)

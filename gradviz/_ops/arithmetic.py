@@ -262,7 +262,17 @@ def _rfloordiv(self, other):
 @records("rremainder")
 def _rmod(self, other):
     """other % self for a Python number other: torch has no derivative for it."""
-    return _reflected(self, other, np.remainder, "rremainder")
+    return _reflected(self, other, _remainder, "rremainder")
+
+
+def _remainder(a, b):
+    """torch's remainder: for floats, fmod's result moved into b's sign when both are non-zero
+    (a + b), so that a zero keeps a's sign: remainder(-0.0, 1.0) is -0.0 where NumPy's
+    remainder gives 0.0, the sign of b."""
+    r = np.fmod(a, b)
+    if r.dtype.kind != "f":
+        return np.remainder(a, b)
+    return np.where((r != 0) & ((r < 0) != (np.asarray(b) < 0)), r + b, r)
 
 
 def _reflected(self, other, ufunc, row):
@@ -314,7 +324,7 @@ def _remainder_values(self, a, b):
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _make(np.remainder(a, b))
+            return _make(_remainder(a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
 

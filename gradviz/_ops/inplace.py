@@ -11,7 +11,7 @@ from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
 from .._fperr import quietly
 from ..autograd import tracing as _tracing
 from ..autograd.formula import record
-from ..autograd.graph import CopySlices, edge_of
+from ..autograd.graph import CopySlices, edge_of, short_name
 from ..autograd.grad_mode import _state, no_grad
 from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
                       _half_opmath, _needs, _operand, _stored, _wrap_int)
@@ -20,13 +20,42 @@ from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_
 from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
 from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
                         _np_sigmoid)
+from .views import _output_view
 
 
 # ----- In-place ----------------------------------------------------------------------------
 
-# Ops returning several views at once, by node class: torch's name for them in its error.
-_MULTI_VIEW = {D["unbind"].cls: "Unbind", D["split"].cls: "Split",
-               D["split_with_sizes"].cls: "SplitWithSizes"}
+def _multi_output(t):
+    """short_name of t's grad_fn when t is one of several views returned together (unbind,
+    split, chunk) or a view of one (torch's CreationMeta::MULTI_OUTPUT_NODE, which views of
+    views inherit), else None."""
+    steps = t._view_fn
+    if steps is None or t._fn is None or not any(f is _output_view for f, _ in steps):
+        return None
+    return short_name(t._fn)
+
+
+_MULTI_TAIL = ("This view is the output of a function that returns multiple views. Such "
+               "functions do not allow the output views to be modified inplace. You should "
+               "replace the inplace operation by an out-of-place one.")
+
+
+def refresh_view(t):
+    """A view used after its base, or another view of it, was edited in place: its grad_fn
+    becomes AsStridedBackward0 over the base's history now, as torch regenerates it (else its
+    gradient would skip the edit); an output of unbind/split/chunk (or a view of one) raises
+    torch's error instead."""
+    if t._fn_ver is None or t._fn is None:
+        t._fn_ver = t._vc.v             # a grad_fn set elsewhere (a custom Function's output)
+        return
+    multi = _multi_output(t)
+    if multi is not None:
+        raise RuntimeError(f"Output {t._nr} of {multi} is a view and its base or another view "
+                           f"of its base has been modified inplace. {_MULTI_TAIL}")
+    if t._base_._rg:
+        reread_from_base(t._base_, t)   # (record sets _fn_ver)
+    else:
+        t._fn_ver = t._vc.v
 
 
 def _check_inplace(self):
@@ -34,14 +63,12 @@ def _check_inplace(self):
         check_inference_inplace(self)
     if _state.enabled:
         msg = None
-        multi = _MULTI_VIEW.get(type(self._fn)) if self._fn is not None else None
+        multi = _multi_output(self)
         if multi is not None:
             # torch refuses first to edit one of several views returned together (unbind,
-            # split).
-            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. This "
-                   "view is the output of a function that returns multiple views. Such "
-                   "functions do not allow the output views to be modified inplace. You should "
-                   "replace the inplace operation by an out-of-place one.")
+            # split), or a view of one.
+            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. "
+                   f"{_MULTI_TAIL}")
         elif self._rg and self._fn is None:
             msg = "a leaf Variable that requires grad is being used in an in-place operation."
         else:

@@ -72,7 +72,9 @@ def _max_and_arg(views, offsets):
     the maximum (uint8 sums, then one lookup; masked copies cost several times more)."""
     values = np.array(views[0])
     for v in views[1:]:
-        np.maximum(values, v, out=values)
+        # the running maximum second: NumPy's maximum gives its second operand on a tie of
+        # +0.0 and -0.0, so the earlier zero's sign stays, as torch's `val > maxval` keeps it
+        np.maximum(v, values, out=values)
     if np.isnan(values).any():          # np.maximum lets a nan through: torch's rule below
         return _max_and_arg_nan(views, offsets)
     before = np.not_equal(views[0], values)     # no view so far holds the maximum

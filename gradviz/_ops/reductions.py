@@ -241,7 +241,9 @@ def _spread_args(self, name, dim, unbiased, correction):
     torch: var(x, False) means unbiased=False; unbiased and correction exclude each other."""
     a = self._data
     if a.dtype.kind != "f":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        # torch names var_mean and std_mean; var and std share one message
+        what = name if name.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     if isinstance(dim, bool) and unbiased is None:
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:

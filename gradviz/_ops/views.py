@@ -410,6 +410,12 @@ def _getitem_view(a, key):
     return r if isinstance(r, np.ndarray) else a[key + (Ellipsis,)]
 
 
+def _output_view(a, key):
+    """_getitem_view for one of several views returned together (unbind, split, chunk): the
+    step marks them and their views, which torch refuses to edit in place."""
+    return _getitem_view(a, key)
+
+
 @export()
 @records("unbind")
 def unbind(self, dim=0):
@@ -418,7 +424,7 @@ def unbind(self, dim=0):
     outs = []
     for i in range(a.shape[d]):
         key = (slice(None),) * d + (i,)
-        outs.append(_make_view(self, _getitem_view(a, key), (_getitem_view, (key,))))
+        outs.append(_make_view(self, _output_view(a, key), (_output_view, (key,))))
     if _needs(self) and outs:
         part = a.shape[:d] + a.shape[d + 1:]
         record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))

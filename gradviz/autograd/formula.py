@@ -26,7 +26,7 @@ from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _state
-from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error
+from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
            "record_outputs", "check_bindings"]
@@ -574,6 +574,9 @@ def record(entry, out, inputs, args=()):
             continue
         mask |= bit
         bit <<= 1
+        vc = t._vc
+        if vc is not None and t._base_ is not None and vc.v != t._fn_ver:
+            refresh(t)      # a view whose base was edited since (graph.is_stale)
         fn = t._fn
         if fn is None:
             ref = t._acc
@@ -640,6 +643,8 @@ def record(entry, out, inputs, args=()):
     out._rg = True
     out._fn = node
     out._nr = 0
+    if out._base_ is not None:
+        out._fn_ver = out._vc.v     # the version its grad_fn is for (graph.is_stale)
     if _state.saved_hooks is not None:
         _pack_node(node, out, _state.saved_hooks)
     if _state.anomaly:
@@ -667,6 +672,8 @@ def record_outputs(entry, outs, inputs, args=()):
     node._n_out = len(outs)      # stored in the node's __dict__, over the class default
     for k, t in enumerate(outs):
         t._rg, t._fn, t._nr = True, node, k
+        if t._base_ is not None:
+            t._fn_ver = t._vc.v
         if k and _tracing.active is not None:
             _tracing.active.made(t, node)
     return node

@@ -502,6 +502,19 @@ def edges(node):
     return (nexts,) if second is _NO_EDGE else (nexts, second)
 
 
+def is_stale(t):
+    """t is a view whose base, or another view of it, was edited in place since t's grad_fn
+    was set (`_fn_ver`: the shared version then): torch regenerates its grad_fn on use."""
+    vc = t._vc
+    return vc is not None and t._base_ is not None and vc.v != t._fn_ver
+
+
+def refresh(t):
+    """Regenerate a stale view's grad_fn (gradviz._ops.inplace.refresh_view)."""
+    from .._ops.inplace import refresh_view
+    refresh_view(t)
+
+
 def accumulator(t):
     """The leaf's AccumulateGrad, shared while it is alive (torch keeps a weak reference)."""
     ref = t._acc
@@ -516,6 +529,8 @@ def edge_of(t):
     """(node, input_nr) through which gradient reaches tensor t, or (None, 0)."""
     if not t._rg:
         return None, 0
+    if is_stale(t):
+        refresh(t)
     fn = t._fn
     if fn is None:
         return accumulator(t), 0
