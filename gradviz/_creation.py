@@ -843,6 +843,17 @@ def _arange_check(start, end, step):
         raise RuntimeError("invalid size, possible overflow?")
 
 
+def _spaced(name, start, end, steps, out, dtype, device, pin_memory):
+    """linspace's and logspace's checks, as torch's: (steps, the result's NumPy dtype)."""
+    _check_device(device)
+    _check_pin_memory(name, pin_memory)
+    steps = _steps(name, start, end, steps, dtype)
+    dt = np.dtype(_out_dt(out, dtype))
+    if dt.kind == "b":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+    return steps, dt
+
+
 def _steps(name, start, end, steps, dtype):
     if not _is_int(steps):
         given = ", ".join([type(v).__name__ for v in (start, end, steps)]
@@ -961,12 +972,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     >>> torch.linspace(0.9, 10.2, 7, dtype=torch.int64)
     tensor([ 0,  1,  3,  5,  6,  8, 10])
     """
-    _check_device(device)
-    _check_pin_memory("linspace", pin_memory)
-    steps = _steps("linspace", start, end, steps, dtype)
-    dt = np.dtype(_out_dt(out, dtype))
-    if dt.kind == "b":
-        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    steps, dt = _spaced("linspace", start, end, steps, out, dtype, device, pin_memory)
     if steps <= 1:                # torch's fill_(start): end is not looked at
         data = np.full(steps, _scalar_to(start, dt) if steps else 0, dtype=dt)
         return _finish(data, requires_grad, out, "linspace")
@@ -997,12 +1003,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
     >>> torch.logspace(0, 2, 3)
     tensor([  1.,  10., 100.])
     """
-    _check_device(device)
-    _check_pin_memory("logspace", pin_memory)
-    steps = _steps("logspace", start, end, steps, dtype)
-    dt = np.dtype(_out_dt(out, dtype))
-    if dt.kind == "b":
-        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    steps, dt = _spaced("logspace", start, end, steps, out, dtype, device, pin_memory)
     base = float(base.item() if isinstance(base, Tensor) else base)
     if steps == 0:
         powers = []
