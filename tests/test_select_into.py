@@ -111,3 +111,38 @@ def test_hooks_see_torchs_layout():
         loss.backward()
         strides[t] = (qkv.grad.stride(), qkv.grad.is_contiguous())
     assert strides[gradviz] == strides[torch]
+
+
+def _function_sees(t):
+    seen = []
+
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return (x * 1).t()
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append((tuple(g.stride()), g.is_contiguous()))
+            return g.view(-1).view(2, 3).t()
+    x = t.ones(3, 2, requires_grad=True)
+    y = F.apply(x)
+    (y[0] + y[1] * 2).sum().backward()
+    return seen, x.grad.tolist()
+
+
+def _upstream_hook_sees(t):
+    seen = []
+    x = t.ones(2, 3, requires_grad=True)
+    a = x * 1
+    a.register_hook(lambda g: seen.append(tuple(g.stride())))
+    b = a.t() * 2
+    (b[0] + b[1] + b[2]).sum().backward()
+    return seen, x.grad.tolist()
+
+
+@pytest.mark.parametrize("case", [_function_sees, _upstream_hook_sees])
+def test_user_code_below_the_selects_sees_torchs_layout(case):
+    # a custom Function's backward (g.view(-1) needs torch's contiguous gradient) or a hook
+    # anywhere below the selects: the selects send torch's gradients
+    assert case(gradviz) == case(torch)

@@ -345,6 +345,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
     """
     heappop, heappush = heapq.heappop, heapq.heappush
     plain = needed is None and _tracing.active is None and not _state.anomaly
+    private = None          # _layout_private(deps), found when a node first asks
     while ready:
         node = heappop(ready)[1]
         grads = buffers.pop(node, None)
@@ -362,10 +363,12 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                     if node._into is None or create_graph:
                         outs = node._apply(grads, create_graph)
                     else:
+                        if private is None:
+                            private = _layout_private(deps)
                         # (earlier nodes' values first, so they hold no reference to the
                         # gradient it may add into)
                         outs = g = old = None
-                        if node._into(grads[0], buffers):
+                        if private and node._into(grads[0], buffers):
                             outs = ()
                         else:
                             outs = node._apply(grads, create_graph)
@@ -411,6 +414,20 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
             deps[nxt] = d
             if d == 0:
                 heappush(ready, (-nxt._seq, nxt))
+
+
+def _layout_private(deps):
+    """Whether no user code sees a gradient of this backward pass (every node is a built-in
+    one without hooks or retain_grad, every leaf's AccumulateGrad is without tensor hooks): only
+    then may a node lay out the gradient it sends as torch would not (Node._into). A custom
+    Function's backward or a hook anywhere below sees the strides torch gives."""
+    for node in deps:
+        if type(node) is AccumulateGrad:
+            if node._hooks is not None or node._prehooks is not None or node.variable._hooks:
+                return False
+        elif not (node._builtin and node._plain):
+            return False
+    return True
 
 
 def _add(old, g):

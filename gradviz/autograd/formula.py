@@ -257,6 +257,7 @@ class FormulaNode(Node):
     """
 
     __slots__ = ("_saved", "_plan", "_res", "_resvc")
+    _builtin = True
     # Set in the node's own __dict__ only when not None: input shapes or dtypes that differ
     # from the output's (broadcasting, promotion), and saved versions other than 0.
     _meta = _vers = None

@@ -206,8 +206,12 @@ class Node:
     # calling _apply (torch's any_grad_defined); True: _apply runs anyway.
     _apply_none = False
     # A node that can add its gradient into its next node's input buffer in place (the
-    # engine's plain path): a function (node, grad, buffers) -> True when it did.
+    # engine's plain path): a function (node, grad, buffers) -> True when it did. It may lay
+    # that gradient out in memory as torch would not, so the engine lets it only where no
+    # user code sees a gradient (_layout_private).
     _into = None
+    # True for built-in nodes whose backward is gradviz's own code (no user code runs in it).
+    _builtin = False
 
     def _init_node(self, nexts, nrs):
         self._next = nexts
