@@ -24,9 +24,10 @@ __all__ = ["Tensor"]
 
 
 class _Version:
-    """A version counter; views share their base's."""
+    """A version counter; views share their base's. `views` is set (True) once a view of the
+    root tensor was made (gradviz._ops.views._make_view)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("v", "views")
 
     def __init__(self, v=0):
         self.v = v

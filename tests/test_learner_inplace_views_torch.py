@@ -98,3 +98,18 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_views_and_errors_match_torch(case):
     _same(CASES[case])
+
+
+@pytest.mark.parametrize("edit", ["unsqueeze_(0)", "t_()", "transpose_(0, 1)", "squeeze_()"])
+@pytest.mark.parametrize("use", ["(v * 2).sum().backward()", "v.mul_(2)"])
+def test_a_view_of_a_root_that_took_a_new_shape_is_refused(edit, use):
+    # The view's steps start from the root's data: on the root's new shape they would read the
+    # wrong elements (torch keeps each view's geometry), so replaying them is refused clearly.
+    import gradviz
+    x = gradviz.arange(6.0).reshape(2, 3).requires_grad_()
+    b = x * 1
+    v = b[0]
+    exec(f"b.{edit}", {"b": b})
+    with pytest.raises(NotImplementedError, match=r"^gradviz's core does not implement an "
+                                                  r"in-place edit or a gradient through a view"):
+        exec(use, {"b": b, "v": v})

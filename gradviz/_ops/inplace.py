@@ -25,6 +25,18 @@ from .views import _output_view
 
 # ----- In-place ----------------------------------------------------------------------------
 
+def view_steps(view):
+    """The view's steps from its root, to replay on the root's data now; refused when the root
+    took a new shape in place after views of it were made (see _restride)."""
+    edit = getattr(view._vc, "views", True)
+    if edit is not True:
+        raise NotImplementedError(
+            f"gradviz's core does not implement an in-place edit or a gradient through a view "
+            f"of a tensor that was then changed by {edit}() (the view would read its new "
+            f"shape); run with --backend torch to use PyTorch")
+    return view._view_fn
+
+
 def _multi_output(t):
     """short_name of t's grad_fn when t is one of several views returned together (unbind,
     split, chunk) or a view of one (torch's CreationMeta::MULTI_OUTPUT_NODE, which views of
@@ -145,7 +157,7 @@ def _commit(self, entry, inputs, args, op):
     # the view reads its gradient from the base again (AsStridedBackward0), as in torch.
     base_edge = edge_of(base)
     fn = record(entry, self, inputs, args)
-    cs = CopySlices(base_edge, self._view_fn, fn)
+    cs = CopySlices(base_edge, view_steps(self), fn)
     if base._retains and base._fn is not None:
         base._fn._move_retain(base._nr, base, cs, 0)
     base._rg, base._fn, base._nr = True, cs, 0
@@ -158,7 +170,7 @@ def _commit(self, entry, inputs, args, op):
 def reread_from_base(self, view):
     """After an in-place edit through `view`, the view reads its gradient back from its base
     `self` (AsStridedBackward0 over the base's CopySlices), as torch's rebase_history does."""
-    record(D["as_strided"], view, (self,), (self.shape, view._view_fn))
+    record(D["as_strided"], view, (self,), (self.shape, view_steps(view)))
 
 
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):

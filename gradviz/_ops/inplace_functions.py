@@ -62,6 +62,11 @@ def _restride(self, name, entry, step, args):
     `entry` over its old history; its base, if any, is untouched (torch changes metadata only,
     no CopySlices)."""
     _check_inplace(self)
+    if self._base_ is None and self._vc is not None and getattr(self._vc, "views", False):
+        # Its views' steps start from the root's data: on the new shape they would read the
+        # wrong elements (torch keeps each view's own geometry), so replaying them is refused
+        # from now on (gradviz._ops.inplace.view_steps).
+        self._vc.views = name
     self._data = step[0](self._array(), *step[1])
     if self._base_ is not None:
         self._view_fn = self._view_fn + (step,)

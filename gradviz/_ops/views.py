@@ -39,7 +39,9 @@ def _make_view(src, data, step):
     else:
         t._base_ = base
         t._view_fn = src._view_fn + (step,)
-    t._vc = src._version_counter()
+    t._vc = vc = src._version_counter()
+    if base is None:
+        vc.views = True
     return t
 
 
