@@ -332,12 +332,21 @@ def put_view(grad, shape, steps):
     in-place edit). Under create_graph=True it is an index_put of recorded ops, so second
     derivatives flow through it (they were silently cut off)."""
     if _t(grad) and grad.requires_grad:
-        where = view_positions(shape, steps)
+        where = view_positions(shape, steps).reshape(-1)
         flat = tzeros(math.prod(shape), dtype=grad.dtype)
-        return ops.index_put(flat, (where.reshape(-1),), grad.reshape(-1)).view(*shape)
+        if np.unique(where).size < where.size:     # a view that overlaps itself: sums
+            return ops.index_put_impl(flat, (where,), grad.reshape(-1), True).view(*shape)
+        return ops.index_put(flat, (where,), grad.reshape(-1)).view(*shape)
     g = value(grad)
     out = np.zeros(shape, dtype=np.result_type(g))
-    apply_view(out, steps)[...] = g
+    view = apply_view(out, steps)
+    if view.flags.writeable:
+        view[...] = g
+    else:
+        # a view that overlaps itself (an expand): each element gets the sum of the gradients
+        # of every place that reads it, as torch's as_strided backward sums them
+        np.add.at(out.reshape(-1), view_positions(shape, steps).reshape(-1),
+                  np.broadcast_to(g, view.shape).reshape(-1))
     return _make(out) if _t(grad) else out
 
 
