@@ -40,9 +40,10 @@ _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ide
 
 class _InferenceVersion:
     """The version counter of an inference tensor (made in inference mode): torch tracks no
-    version for it, so reading one (to save the tensor for backward) raises torch's error."""
+    version for it, so reading one (to save the tensor for backward) raises torch's error.
+    `views` as _Version's."""
 
-    __slots__ = ()
+    __slots__ = ("views",)
 
     @property
     def v(self):
