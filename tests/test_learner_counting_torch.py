@@ -185,3 +185,26 @@ def test_top_level_inplace_list_is_torchs_with_a_core_method():
     expected = sorted(n for n in TORCH if n.endswith("_") and not n.startswith("_")
                       and n in _registry.TENSOR)
     assert sorted(TOP_LEVEL) == [n for n in expected if n not in ("dropout_",)]
+
+
+REFLECTED = {
+    "rand": lambda t: 2 & t.tensor([1, 2, 3]),
+    "ror": lambda t: 6 | t.tensor([1, 2, 3]),
+    "rxor": lambda t: 6 ^ t.tensor([1, 2, 3]),
+    "rlshift": lambda t: 3 << t.tensor([1, 2, 3]),
+    "rrshift": lambda t: 100 >> t.tensor([1, 2, 3]),
+    "rand_bool": lambda t: True & t.tensor([True, False]),
+    "rxor_numpy": lambda t: np.int64(3) ^ t.tensor([1, 2, 3]),
+    "function_number_first": lambda t: t.bitwise_xor(3, t.tensor([1, 2, 3])),
+    "shift_function_number_first": lambda t: t.bitwise_left_shift(3, t.tensor([1, 2, 3])),
+    "two_numbers": lambda t: t.bitwise_and(3, 5),
+    "float_number_first": lambda t: 2.5 & t.tensor([1, 2, 3]),
+    "str_first": lambda t: "a" | t.tensor([1, 2, 3]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFLECTED))
+def test_a_number_first_in_bitwise_ops_is_torchs(case):
+    # 2 & t and the other reflected operators, and torch.bitwise_xor(3, t) (torch's
+    # (Number self, Tensor other) overload): values, dtypes and errors as torch's
+    same_on_both(REFLECTED[case])

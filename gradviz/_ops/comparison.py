@@ -4,8 +4,9 @@
 import numpy as np
 
 from .._registry import export, method
-from .._tensor import _make
-from ._common import _TORCH_SCALAR, _broadcast_error, _coerce, _operand
+from .._tensor import Tensor, _make
+from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _invalid_combination,
+                      _operand)
 
 
 # ----- Comparisons (never recorded) --------------------------------------------------------
@@ -73,34 +74,48 @@ def _invert(self):
     return bitwise_not(self)
 
 
-def _bitwise(ufunc, kernel):
-    """self <ufunc> other on integer or bool tensors; torch's `kernel` refuses other dtypes."""
-    def op(self, other):
+def _bitwise(ufunc, kernel, name):
+    """self <ufunc> other on integer or bool tensors; torch's `kernel` refuses other dtypes.
+    The op (also torch.<name>, which takes a number first as torch's (Number self, Tensor
+    other) overload) and its reflected form (`2 & t`, `3 << t`)."""
+    def compute(t, other, reflected):
         try:
             b, _ = _operand(other)
         except TypeError:
             return NotImplemented       # only an operator: Python and NumPy take over
-        a, b = _coerce(self._data, b)
+        a, b = _coerce(t._data, b)
         if a.dtype.kind not in "iub" or (kernel.endswith("shift_cpu") and a.dtype.kind == "b"):
             raise NotImplementedError(f'"{kernel}" not implemented for '
                                       f"'{_TORCH_SCALAR[a.dtype.name]}'")
         try:
-            return _make(ufunc(a, b))
+            return _make(ufunc(b, a) if reflected else ufunc(a, b))
         except ValueError as exc:
             raise _broadcast_error(a, b, exc) from None
+
+    def op(self, other):
+        if isinstance(self, Tensor):
+            return compute(self, other, False)
+        if isinstance(other, Tensor) and isinstance(self, (bool, int, float)):
+            return compute(other, self, True)
+        raise _invalid_combination(name, (self, other), {})
+
+    def reflected(self, other):
+        return compute(self, other, True)
     op.__name__ = op.__qualname__ = ufunc.__name__
-    return op
+    return op, reflected
 
 
-and_ = _bitwise(np.bitwise_and, "bitwise_and_cpu")
-or_ = _bitwise(np.bitwise_or, "bitwise_or_cpu")
-xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
-lshift = _bitwise(np.left_shift, "lshift_cpu")
-rshift = _bitwise(np.right_shift, "rshift_cpu")
-for _fn, _name, _torch_name in ((and_, "and", "bitwise_and"), (or_, "or", "bitwise_or"),
-                                (xor, "xor", "bitwise_xor"), (lshift, "lshift", "bitwise_left_shift"),
-                                (rshift, "rshift", "bitwise_right_shift")):
+and_, _rand = _bitwise(np.bitwise_and, "bitwise_and_cpu", "bitwise_and")
+or_, _ror = _bitwise(np.bitwise_or, "bitwise_or_cpu", "bitwise_or")
+xor, _rxor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu", "bitwise_xor")
+lshift, _rlshift = _bitwise(np.left_shift, "lshift_cpu", "bitwise_left_shift")
+rshift, _rrshift = _bitwise(np.right_shift, "rshift_cpu", "bitwise_right_shift")
+for _fn, _rfn, _name, _torch_name in (
+        (and_, _rand, "and", "bitwise_and"), (or_, _ror, "or", "bitwise_or"),
+        (xor, _rxor, "xor", "bitwise_xor"), (lshift, _rlshift, "lshift", "bitwise_left_shift"),
+        (rshift, _rrshift, "rshift", "bitwise_right_shift")):
     method(f"__{_name}__")(_fn)
+    method(f"__r{_name}__")(_rfn)
     export(_torch_name)(_fn)
 
 
