@@ -208,3 +208,20 @@ def test_a_number_first_in_bitwise_ops_is_torchs(case):
     # 2 & t and the other reflected operators, and torch.bitwise_xor(3, t) (torch's
     # (Number self, Tensor other) overload): values, dtypes and errors as torch's
     same_on_both(REFLECTED[case])
+
+
+HISTOGRAM_EDGES = {
+    "empty_input": lambda t: t.histogram(t.tensor([]), 3),
+    "empty_input_range": lambda t: t.histogram(t.tensor([]), 3, range=(2.0, 5.0)),
+    "float64_bins": lambda t: t.histogram(t.tensor([1.0, 2.0]),
+                                          bins=t.tensor([0.0, 1.0, 3.0], dtype=t.float64)),
+    "weight_shape": lambda t: t.histogram(t.tensor([1.0, 2.0]), 2, weight=t.ones(3)),
+    "weight_flat": lambda t: t.histogram(t.ones(2, 3), 2, weight=t.arange(6.0)),
+    "weight_dtype": lambda t: t.histogram(t.tensor([1.0, 2.0]), 2,
+                                          weight=t.ones(2, dtype=t.float64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HISTOGRAM_EDGES))
+def test_histogram_edge_cases_are_torchs(case):
+    same_on_both(HISTOGRAM_EDGES[case])

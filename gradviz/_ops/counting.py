@@ -9,7 +9,7 @@ import numpy as np
 from .. import return_types
 from .._creation import linspace
 from .._derivatives import DERIVATIVES as D
-from .._dtype import from_numpy_dtype
+from .._dtype import _CPP_NAMES, from_numpy_dtype
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record
@@ -138,7 +138,7 @@ def histogram(self, bins=100, *, range=None, weight=None, density=False,  # noqa
         elif a.size:
             lo, hi = float(a.min()), float(a.max())
         else:
-            lo = hi = 0.0
+            lo, hi = 0.0, 1.0   # torch's range for no values
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is "
                                "not finite")
@@ -149,8 +149,24 @@ def histogram(self, bins=100, *, range=None, weight=None, density=False,  # noqa
             lo, hi = lo - 0.5, hi + 0.5
         edges = _edges(lo, hi, bins, a.dtype)
     else:
-        edges = bins._data.astype(a.dtype)
+        edges = bins._data
+        if edges.dtype != a.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {_CPP_NAMES[a.dtype.name]} and bins for dimension 0 "
+                f"with dtype {_CPP_NAMES[edges.dtype.name]}")
+        edges = edges.copy()
     w = None if weight is None else weight._data
+    if w is not None and w.shape != (a.size,) and w.shape != a.shape:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as "
+            f"the input tensor excluding its innermost dimension, but got input with shape "
+            f"[{a.size}, 1] and weight with shape [{', '.join(map(str, w.shape))}]")
+    if w is not None and w.dtype != a.dtype:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+            f"should have the same dtype, but got input({_CPP_NAMES[a.dtype.name]}), and "
+            f"weight({_CPP_NAMES[w.dtype.name]})")
     hist = _count(a, edges, w, exact=True)
     if density:
         hist = hist / hist.sum(dtype=a.dtype)
