@@ -27,7 +27,7 @@ import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
-           "maker", "maker_frame", "user_functions", "running_around", "HeldWalk"]
+           "maker", "maker_frame", "user_functions", "running_around"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -132,69 +132,6 @@ def user_frame(depth):
             return code, f.f_lasti
         f = f.f_back
     return None, 0
-
-
-# co_flags of code whose frames can be suspended and resumed: CO_GENERATOR, CO_COROUTINE,
-# CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR
-_SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
-
-
-class HeldWalk:
-    """user_frame for a caller that asks again and again from inside the same running frames
-    (an optimizer's step edits every parameter two or three times, seven frames below the
-    user's line): the gradviz frames of the last whole walk are held, and a walk that meets
-    one of them stops there with the answer that walk found. It is the same answer: the frame
-    met is on the stack, so still running, and so are its callers, each stopped at the same
-    instruction (a held frame cannot be freed, so its id is never another frame's); the frames
-    walked before meeting it were gradviz's.
-
-    Held frames keep their locals: `clear()` lets them go (the tracer does at each backward
-    and when the run ends).
-
-        >>> walk = HeldWalk()
-        >>> walk.user_frame(1)[0] is user_frame(1)[0]      # this line's code
-        True
-    """
-
-    __slots__ = ("chain", "found")
-
-    def __init__(self):
-        self.chain = []             # gradviz's frames of the last whole walk, innermost first
-        self.found = (None, 0)      # what that walk found
-
-    def user_frame(self, depth):
-        """(code object, instruction offset) of the innermost frame outside gradviz, starting
-        `depth` frames up (1: the caller); (None, 0) when none (see user_frame)."""
-        try:
-            first = f = _getframe(depth)
-        except ValueError:      # fewer frames than depth
-            return None, 0
-        chain = self.chain
-        internal = _internal
-        while f is not None:
-            if f in chain:      # by identity: frames compare as objects
-                return self.found
-            code = f.f_code
-            inside = internal.get(id(code))
-            if inside is None:
-                inside = _inside(code)
-            if not inside:
-                found = self.found = (code, f.f_lasti)
-                break
-            f = f.f_back
-        else:
-            found = self.found = (None, 0)
-        # A whole walk (once per optimizer step): hold its frames, but a generator's: it may be
-        # suspended and resumed by another caller (the answer held would then be the old one).
-        chain = self.chain = []
-        while first is not f:
-            if not first.f_code.co_flags & _SUSPENDS:
-                chain.append(first)
-            first = first.f_back
-        return found
-
-    def clear(self):
-        self.chain = []
 
 
 def line_at(code, offset):

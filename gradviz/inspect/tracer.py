@@ -21,7 +21,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
 from ..autograd.callsite import maker_frame as _maker_frame, site_at, \
-    user_site
+    user_frame as _user_frame, user_site
 from ..autograd.grad_mode import _state
 from ..autograd.graph import AccumulateGrad
 from ..autograd.saved import Held, hold
@@ -147,7 +147,6 @@ class Tracer(_tracing.Tracer):
         self._makers = {}           # (function, id(code), offset, grad enabled) -> made_of's
         #                             (function, code, offset, grad enabled), shared
         self._offsets = {}          # instruction offsets of in-place edits, shared
-        self._edit_walk = callsite.HeldWalk()   # finds each in-place edit's user frame
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -202,14 +201,10 @@ class Tracer(_tracing.Tracer):
         # them the graph above: that must not outlive the node).
         ref = _NodeRef(node, self._drop_entry)
         ref.key = k
-        # The module call that made it: the innermost one open (ModuleCalls.node's rule,
-        # written out here: two Python calls per node of every step).
-        stack = self.modules.stack
-        call = stack[-1] if stack and type(node).__name__ != "AccumulateGrad" else None
-        self._nodes[k] = [self._count, ref, None, None, None, None, call]
+        self._nodes[k] = [self._count, ref, None, None, None, None, None]
         self._count += 1
-        if call is not None:
-            call.nodes += 1
+        if self.modules.stack:
+            self.modules.node(node)
 
     def made(self, out, node):
         entry = self._nodes.get(id(node))
@@ -302,7 +297,7 @@ class Tracer(_tracing.Tracer):
 
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
-        code, offset = self._edit_walk.user_frame(3)
+        code, offset = _user_frame(3)
         # one int per offset, shared by its edits (an optimizer's line edits every parameter
         # at every step, and the edits are all kept; an offset past 256 is a new int each time)
         offset = self._offsets.setdefault(offset, offset)
@@ -337,7 +332,6 @@ class Tracer(_tracing.Tracer):
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
         site = user_site(3)
-        self._edit_walk.clear()     # the frames of the last step's edits (see HeldWalk)
         self._taint = {}
         self.call_marks.append(self._count)
         if self.keep_history:
@@ -428,15 +422,13 @@ class Tracer(_tracing.Tracer):
                 taint = set(taint or ())
                 taint.update(changed)
         # Copies: the report makes values of them (summaries of large ones), for the last two
-        # backward calls only (see begin). (A loop, not a comprehension, and _grad_list
-        # written out: each is a Python call per node of every step.)
-        snap = []
-        for g in outs:
-            snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
+        # backward calls only (see begin).
+        snap = [g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g)
+                for g in outs]
         entry = self._entry(node)
         grads = None if entry is None else entry[_LAST_GRAD]
-        if grads is not None and type(grads) is not list:
-            grads = [grads]
+        if grads is not None:
+            grads = _grad_list(grads)
         self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return
@@ -628,12 +620,18 @@ _new_tuple = tuple.__new__      # makes a NamedTuple without the Python call of 
 
 class _ModuleCalls(ModuleCalls):
     """The core's recorder: the module call that made a node is kept in the tracer's entry for
-    the node (set by Tracer.node), which goes when the node does, rather than behind one more
-    weak reference per node."""
+    the node (Tracer.node), which goes when the node does, rather than behind one more weak
+    reference per node."""
 
     def __init__(self, nodes):
         super().__init__()
         self._nodes = nodes
+
+    def attribute(self, node, call):
+        if self.torch:
+            return super().attribute(node, call)
+        call.nodes += 1
+        self._nodes[id(node)][_CALL] = call
 
     def call_of(self, node):
         if self.torch:
@@ -806,12 +804,5 @@ def _snapshot(g):
     return np.array(g._data if isinstance(g, Tensor) else g, copy=True)
 
 
-class tracing(_tracing.installed):
-    """`with tracing(tracer):` installs tracer for a run (the name the inspector's modules
-    use); at the end it lets go of the frames its in-place walk held."""
-
-    def __exit__(self, *exc):
-        walk = getattr(self.tracer, "_edit_walk", None)
-        if walk is not None:
-            walk.clear()
-        return super().__exit__(*exc)
+# The name the inspector's modules install a tracer with.
+tracing = _tracing.installed
