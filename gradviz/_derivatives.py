@@ -2589,8 +2589,9 @@ def svd_grad(grads, U, S, Vh, full_matrices):
     gU, gS, gVh = grads
     if gU is not None or gVh is not None:
         raise NotImplementedError("gradviz: the gradient of torch.linalg.svd through U or Vh "
-                                  "is not implemented by gradviz's core (only through S, as "
-                                  "svdvals); run with --backend torch to use PyTorch")
+                                  "is not implemented by gradviz's core (only a first "
+                                  "derivative through S, as svdvals: a second one goes "
+                                  "through U and Vh); run with --backend torch to use PyTorch")
     k = np.shape(value(S))[-1]
     if full_matrices:
         U, Vh = narrow(U, -1, 0, k), narrow(Vh, -2, 0, k)

@@ -86,3 +86,13 @@ def test_errors_match_torch(bad, message):
     for t in (gradviz, real):
         with pytest.raises(RuntimeError, match=message):
             bad(t)
+
+
+def test_a_second_derivative_through_s_says_why_it_is_refused():
+    # it differentiates the first one, which reads U and Vh: the message says so rather than
+    # leaving a learner who used only S wondering where U came in
+    A = gradviz.randn(4, 3, dtype=gradviz.float64, requires_grad=True)
+    (g,) = gradviz.autograd.grad(gradviz.linalg.svdvals(A).sum(), A, create_graph=True)
+    with pytest.raises(NotImplementedError, match=r"only a first derivative through S, as "
+                                                  r"svdvals: a second one goes through U and Vh"):
+        g.sum().backward()
