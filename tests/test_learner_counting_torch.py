@@ -225,3 +225,8 @@ HISTOGRAM_EDGES = {
 @pytest.mark.parametrize("case", sorted(HISTOGRAM_EDGES))
 def test_histogram_edge_cases_are_torchs(case):
     same_on_both(HISTOGRAM_EDGES[case])
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_unique_of_a_0d_tensor_along_a_dim_is_torchs_error(dim):
+    same_on_both(lambda t: t.unique(t.tensor(3.0), dim=dim))

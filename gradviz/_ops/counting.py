@@ -35,6 +35,8 @@ def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=Non
                                             equal_nan=False)
         inverse = inverse.reshape(a.shape)
     else:
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = _wrap_dim(dim, a.ndim)
         if a.shape[d] == 0:     # np.unique refuses an empty axis
             values, inverse, counts = a, np.zeros(0, np.intp), np.zeros(0, np.intp)
