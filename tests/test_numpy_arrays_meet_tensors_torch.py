@@ -111,3 +111,20 @@ def test_tensor_and_ndarray_of_any_dtypes_as_torch(tensor_dtype, array_dtype, op
             f"b = np.full({shape}, 2).astype(np.{array_dtype}); ")
     snippet = make + (f"r = b {op} x" if left else f"r = x {op} b")
     assert _run(gradviz, snippet) == _run(torch, snippet)
+
+
+def _copied(t, src):
+    x = t.zeros(3)
+    try:
+        x.copy_(src)
+    except TypeError as exc:
+        return "TypeError", str(exc)
+    return x.tolist()
+
+
+@pytest.mark.parametrize("src", [np.ones(3), np.array(2.0), [1.0, 2.0, 3.0], (1, 2, 3), None,
+                                 "a", 2.0, True, np.float32(2)],
+                         ids=["ndarray", "0d_ndarray", "list", "tuple", "None", "str", "float",
+                              "bool", "np_float32"])
+def test_copy_takes_a_tensor_or_a_number_as_torch(src):
+    assert _copied(gradviz, src) == _copied(torch, src)

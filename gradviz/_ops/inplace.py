@@ -2,6 +2,8 @@
 a view's base history (CopySlices).
 """
 
+import numbers
+
 import numpy as np
 
 from .. import _dtype
@@ -14,7 +16,7 @@ from ..autograd.formula import record
 from ..autograd.graph import CopySlices, edge_of, short_name
 from ..autograd.grad_mode import _state, no_grad
 from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
-                      _half_opmath, _needs, _operand, _stored, _wrap_int)
+                      _half_opmath, _needs, _operand, _stored, _type_name, _wrap_int)
 from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
                          remainder)
 from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
@@ -325,6 +327,10 @@ def _fill(self, value, op):
 @method("copy_")
 @records("copy_")
 def copy_(self, src, non_blocking=False):
+    # torch's parser takes a Tensor or a number, never a sequence or an array
+    if not isinstance(src, (Tensor, numbers.Number)):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{_type_name(src)}")
     return _copy(self, src, "copy_")
 
 
