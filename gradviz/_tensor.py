@@ -24,8 +24,10 @@ __all__ = ["Tensor"]
 
 
 class _Version:
-    """A version counter; views share their base's. `views` is set (True) once a view of the
-    root tensor was made (gradviz._ops.views._make_view)."""
+    """A version counter; views share their base's. `views` is True once a view of the root
+    tensor was made (gradviz._ops.views._make_view), then the name of the op (`t_`, ...) that
+    gave the root a new shape while it had views (their steps may no longer be replayed:
+    gradviz._ops.inplace.view_steps)."""
 
     __slots__ = ("v", "views")
 

@@ -354,18 +354,17 @@ def _select(self, dim, index, how):
 
 
 def _select_into(node, grad, buffers):
-    """SelectBackward0 on the engine's plain path (arrays, no hooks or tracer, so no one sees
-    the gradients it would send): write grad at [key] into the gradient waiting for self at
-    the next node, in place, when no one else can see that array; or, when none is waiting
-    yet, into fresh zeros laid out as self is in memory. True when done (the node then sends
-    nothing). torch's select_backward makes C-ordered zeros of self's size for each select and
+    """SelectBackward0 on the engine's plain path when no user code sees a gradient of the
+    pass (engine._layout_private: no hooks, tracer or custom Function): write grad at [key]
+    into the gradient waiting for self at the next node, in place, when no one else can see
+    that array; or, when none is waiting yet, into fresh zeros laid out as self is in memory.
+    True when done (the node then sends nothing). torch's select_backward makes C-ordered zeros of self's size for each select and
     the input buffer adds them: for `q, k, v = qkv[0], qkv[1], qkv[2]`, three zero-fills and
     two additions over the whole of qkv, and for a permuted qkv a copy in the backward of the
     view before it. The sums are the same."""
     nxt = node._next
     meta = node._meta
-    # (self's hooks and retain_grad, at the next node, see the gradient as torch lays it out;
-    # a freed node goes to _apply, which raises torch's error)
+    # (a freed node goes to _apply, which raises torch's error)
     if nxt is None or not nxt._plain or meta is None or meta[0] is None or node._released:
         return False
     sizes, dtype = meta[0]
