@@ -119,8 +119,7 @@ def _out_dt(out, dtype, default=None):
 
 
 def _torch_scalar(npdt):
-    from ._ops._common import _TORCH_SCALAR
-    return _TORCH_SCALAR[np.dtype(npdt).name]
+    return _dtype._TORCH_SCALAR[np.dtype(npdt).name]
 
 
 def _infer(data, result=True):

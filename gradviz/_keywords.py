@@ -269,7 +269,7 @@ def write_out(name, dest, result, args, kwargs):
 
 
 def _write_one(dest, result):
-    from ._ops._common import _TORCH_SCALAR
+    from ._dtype import _TORCH_SCALAR
     from ._ops.inplace import bump_version
     src = np.asarray(result._data)
     want = dest._data.dtype

@@ -153,8 +153,6 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
-# The C++ type names torch 2.13 prints when a .grad of the wrong dtype is assigned.
-
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "

@@ -20,8 +20,7 @@ from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
 from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_divide,
                          remainder)
 from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
-from .pointwise import (_E_EXP, _E_LOG, _E_RELU, _E_SIG, _E_SQRT, _E_TANH, _np_relu,
-                        _np_sigmoid)
+from .pointwise import _np_relu, _np_sigmoid
 from .views import _output_view
 
 

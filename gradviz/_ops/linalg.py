@@ -10,7 +10,7 @@ import numpy as np
 from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
-from .. import _dmath
+from .. import _dmath, _dtype
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -32,9 +32,7 @@ _MM_DTYPE_ERRORS = {
     "dot": "dot : expected both vectors to have same dtype, but found {a} and {b}",
     "bmm": "expected scalar type {a} but found {b}",
 }
-_C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-           "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double",
-           "float16": "c10::Half"}
+_C_TYPE = _dtype._CPP_NAMES
 
 
 _E_MM = D["mm"]

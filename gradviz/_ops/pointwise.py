@@ -371,9 +371,7 @@ def invalid_arguments(op, args, kwargs=None, method=False):
 
 
 # torch's C++ names of dtypes, for some of its dtype errors.
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}
+_C_NAMES = _dtype._CPP_NAMES
 
 
 def _not_implemented(op, arg):

@@ -530,9 +530,6 @@ Running products along dim.
     """)
 
 
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 
 def _same_dtype(self, dtype):
@@ -542,8 +539,8 @@ def _same_dtype(self, dtype):
     want = np.dtype(_dtype.to_numpy_dtype(dtype))
     have = self._data.dtype
     if want != have:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_NAMES[have.name]} and "
-                           f"output tensor dtype {_CPP_NAMES[want.name]} should match")
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_dtype._CPP_NAMES[have.name]} and "
+                           f"output tensor dtype {_dtype._CPP_NAMES[want.name]} should match")
 
 
 @method("cumsum_")

@@ -125,7 +125,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """grad(..., is_grads_batched=True) as one backward pass per batch entry (torch runs one
     vmapped pass; the values are the same, and without create_graph so is the result)."""
     from .._ops.views import stack
-    from .._tensor import Tensor
+    Tensor = _tensor.Tensor
     if create_graph:
         raise NotImplementedError(
             "gradviz: torch.autograd.grad(is_grads_batched=True, create_graph=True) is not "
@@ -592,7 +592,7 @@ def _check_hook_values(hook, old, new):
 
 def _check_hook_value(hook, old, new):
     """torch's check_variable_result: a hook may not change a gradient's type or size."""
-    from .._tensor import Tensor, _TYPE_NAMES
+    Tensor, _TYPE_NAMES = _tensor.Tensor, _tensor._TYPE_NAMES
     if not isinstance(new, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     od = np.result_type(_raw(old))

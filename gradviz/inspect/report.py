@@ -494,7 +494,7 @@ class _Builder:
         name = f"{name}({arg or '…'})"
         return name if name not in taken else None
 
-    def _made_name(self, node, t, taken, calls=True):
+    def _made_name(self, node, t, taken, calls):
         """A name from what made node's output t: `fc1(x)` (calls: t may be a module call's
         output), `relu(h)`, or None."""
         inputs = self._inputs(node)
