@@ -25,6 +25,8 @@ that a row matches its op) is gradviz.autograd.formula; a forward names the rows
 with `gradviz._registry.records`.
 """
 
+import math
+
 import numpy as np
 
 from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
@@ -547,24 +549,6 @@ def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
                                              target, reduction, delta)
 
 
-def norm_input_grad(gw, xhat, rstd, dims):
-    """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
-    return rstd * (gw - mean_dims(gw, dims, keepdim=True)
-                   - xhat * mean_dims(gw * xhat, dims, keepdim=True))
-
-
-def sum_lead(x, dims):
-    return sum_dims(x, dims) if dims else x
-
-
-def layer_norm_parts(input, normalized_shape, result1, result2):
-    """(xhat, rstd, normalized dims, leading dims) from the saved mean and rstd."""
-    nd = np.ndim(value(input))
-    dims = tuple(range(nd - len(normalized_shape), nd))
-    rstd = value(result2)
-    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
-
-
 def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
     """The gradients of input, weight and bias, those in `mask`, from the output's gradient
     grads[0]. Under create_graph=True they are the three outputs of one
@@ -575,13 +559,36 @@ def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1
                                               normalized_shape, as_tensor(result1),
                                               as_tensor(result2), weight, bias)
         return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
+    return layer_norm_array_grads(grad, mask, input, normalized_shape, weight, result1,
+                                  result2)
+
+
+def layer_norm_array_grads(grad, mask, x, normalized_shape, weight, mean, rstd):
+    """layer_norm's gradients on arrays, on the input viewed as m rows of n as torch's kernel
+    views it: with xhat = (x - mean) * rstd and gw = grad * weight, per row
+    grad_input = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), and over the rows
+    grad_weight = sum(grad * xhat), grad_bias = sum(grad). Row and column sums are einsum's
+    (one pass, no product array); xhat's array is reused for xhat * mean(gw * xhat)."""
+    n = math.prod(normalized_shape)
+    m = math.prod(np.shape(x)[:np.ndim(x) - len(normalized_shape)])
+    g = np.reshape(grad, (m, n))
+    out = [None, None, None]
+    if mask & 4:
+        out[2] = np.einsum("ij->j", g).reshape(normalized_shape)
     if not mask & 3:
-        return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
-    xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
-    return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
-            if mask & 1 else None,
-            sum_lead(grad * xhat, lead) if mask & 2 else None,
-            sum_lead(grad, lead) if mask & 4 else None]
+        return out
+    r = np.reshape(rstd, (m, 1))
+    xhat = np.reshape(x, (m, n)) - np.reshape(mean, (m, 1))
+    xhat *= r
+    if mask & 2:
+        out[1] = np.einsum("ij,ij->j", g, xhat).reshape(normalized_shape)
+    if mask & 1:
+        gw = g if weight is None else g * np.reshape(weight, n)
+        gi = gw - (np.einsum("ij->i", gw) / n)[:, None]
+        gi -= np.multiply(xhat, (np.einsum("ij,ij->i", gw, xhat) / n)[:, None], out=xhat)
+        gi *= r
+        out[0] = gi.reshape(np.shape(x))
+    return out
 
 
 def constant_like(a, x):
@@ -734,7 +741,7 @@ def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, resu
     gi = None
     if mask & 1:
         gw = grad if weight is None else grad * reshape(weight, shape)
-        gi = norm_input_grad(gw, xhat, rstd, dims) if training else gw * rstd
+        gi = gw * rstd        # in eval (training returned above)
     return [gi, sum_dims(grad * xhat, dims) if mask & 2 else None,
             channel_sum(grad, input) if mask & 4 else None]
 
