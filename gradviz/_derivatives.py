@@ -2309,9 +2309,13 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(p.swapaxes(-2, -1), g)
     ds = np.matmul(g, v.swapaxes(-2, -1))
-    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    # The row sums of g * out by einsum: one pass and no (..., L, E) product array.
+    ds -= np.einsum("...ij,...ij->...i", g, out)[..., None]
     ds *= p
     ds *= sc
+    # The (L, S) weights are not needed any more: freed before the two products below, so
+    # that the backward holds two (L, S) arrays at most, not three.
+    del s, p
     dq = np.matmul(ds, k)
     dk = np.matmul(ds.swapaxes(-2, -1), q)
     if isinstance(grad, Tensor):
