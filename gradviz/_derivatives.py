@@ -2605,3 +2605,50 @@ def svd_grad(grads, U, S, Vh, full_matrices):
 defderiv("linalg_svd(Tensor A)", "LinalgSvdBackward0",
          ("U", "S", "Vh", "full_matrices", "S_sym_argsize_minus_1"), n_out=None,
          A=lambda grads, U, S, Vh, full_matrices: svd_grad(grads, U, S, Vh, full_matrices))
+
+
+# ----- Order statistics and running extremes (kthvalue, cummax, cummin) ------------------------
+
+def cummaxmin_grad(grad, self, indices, dim):
+    """torch's cummaxmin_backward: each gradient added at the index its running extreme came
+    from (zeros(self).scatter_add(dim, indices, grad))."""
+    if np.ndim(value(self)) == 0 or np.size(value(self)) == 0:
+        return grad
+    return scatter_add_to(np.shape(value(self)), dim, indices, grad)
+
+
+defderiv("kthvalue(Tensor self, int k, int dim, bool keepdim)",
+         "KthvalueBackward0", ("dim", "indices", "keepdim", "self_sym_sizes"),
+         self=value_selecting_grad)
+defderiv("cummax(Tensor self, int dim)", "CummaxBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+defderiv("cummin(Tensor self, int dim)", "CumminBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+
+
+# ----- Sums that skip NaN ----------------------------------------------------------------------
+
+def nansum_grad(grad, self, dim, keepdim):
+    """torch's nansum_backward: the sum's gradient, zero where self is NaN."""
+    x = value(self)
+    return mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
+
+
+defderiv("nansum(Tensor self, int[1]? dim, bool keepdim)", "NansumBackward0",
+         ("dim", "keepdim", "self"), self=nansum_grad)
+
+
+# ----- Counting ops torch records without a derivative ---------------------------------------
+
+def no_derivative_unique_consecutive(grad):
+    raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+
+
+def no_derivative_bincount(grad):
+    raise RuntimeError("derivative for aten::bincount is not implemented")
+
+
+defderiv("unique_consecutive(Tensor self)", "UniqueConsecutiveBackward0", saves_tensors=False,
+         self=no_derivative_unique_consecutive)
+defderiv("bincount(Tensor weights)", "NotImplemented", name="torch::autograd::NotImplemented",
+         saves_tensors=False, weights=no_derivative_bincount)
