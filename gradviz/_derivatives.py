@@ -2652,3 +2652,37 @@ defderiv("unique_consecutive(Tensor self)", "UniqueConsecutiveBackward0", saves_
          self=no_derivative_unique_consecutive)
 defderiv("bincount(Tensor weights)", "NotImplemented", name="torch::autograd::NotImplemented",
          saves_tensors=False, weights=no_derivative_bincount)
+
+
+# ----- Sliding windows (Tensor.unfold) ----------------------------------------------------------
+
+def unfold_windows(a, dim, size, step):
+    """The NumPy view of a's windows of `size` every `step` along dim, as a new last dim (a
+    0-d array gives its one element as a window of 1, as torch)."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+
+
+def unfold_grad(grad, input_sizes, dim, size, step):
+    """torch's unfold_backward: zeros(input_sizes) with each window's gradient added where
+    the window read (overlapping windows sum); UnfoldBackwardBackward0 on Tensors."""
+    if isinstance(grad, Tensor):
+        return ops.unfold_backward(grad, input_sizes, dim, size, step)
+    shape = tuple(input_sizes)
+    positions = unfold_windows(np.arange(int(np.prod(shape))).reshape(shape), dim, size, step)
+    out = np.zeros(int(np.prod(shape)), dtype=np.result_type(grad))
+    np.add.at(out, positions.reshape(-1), np.reshape(grad, -1))
+    return out.reshape(shape)
+
+
+defderiv("unfold(Tensor self, int dimension, int size, int step)", "UnfoldBackward0",
+         ("dimension", "self_sym_sizes", "size", "step"), saves_tensors=False,
+         self=lambda grad, dimension, self_sym_sizes, size, step: unfold_grad(
+             grad, self_sym_sizes, dimension, size, step))
+defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
+         "UnfoldBackwardBackward0", ("dim", "size", "step"), saves_tensors=False,
+         grad_in=lambda grad, dim, size, step: forward_of(ops.unfold, grad, dim, size, step))

@@ -217,3 +217,79 @@ def _saved(t, fn):
 def test_saved_names(fn):
     real = pytest.importorskip("torch")
     assert _saved(gradviz, fn) == _saved(real, fn)
+
+
+# ----- Tensor.unfold ---------------------------------------------------------------------------
+
+def _unfold_obs(x):
+    """A result as plain data, with the strides and contiguity of tensors (unfold is a view)."""
+    if hasattr(x, "stride"):
+        return _obs(x), x.stride(), x.is_contiguous()
+    if isinstance(x, (tuple, list)):
+        return [_unfold_obs(v) for v in x]
+    return x
+
+
+def _unfold_in_place(t):
+    b = t.arange(6.0).clone()
+    v = b.unfold(0, 2, 2)
+    v.mul_(2)
+    return b, v
+
+
+def _unfold_in_place_grad(t):
+    x = _m(t)
+    b = x * 1
+    v = b.unfold(1, 2, 2)
+    v.mul_(3)
+    b.sum().backward()
+    return x.grad, v.grad_fn.name()
+
+
+def _unfold_double_backward(t):
+    x = t.arange(5.0, dtype=t.float64).requires_grad_()
+    g = t.arange(8.0, dtype=t.float64).reshape(4, 2).requires_grad_()
+    (gx,) = t.autograd.grad(x.unfold(0, 2, 1), x, g, create_graph=True)
+    (gg,) = t.autograd.grad((gx * gx).sum(), g)
+    return gx, gg
+
+
+UNFOLD = {
+    "windows": lambda t: _m(t).unfold(1, 3, 2),
+    "dim0": lambda t: _m(t).unfold(0, 2, 1),
+    "negative_dim": lambda t: _m(t).unfold(-1, 4, 4),
+    "keywords": lambda t: _m(t).unfold(dimension=1, size=2, step=1),
+    "transposed": lambda t: _m(t).t().unfold(1, 2, 1),
+    "empty_windows": lambda t: _m(t).unfold(1, 0, 1),
+    "too_big": lambda t: _m(t).unfold(1, 5, 2),
+    "zero_step": lambda t: _m(t).unfold(1, 2, 0),
+    "negative_size": lambda t: _m(t).unfold(1, -1, 1),
+    "dim_out_of_range": lambda t: _m(t).unfold(2, 2, 1),
+    "zero_dim": lambda t: t.tensor(3.0).unfold(0, 1, 1),
+    "zero_dim_too_big": lambda t: t.tensor(3.0).unfold(0, 2, 1),
+    "grad_overlapping": lambda t: _grad(t, lambda x: x.unfold(1, 2, 1).pow(2)),
+    "grad_twice": lambda t: _grad(t, lambda x: x.unfold(0, 2, 1).unfold(1, 3, 1).pow(2)),
+    "grad_transposed": lambda t: _grad(t, lambda x: x.t().unfold(0, 3, 2).pow(2)),
+    "reshape_copies": lambda t: _m(t).unfold(1, 2, 1).reshape(-1),
+    "reshape_views": lambda t: _m(t).unfold(1, 2, 2).reshape(-1),
+    "in_place": _unfold_in_place,
+    "in_place_grad": _unfold_in_place_grad,
+    "double_backward": _unfold_double_backward,
+    "no_torch_function": lambda t: hasattr(t, "unfold"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNFOLD))
+def test_unfold(case):
+    same_on_both(UNFOLD[case], _unfold_obs)
+
+
+def test_unfold_saved_names():
+    real = pytest.importorskip("torch")
+
+    def saved(t):
+        y = _m(t).unfold(1, 2, 1)
+        return sorted(n for n in dir(y.grad_fn)
+                      if n.startswith("_saved_") and n not in ("_saved_items", "_saved_lookup")), \
+            y.grad_fn._saved_dimension, tuple(y.grad_fn._saved_self_sym_sizes)
+    assert saved(gradviz) == saved(real)
