@@ -1249,12 +1249,12 @@ defderiv("copy_(Tensor self, Tensor src)",
          name="torch::autograd::CopyBackwards",
          self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
-defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
-         "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
+defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate)",
+         "IndexPutBackward0", ("indices", "accumulate", "values_sym_sizes"), saves_tensors=False,
          internal=("values_sym_sizes",),
          nondiff=("indices",),
-         self=lambda grad, indices, values_sym_sizes: zero_at_key(grad, indices,
-                                                                  values_sym_sizes),
+         self=lambda grad, indices, accumulate, values_sym_sizes:
+             grad if accumulate else zero_at_key(grad, indices, values_sym_sizes),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
                                                                values_sym_sizes))
 

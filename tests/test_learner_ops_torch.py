@@ -293,3 +293,83 @@ def test_unfold_saved_names():
                       if n.startswith("_saved_") and n not in ("_saved_items", "_saved_lookup")), \
             y.grad_fn._saved_dimension, tuple(y.grad_fn._saved_self_sym_sizes)
     assert saved(gradviz) == saved(real)
+
+
+# ----- index_put_ / index_put ----------------------------------------------------------------
+
+def _z(t):
+    return t.zeros(3, 4)
+
+
+def _i(t):
+    return t.tensor([0, 0, 2])
+
+
+def _index_put_grads(t, accumulate, in_place):
+    w = t.ones(3, 4, requires_grad=True)
+    v = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    key = (_i(t), t.tensor([1, 1, 3]))
+    b = w * 2
+    y = (b.index_put_(key, v, accumulate=accumulate) if in_place
+         else t.index_put(b, key, v, accumulate=accumulate))
+    y.pow(2).sum().backward()
+    return (w.grad, v.grad, [n.name() if n else None for n, _ in y.grad_fn.next_functions],
+            y.grad_fn._saved_accumulate)
+
+
+def _index_put_through_view(t):
+    w = t.ones(3, 4, requires_grad=True)
+    b = w * 2
+    v = b[1:]
+    v.index_put_((t.tensor([0, 0]),), t.tensor(1.0), accumulate=True)
+    b.sum().backward()
+    return b, w.grad, b.grad_fn.name(), v.grad_fn.name()
+
+
+def _index_put_double_backward(t):
+    w = t.tensor([1.0, 2.0, 3.0], dtype=t.float64, requires_grad=True)
+    v = t.tensor([0.5, 0.25], dtype=t.float64, requires_grad=True)
+    y = t.index_put(w * w, (t.tensor([0, 0]),), v * v, accumulate=True)
+    g = t.autograd.grad((y * y).sum(), (w, v), create_graph=True)
+    return t.autograd.grad(g[0].sum() + g[1].sum(), (w, v))
+
+
+INDEX_PUT = {
+    "accumulate_0d": lambda t: _z(t).index_put_((_i(t),), t.tensor(1.0), accumulate=True),
+    "accumulate_rows": lambda t: _z(t).index_put_((_i(t),), t.ones(3, 4), True),
+    "accumulate_pairs": lambda t: t.index_put(_z(t), (_i(t), t.tensor([1, 1, 3])),
+                                              t.tensor([1.0, 2, 3]), accumulate=True),
+    "write": lambda t: _z(t).index_put((_i(t),), t.tensor(1.0)),
+    "list_of_indices": lambda t: _z(t).index_put([_i(t)], t.tensor(1.0)),
+    "int32_indices": lambda t: _z(t).index_put((t.tensor([0, 1], dtype=t.int32),),
+                                               t.tensor(7.0)),
+    "mask": lambda t: _z(t).index_put((_z(t) > 5,), t.tensor(5.0)),
+    "row_mask_accumulate": lambda t: _z(t).index_put((t.tensor([True, False, True]),),
+                                                     t.tensor(5.0), accumulate=True),
+    "returns_self": lambda t: (lambda y: y.index_put_((_i(t),), t.tensor(1.0)) is y)(_z(t)),
+    "long_accumulate": lambda t: t.zeros(5, dtype=t.long).index_put_(
+        (t.tensor([1, 1, 4]),), t.tensor([1, 2, 3]), accumulate=True),
+    "leaf_in_place": lambda t: t.ones(2, requires_grad=True).index_put_((t.tensor([0]),),
+                                                                        t.tensor(1.0)),
+    "not_a_tuple": lambda t: _z(t).index_put(_i(t), t.tensor(1.0)),
+    "values_not_tensor": lambda t: _z(t).index_put((_i(t),), 1.0),
+    "dtype_mismatch": lambda t: _z(t).index_put((_i(t),), t.tensor(1.0, dtype=t.float64)),
+    "none_index": lambda t: _z(t).index_put((None, t.tensor([1, 3])), t.tensor(5.0)),
+    "float_index": lambda t: _z(t).index_put((t.tensor([0.0]),), t.tensor(5.0)),
+    "out_of_bounds": lambda t: _z(t).index_put((t.tensor([5]),), t.tensor(5.0)),
+    "out_of_bounds_accumulate": lambda t: _z(t).index_put((t.tensor([5]),), t.tensor(5.0),
+                                                          accumulate=True),
+    "shape_mismatch": lambda t: _z(t).index_put((_i(t),), t.ones(2, 4)),
+    "too_many_indices": lambda t: _z(t).index_put((_i(t),) * 3, t.ones(3)),
+    "grads_accumulate": lambda t: _index_put_grads(t, True, False),
+    "grads_write": lambda t: _index_put_grads(t, False, False),
+    "grads_accumulate_in_place": lambda t: _index_put_grads(t, True, True),
+    "grads_write_in_place": lambda t: _index_put_grads(t, False, True),
+    "through_view": _index_put_through_view,
+    "double_backward": _index_put_double_backward,
+}
+
+
+@pytest.mark.parametrize("case", sorted(INDEX_PUT))
+def test_index_put(case):
+    _same(INDEX_PUT[case])
