@@ -1256,12 +1256,12 @@ defderiv("copy_(Tensor self, Tensor src)",
          name="torch::autograd::CopyBackwards",
          self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
-defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
-         "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
+defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate)",
+         "IndexPutBackward0", ("indices", "accumulate", "values_sym_sizes"), saves_tensors=False,
          internal=("values_sym_sizes",),
          nondiff=("indices",),
-         self=lambda grad, indices, values_sym_sizes: zero_at_key(grad, indices,
-                                                                  values_sym_sizes),
+         self=lambda grad, indices, accumulate, values_sym_sizes:
+             grad if accumulate else zero_at_key(grad, indices, values_sym_sizes),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
                                                                values_sym_sizes))
 
@@ -2616,3 +2616,84 @@ def svd_grad(grads, U, S, Vh, full_matrices):
 defderiv("linalg_svd(Tensor A)", "LinalgSvdBackward0",
          ("U", "S", "Vh", "full_matrices", "S_sym_argsize_minus_1"), n_out=None,
          A=lambda grads, U, S, Vh, full_matrices: svd_grad(grads, U, S, Vh, full_matrices))
+
+
+# ----- Order statistics and running extremes (kthvalue, cummax, cummin) ------------------------
+
+def cummaxmin_grad(grad, self, indices, dim):
+    """torch's cummaxmin_backward: each gradient added at the index its running extreme came
+    from (zeros(self).scatter_add(dim, indices, grad))."""
+    if np.ndim(value(self)) == 0 or np.size(value(self)) == 0:
+        return grad
+    return scatter_add_to(np.shape(value(self)), dim, indices, grad)
+
+
+defderiv("kthvalue(Tensor self, int k, int dim, bool keepdim)",
+         "KthvalueBackward0", ("dim", "indices", "keepdim", "self_sym_sizes"),
+         self=value_selecting_grad)
+defderiv("cummax(Tensor self, int dim)", "CummaxBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+defderiv("cummin(Tensor self, int dim)", "CumminBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+
+
+# ----- Sums that skip NaN ----------------------------------------------------------------------
+
+def nansum_grad(grad, self, dim, keepdim):
+    """torch's nansum_backward: the sum's gradient, zero where self is NaN."""
+    x = value(self)
+    return mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
+
+
+defderiv("nansum(Tensor self, int[1]? dim, bool keepdim)", "NansumBackward0",
+         ("dim", "keepdim", "self"), self=nansum_grad)
+
+
+# ----- Counting ops torch records without a derivative ---------------------------------------
+
+def no_derivative_unique_consecutive(grad):
+    raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+
+
+def no_derivative_bincount(grad):
+    raise RuntimeError("derivative for aten::bincount is not implemented")
+
+
+defderiv("unique_consecutive(Tensor self)", "UniqueConsecutiveBackward0", saves_tensors=False,
+         self=no_derivative_unique_consecutive)
+defderiv("bincount(Tensor weights)", "NotImplemented", name="torch::autograd::NotImplemented",
+         saves_tensors=False, weights=no_derivative_bincount)
+
+
+# ----- Sliding windows (Tensor.unfold) ----------------------------------------------------------
+
+def unfold_windows(a, dim, size, step):
+    """The NumPy view of a's windows of `size` every `step` along dim, as a new last dim (a
+    0-d array gives its one element as a window of 1, as torch)."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+
+
+def unfold_grad(grad, input_sizes, dim, size, step):
+    """torch's unfold_backward: zeros(input_sizes) with each window's gradient added where
+    the window read (overlapping windows sum); UnfoldBackwardBackward0 on Tensors."""
+    if isinstance(grad, Tensor):
+        return ops.unfold_backward(grad, input_sizes, dim, size, step)
+    shape = tuple(input_sizes)
+    positions = unfold_windows(np.arange(int(np.prod(shape))).reshape(shape), dim, size, step)
+    out = np.zeros(int(np.prod(shape)), dtype=np.result_type(grad))
+    np.add.at(out, positions.reshape(-1), np.reshape(grad, -1))
+    return out.reshape(shape)
+
+
+defderiv("unfold(Tensor self, int dimension, int size, int step)", "UnfoldBackward0",
+         ("dimension", "self_sym_sizes", "size", "step"), saves_tensors=False,
+         self=lambda grad, dimension, self_sym_sizes, size, step: unfold_grad(
+             grad, self_sym_sizes, dimension, size, step))
+defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
+         "UnfoldBackwardBackward0", ("dim", "size", "step"), saves_tensors=False,
+         grad_in=lambda grad, dim, size, step: forward_of(ops.unfold, grad, dim, size, step))
