@@ -373,3 +373,76 @@ INDEX_PUT = {
 @pytest.mark.parametrize("case", sorted(INDEX_PUT))
 def test_index_put(case):
     _same(INDEX_PUT[case])
+
+
+# ----- torch.as_strided --------------------------------------------------------------------
+
+def _strided_grad(t, fn):
+    x = _m(t)
+    y = fn(x)
+    (y * t.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+    return x.grad
+
+
+def _strided_in_place(t):
+    b = t.arange(6.0).clone()
+    v = b.as_strided((2,), (3,))
+    v.add_(10)
+    return b, v
+
+
+def _strided_in_place_grad(t):
+    x = _m(t)
+    b = x * 1
+    v = b.as_strided((2, 2), (4, 1), 1)
+    v.mul_(3)
+    (b * b).sum().backward()
+    return x.grad, v.grad_fn.name(), b.grad_fn.name()
+
+
+def _strided_double_backward(t):
+    x = t.arange(6.0, dtype=t.float64).requires_grad_()
+    (g,) = t.autograd.grad((x.as_strided((3, 2), (1, 1)) ** 3).sum(), x, create_graph=True)
+    (gg,) = t.autograd.grad(g.sum(), x)
+    return g.detach(), gg
+
+
+def _strided_saved(t):
+    fn = _m(t).as_strided((2, 2), (1, 2), 1).grad_fn
+    return (tuple(fn._saved_size), tuple(fn._saved_stride), fn._saved_storage_offset,
+            _m(t).as_strided((2, 2), (1, 2)).grad_fn._saved_storage_offset)
+
+
+AS_STRIDED = {
+    "transposed_read": lambda t: _m(t).as_strided((2, 2), (1, 2)),
+    "offset": lambda t: t.as_strided(_m(t), (2, 2), (4, 1), 5),
+    "keywords": lambda t: _m(t).as_strided(size=[2, 2], stride=[1, 2], storage_offset=3),
+    "of_a_view": lambda t: _m(t)[1:].as_strided((2, 2), (1, 2)),
+    "of_a_transpose": lambda t: _m(t).t().as_strided((2, 2), (1, 2)),
+    "zero_stride": lambda t: _m(t).as_strided((3,), (0,)),
+    "empty": lambda t: _m(t).as_strided((0, 3), (1, 1), 12),
+    "zero_dim": lambda t: t.tensor(5.0).as_strided((), ()),
+    "zero_dim_expanded": lambda t: t.tensor(5.0).as_strided((2,), (0,)),
+    "out_of_bounds": lambda t: _m(t).as_strided((4, 4), (4, 1)),
+    "length_mismatch": lambda t: _m(t).as_strided((2, 2), (1,)),
+    "negative_stride": lambda t: _m(t).as_strided((2, 2), (-1, 1)),
+    "negative_size": lambda t: _m(t).as_strided((2, -1), (1, 1)),
+    "negative_offset": lambda t: _m(t).as_strided((2, 2), (1, 2), -1),
+    "grad": lambda t: _strided_grad(t, lambda x: x.as_strided((2, 2), (1, 2))),
+    "grad_overlapping_of_view": lambda t: _strided_grad(
+        t, lambda x: x[1:].as_strided((3, 3), (1, 1))),
+    "grad_zero_stride": lambda t: _strided_grad(t, lambda x: x.as_strided((3,), (0,), 2)),
+    "grad_outside_the_view": lambda t: _strided_grad(
+        t, lambda x: x[1:, 1:].as_strided((2, 2), (4, 1))),
+    "grad_of_transpose": lambda t: _strided_grad(
+        t, lambda x: x.t().as_strided((2, 2), (1, 2), 7)),
+    "in_place": _strided_in_place,
+    "in_place_grad": _strided_in_place_grad,
+    "double_backward": _strided_double_backward,
+    "saved": _strided_saved,
+}
+
+
+@pytest.mark.parametrize("case", sorted(AS_STRIDED))
+def test_as_strided(case):
+    same_on_both(AS_STRIDED[case], _unfold_obs)
