@@ -446,3 +446,45 @@ AS_STRIDED = {
 @pytest.mark.parametrize("case", sorted(AS_STRIDED))
 def test_as_strided(case):
     same_on_both(AS_STRIDED[case], _unfold_obs)
+
+
+# ----- logical ops, isin, dtype shorthands, storage_offset -----------------------------------
+
+def _ints(t):
+    return t.tensor([0, 1, 2])
+
+
+def _floats(t):
+    return t.tensor([1.0, 0.0, 3.0])
+
+
+LOGICAL = {
+    "and": lambda t: t.logical_and(_ints(t), _floats(t)),
+    "or_method": lambda t: _ints(t).logical_or(_floats(t)),
+    "xor_broadcast": lambda t: t.logical_xor(_ints(t), t.tensor([[1], [0]])),
+    "and_number": lambda t: t.logical_and(_ints(t), 1),
+    "and_shapes": lambda t: t.logical_and(_ints(t), t.ones(2)),
+    "and_requires_grad": lambda t: t.logical_and(t.tensor([1.0], requires_grad=True),
+                                                 _floats(t)),
+    "or_bool_0d": lambda t: t.logical_or(t.tensor([True, False]), t.tensor(0.5)),
+    "masks": lambda t: (_ints(t) > 0).logical_and(_floats(t) < 2),
+    "isin": lambda t: t.isin(_ints(t), t.tensor([1, 2])),
+    "isin_number_test": lambda t: t.isin(_ints(t), 2),
+    "isin_number_elements": lambda t: t.isin(2, _ints(t)),
+    "isin_invert": lambda t: t.isin(_ints(t), t.tensor([1, 2]), invert=True),
+    "isin_mixed_dtypes": lambda t: t.isin(_floats(t), _ints(t)),
+    "isin_nan": lambda t: t.isin(t.tensor([float("nan")]), t.tensor([float("nan")])),
+    "isin_2d": lambda t: t.isin(t.zeros(2, 2), t.tensor([0.0])),
+    "byte": lambda t: _floats(t).byte(),
+    "char": lambda t: _floats(t).char(),
+    "short": lambda t: t.tensor([300.0, -1.5]).short(),
+    "short_grad_fn": lambda t: t.tensor([1.5], requires_grad=True).short(),
+    "storage_offset": lambda t: (_floats(t)[1:].storage_offset(), _floats(t).storage_offset(),
+                                 t.arange(12.0).reshape(3, 4)[1:, 2:].storage_offset(),
+                                 t.arange(6.0).reshape(2, 3).t()[1].storage_offset()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOGICAL))
+def test_logical_isin_shorthands(case):
+    _same(LOGICAL[case])

@@ -64,8 +64,7 @@ def _storage(self):
         raise NotImplementedError("gradviz: as_strided of a tensor whose storage is not "
                                   "C-contiguous is not implemented by gradviz's core; run with "
                                   "--backend torch to use PyTorch")
-    offset = (self._array().ctypes.data - r.ctypes.data) // max(r.itemsize, 1)
-    return root, offset
+    return root, storage_offset(self)
 
 
 def _check_geometry(size, stride, offset, numel, itemsize):
@@ -116,3 +115,17 @@ def _positions(a, root, offset):
     """The storage position of each of a's elements (a views root's memory from offset)."""
     steps = tuple(s // a.itemsize for s in a.strides)
     return storage_view(np.arange(root.size), a.shape, steps, offset)
+
+
+# ----- Where a tensor sits in its storage ----------------------------------------------------
+
+@method()
+def storage_offset(self):
+    """The offset of self's first element in its storage, in elements.
+
+    >>> import gradviz as torch
+    >>> torch.arange(4.0)[1:].storage_offset()
+    1
+    """
+    root = self if self._base_ is None else self._base_
+    return (self._array().ctypes.data - root._array().ctypes.data) // self._array().itemsize
