@@ -89,6 +89,8 @@ def _ops_names():
     from ._ops.reductions import nanmean, nansum
     from ._ops.shape import dsplit, hsplit, split_with_sizes, vsplit
     from ._ops.indexing import index_put_copy as index_put
+    from ._ops.strided import as_strided
+    from ._ops.logical import isin, logical_and, logical_or, logical_xor
     from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
                                arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,

@@ -2697,3 +2697,36 @@ defderiv("unfold(Tensor self, int dimension, int size, int step)", "UnfoldBackwa
 defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
          "UnfoldBackwardBackward0", ("dim", "size", "step"), saves_tensors=False,
          grad_in=lambda grad, dim, size, step: forward_of(ops.unfold, grad, dim, size, step))
+
+
+# ----- Views of the storage (torch.as_strided) --------------------------------------------------
+
+def storage_view(a, size, stride, offset):
+    """The NumPy view of the C-contiguous array a's memory with sizes, strides (in elements)
+    and offset, as torch's as_strided reads its storage."""
+    flat = a.reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, size, tuple(s * a.itemsize for s in stride))
+
+
+def as_strided_grad(grad, size, stride, storage_offset, self_positions, storage_numel):
+    """torch's as_strided_backward: the gradient added into a buffer the size of the storage
+    at the places the view read (summed where they repeat), then read back at self's places.
+    No storage_offset: self's own, where its first element is (an empty self takes none)."""
+    offset = storage_offset
+    if offset is None:
+        offset = int(self_positions.reshape(-1)[0]) if self_positions.size else 0
+    read = storage_view(np.arange(storage_numel), size, stride, offset).reshape(-1)
+    if isinstance(grad, Tensor):
+        buf = ops.index_put_impl(ops.zeros(storage_numel, dtype=grad.dtype), (read,),
+                                 grad.reshape(-1), True)
+        return take(buf, self_positions)
+    buf = np.zeros(storage_numel, dtype=np.result_type(grad))
+    np.add.at(buf, read, np.reshape(grad, -1))
+    return buf[self_positions]
+
+
+defderiv("as_strided_storage(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset)",
+         "AsStridedBackward0", ("size", "stride", "storage_offset", "self_positions",
+                                "storage_numel"),
+         saves_tensors=False, internal=("self_positions", "storage_numel"),
+         self=as_strided_grad)

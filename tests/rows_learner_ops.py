@@ -26,6 +26,8 @@ EXAMPLES = {
     # overlapping windows: each element's gradient is the sum over the windows reading it
     "unfold": (lambda x: x.unfold(1, 2, 1) * 1, (M23,), {}),
     "unfold_backward": (_unfold_double_backward, (A5, W42), {}),
+    # overlapping reads of a view of the storage (of a view, offset 1): the gradients sum
+    "as_strided_storage": (lambda x: x[1:].as_strided((2, 2), (1, 1)) * 1, (A5,), {}),
     "kthvalue": (lambda x: x.kthvalue(2, 1).values, (M23,), {}),
     "cummax": (lambda x: x.cummax(1).values, (M23,), {}),
     "cummin": (lambda x: torch.cummin(x, 0)[0], (M23,), {}),

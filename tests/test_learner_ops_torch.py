@@ -373,3 +373,118 @@ INDEX_PUT = {
 @pytest.mark.parametrize("case", sorted(INDEX_PUT))
 def test_index_put(case):
     _same(INDEX_PUT[case])
+
+
+# ----- torch.as_strided --------------------------------------------------------------------
+
+def _strided_grad(t, fn):
+    x = _m(t)
+    y = fn(x)
+    (y * t.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+    return x.grad
+
+
+def _strided_in_place(t):
+    b = t.arange(6.0).clone()
+    v = b.as_strided((2,), (3,))
+    v.add_(10)
+    return b, v
+
+
+def _strided_in_place_grad(t):
+    x = _m(t)
+    b = x * 1
+    v = b.as_strided((2, 2), (4, 1), 1)
+    v.mul_(3)
+    (b * b).sum().backward()
+    return x.grad, v.grad_fn.name(), b.grad_fn.name()
+
+
+def _strided_double_backward(t):
+    x = t.arange(6.0, dtype=t.float64).requires_grad_()
+    (g,) = t.autograd.grad((x.as_strided((3, 2), (1, 1)) ** 3).sum(), x, create_graph=True)
+    (gg,) = t.autograd.grad(g.sum(), x)
+    return g.detach(), gg
+
+
+def _strided_saved(t):
+    fn = _m(t).as_strided((2, 2), (1, 2), 1).grad_fn
+    return (tuple(fn._saved_size), tuple(fn._saved_stride), fn._saved_storage_offset,
+            _m(t).as_strided((2, 2), (1, 2)).grad_fn._saved_storage_offset)
+
+
+AS_STRIDED = {
+    "transposed_read": lambda t: _m(t).as_strided((2, 2), (1, 2)),
+    "offset": lambda t: t.as_strided(_m(t), (2, 2), (4, 1), 5),
+    "keywords": lambda t: _m(t).as_strided(size=[2, 2], stride=[1, 2], storage_offset=3),
+    "of_a_view": lambda t: _m(t)[1:].as_strided((2, 2), (1, 2)),
+    "of_a_transpose": lambda t: _m(t).t().as_strided((2, 2), (1, 2)),
+    "zero_stride": lambda t: _m(t).as_strided((3,), (0,)),
+    "empty": lambda t: _m(t).as_strided((0, 3), (1, 1), 12),
+    "zero_dim": lambda t: t.tensor(5.0).as_strided((), ()),
+    "zero_dim_expanded": lambda t: t.tensor(5.0).as_strided((2,), (0,)),
+    "out_of_bounds": lambda t: _m(t).as_strided((4, 4), (4, 1)),
+    "length_mismatch": lambda t: _m(t).as_strided((2, 2), (1,)),
+    "negative_stride": lambda t: _m(t).as_strided((2, 2), (-1, 1)),
+    "negative_size": lambda t: _m(t).as_strided((2, -1), (1, 1)),
+    "negative_offset": lambda t: _m(t).as_strided((2, 2), (1, 2), -1),
+    "grad": lambda t: _strided_grad(t, lambda x: x.as_strided((2, 2), (1, 2))),
+    "grad_overlapping_of_view": lambda t: _strided_grad(
+        t, lambda x: x[1:].as_strided((3, 3), (1, 1))),
+    "grad_zero_stride": lambda t: _strided_grad(t, lambda x: x.as_strided((3,), (0,), 2)),
+    "grad_outside_the_view": lambda t: _strided_grad(
+        t, lambda x: x[1:, 1:].as_strided((2, 2), (4, 1))),
+    "grad_of_transpose": lambda t: _strided_grad(
+        t, lambda x: x.t().as_strided((2, 2), (1, 2), 7)),
+    "in_place": _strided_in_place,
+    "in_place_grad": _strided_in_place_grad,
+    "double_backward": _strided_double_backward,
+    "saved": _strided_saved,
+}
+
+
+@pytest.mark.parametrize("case", sorted(AS_STRIDED))
+def test_as_strided(case):
+    same_on_both(AS_STRIDED[case], _unfold_obs)
+
+
+# ----- logical ops, isin, dtype shorthands, storage_offset -----------------------------------
+
+def _ints(t):
+    return t.tensor([0, 1, 2])
+
+
+def _floats(t):
+    return t.tensor([1.0, 0.0, 3.0])
+
+
+LOGICAL = {
+    "and": lambda t: t.logical_and(_ints(t), _floats(t)),
+    "or_method": lambda t: _ints(t).logical_or(_floats(t)),
+    "xor_broadcast": lambda t: t.logical_xor(_ints(t), t.tensor([[1], [0]])),
+    "and_number": lambda t: t.logical_and(_ints(t), 1),
+    "and_shapes": lambda t: t.logical_and(_ints(t), t.ones(2)),
+    "and_requires_grad": lambda t: t.logical_and(t.tensor([1.0], requires_grad=True),
+                                                 _floats(t)),
+    "or_bool_0d": lambda t: t.logical_or(t.tensor([True, False]), t.tensor(0.5)),
+    "masks": lambda t: (_ints(t) > 0).logical_and(_floats(t) < 2),
+    "isin": lambda t: t.isin(_ints(t), t.tensor([1, 2])),
+    "isin_number_test": lambda t: t.isin(_ints(t), 2),
+    "isin_number_elements": lambda t: t.isin(2, _ints(t)),
+    "isin_invert": lambda t: t.isin(_ints(t), t.tensor([1, 2]), invert=True),
+    "isin_mixed_dtypes": lambda t: t.isin(_floats(t), _ints(t)),
+    "isin_nan": lambda t: t.isin(t.tensor([float("nan")]), t.tensor([float("nan")])),
+    "isin_2d": lambda t: t.isin(t.zeros(2, 2), t.tensor([0.0])),
+    "byte": lambda t: _floats(t).byte(),
+    "char": lambda t: _floats(t).char(),
+    "short": lambda t: t.tensor([300.0, -1.5]).short(),
+    "short_grad_fn": lambda t: t.tensor([1.5], requires_grad=True).short(),
+    "storage_offset": lambda t: (_floats(t)[1:].storage_offset(), _floats(t).storage_offset(),
+                                 t.arange(12.0).reshape(3, 4)[1:, 2:].storage_offset(),
+                                 t.arange(6.0).reshape(2, 3).t()[1].storage_offset()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOGICAL))
+def test_logical_isin_shorthands(case):
+    _same(LOGICAL[case])

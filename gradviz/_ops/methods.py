@@ -47,6 +47,7 @@ def _shorthand(name, dtype):
 
 for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
                    ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool_)):
     method(_name)(_shorthand(_name, _dt))
 
