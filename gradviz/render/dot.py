@@ -157,13 +157,24 @@ class _Escapes(dict):
     def __missing__(self, text):
         if type(text) is not str:  # kept under its str only: 1 and True would share an entry
             return self[str(text)]
-        if text.isprintable() and "\\" not in text and "&" not in text and '"' not in text:
-            escaped = text  # no control character, non-character or surrogate either
+        if _plain(text):
+            escaped = text
         else:
             escaped = _clean(text).replace("\\", self.backslash).replace("&", "&amp;")
             escaped = escaped.replace('"', '\\"')
         self[text] = escaped
         return escaped
+
+    def once(self, text):
+        """The escaped text, kept only when it needs escaping: for the texts each written
+        once (a tensor's name, a node's id), most of which read the same escaped."""
+        return text if type(text) is str and _plain(text) else self[text]
+
+
+def _plain(text):
+    """Whether text reads the same escaped (_Escapes): no control character, non-character or
+    surrogate (isprintable), no backslash, '&' or '"'."""
+    return text.isprintable() and "\\" not in text and "&" not in text and '"' not in text
 
 
 def _joined(lines, escapes):
@@ -498,7 +509,7 @@ class _Builder:
                 tail = self.tensor_tails[pieces] = (
                     f"{label[pieces[0]]} {label[pieces[1]]}",
                     _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)))
-            text = (f"{label[name]} {tail[0]}", f"{tip[name]}\\n{tail[1]}",
+            text = (f"{label.once(name)} {tail[0]}", f"{tip.once(name)}\\n{tail[1]}",
                     self.tensor_kind(name, t))
         self.tensor_texts[name] = text
         return text
@@ -577,7 +588,7 @@ class _Builder:
         backward = self.view == "backward"  # the forward view draws the tensor made apart
         if count == 1:
             label = esc_label[label_name]
-            tooltip = f"{esc_tooltip[name]} ({esc_tooltip[top['id']]})"
+            tooltip = f"{esc_tooltip[name]} ({esc_tooltip.once(top['id'])})"
         else:
             bottom = self.nodes[members[-1]].get("tensor")
             label = esc_label[f"{label_name} x{count}"]
