@@ -71,9 +71,10 @@ _total = 0          # the sum of _outside's counts
 
 
 def _set(name, value):
-    """Set one per-thread mode of the calling thread: the one writer of grad mode, inference
-    mode and the saved-tensor hooks. `_state` reads the threads' own values while any thread
-    is outside the defaults (a thread that ends outside them keeps it so: slower, not wrong)."""
+    """Set one per-thread mode of the calling thread and return what it was: the one writer of
+    grad mode, inference mode and the saved-tensor hooks. `_state` reads the threads' own values
+    while any thread is outside the defaults (a thread that ends outside them keeps it so:
+    slower, not wrong)."""
     global _total
     default = getattr(_Threads, name)
     with _lock:
@@ -84,6 +85,7 @@ def _set(name, value):
             setattr(_outside, name, getattr(_outside, name) + change)
             _total += change
             _state.__class__ = _PerThread if _total else _State
+    return old
 
 
 def is_grad_enabled():
@@ -106,8 +108,7 @@ class _Setting:
         self._value = value
 
     def __enter__(self):
-        self._prev = getattr(_state, self._field)
-        _set(self._field, self._value)
+        self._prev = _set(self._field, self._value)
 
     def __exit__(self, *exc):
         _set(self._field, self._prev)
@@ -162,14 +163,14 @@ class no_grad(_NoParamDecoratorContextManager, _GradMode):
     """
 
     def __init__(self):
-        super().__init__(False)
+        self._value = False         # (_Setting.__init__'s work, one call fewer per block)
 
 
 class enable_grad(_NoParamDecoratorContextManager, _GradMode):
     """Enable recording inside a no_grad region."""
 
     def __init__(self):
-        super().__init__(True)
+        self._value = True
 
 
 class set_grad_enabled(_DecoratorContextManager, _GradMode):
@@ -248,8 +249,7 @@ class inference_mode(_DecoratorContextManager, _GradMode):
         return self.__class__(self.mode)
 
     def __enter__(self):
-        self._prev_inference = _state.inference
-        _set("inference", self.mode)
+        self._prev_inference = _set("inference", self.mode)
         super().__enter__()
 
     def __exit__(self, *exc):
