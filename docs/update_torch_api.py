@@ -58,6 +58,9 @@ _PARSER = {
     # torch.unique is a (*args, **kwargs) dispatcher; its implementation (_unique_impl) takes
     ("torch", "unique"): ["(input, sorted=True, return_inverse=False, return_counts=False, "
                           "dim=None)"],
+    # and so is torch.unique_consecutive (_unique_consecutive_impl)
+    ("torch", "unique_consecutive"): ["(input, return_inverse=False, return_counts=False, "
+                                      "dim=None)"],
 }
 
 

@@ -85,6 +85,12 @@ def _ops_names():
     from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
                                masked_select, nonzero, scatter, scatter_add, take_along_dim)
     from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
+    from ._ops.selection import cummax, cummin, kthvalue
+    from ._ops.reductions import nanmean, nansum
+    from ._ops.shape import dsplit, hsplit, split_with_sizes, vsplit
+    from ._ops.indexing import index_put_copy as index_put
+    from ._ops.strided import as_strided
+    from ._ops.logical import isin, logical_and, logical_or, logical_xor
     from ._ops.special import (acos, acos as arccos, acosh, acosh as arccosh, addcdiv, addcmul,
                                arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
@@ -96,7 +102,7 @@ def _ops_names():
         erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, log10_, log1p_, log2_, log_,
         neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
         square_, tan_, tanh_, trunc_, xlogy_, zero_)
-    from ._ops.counting import histc, histogram, unique
+    from ._ops.counting import bincount, histc, histogram, unique, unique_consecutive
     from ._ops.decompositions import svd
     from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,
                                   or_ as bitwise_or, rshift as bitwise_right_shift,

@@ -25,6 +25,8 @@ that a row matches its op) is gradviz.autograd.formula; a forward names the rows
 with `gradviz._registry.records`.
 """
 
+import math
+
 import numpy as np
 
 from ._dmath import (as_tensor, cat, clamp_min, gelu_derivative, gelu_second_derivative,
@@ -547,24 +549,6 @@ def huber_double_grad_output(grad, grad_output, self, target, reduction, delta):
                                              target, reduction, delta)
 
 
-def norm_input_grad(gw, xhat, rstd, dims):
-    """The gradient through (x - mean(x)) * rstd(x) over dims, given gw = grad * weight."""
-    return rstd * (gw - mean_dims(gw, dims, keepdim=True)
-                   - xhat * mean_dims(gw * xhat, dims, keepdim=True))
-
-
-def sum_lead(x, dims):
-    return sum_dims(x, dims) if dims else x
-
-
-def layer_norm_parts(input, normalized_shape, result1, result2):
-    """(xhat, rstd, normalized dims, leading dims) from the saved mean and rstd."""
-    nd = np.ndim(value(input))
-    dims = tuple(range(nd - len(normalized_shape), nd))
-    rstd = value(result2)
-    return (input - value(result1)) * rstd, rstd, dims, tuple(range(nd - len(normalized_shape)))
-
-
 def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1, result2, eps):
     """The gradients of input, weight and bias, those in `mask`, from the output's gradient
     grads[0]. Under create_graph=True they are the three outputs of one
@@ -575,13 +559,36 @@ def layer_norm_grads(grads, mask, input, normalized_shape, weight, bias, result1
                                               normalized_shape, as_tensor(result1),
                                               as_tensor(result2), weight, bias)
         return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
+    return layer_norm_array_grads(grad, mask, input, normalized_shape, weight, result1,
+                                  result2)
+
+
+def layer_norm_array_grads(grad, mask, x, normalized_shape, weight, mean, rstd):
+    """layer_norm's gradients on arrays, on the input viewed as m rows of n as torch's kernel
+    views it: with xhat = (x - mean) * rstd and gw = grad * weight, per row
+    grad_input = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), and over the rows
+    grad_weight = sum(grad * xhat), grad_bias = sum(grad). Row and column sums are einsum's
+    (one pass, no product array); xhat's array is reused for xhat * mean(gw * xhat)."""
+    n = math.prod(normalized_shape)
+    m = math.prod(np.shape(x)[:np.ndim(x) - len(normalized_shape)])
+    g = np.reshape(grad, (m, n))
+    out = [None, None, None]
+    if mask & 4:
+        out[2] = np.einsum("ij->j", g).reshape(normalized_shape)
     if not mask & 3:
-        return [None, None, sum_lead(grad, tuple(range(np.ndim(input) - len(normalized_shape))))]
-    xhat, rstd, dims, lead = layer_norm_parts(input, normalized_shape, result1, result2)
-    return [norm_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
-            if mask & 1 else None,
-            sum_lead(grad * xhat, lead) if mask & 2 else None,
-            sum_lead(grad, lead) if mask & 4 else None]
+        return out
+    r = np.reshape(rstd, (m, 1))
+    xhat = np.reshape(x, (m, n)) - np.reshape(mean, (m, 1))
+    xhat *= r
+    if mask & 2:
+        out[1] = np.einsum("ij,ij->j", g, xhat).reshape(normalized_shape)
+    if mask & 1:
+        gw = g if weight is None else g * np.reshape(weight, n)
+        gi = gw - (np.einsum("ij->i", gw) / n)[:, None]
+        gi -= np.multiply(xhat, (np.einsum("ij,ij->i", gw, xhat) / n)[:, None], out=xhat)
+        gi *= r
+        out[0] = gi.reshape(np.shape(x))
+    return out
 
 
 def constant_like(a, x):
@@ -734,7 +741,7 @@ def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, resu
     gi = None
     if mask & 1:
         gw = grad if weight is None else grad * reshape(weight, shape)
-        gi = norm_input_grad(gw, xhat, rstd, dims) if training else gw * rstd
+        gi = gw * rstd        # in eval (training returned above)
     return [gi, sum_dims(grad * xhat, dims) if mask & 2 else None,
             channel_sum(grad, input) if mask & 4 else None]
 
@@ -1249,12 +1256,12 @@ defderiv("copy_(Tensor self, Tensor src)",
          name="torch::autograd::CopyBackwards",
          self=lambda grad: zeros_like(grad),
          src=lambda grad, src_sym_sizes: sum_to(grad, src_sym_sizes))
-defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values)",
-         "IndexPutBackward0", ("indices", "values_sym_sizes"), saves_tensors=False,
+defderiv("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate)",
+         "IndexPutBackward0", ("indices", "accumulate", "values_sym_sizes"), saves_tensors=False,
          internal=("values_sym_sizes",),
          nondiff=("indices",),
-         self=lambda grad, indices, values_sym_sizes: zero_at_key(grad, indices,
-                                                                  values_sym_sizes),
+         self=lambda grad, indices, accumulate, values_sym_sizes:
+             grad if accumulate else zero_at_key(grad, indices, values_sym_sizes),
          values=lambda grad, indices, values_sym_sizes: sum_to(take(grad, indices),
                                                                values_sym_sizes))
 
@@ -2302,9 +2309,13 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(p.swapaxes(-2, -1), g)
     ds = np.matmul(g, v.swapaxes(-2, -1))
-    ds -= np.add.reduce(g * out, axis=-1, keepdims=True)
+    # The row sums of g * out by einsum: one pass and no (..., L, E) product array.
+    ds -= np.einsum("...ij,...ij->...i", g, out)[..., None]
     ds *= p
     ds *= sc
+    # The (L, S) weights are not needed any more: freed before the two products below, so
+    # that the backward holds two (L, S) arrays at most, not three.
+    del s, p
     dq = np.matmul(ds, k)
     dk = np.matmul(ds.swapaxes(-2, -1), q)
     if isinstance(grad, Tensor):
@@ -2605,3 +2616,117 @@ def svd_grad(grads, U, S, Vh, full_matrices):
 defderiv("linalg_svd(Tensor A)", "LinalgSvdBackward0",
          ("U", "S", "Vh", "full_matrices", "S_sym_argsize_minus_1"), n_out=None,
          A=lambda grads, U, S, Vh, full_matrices: svd_grad(grads, U, S, Vh, full_matrices))
+
+
+# ----- Order statistics and running extremes (kthvalue, cummax, cummin) ------------------------
+
+def cummaxmin_grad(grad, self, indices, dim):
+    """torch's cummaxmin_backward: each gradient added at the index its running extreme came
+    from (zeros(self).scatter_add(dim, indices, grad))."""
+    if np.ndim(value(self)) == 0 or np.size(value(self)) == 0:
+        return grad
+    return scatter_add_to(np.shape(value(self)), dim, indices, grad)
+
+
+defderiv("kthvalue(Tensor self, int k, int dim, bool keepdim)",
+         "KthvalueBackward0", ("dim", "indices", "keepdim", "self_sym_sizes"),
+         self=value_selecting_grad)
+defderiv("cummax(Tensor self, int dim)", "CummaxBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+defderiv("cummin(Tensor self, int dim)", "CumminBackward0", ("dim", "indices", "self"),
+         self=cummaxmin_grad)
+
+
+# ----- Sums that skip NaN ----------------------------------------------------------------------
+
+def nansum_grad(grad, self, dim, keepdim):
+    """torch's nansum_backward: the sum's gradient, zero where self is NaN."""
+    x = value(self)
+    return mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
+
+
+defderiv("nansum(Tensor self, int[1]? dim, bool keepdim)", "NansumBackward0",
+         ("dim", "keepdim", "self"), self=nansum_grad)
+
+
+# ----- Counting ops torch records without a derivative ---------------------------------------
+
+def no_derivative_unique_consecutive(grad):
+    raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+
+
+def no_derivative_bincount(grad):
+    raise RuntimeError("derivative for aten::bincount is not implemented")
+
+
+defderiv("unique_consecutive(Tensor self)", "UniqueConsecutiveBackward0", saves_tensors=False,
+         self=no_derivative_unique_consecutive)
+defderiv("bincount(Tensor weights)", "NotImplemented", name="torch::autograd::NotImplemented",
+         saves_tensors=False, weights=no_derivative_bincount)
+
+
+# ----- Sliding windows (Tensor.unfold) ----------------------------------------------------------
+
+def unfold_windows(a, dim, size, step):
+    """The NumPy view of a's windows of `size` every `step` along dim, as a new last dim (a
+    0-d array gives its one element as a window of 1, as torch)."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+
+
+def unfold_grad(grad, input_sizes, dim, size, step):
+    """torch's unfold_backward: zeros(input_sizes) with each window's gradient added where
+    the window read (overlapping windows sum); UnfoldBackwardBackward0 on Tensors."""
+    if isinstance(grad, Tensor):
+        return ops.unfold_backward(grad, input_sizes, dim, size, step)
+    shape = tuple(input_sizes)
+    positions = unfold_windows(np.arange(int(np.prod(shape))).reshape(shape), dim, size, step)
+    out = np.zeros(int(np.prod(shape)), dtype=np.result_type(grad))
+    np.add.at(out, positions.reshape(-1), np.reshape(grad, -1))
+    return out.reshape(shape)
+
+
+defderiv("unfold(Tensor self, int dimension, int size, int step)", "UnfoldBackward0",
+         ("dimension", "self_sym_sizes", "size", "step"), saves_tensors=False,
+         self=lambda grad, dimension, self_sym_sizes, size, step: unfold_grad(
+             grad, self_sym_sizes, dimension, size, step))
+defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
+         "UnfoldBackwardBackward0", ("dim", "size", "step"), saves_tensors=False,
+         grad_in=lambda grad, dim, size, step: forward_of(ops.unfold, grad, dim, size, step))
+
+
+# ----- Views of the storage (torch.as_strided) --------------------------------------------------
+
+def storage_view(a, size, stride, offset):
+    """The NumPy view of the C-contiguous array a's memory with sizes, strides (in elements)
+    and offset, as torch's as_strided reads its storage."""
+    flat = a.reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, size, tuple(s * a.itemsize for s in stride))
+
+
+def as_strided_grad(grad, size, stride, storage_offset, self_positions, storage_numel):
+    """torch's as_strided_backward: the gradient added into a buffer the size of the storage
+    at the places the view read (summed where they repeat), then read back at self's places.
+    No storage_offset: self's own, where its first element is (an empty self takes none)."""
+    offset = storage_offset
+    if offset is None:
+        offset = int(self_positions.reshape(-1)[0]) if self_positions.size else 0
+    read = storage_view(np.arange(storage_numel), size, stride, offset).reshape(-1)
+    if isinstance(grad, Tensor):
+        buf = ops.index_put_impl(ops.zeros(storage_numel, dtype=grad.dtype), (read,),
+                                 grad.reshape(-1), True)
+        return take(buf, self_positions)
+    buf = np.zeros(storage_numel, dtype=np.result_type(grad))
+    np.add.at(buf, read, np.reshape(grad, -1))
+    return buf[self_positions]
+
+
+defderiv("as_strided_storage(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset)",
+         "AsStridedBackward0", ("size", "stride", "storage_offset", "self_positions",
+                                "storage_numel"),
+         saves_tensors=False, internal=("self_positions", "storage_numel"),
+         self=as_strided_grad)

@@ -1,7 +1,8 @@
 """Named result tuples, as torch.return_types: `torch.max(x, 0)` gives a `max` whose fields are
 `values` and `indices` (type(r).__name__ == "max", as in torch)."""
 
-__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "histogram", "linalg_svd", "svd"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "cummax", "cummin",
+           "histogram", "linalg_svd", "svd"]
 
 
 class _ValuesIndices(tuple):
@@ -49,6 +50,18 @@ class median(_ValuesIndices):
 
 
 class nanmedian(_ValuesIndices):
+    __slots__ = ()
+
+
+class kthvalue(_ValuesIndices):
+    __slots__ = ()
+
+
+class cummax(_ValuesIndices):
+    __slots__ = ()
+
+
+class cummin(_ValuesIndices):
     __slots__ = ()
 
 

@@ -54,6 +54,13 @@ CHECKS = {
     "broadcast_grad_shape.py": (["--backward", "loss"], 0, {
         ("loss", "data"): 24.5, ("w", "grad"): [5.0, 7.0, 9.0], ("b", "grad"): 6.0,
         ("b", "shape"): []}),
+    "conv1d_by_unfold.py": ([], 0, {
+        ("windows", "grad_fn"): "UnfoldBackward0", ("windows", "shape"): [1, 1, 6, 3],
+        ("x", "grad"): [[[1.0, 3.0, 6.0, 6.0, 6.0, 6.0, 5.0, 3.0]]],
+        ("w", "grad"): [[[21.0, 27.0, 33.0]]], ("y_ref", "grad_fn"): "ConvolutionBackward0"}),
+    "missing_targets_nanmean.py": ([], 0, {
+        ("loss_nan", "data"): 0.625, ("loss_nan", "grad_fn"): "DivBackward0",
+        ("loss_masked", "data"): 0.625, ("q", "grad"): [-0.5, 0.0, 1.0]}),
     "saved_tensors_hooks.py": ([], 0, {
         ("x", "grad"): [14.7781], ("w", "grad"): [7.3891], ("z", "data"): [7.3891]}),
     "jacobian_hessian.py": ([], 0, {

@@ -84,3 +84,23 @@ def test_node_statements_are_graphviz_statements():
     for i in range(len(names) - 1):
         expected.edge(f"n{i}", f"n{i + 1}")
     assert got == expected.source.splitlines()
+
+
+def test_tensors_that_differ_in_one_piece_keep_their_own_text():
+    # what follows a tensor's name is escaped once for every tensor that shows the same: each
+    # piece must still tell tensors apart (-0.0 == 0.0 and True == 1 as dict keys)
+    pieces = [("data", 0.0), ("data", -0.0), ("data", 1), ("data", True), ("version", 1),
+              ("dtype", "float64"), ("grad", 2.0), ("grad_changed_by", [0]), ("shape", [1])]
+    names = [f"t{i}" for i in range(len(pieces) + 1)]
+    report = _report(names)
+    for t, (key, value) in zip(report["tensors"][1:], pieces):
+        t[key] = value
+    got = build_dot(report, legend=False)
+    for t in report["tensors"]:
+        expected = escape_tooltip([
+            t["name"], f"shape: {dot_module.format_shape(t['shape'])}", f"dtype: {t['dtype']}",
+            "requires_grad: True", "is_leaf: False", "grad_fn: MulBackward0",
+            f"version: {t['version']}", f"value: {summarize(t['data'])}",
+            f"grad: {summarize(t['grad'])}" + (" (changed by hook #1)"
+                                               if t.get("grad_changed_by") else "")])
+        assert f'\\n{expected}\\nmade at' in got, t["name"]

@@ -227,3 +227,32 @@ def test_a_summarized_gradient_counts_its_nans_on_both_backends(tmp_path):
                     if t["name"] == "w")
         assert grad == "<20000 elements, shape [20000]: min 1, max 1, mean 1, 1 NaN; " \
                        "--full for all values>", backend
+
+
+_EDITS_THROUGH_TEMPORARY_VIEWS = """
+    import {mod} as torch
+
+    def one_hot(line):
+        t = torch.zeros(len(line), 1, 5)
+        for li, c in enumerate(line):
+            t[li][0]["abcde".find(c)] = 1      # each view is freed at once
+        return t
+
+    data = one_hot("cab")
+    w = torch.ones(5, requires_grad=True)
+    for step in range(3):                       # later backward calls age the edits
+        (data * w).sum().backward()
+"""
+
+
+def test_edits_through_temporary_views_outlive_later_backward_calls(tmp_path):
+    # the tutorial's tensor[li][0][i] = 1 (examples/name_classifier_rnn.py): after two more
+    # backward calls the torch tracer held each edit through its freed view and lost it
+    docs = {}
+    for mod, backend in (("gradviz", "gradviz"), ("torch", "torch")):
+        path = _write(tmp_path, _EDITS_THROUGH_TEMPORARY_VIEWS.format(mod=mod))
+        docs[backend] = run_file(path, backend=backend).report()
+    for doc in docs.values():
+        row = next(t for t in doc["tensors"] if t["name"] == "data")
+        assert (row["version"], row["edits"]) == (3, 3)
+        assert [(h["op"], h["line"]) for h in row["history"]] == [("setitem", 7)] * 3

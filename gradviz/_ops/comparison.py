@@ -95,7 +95,7 @@ def _bitwise(ufunc, kernel, name):
     def op(self, other):
         if isinstance(self, Tensor):
             return compute(self, other, False)
-        if isinstance(other, Tensor) and isinstance(self, (bool, int, float)):
+        if isinstance(other, Tensor) and isinstance(self, (bool, int, float, np.integer)):
             return compute(other, self, True)
         raise _invalid_combination(name, (self, other), {})
 

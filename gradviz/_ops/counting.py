@@ -174,3 +174,79 @@ def histogram(self, bins=100, *, range=None, weight=None, density=False,  # noqa
         hist = hist / hist.sum(dtype=a.dtype)
         hist /= np.diff(edges)
     return return_types.histogram(_make(hist), _make(edges.copy()))
+
+
+# ----- Runs of equal values ------------------------------------------------------------------
+
+@export()
+@records("unique_consecutive")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """self with each run of equal consecutive values (or slices along dim) kept once; the run
+    each element belongs to and each run's length on request. NaNs are never equal, as in
+    torch. Recorded as UniqueConsecutiveBackward0, which torch cannot differentiate.
+
+    >>> import gradviz as torch
+    >>> torch.unique_consecutive(torch.tensor([1, 1, 2, 1]), return_counts=True)
+    (tensor([1, 2, 1]), tensor([2, 1, 1]))
+    """
+    a = self._data
+    if dim is None:
+        runs = a.reshape(-1)
+        d = 0
+    else:
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = _wrap_dim(dim, a.ndim)
+        runs = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+    n = runs.shape[0]
+    changed = np.ones(n, bool)
+    if n > 1:
+        differ = runs[1:] != runs[:-1]
+        changed[1:] = differ if differ.ndim == 1 else differ.any(axis=1)
+    starts = np.flatnonzero(changed)
+    values = np.take(a.reshape(-1) if dim is None else a, starts, axis=d)
+    out = _make(np.ascontiguousarray(values))
+    if _needs(self):
+        record(D["unique_consecutive"], out, (self,))
+    if not (return_inverse or return_counts):
+        return out
+    inverse = np.cumsum(changed) - 1
+    if dim is None:
+        inverse = inverse.reshape(a.shape)
+    counts = np.diff(np.append(starts, n))
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (out,) + tuple(_make(np.asarray(x, dtype=np.int64)[()]) for x in extra)
+
+
+# ----- bincount ----------------------------------------------------------------------------
+
+@export()
+@records("bincount")
+def bincount(self, weights=None, minlength=0):
+    """How many times each value 0, 1, ..., max occurs in a 1-D tensor of non-negative
+    integers (the sum of their weights, when given); at least minlength bins.
+
+    >>> import gradviz as torch
+    >>> torch.bincount(torch.tensor([0, 1, 1, 3]))
+    tensor([1, 2, 0, 1])
+    """
+    a = self._data
+    if a.dtype.kind not in "iu":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return _make(np.bincount(a, minlength=minlength).astype(np.int64))
+    w = weights._data
+    if w.ndim != 1 or w.shape[0] != a.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    # torch: float32 weights give float32 counts, any other dtype float64
+    dt = np.float32 if w.dtype == np.float32 else np.float64
+    out = _make(np.bincount(a, weights=w.astype(np.float64),
+                            minlength=minlength).astype(dt))
+    if _needs(weights):
+        record(D["bincount"], out, (weights,))
+    return out

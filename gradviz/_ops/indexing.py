@@ -6,11 +6,11 @@ import operator
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._registry import method, records
+from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _make
 from ..autograd.formula import record
 from .._fperr import quietly
-from ._common import _as_tensor, _needs, _stored
+from ._common import _TORCH_SCALAR, _as_tensor, _needs, _stored
 from .inplace import _check_inplace, _commit, _copy, _fill
 from .views import _select, _view_op, expand, unsqueeze, view
 
@@ -228,12 +228,12 @@ def index_put_impl(self, indices, values, accumulate):
 
 
 @records("index_put")
-def index_put(self, indices, values):
-    """self with values written at indices, out of place (torch's index_put,
-    IndexPutBackward0): the gradient of index_put_ under create_graph=True."""
-    out = _written_copy(self, indices, values, False)
+def index_put(self, indices, values, accumulate=False):
+    """self with values written (or added) at the NumPy key `indices`, out of place (torch's
+    index_put, IndexPutBackward0): also the gradient of index_put_ under create_graph=True."""
+    out = _written_copy(self, indices, values, accumulate)
     if _needs(self, values):
-        record(D["index_put"], out, (self, values), (indices, values.shape))
+        record(D["index_put"], out, (self, values), (indices, accumulate, values.shape))
     return out
 
 
@@ -269,7 +269,7 @@ def _index_put_(self, indices, values):
         raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, got))}] "
                            f"cannot be broadcast to indexing result of shape "
                            f"[{', '.join(map(str, want))}]") from None
-    _commit(self, D["index_put"], (self, values), (indices, values.shape), "setitem")
+    _commit(self, D["index_put"], (self, values), (indices, False, values.shape), "setitem")
 
 
 def _scalar_to_tensor(value, like):
@@ -312,3 +312,79 @@ def _copy_to(dst, src):
         while i < len(shape) and shape[i] == 1:
             i += 1
         _copy(dst, expand(view(src, *shape[i:]), *dst.shape), "setitem")
+
+
+# ----- index_put_ / index_put with a tuple of index tensors ----------------------------------
+
+def _put_key(op, self, indices, values):
+    """The NumPy key of index_put's tuple of index tensors, after torch's argument checks."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{op}(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    for n, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {n} in argument 0, but got "
+                            f"{type(i).__name__}")
+    if not indices:
+        raise NotImplementedError(f"gradviz: {op} with an empty tuple of indices is not "
+                                  "implemented (torch fails an internal assert); run with "
+                                  "--backend torch to use PyTorch")
+    if values._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_TORCH_SCALAR[self._data.dtype.name]} for the destination and "
+                           f"{_TORCH_SCALAR[values._data.dtype.name]} for the source.")
+    key = tuple(i._data for i in indices)
+    if len(key) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
+                         f"{len(key)})")
+    try:
+        target = self._data[key]
+    except IndexError as exc:
+        raise _index_error(exc, self._data, key) from None
+    if not _broadcasts_to(values._data.shape, target.shape):
+        got = ", ".join(map(str, values._data.shape))
+        raise RuntimeError(f"shape mismatch: value tensor of shape [{got}] cannot be broadcast "
+                           f"to indexing result of shape [{', '.join(map(str, target.shape))}]")
+    return key
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+@method("index_put_")
+@records("index_put")
+def index_put_(self, indices, values, accumulate=False):
+    """Write values into self at a tuple of index tensors (add them, summing repeated
+    indices, with accumulate=True), in place (IndexPutBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.zeros(3).index_put_((torch.tensor([0, 0]),), torch.tensor(1.0), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    key = _put_key("index_put_", self, indices, values)
+    if not accumulate:
+        _index_put_(self, key, values)
+        return self
+    _check_inplace(self)
+    np.add.at(self._array(), key, values._data)
+    _commit(self, D["index_put"], (self, values), (key, True, values.shape), "index_put_")
+    return self
+
+
+@export("index_put")
+def index_put_copy(self, indices, values, accumulate=False):
+    """self with values written (or added, with accumulate=True) at a tuple of index tensors,
+    out of place (IndexPutBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.zeros(3).index_put((torch.tensor([2]),), torch.tensor(5.0))
+    tensor([0., 0., 5.])
+    """
+    return index_put(self, _put_key("index_put", self, indices, values), values, accumulate)

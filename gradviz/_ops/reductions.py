@@ -705,3 +705,52 @@ def count_nonzero(self, dim=None):
     if not a.ndim:
         return _make(np.int64(a != 0))
     return _make(np.asarray(np.count_nonzero(a, axis=dims), dtype=np.int64))
+
+
+# ----- Sums and means that skip NaN --------------------------------------------------------
+
+@export()
+@records("nansum")
+def nansum(self, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The sum with NaNs counted as zero (NansumBackward0: no gradient reaches a NaN).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, float("nan"), 2.0]).nansum()
+    tensor(3.)
+    """
+    if out is not None:
+        raise _not_implemented("nansum", "out")
+    a = _int64_sum_type(self._data, dtype)
+    dims = _nan_axis(dim, a.ndim)
+    axis = tuple(range(a.ndim)) if dims is None else dims
+    r = quietly(np.nansum, a, axis=axis, keepdims=keepdim, dtype=_opmath(a.dtype))
+    out = _make(np.array(_rounded(np.asarray(r), a.dtype), order="C")[()])
+    if _needs(self):
+        record(D["nansum"], out, (self,), (dims, keepdim, self))
+    return out
+
+
+@export()
+def nanmean(self, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The mean of the values that are not NaN: nansum over their count, as torch composes it
+    (DivBackward0 over NansumBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.tensor([1.0, float("nan"), 2.0]).nanmean()
+    tensor(1.5000)
+    """
+    if out is not None:
+        raise _not_implemented("nanmean", "out")
+    if self._data.dtype.kind != "f":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_TORCH_SCALAR[self._data.dtype.name]}")
+    count = _make(np.asarray(np.sum(~np.isnan(self._data), axis=_nan_axis(dim, self.dim()),
+                                    keepdims=keepdim), dtype=np.int64)[()])
+    return nansum(self, dim, keepdim, dtype=dtype).div(count)
+
+
+def _nan_axis(dim, ndim):
+    """The dims nansum and nanmean reduce (None: every one), as torch saves them."""
+    if dim is None or (type(dim) is tuple and not dim):
+        return None
+    return _dims(dim, ndim) if ndim else ()

@@ -760,3 +760,50 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
         else:
             x = sub(hi, lo)
     return x
+
+
+# ----- Splits by sizes and along fixed dims ------------------------------------------------
+
+@export()
+def split_with_sizes(self, split_sizes, dim=0):
+    """Views of consecutive pieces of the sizes listed (SplitWithSizesBackward0):
+    `torch.arange(5).split_with_sizes([2, 3])`."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 1) must be tuple "
+                        f"of ints, not {type(split_sizes).__name__}")
+    return split(self, split_sizes, dim)
+
+
+def _split_along(self, sections, dim, name, least):
+    """torch's hsplit / vsplit / dsplit: tensor_split along dim, refusing a tensor of fewer
+    than `least` dims and a number of sections that does not divide the dim."""
+    if self.dim() < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, "
+                           f"but got a tensor with {self.dim()} dimensions!")
+    if not isinstance(sections, (list, tuple)):
+        size = self.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the split_size"
+                               f" {sections}!")
+    return tensor_split(self, sections, dim)
+
+
+@export()
+def hsplit(self, sections):
+    """tensor_split along dim 1 (dim 0 for a 1-D tensor), in equal parts or at indices:
+    `torch.hsplit(torch.zeros(2, 4), 2)`."""
+    return _split_along(self, sections, 1 if self.dim() > 1 else 0, "hsplit", 1)
+
+
+@export()
+def vsplit(self, sections):
+    """tensor_split along dim 0 of a tensor of 2 or more dims: `torch.vsplit(torch.zeros(4, 2), 2)`."""
+    return _split_along(self, sections, 0, "vsplit", 2)
+
+
+@export()
+def dsplit(self, sections):
+    """tensor_split along dim 2 of a tensor of 3 or more dims:
+    `torch.dsplit(torch.zeros(1, 2, 4), 2)`."""
+    return _split_along(self, sections, 2, "dsplit", 3)

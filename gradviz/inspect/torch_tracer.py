@@ -924,19 +924,27 @@ class TorchTracer(Tracer):
 
 
 class _OldEdit(InplaceEvent):
-    """An InplaceEvent that holds its tensor weakly (the tensor, or None once gone, when
-    read)."""
+    """An InplaceEvent that holds its tensor weakly: the tensor when read, or once it is gone
+    its base, or None once that is gone too.
 
-    __slots__ = ("_ref",)
+    An edit through a temporary view (`x[i][0][j] = 1`) records the view, which is freed at
+    once: the edit lives as long as the tensor it wrote into, as on the core."""
+
+    __slots__ = ("_ref", "_base")
 
     def __init__(self, event, gone):
-        self._ref = weakref.ref(event.tensor, gone)
+        base = event.tensor
+        while base._base is not None:
+            base = base._base
+        self._base = weakref.ref(base, gone)
+        self._ref = self._base if base is event.tensor else weakref.ref(event.tensor)
         self.op, self.site, self.version = event.op, event.site, event.version
         self.grad_enabled, self.seq = event.grad_enabled, event.seq
 
     @property
     def tensor(self):
-        return self._ref()
+        t = self._ref()
+        return self._base() if t is None else t
 
 
 class _Holder:

@@ -114,8 +114,8 @@ _COPY_LEAF_EDGE = {"minlen": "0"}
 _CLUSTER = {"fontsize": "10", "style": "rounded", "color": "gray50", "labeljust": "l"}
 # Stands for the tooltip while a kind of node's other attributes are written (_Builder.style).
 _TOOLTIP = "\x00tooltip"
-# A tensor's tooltip lines, filled with escaped pieces (_Builder.tensor_text).
-_TENSOR_TOOLTIP = "\\n".join(["{}", "shape: {}", "dtype: {}", "requires_grad: {}", "is_leaf: {}",
+# A tensor's tooltip lines after its name, filled with escaped pieces (_Builder.tensor_text).
+_TENSOR_TOOLTIP = "\\n".join(["shape: {}", "dtype: {}", "requires_grad: {}", "is_leaf: {}",
                               "grad_fn: {}", "version: {}", "value: {}", "grad: {}"])
 
 
@@ -157,13 +157,24 @@ class _Escapes(dict):
     def __missing__(self, text):
         if type(text) is not str:  # kept under its str only: 1 and True would share an entry
             return self[str(text)]
-        if text.isprintable() and "\\" not in text and "&" not in text and '"' not in text:
-            escaped = text  # no control character, non-character or surrogate either
+        if _plain(text):
+            escaped = text
         else:
             escaped = _clean(text).replace("\\", self.backslash).replace("&", "&amp;")
             escaped = escaped.replace('"', '\\"')
         self[text] = escaped
         return escaped
+
+    def once(self, text):
+        """The escaped text, kept only when it needs escaping: for the texts each written
+        once (a tensor's name, a node's id), most of which read the same escaped."""
+        return text if type(text) is str and _plain(text) else self[text]
+
+
+def _plain(text):
+    """Whether text reads the same escaped (_Escapes): no control character, non-character or
+    surrogate (isprintable), no backslash, '&' or '"'."""
+    return text.isprintable() and "\\" not in text and "&" not in text and '"' not in text
 
 
 def _joined(lines, escapes):
@@ -374,6 +385,7 @@ class _Builder:
         self.label_text = _Escapes("\\\\")  # see escape_label
         self.tooltip_text = _Escapes("\u29f5")  # see escape_tooltip
         self.tensor_texts = {}  # tensor name -> its label line, tooltip lines (escaped), kind
+        self.tensor_tails = {}  # a tensor's pieces but its name -> their escaped label, tooltip
         self.styles = {}  # (kind, shape, extra, shared) -> node attributes around the tooltip
         self.refs = {}  # dot id -> ("node", report node id) or ("tensor", name): what it shows
 
@@ -460,8 +472,8 @@ class _Builder:
 
     # -- text --
 
-    def tensor_kind(self, name):
-        t = self.tensors.get(name) or {}
+    def tensor_kind(self, name, t):
+        """How tensor `name` (its entry t, or {}) is drawn."""
         # A tensor edited in place has a new grad_fn: it is a root only where the node that
         # made it is still its grad_fn.
         if t.get("is_root") and t.get("node") == self.made_by.get(name):
@@ -478,21 +490,27 @@ class _Builder:
 
     def tensor_text(self, name):
         """A tensor's label line and tooltip lines, as escaped text, and its kind: worked out
-        once per name, each piece escaped once per distinct text."""
+        once per name. What follows the name is escaped once for all the tensors that show
+        the same (every step of a chain)."""
         text = self.tensor_texts.get(name)
         if text is not None:
             return text
         t = self.tensors.get(name)
         label, tip = self.label_text, self.tooltip_text
         if t is None:
-            text = label[name], tip[f"{name} (not a named tensor)"], self.tensor_kind(name)
+            text = label[name], tip[f"{name} (not a named tensor)"], self.tensor_kind(name, {})
         else:
-            shape, dtype = format_shape(t.get("shape")), f"{t.get('dtype')}"
-            pieces = (name, shape, dtype, f"{t.get('requires_grad')}", f"{t.get('is_leaf')}",
-                      f"{t.get('grad_fn')}", f"{t.get('version')}", summarize(t.get("data")),
+            pieces = (format_shape(t.get("shape")), f"{t.get('dtype')}",
+                      f"{t.get('requires_grad')}", f"{t.get('is_leaf')}", f"{t.get('grad_fn')}",
+                      f"{t.get('version')}", summarize(t.get("data")),
                       summarize(t.get("grad")) + changed_mark(t.get("grad_changed_by")))
-            text = (f"{label[pieces[0]]} {label[shape]} {label[dtype]}",
-                    _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)), self.tensor_kind(name))
+            tail = self.tensor_tails.get(pieces)
+            if tail is None:
+                tail = self.tensor_tails[pieces] = (
+                    f"{label[pieces[0]]} {label[pieces[1]]}",
+                    _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)))
+            text = (f"{label.once(name)} {tail[0]}", f"{tip.once(name)}\\n{tail[1]}",
+                    self.tensor_kind(name, t))
         self.tensor_texts[name] = text
         return text
 
@@ -562,58 +580,61 @@ class _Builder:
             self._place(members[0])
             if top.get("module_box") is not None and count == 1:
                 return self.module_box(top, dot_id, share)
-        # The label's and tooltip's lines, escaped (those of the tensor made come escaped).
+        # The label and tooltip as escaped text, line by line (the tensor made's come escaped).
         esc_label, esc_tooltip = self.label_text, self.tooltip_text
         name = top["name"]
         # AccumulateGrad makes no tensor: its leaf is drawn beside it.
         made = None if name == "AccumulateGrad" else top.get("tensor")
-        if made is not None:
-            made_line, made_tooltip, made_kind = self.tensor_text(made)
-        label = [esc_label[label_name if count == 1 else f"{label_name} x{count}"]]
-        grad = top.get("grad")
-        if self.view == "backward":  # the forward view draws the tensor made as its own node
-            if made is not None:
-                label.append(made_line)
-            if grad is not None and self.show_grads:
-                label.append(esc_label[_grad_line(grad)])
+        backward = self.view == "backward"  # the forward view draws the tensor made apart
         if count == 1:
-            tooltip = [f"{esc_tooltip[name]} ({esc_tooltip[top['id']]})"]
+            label = esc_label[label_name]
+            tooltip = f"{esc_tooltip[name]} ({esc_tooltip.once(top['id'])})"
         else:
             bottom = self.nodes[members[-1]].get("tensor")
-            tooltip = [esc_tooltip[f"{count} consecutive {name} nodes: {bottom} ... {made}"]]
+            label = esc_label[f"{label_name} x{count}"]
+            tooltip = esc_tooltip[f"{count} consecutive {name} nodes: {bottom} ... {made}"]
         if top.get("variable") is not None:
-            tooltip.append(esc_tooltip[f"accumulates into {top['variable']}"])
+            tooltip += "\\n" + esc_tooltip[f"accumulates into {top['variable']}"]
         if made is not None:
-            tooltip.append(made_tooltip)
-        more = []  # the tooltip's lines after the tensor's
+            made_line, made_tooltip, made_kind = self.tensor_text(made)
+            tooltip += "\\n" + made_tooltip
+            if backward:
+                label += "\\n" + made_line
+        grad = top.get("grad")
         if grad is not None:
-            more.append(f"grad at node: {summarize(grad)}")
+            if backward and self.show_grads:
+                label += "\\n" + esc_label[_grad_line(grad)]
+            tooltip += "\\n" + esc_tooltip[f"grad at node: {summarize(grad)}"]
+        # Anomalies, saved values and hooks: rare lines, each node's own.
         drawn = [top] if count == 1 else [self.nodes[m] for m in members]
         anomalies = [node["anomaly"] for node in drawn if node.get("anomaly")]
+        lines, more = [], []  # the label's and the tooltip's
         for message in anomalies:
-            label.append(esc_label["anomaly: " + _first_line(message, 60)])
+            lines.append("anomaly: " + _first_line(message, 60))
             more.append(f"anomaly: {message}")
         if self.show_saved and count == 1:
-            label += [esc_label[saved_value(s)] for s in top.get("saved") or []
-                      if s.get("shape") is None]
+            lines += [saved_value(s) for s in top.get("saved") or [] if s.get("shape") is None]
         hooks = [h for node in drawn for h in node.get("hooks") or ()]
         if hooks:
             self.hooked = True
-            label += [esc_label[f"{_HOOK_BADGE} {_hook_text(hook)}"] for hook in hooks[:3]]
+            lines += [f"{_HOOK_BADGE} {_hook_text(hook)}" for hook in hooks[:3]]
             if len(hooks) > 3:
-                label.append(esc_label[f"{_HOOK_BADGE} ... {len(hooks) - 3} more"])
+                lines.append(f"{_HOOK_BADGE} ... {len(hooks) - 3} more")
             more += [f"hook: {_hook_text(h)} at {h.get('file')}:{h.get('line')}"
                      for h in hooks if h.get("file")]
+        if lines:
+            label += "\\n" + _joined(lines, esc_label)
+        if more:
+            tooltip += "\\n" + _joined(more, esc_tooltip)
         if top.get("file"):
-            more.append(_where(top))
-        tooltip += [esc_tooltip[line] for line in more]
+            tooltip += "\\n" + esc_tooltip[_where(top)]
         kind = "collapsed" if count > 1 else "function"
         if anomalies:
             kind = "anomaly"
-        elif made is not None and self.view == "backward" and made_kind == "root":
+        elif made is not None and backward and made_kind == "root":
             kind = "root"
-        dot_id = self.write(kind, "box3d" if count > 1 else "box", "\\n".join(label),
-                            "\\n".join(tooltip), dot_id, share, _HOOKED if hooks else None)
+        dot_id = self.write(kind, "box3d" if count > 1 else "box", label, tooltip, dot_id, share,
+                            _HOOKED if hooks else None)
         self.refs[dot_id] = ("node", top["id"])
         return dot_id
 
@@ -770,12 +791,13 @@ class _Builder:
         # An AccumulateGrad may be drawn, with its leaf, once per depth it is used at (one
         # used once never is: without such a candidate, no depth is needed). A chain never
         # folds one into another node, so its users are the nodes with an edge to it.
-        accs = {top for top in members if self.nodes[top]["name"] == "AccumulateGrad"
-                and len(members[top]) == 1 and not self.nodes[top].get("next_functions")}
+        nodes = self.nodes
+        accs = {top for top, inner in members.items() if nodes[top]["name"] == "AccumulateGrad"
+                and len(inner) == 1 and not nodes[top].get("next_functions")}
         users = {}  # such an AccumulateGrad -> the nodes that use it, in edge order
-        for top in members if accs else ():
-            for m in members[top]:
-                for n, _ in self.nodes[m].get("next_functions") or ():
+        for top, inner in members.items() if accs else ():
+            for m in inner:
+                for n, _ in nodes[m].get("next_functions") or ():
                     if n in accs and n != top:
                         users.setdefault(n, {})[top] = None
         candidates = {top: (list(users[top]), None) for top in members
@@ -786,13 +808,14 @@ class _Builder:
         depth = _depths(list(members), kids.__getitem__) if candidates else {}
         shared = self.share_plan(candidates, depth)
         ids, copies, bases = {}, {}, {}  # copies: (AccumulateGrad, copy number) -> dot id
-        for top in members:
-            node = self.nodes[top]
+        body, show_saved = self.graph.body, self.show_saved
+        for top, inner in members.items():
+            node = nodes[top]
             if top not in shared:
-                ids[top] = self.function(members[top], node["name"])
+                ids[top] = self.function(inner, node["name"])
                 if node["name"] == "AccumulateGrad" and node.get("variable") is not None:
-                    self.edge(ids[top], self.var(node["variable"]))
-                if self.show_saved and len(members[top]) == 1:
+                    body.append(f"\t{ids[top]} -> {self.var(node['variable'])}\n")  # self.edge
+                if show_saved and len(inner) == 1:
                     self.saved(node, ids[top])
             # Each copy is drawn right after the first node that uses it.
             for head in dict.fromkeys(kids[top]) if shared else ():
@@ -812,21 +835,20 @@ class _Builder:
                     # user, instead of a staircase of overlapping pairs (and lay out faster).
                     leaf = self.var(acc["variable"], dot_id=f"{bases[head][1]}_{k}", share=text)
                     self.edge(copies[head, k], leaf, **_COPY_LEAF_EDGE)
-        body = self.graph.body
-        for top in members:
-            seen, cut = set(), False
-            for nid in members[top]:
-                for nxt, _ in self.nodes[nid].get("next_functions") or []:
-                    if nxt is None or group.get(nxt) == top:
+        for top, inner in members.items():
+            single, seen, cut = len(inner) == 1, set(), False
+            for nid in inner:
+                for nxt, _ in nodes[nid].get("next_functions") or ():
+                    to = group.get(nxt)  # None for a node not drawn (and for nxt None)
+                    if to is None:
+                        cut = cut or nxt in nodes
                         continue
-                    if nxt not in group:
-                        cut = cut or nxt in self.nodes
+                    if to == top:
                         continue
-                    share = shared.get(group[nxt])
-                    head = ids[group[nxt]] if share is None else \
-                        copies[group[nxt], share.copy[top]]
+                    share = shared.get(to)
+                    head = ids[to] if share is None else copies[to, share.copy[top]]
                     # A folded chain gets each outside edge once; single nodes keep duplicates.
-                    if len(members[top]) == 1 or head not in seen:
+                    if single or head not in seen:
                         # weight=0 on an edge to a copy keeps the chain above it straight:
                         # centring each node over its copies made a diagonal drawing 4 times
                         # as wide, whose layout took 2.6 times as long (999-step RNN).
