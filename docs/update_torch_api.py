@@ -35,8 +35,9 @@ def names():
     def public(obj):
         return sorted(n for n in dir(obj) if not n.startswith("_"))
 
+    sigs, tensors = signatures(torch)
     return {"version": torch.__version__.split("+")[0],
-            "signatures": signatures(torch),
+            "signatures": sigs, "tensors": tensors,
             "torch": public(torch), "Tensor": public(torch.Tensor), "nn": public(torch.nn),
             "functional": public(torch.nn.functional), "optim": public(torch.optim),
             "linalg": public(torch.linalg),
@@ -64,23 +65,27 @@ _PARSER = {
 
 
 def signatures(torch):
-    """torch's overloads of each exported name: {"torch": {name: [sig, ...]}, "Tensor": ...}."""
+    """torch's overloads of each exported name: {"torch": {name: [sig, ...]}, "Tensor": ...};
+    and, for the names read from the stubs, each overload's tensor parameters (_tensor_params),
+    in the same order."""
     from gradviz import _registry
     stubs = pathlib.Path(torch.__file__).parent / "_C"
     functions = _stub_overloads(stubs / "_VariableFunctions.pyi", None)
     methods = _stub_overloads(stubs / "__init__.pyi", "TensorBase")
-    out = {}
+    out, tensors = {}, {}
     for where, owner, table, names in (("torch", torch, functions, _registry.TORCH),
                                        ("Tensor", torch.Tensor, methods, _registry.TENSOR)):
-        found = {}
+        found, typed = {}, {}
         for name in sorted(n for n in names if not n.startswith("__")):
             python = _from_inspect(getattr(owner, name, None), where == "Tensor")
             if (where, name) in _PARSER:
                 found[name] = _PARSER[where, name]
             elif python or name in table:
-                found[name] = python or table[name]
-        out[where] = found
-    return out
+                found[name] = python or [sig for sig, _ in table[name]]
+                if not python and any(p[-1] != "#" for _, ps in table[name] for p in ps):
+                    typed[name] = [params for _, params in table[name]]
+        out[where], tensors[where] = found, typed
+    return out, tensors
 
 
 def _stub_overloads(path, cls):
@@ -90,7 +95,8 @@ def _stub_overloads(path, cls):
     found = {}
     for node in body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("__"):
-            found.setdefault(node.name, []).append(_from_stub(node.args, cls is not None))
+            found.setdefault(node.name, []).append(
+                (_from_stub(node.args, cls is not None), _tensor_params(node.args, cls)))
     return found
 
 
@@ -111,6 +117,33 @@ def _from_stub(args, method):
     if parts[-1:] == ["*"]:
         parts = parts[:-1]
     return "(" + ", ".join(parts).replace("from_", "from") + ")"
+
+
+def _tensor_params(args, method):
+    """The parameters a stub types as a tensor or a number: "name" where the parser takes only a
+    Tensor, "name+" where it also takes a number (torch.add's `other`), "name?" where it also
+    takes None, "name#" where it takes only a number (an int, a float or a bool): gradviz._keywords
+    names them in torch's TypeError for an argument of another type."""
+    found = []
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        kinds = {ast.unparse(k) for k in _union(a.annotation)} if a.annotation else set()
+        if method and a.arg in ("self", "out"):     # methods refuse `out` (see _from_stub)
+            continue
+        if "Tensor" in kinds:
+            found.append(a.arg + ("?" if "None" in kinds else "+" if "Number" in kinds else ""))
+        elif kinds and kinds <= _NUMBERS:
+            found.append(a.arg + "#")
+    return found
+
+
+_NUMBERS = {"Number", "_complex", "_int", "_float", "_bool", "SymInt"}
+
+
+def _union(node):
+    """The members of a stub's `A | B | C` annotation."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(node.left) + _union(node.right)
+    return [node]
 
 
 def _param(name, default):

@@ -32,7 +32,7 @@ import inspect
 
 import numpy as np
 
-from ._torch_api import SIGNATURES
+from ._torch_api import SIGNATURES, TENSORS
 
 __all__ = ["with_keywords", "torch_parameters"]
 
@@ -146,7 +146,9 @@ def with_keywords(fn, name, method=False):
     # on every call with keywords
     every = {p for o in with_deprecated for p, _ in o} - {"self"}
     foreign = tuple(sorted(names - every)) if every else ()
-    if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign):
+    typed = name in TENSORS["Tensor" if method else "torch"]     # takes a tensor argument
+    if not (aliases or takes_input or takes_out or renames or refused or beyond or foreign
+            or typed):
         return fn
     owner = "Tensor" if method else "torch"
     spellings = (name, method, aliases, input_name, takes_out, renames, mixed)
@@ -160,7 +162,14 @@ def with_keywords(fn, name, method=False):
         try:
             # the common positional call goes straight to fn, without passing on a dict
             return fn(*args, **kwargs) if kwargs else fn(*args)
-        except TypeError:
+        except Exception as exc:
+            # torch's parser refuses a non-tensor where it takes a tensor before the op runs;
+            # here the op has failed on it (None has no _data), so the parser's error is given
+            wrong = _wrong_type(name, method, args, kwargs) if typed else None
+            if wrong is not None:
+                raise wrong from None
+            if not isinstance(exc, TypeError):
+                raise
             unknown = kwargs.keys() - names
             if len(args) - method > n_positional and beyond is not None:
                 raise _not_implemented(owner, name, beyond) from None
@@ -176,6 +185,79 @@ def with_keywords(fn, name, method=False):
         return result if dest is None else write_out(name, dest, result, args, kwargs)
 
     return call
+
+
+@functools.lru_cache(maxsize=None)
+def _typed_overloads(name, method):
+    """torch's current overloads of `name` that take a tensor other than the method's self: for
+    each, (fewest arguments, most arguments, [(parameter, its tensor kind or None)] in order,
+    number of positional parameters), the kind being "", "+" or "?" (gradviz._torch_api)."""
+    owner = "Tensor" if method else "torch"
+    found = []
+    for sig, tensors in zip(SIGNATURES[owner].get(name, ()), TENSORS[owner].get(name, ())):
+        params = _parse(sig)
+        # torch's parser hides its deprecated overloads, those naming self and taking alpha,
+        # beta or value positionally (add(self, alpha, other)); where(condition, self, other)
+        # and fill_(input, value) are not
+        names = {p for p, kind in params if kind == "positional"}
+        if "self" in names and names & _DEPRECATED:
+            continue
+        kinds = {t.rstrip("+?#"): t[-1] if t[-1] in "+?#" else "" for t in tensors}
+        required = sum("=" not in part and not part.startswith("*")
+                       for part in _split(sig[1:-1]) if part)
+        most = float("inf") if any(kind == "varargs" for _, kind in params) else len(params)
+        found.append((required, most, [(p, kinds.get(p)) for p, _ in params],
+                      sum(kind == "positional" for _, kind in params)))
+    return found
+
+
+_DEPRECATED = frozenset(("alpha", "beta", "value"))
+
+
+def _wrong_type(name, method, args, kwargs):
+    """torch's TypeError when an argument where torch takes a tensor is of another type, as its
+    parser words it: with one overload taking this many arguments, that argument named
+    (keywords without a position); with several, all refusing it, the invalid combination.
+    None when no such argument is found."""
+    from ._ops._common import _invalid_combination, _type_name
+    given = args[int(method):]
+    n = len(given) + len(kwargs)
+    plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
+    wrong = [_first_wrong(o, given, kwargs) for o in plausible]
+    if not wrong or not all(wrong):
+        return None
+    if len(wrong) > 1:
+        return _invalid_combination(name, given, kwargs)
+    param, position, value, expected = wrong[0]
+    if expected is None:
+        return None         # not a tensor parameter: torch names its own type (int, ...)
+    where = "" if position is None else f" (position {position})"
+    return TypeError(f"{name}(): argument '{param}'{where} must be {expected}, not "
+                     f"{_type_name(value)}")
+
+
+def _first_wrong(overload, given, kwargs):
+    """(parameter, position or None, value, "Tensor" or None for another parameter) of the first
+    argument in the overload's order that its tensor or number parameter does not take (or
+    beyond its positional parameters), or None."""
+    from ._tensor import Tensor
+    _, _, params, n_positional = overload
+    if len(given) > n_positional:       # more positional arguments than it takes
+        return params[-1][0], None, given[-1], None
+    for i, (param, kind) in enumerate(params):
+        if i < len(given) and i < n_positional:
+            value, position = given[i], i + 1
+        elif param in kwargs:
+            value, position = kwargs[param], None
+        else:
+            continue
+        # a number parameter also takes a tensor (torch reads a 0-d one): not judged here
+        if kind is None or isinstance(value, Tensor) or (kind == "?" and value is None):
+            continue
+        if (kind == "+" or kind == "#") and isinstance(value, (int, float, complex, np.generic)):
+            continue
+        return param, position, value, None if kind == "#" else "Tensor"
+    return None
 
 
 def _parameters(fn):

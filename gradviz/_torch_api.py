@@ -20,3 +20,7 @@ VERSION = _NAMES["version"]
 # torch's overloads of each `torch.X` and `Tensor.X` gradviz exports, as signature strings
 # ("(input, dim, keepdim=False, *, dtype=None, out=None)"): read by gradviz._keywords.
 SIGNATURES = _NAMES["signatures"]
+# For the names whose signatures come from torch's stubs, each overload's tensor parameters (in
+# SIGNATURES' order): "name" takes a Tensor, "name+" a Tensor or a number, "name?" a Tensor or
+# None. gradviz._keywords reads them for torch's TypeError on an argument of another type.
+TENSORS = _NAMES["tensors"]

@@ -16,7 +16,7 @@ from ..autograd.formula import record
 from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
-                      _needs, _operand, _stored)
+                      _needs, _operand, _stored, _type_name)
 from .arithmetic import _binary, pow
 
 
@@ -159,6 +159,8 @@ def sgn(self):
 
 @export()
 def square(self):
+    if not isinstance(self, Tensor):    # pow returns NotImplemented, as an operator does
+        raise TypeError(f"square() takes a Tensor, not {type(self).__name__}")
     return pow(self, 2)
 
 
@@ -363,8 +365,8 @@ def contiguous(self, memory_format=None):
 
 def invalid_arguments(op, args, kwargs=None, method=False):
     """torch's TypeError for arguments that match none of an op's overloads (its first line)."""
-    names = [type(a).__name__ for a in args]
-    names += [f"{k}={type(v).__name__}" for k, v in (kwargs or {}).items()]
+    names = [_type_name(a) for a in args]
+    names += [f"{k}={_type_name(v)}" for k, v in (kwargs or {}).items()]
     tail = ", " if method and kwargs else ""
     return TypeError(f"{op}() received an invalid combination of arguments - got "
                      f"({', '.join(names)}{tail}), but expected one of:")
