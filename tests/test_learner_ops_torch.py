@@ -571,3 +571,29 @@ BLOCKS = {
 @pytest.mark.parametrize("case", sorted(BLOCKS))
 def test_unfold_fold_functional(case):
     _same(BLOCKS[case])
+
+
+# ----- tril_indices / triu_indices ---------------------------------------------------------
+
+TRIANGLES = {
+    "tril": lambda t: t.tril_indices(3, 3),
+    "triu_offset": lambda t: t.triu_indices(3, 4, 1),
+    "tril_below": lambda t: t.tril_indices(4, 3, -1),
+    "triu_everything": lambda t: t.triu_indices(3, 3, -5),
+    "tril_everything": lambda t: t.tril_indices(3, 3, 10),
+    "keywords": lambda t: t.tril_indices(row=2, col=5, offset=2),
+    "empty": lambda t: t.tril_indices(0, 3),
+    "int32": lambda t: t.tril_indices(3, 3, dtype=t.int32),
+    "float": lambda t: t.tril_indices(3, 3, dtype=t.float32),
+    "cpu": lambda t: t.triu_indices(3, 3, device="cpu"),
+    "negative_row": lambda t: t.tril_indices(-1, 3),
+    "negative_col": lambda t: t.tril_indices(3, -2),
+    "float_row": lambda t: t.triu_indices(3.0, 3),
+    "pairs": lambda t: (lambda m, i: m[i[0], i[1]])(t.arange(16.0).reshape(4, 4),
+                                                    t.triu_indices(4, 4, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIANGLES))
+def test_triangle_indices(case):
+    _same(TRIANGLES[case])
