@@ -87,7 +87,7 @@ def _ops_names():
     from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
     from ._ops.selection import cummax, cummin, kthvalue
     from ._ops.reductions import nanmean, nansum
-    from ._ops.shape import dsplit, hsplit, split_with_sizes, vsplit
+    from ._ops.shape import dsplit, hsplit, split_with_sizes, tril_indices, triu_indices, vsplit
     from ._ops.indexing import index_put_copy as index_put
     from ._ops.strided import as_strided
     from ._ops.logical import isin, logical_and, logical_or, logical_xor
