@@ -19,6 +19,7 @@ Exit codes (one table for every command, also in the README):
 
 import errno
 import gc
+import io
 import os
 import signal
 import sys
@@ -91,6 +92,17 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _default_sigterm_in_child():
+    """A process the file forks (a multiprocessing pool's worker) is killed by SIGTERM, as
+    under plain Python: raising Terminated in a worker that holds the pool's queue lock hung
+    the pool's terminate(), and printed gradviz's traceback."""
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_default_sigterm_in_child)
+
+
 class _StdoutFailed(Exception):
     """Writing to standard output failed (a closed pipe, a full disk)."""
 
@@ -124,6 +136,45 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+class _WholeWrites(io.RawIOBase):
+    """fd 1, each write written whole or failing: the bytes os.write did not take are written
+    again, and a disk that filled up raises ENOSPC. (Under a BufferedWriter, fd 1 taking part
+    of a big write on a filling disk came back as a short count, which TextIOWrapper drops:
+    `run --json > file` on a full disk was cut short with exit 0.)"""
+
+    def __init__(self, fd):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def isatty(self):
+        return os.isatty(self._fd)
+
+    def write(self, data):
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(self._fd, view):]
+        return len(data)
+
+
+def _whole_writes(stream):
+    """A text stream on fd 1 like stream (its encoding, error handler and line buffering)
+    whose writes are all-or-error (see _WholeWrites); stream itself when it has no fd 1."""
+    try:
+        if stream.fileno() != 1:
+            return stream
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        return stream
+    return io.TextIOWrapper(io.BufferedWriter(_WholeWrites(1)), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=stream.line_buffering)
 
 
 def _to_devnull(fd):
@@ -165,7 +216,7 @@ def main(argv=None):
     if stderr is None:
         _to_devnull(2)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-    sys.stdout = _GuardedStdout(stdout)
+    sys.stdout = _GuardedStdout(None if stdout is None else _whole_writes(stdout))
     try:
         code = _main(argv)
         # Everything left is kept until the process ends: the collection Python makes at exit
