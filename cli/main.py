@@ -194,6 +194,17 @@ def _silence_stdout():
     _to_devnull(1)
 
 
+def _file_output_to_stderr():
+    """gradviz has written all it writes: what the file still prints (its atexit functions,
+    its daemon threads) goes to stderr, after the document (`run --json`, `graph -o -`) and
+    never into it."""
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, _StdoutFailed):
+        pass
+
+
 def _stdout_failed(error):
     _silence_stdout()
     if error.errno == errno.EPIPE:
@@ -219,6 +230,7 @@ def main(argv=None):
     sys.stdout = _GuardedStdout(None if stdout is None else _whole_writes(stdout))
     try:
         code = _main(argv)
+        _file_output_to_stderr()
         # Everything left is kept until the process ends: the collection Python makes at exit
         # would walk the file's graph and the report once more (1.8 s of the 7.7 s that `run`
         # takes on a 100,000-node chain). Objects are still freed as their counts drop.

@@ -1,6 +1,7 @@
 """Writing outputs never loses a file: the file being run, devices, symlinks, read-only files,
 a .dot gradviz did not write; SIGTERM/Ctrl-C clean up; a closed or full stdout exits cleanly."""
 
+import json
 import os
 import signal
 import stat
@@ -462,3 +463,23 @@ def test_two_outputs_naming_one_file_are_refused(model, tmp_path, options):
     assert r.exit_code == 2
     assert "is named by two outputs" in r.stderr
     assert (tmp_path / "g.svg").read_text() == "mine"
+
+
+ATEXIT_PRINTS = """
+import atexit
+import gradviz as torch
+atexit.register(lambda: print("printed at exit"))
+x = torch.tensor([1.0], requires_grad=True)
+y = (x * 2).sum()
+"""
+
+
+@pytest.mark.parametrize("args", [["run", "f.py", "--json"], ["graph", "f.py", "-o", "-"]])
+def test_what_the_file_prints_at_exit_stays_out_of_the_document(tmp_path, args):
+    # the file's atexit function printed after the JSON document, on stdout: invalid JSON
+    (tmp_path / "f.py").write_text(ATEXIT_PRINTS)
+    proc = subprocess.run(GRADVIZ + args, capture_output=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0
+    assert b"printed at exit" not in proc.stdout and b"printed at exit" in proc.stderr
+    if "--json" in args:
+        json.loads(proc.stdout)
