@@ -66,7 +66,8 @@ for _name in _FIELDS:
     setattr(_outside, _name, 0)
 _state.anomaly = False
 _state.anomaly_nan = True
-_lock = threading.Lock()
+# reentrant: a collection inside _set may finalize a generator that leaves a no_grad block
+_lock = threading.RLock()
 _total = 0          # the sum of _outside's counts
 
 
