@@ -19,6 +19,7 @@ Exit codes (one table for every command, also in the README):
 
 import errno
 import gc
+import io
 import os
 import signal
 import sys
@@ -91,6 +92,17 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _default_sigterm_in_child():
+    """A process the file forks (a multiprocessing pool's worker) is killed by SIGTERM, as
+    under plain Python: raising Terminated in a worker that holds the pool's queue lock hung
+    the pool's terminate(), and printed gradviz's traceback."""
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_default_sigterm_in_child)
+
+
 class _StdoutFailed(Exception):
     """Writing to standard output failed (a closed pipe, a full disk)."""
 
@@ -126,6 +138,45 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+class _WholeWrites(io.RawIOBase):
+    """fd 1, each write written whole or failing: the bytes os.write did not take are written
+    again, and a disk that filled up raises ENOSPC. (Under a BufferedWriter, fd 1 taking part
+    of a big write on a filling disk came back as a short count, which TextIOWrapper drops:
+    `run --json > file` on a full disk was cut short with exit 0.)"""
+
+    def __init__(self, fd):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def isatty(self):
+        return os.isatty(self._fd)
+
+    def write(self, data):
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(self._fd, view):]
+        return len(data)
+
+
+def _whole_writes(stream):
+    """A text stream on fd 1 like stream (its encoding, error handler and line buffering)
+    whose writes are all-or-error (see _WholeWrites); stream itself when it has no fd 1."""
+    try:
+        if stream.fileno() != 1:
+            return stream
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        return stream
+    return io.TextIOWrapper(io.BufferedWriter(_WholeWrites(1)), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=stream.line_buffering)
+
+
 def _to_devnull(fd):
     """Point fd at /dev/null."""
     try:
@@ -141,6 +192,17 @@ def _silence_stdout():
     """Point fd 1 at /dev/null: Python flushes sys.stdout at exit, and what is still buffered
     would fail again, with a traceback."""
     _to_devnull(1)
+
+
+def _file_output_to_stderr():
+    """gradviz has written all it writes: what the file still prints (its atexit functions,
+    its daemon threads) goes to stderr, after the document (`run --json`, `graph -o -`) and
+    never into it."""
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, _StdoutFailed):
+        pass
 
 
 def _stdout_failed(error):
@@ -165,9 +227,10 @@ def main(argv=None):
     if stderr is None:
         _to_devnull(2)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-    sys.stdout = _GuardedStdout(stdout)
+    sys.stdout = _GuardedStdout(None if stdout is None else _whole_writes(stdout))
     try:
         code = _main(argv)
+        _file_output_to_stderr()
         # Everything left is kept until the process ends: the collection Python makes at exit
         # would walk the file's graph and the report once more (1.8 s of the 7.7 s that `run`
         # takes on a 100,000-node chain). Objects are still freed as their counts drop.

@@ -87,7 +87,7 @@ def _ops_names():
     from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
     from ._ops.selection import cummax, cummin, kthvalue
     from ._ops.reductions import nanmean, nansum
-    from ._ops.shape import dsplit, hsplit, split_with_sizes, vsplit
+    from ._ops.shape import dsplit, hsplit, split_with_sizes, tril_indices, triu_indices, vsplit
     from ._ops.indexing import index_put_copy as index_put
     from ._ops.strided import as_strided
     from ._ops.logical import isin, logical_and, logical_or, logical_xor
@@ -99,9 +99,9 @@ def _ops_names():
     from ._ops.inplace_functions import (
         abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
         asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,
-        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, log10_, log1p_, log2_, log_,
-        neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
-        square_, tan_, tanh_, trunc_, xlogy_, zero_)
+        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, index_put_, log10_, log1p_,
+        log2_, log_, neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_,
+        sqrt_, square_, tan_, tanh_, trunc_, xlogy_, zero_)
     from ._ops.counting import bincount, histc, histogram, unique, unique_consecutive
     from ._ops.decompositions import svd
     from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,

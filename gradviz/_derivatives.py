@@ -2730,3 +2730,55 @@ defderiv("as_strided_storage(Tensor self, SymInt[] size, SymInt[] stride, SymInt
                                 "storage_numel"),
          saves_tensors=False, internal=("self_positions", "storage_numel"),
          self=as_strided_grad)
+
+
+# ----- Sliding blocks of images (F.unfold / F.fold) ---------------------------------------------
+
+def im2col_array(a, kernel, dilation, padding, stride):
+    """(N, C * kh * kw, L) columns of a (N, C, H, W) or (C * kh * kw, L) of (C, H, W)."""
+    from ._windows import out_size, pad_value, windows
+    out = tuple(out_size(n, k, s, p, d) for n, k, s, p, d
+                in zip(a.shape[-2:], kernel, stride, padding, dilation))
+    w = windows(pad_value(a, [(p, p) for p in padding]), kernel, stride, dilation, out)
+    lead = a.shape[:-3]
+    cols = np.moveaxis(w, (-4, -3), (-2, -1))      # (..., C, kh, kw, oh, ow)
+    return np.ascontiguousarray(cols).reshape(lead + (a.shape[-3] * kernel[0] * kernel[1],
+                                                      out[0] * out[1]))
+
+
+def col2im_array(cols, size, kernel, dilation, padding, stride):
+    """The adjoint of im2col_array: columns summed back into images of spatial `size`."""
+    from ._windows import col2im, crop, out_size
+    padded = tuple(n + 2 * p for n, p in zip(size, padding))
+    out = tuple(out_size(n, k, s, p, d) for n, k, s, p, d
+                in zip(size, kernel, stride, padding, dilation))
+    lead = cols.shape[:-2]
+    c = cols.shape[-2] // (kernel[0] * kernel[1])
+    w = cols.reshape(lead + (c,) + tuple(kernel) + out)
+    w = np.moveaxis(w, (-2, -1), (-4, -3))           # (..., C, oh, ow, kh, kw)
+    img = col2im(np.ascontiguousarray(w), padded, kernel, stride, dilation, out)
+    return np.ascontiguousarray(crop(img, [(p, p) for p in padding]))
+
+
+def im2col_grad(grad, self_sym_argsize_minus_2, self_sym_argsize_minus_1, kernel_size,
+                dilation, padding, stride):
+    size = (self_sym_argsize_minus_2, self_sym_argsize_minus_1)
+    if isinstance(grad, Tensor):
+        return ops.col2im(grad, size, kernel_size, dilation, padding, stride)
+    return col2im_array(grad, size, kernel_size, dilation, padding, stride)
+
+
+def col2im_grad(grad, kernel_size, dilation, padding, stride):
+    if isinstance(grad, Tensor):
+        return ops.im2col(grad, kernel_size, dilation, padding, stride)
+    return im2col_array(grad, kernel_size, dilation, padding, stride)
+
+
+defderiv("im2col(Tensor input, int[2] kernel_size, int[2] dilation, int[2] padding, "
+         "int[2] stride)", "Im2ColBackward0",
+         ("kernel_size", "dilation", "padding", "stride", "self_sym_argsize_minus_1",
+          "self_sym_argsize_minus_2"), saves_tensors=False, input=im2col_grad)
+defderiv("col2im(Tensor input, int[2] output_size, int[2] kernel_size, int[2] dilation, "
+         "int[2] padding, int[2] stride)", "Col2ImBackward0",
+         ("kernel_size", "dilation", "padding", "stride"), saves_tensors=False,
+         input=col2im_grad)

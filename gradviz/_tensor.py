@@ -18,7 +18,7 @@ import numpy as np
 from . import _dtype
 from ._dtype import _CPP_NAMES, Size, from_numpy_dtype
 from .autograd import tracing as _tracing
-from .autograd.grad_mode import _state
+from .autograd.grad_mode import _outside, _state
 
 __all__ = ["Tensor"]
 
@@ -582,7 +582,7 @@ def _make(data, cls=Tensor):
     t._fn = None
     t._nr = 0
     t._vc = None
-    if _state.inference:
+    if _outside.inference and _state.inference:
         t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
     if _tracing.active is not None:
         _tracing.active.created(t)

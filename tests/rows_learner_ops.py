@@ -22,7 +22,14 @@ def _unfold_double_backward(x, y):
     return g
 
 
+IMG = [[[[0.3, -1.2, 2.1], [1.1, 0.4, -0.6], [0.5, 1.7, -0.9]]]]        # (1, 1, 3, 3)
+COLS = [[[0.3, -1.2, 2.1, 1.1], [0.4, -0.6, 0.5, 1.7], [-0.9, 0.2, 1.3, 0.8],
+         [-0.7, 0.9, 0.1, 1.6]]]                                         # (1, 4, 4)
+
 EXAMPLES = {
+    # overlapping blocks, with padding: F.unfold and F.fold are each other's gradient
+    "im2col": (lambda x: torch.nn.functional.unfold(x, 2, padding=1), (IMG,), {}),
+    "col2im": (lambda x: torch.nn.functional.fold(x, (3, 3), 2), (COLS,), {}),
     # overlapping windows: each element's gradient is the sum over the windows reading it
     "unfold": (lambda x: x.unfold(1, 2, 1) * 1, (M23,), {}),
     "unfold_backward": (_unfold_double_backward, (A5, W42), {}),

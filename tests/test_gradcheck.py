@@ -57,6 +57,10 @@ CASES = [
      "gradient to check there", "not_differentiable"),
     ("gradcheck_raises_when_moved", "raised_when_perturbed",
      "the file raised when 1 element of x moved by eps: not checked", "raised"),
+    ("gradcheck_far_from_zero", "match", "all gradients match (1 element checked)", "pass"),
+    ("gradcheck_large_values", "step_too_small",
+     "not checked at x[0] = 1e+10, x[1] = 3.5e+10: a step of eps is below float64's resolution "
+     "there (of the value, or of the root's value); pass a larger --eps", "step_too_small"),
     ("gradcheck_backward_fails", "backward_failed",
      "nothing was checked for y: backward failed", None),
     ("gradcheck_no_named_leaf", "nothing_checked",
@@ -216,7 +220,8 @@ def test_zero_tolerances_are_allowed():
     mul = os.path.join(EXAMPLES, "mul_chain_backward.py")
     assert gradcheck_file(mul, atol=0.0)["verdict"] == "match"
     doc = gradcheck_file(mul, atol=0.0, rtol=0.0)
-    assert doc["message"] == "gradient mismatch at 3 elements of a, b, d"
+    # (b = 3 moved by the steps float64 takes gives its gradient exactly)
+    assert doc["message"] == "gradient mismatch at 2 elements of a, d"
 
 
 # ----- Against torch: its gradcheck fails on the same non-finite and kink inputs ----------------
@@ -324,3 +329,10 @@ def test_torch_backend_without_torch_is_a_usage_error(monkeypatch, command):
     monkeypatch.setitem(sys.modules, "torch", None)      # `import torch` raises ImportError
     r = CliRunner().invoke(cli, [*command, "--backend", "torch"])
     assert r.exit_code == 2 and "pip install torch==2.13.0" in r.stderr
+
+
+def test_an_eps_lost_at_the_leafs_value_is_not_a_mismatch():
+    # 1 + 1e-320 == 1 in float64: the numeric gradient read 0 and the verdict was "mismatch"
+    doc = gradcheck_file(path("gradcheck_curved"), eps=1e-320)
+    assert doc["verdict"] == "step_too_small" and not doc["passed"]
+    assert doc["roots"][0]["leaves"][0]["mismatched"] == 0

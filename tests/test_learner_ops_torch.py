@@ -488,3 +488,112 @@ LOGICAL = {
 @pytest.mark.parametrize("case", sorted(LOGICAL))
 def test_logical_isin_shorthands(case):
     _same(LOGICAL[case])
+
+
+# ----- F.unfold / F.fold, nn.Unfold / nn.Fold ------------------------------------------------
+
+def _img(t, *shape):
+    return t.arange(float(np.prod(shape))).reshape(*shape).requires_grad_()
+
+
+def _weighted_grad(t, fn, x):
+    y = fn(x)
+    (y * t.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+    return x.grad
+
+
+def _blocks_double_backward(t, fn, x):
+    x = x.double().detach().requires_grad_()
+    y = fn(t, x)
+    g = t.arange(float(y.numel()), dtype=t.float64).reshape(y.shape).requires_grad_()
+    (gx,) = t.autograd.grad(y, x, g, create_graph=True)
+    (gg,) = t.autograd.grad((gx * gx).sum(), g)
+    return gx.grad_fn.name(), gg
+
+
+def _blocks_saved(y):
+    fn = y.grad_fn
+    return sorted((n, getattr(fn, n)) for n in dir(fn) if n.startswith("_saved_")
+                  and n not in ("_saved_items", "_saved_lookup"))
+
+
+def _unfold_f(t, x):
+    return t.nn.functional.unfold(x, 2, padding=1)
+
+
+def _fold_f(t, x):
+    return t.nn.functional.fold(x, (3, 3), 2)
+
+
+def _f(t):
+    return t.nn.functional
+
+
+BLOCKS = {
+    "unfold": lambda t: _f(t).unfold(_img(t, 2, 3, 5, 6), (2, 3), padding=1, stride=(2, 1)),
+    "unfold_3d": lambda t: _f(t).unfold(_img(t, 3, 5, 6), 2),
+    "unfold_dilation": lambda t: _f(t).unfold(_img(t, 1, 2, 4, 4), 2, dilation=2),
+    "unfold_mixed": lambda t: _f(t).unfold(_img(t, 1, 1, 4, 5), (3, 2), stride=2,
+                                           padding=(1, 0)),
+    "unfold_transposed": lambda t: _f(t).unfold(_img(t, 1, 1, 3, 3).transpose(2, 3), 2),
+    "unfold_2d": lambda t: _f(t).unfold(_img(t, 5, 6), 2),
+    "unfold_5d": lambda t: _f(t).unfold(_img(t, 2, 3, 4, 5, 6), 2),
+    "unfold_too_big": lambda t: _f(t).unfold(_img(t, 2, 3, 5, 6), 7),
+    "unfold_zero_stride": lambda t: _f(t).unfold(_img(t, 1, 1, 4, 4), 2, stride=0),
+    "unfold_zero_dilation": lambda t: _f(t).unfold(_img(t, 1, 1, 4, 4), 2, dilation=0),
+    "unfold_negative_padding": lambda t: _f(t).unfold(_img(t, 1, 1, 4, 4), 2, padding=-1),
+    "unfold_zero_kernel": lambda t: _f(t).unfold(_img(t, 1, 1, 4, 4), 0),
+    "fold": lambda t: _f(t).fold(_img(t, 2, 12, 20), (5, 6), 2),
+    "fold_2d": lambda t: _f(t).fold(_img(t, 12, 20), (5, 6), 2),
+    "fold_overlap_counts": lambda t: _f(t).fold(t.ones(1, 4, 4), (3, 3), 2),
+    "fold_padding_stride": lambda t: _f(t).fold(_img(t, 2, 18, 18), (5, 6), (2, 3), padding=1,
+                                                stride=(2, 1)),
+    "fold_not_divisible": lambda t: _f(t).fold(_img(t, 2, 13, 20), (5, 6), 2),
+    "fold_4d": lambda t: _f(t).fold(_img(t, 2, 3, 4, 20), (5, 6), 2),
+    "fold_block_count": lambda t: _f(t).fold(_img(t, 2, 12, 7), (3, 4), 2),
+    "unfold_grad": lambda t: _weighted_grad(
+        t, lambda x: _f(t).unfold(x, (2, 3), padding=1, stride=(2, 1)), _img(t, 2, 3, 5, 6)),
+    "fold_grad": lambda t: _weighted_grad(
+        t, lambda x: _f(t).fold(x, (5, 6), (2, 3), padding=1, stride=(2, 1)),
+        _img(t, 2, 18, 18)),
+    "unfold_double_backward": lambda t: _blocks_double_backward(t, _unfold_f,
+                                                                _img(t, 1, 2, 3, 3)),
+    "fold_double_backward": lambda t: _blocks_double_backward(t, _fold_f, _img(t, 1, 8, 4)),
+    "unfold_saved": lambda t: _blocks_saved(_f(t).unfold(_img(t, 2, 3, 5, 6), (2, 3), padding=1,
+                                                         stride=(2, 1))),
+    "fold_saved": lambda t: _blocks_saved(_f(t).fold(_img(t, 2, 18, 18), (5, 6), (2, 3),
+                                                     padding=1, stride=(2, 1))),
+    "module_reprs": lambda t: (repr(t.nn.Unfold(2)), repr(t.nn.Fold((5, 6), 2, padding=1))),
+    "modules_round_trip": lambda t: t.nn.Fold((3, 3), 2)(t.nn.Unfold(2)(_img(t, 1, 1, 3, 3))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BLOCKS))
+def test_unfold_fold_functional(case):
+    _same(BLOCKS[case])
+
+
+# ----- tril_indices / triu_indices ---------------------------------------------------------
+
+TRIANGLES = {
+    "tril": lambda t: t.tril_indices(3, 3),
+    "triu_offset": lambda t: t.triu_indices(3, 4, 1),
+    "tril_below": lambda t: t.tril_indices(4, 3, -1),
+    "triu_everything": lambda t: t.triu_indices(3, 3, -5),
+    "tril_everything": lambda t: t.tril_indices(3, 3, 10),
+    "keywords": lambda t: t.tril_indices(row=2, col=5, offset=2),
+    "empty": lambda t: t.tril_indices(0, 3),
+    "int32": lambda t: t.tril_indices(3, 3, dtype=t.int32),
+    "float": lambda t: t.tril_indices(3, 3, dtype=t.float32),
+    "cpu": lambda t: t.triu_indices(3, 3, device="cpu"),
+    "negative_row": lambda t: t.tril_indices(-1, 3),
+    "negative_col": lambda t: t.tril_indices(3, -2),
+    "float_row": lambda t: t.triu_indices(3.0, 3),
+    "pairs": lambda t: (lambda m, i: m[i[0], i[1]])(t.arange(16.0).reshape(4, 4),
+                                                    t.triu_indices(4, 4, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIANGLES))
+def test_triangle_indices(case):
+    _same(TRIANGLES[case])

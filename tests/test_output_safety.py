@@ -1,6 +1,7 @@
 """Writing outputs never loses a file: the file being run, devices, symlinks, read-only files,
 a .dot gradviz did not write; SIGTERM/Ctrl-C clean up; a closed or full stdout exits cleanly."""
 
+import json
 import os
 import signal
 import stat
@@ -381,6 +382,52 @@ def test_a_full_disk_on_stdout_is_one_line_and_exit_2(tmp_path, args):
     assert proc.stderr == b"gradviz: cannot write to standard output: No space left on device\n"
 
 
+def _file_size_limit(limit):
+    # Runs in the child before exec: writes past `limit` bytes are cut short, then fail with
+    # EFBIG, as on a disk that fills up mid-write (a small tmpfs).
+    def limit_size():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return limit_size
+
+
+@pytest.mark.parametrize("args", [["run", "big.py", "--json", "--full"],
+                                  ["run", "big.py", "--full"],
+                                  ["graph", "big.py", "-o", "-"]])
+def test_stdout_filling_up_mid_write_is_an_error_not_a_cut_document(tmp_path, args):
+    # fd 1 took part of a big write and the rest was dropped: exit 0 with a cut document
+    (tmp_path / "big.py").write_text(BIG)
+    with open(tmp_path / "out", "wb") as out:
+        proc = subprocess.run(GRADVIZ + args, stdout=out, stderr=subprocess.PIPE,
+                              cwd=tmp_path, timeout=120, preexec_fn=_file_size_limit(512))
+    assert proc.returncode == 2
+    assert proc.stderr.endswith(b"gradviz: cannot write to standard output: File too large\n")
+
+
+FORKS_AND_IS_TERMINATED = """
+import os, signal, time
+pid = os.fork()
+if pid == 0:
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("child killed by signal", os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
+"""
+
+
+def test_a_forked_child_is_killed_by_sigterm_as_under_python(tmp_path):
+    # it raised gradviz's Terminated instead: a multiprocessing pool's worker printed a
+    # traceback, and the pool's terminate() could hang on the lock that worker held
+    (tmp_path / "forks.py").write_text(FORKS_AND_IS_TERMINATED)
+    proc = subprocess.run(GRADVIZ + ["run", "forks.py"], capture_output=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"child killed by signal 15" in proc.stdout
+    assert b"Traceback" not in proc.stdout + proc.stderr
+
+
 def _closed(fd):
     # Runs in the child before exec: close its fd 1 or 2, as `>&-` does.
     return lambda: os.close(fd)
@@ -405,3 +452,34 @@ def test_a_closed_stderr_changes_nothing_but_the_messages(tmp_path):
     proc = subprocess.run(GRADVIZ + ["graph", "big.py", "--dot", "big.py"], cwd=tmp_path,
                           stdout=subprocess.PIPE, timeout=120, preexec_fn=_closed(2))
     assert proc.returncode == 2 and (tmp_path / "big.py").read_text() == BIG
+
+
+@pytest.mark.parametrize("options", [["--svg", "g.svg", "--dot", "g.svg"],
+                                     ["--svg", "g.svg", "-o", "./g.svg"]])
+def test_two_outputs_naming_one_file_are_refused(model, tmp_path, options):
+    # the DOT went to g.svg, then the SVG replaced it: one output silently lost, exit 0
+    (tmp_path / "g.svg").write_text("mine")
+    r = invoke("graph", model, *options)
+    assert r.exit_code == 2
+    assert "is named by two outputs" in r.stderr
+    assert (tmp_path / "g.svg").read_text() == "mine"
+
+
+ATEXIT_PRINTS = """
+import atexit
+import gradviz as torch
+atexit.register(lambda: print("printed at exit"))
+x = torch.tensor([1.0], requires_grad=True)
+y = (x * 2).sum()
+"""
+
+
+@pytest.mark.parametrize("args", [["run", "f.py", "--json"], ["graph", "f.py", "-o", "-"]])
+def test_what_the_file_prints_at_exit_stays_out_of_the_document(tmp_path, args):
+    # the file's atexit function printed after the JSON document, on stdout: invalid JSON
+    (tmp_path / "f.py").write_text(ATEXIT_PRINTS)
+    proc = subprocess.run(GRADVIZ + args, capture_output=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0
+    assert b"printed at exit" not in proc.stdout and b"printed at exit" in proc.stderr
+    if "--json" in args:
+        json.loads(proc.stdout)

@@ -202,3 +202,57 @@ def test_the_kept_steps_keep_a_long_lived_nodes_large_gradient_whole(tmp_path):
         assert (st.grads[0] == st.call + 1).all()
     received = [grads[0] for node, grads in tracer.events if node is acc[0].node]
     assert [type(g).__name__ for g in received] == ["str", "str", "ndarray"]
+
+
+OPTIMIZERS = """
+    import gradviz as torch
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.{opt}([w], {args})
+    for i in range(3):
+        opt.zero_grad()
+        (w * w * (i + 1)).sum().backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("opt, args, doubles", [
+    ("SGD", "lr=0.1, momentum=0.9", {"add_"}),
+    ("RMSprop", "lr=0.01, momentum=0.9", {"addcmul_", "addcdiv_"}),
+    ("Adam", "lr=0.01", {"addcmul_"}),
+])
+def test_an_optimizers_double_edit_is_two_events_with_one_walk(tmp_path, monkeypatch, opt,
+                                                              args, doubles):
+    # buf.mul_(m).add_(g) is counted by one call of the core: two events (each with the
+    # version it made, at the user's opt.step() line), and one walk to that line
+    from gradviz.inspect import tracer as tracer_module
+    walks = []
+    real = tracer_module._user_frame
+
+    def counted(depth):
+        walks.append(depth)
+        return real(depth + 1)
+    monkeypatch.setattr(tracer_module, "_user_frame", counted)
+    path = tmp_path / "opt.py"
+    path.write_text(textwrap.dedent(OPTIMIZERS.format(opt=opt, args=args)))
+    line = path.read_text().splitlines().index("    opt.step()") + 1
+    run = run_file(str(path))
+    assert run.error is None
+    edits = [e for e in run.tracer.inplace_events if e.site == (str(path), line)]
+    pairs = [(a, b) for a, b in zip(edits, edits[1:])
+             if a.op == b.op and a.op in doubles and a.tensor is b.tensor
+             and a.version + 1 == b.version]
+    assert pairs
+    for a, b in pairs:
+        assert a.seq == b.seq and a.grad_enabled == b.grad_enabled is False
+        assert a.site is b.site
+    # every edit's version is the counter's value right after it: each tensor's versions
+    # count up by one from edit to edit, and the last is the tensor's _version now
+    by_tensor = {}
+    for e in run.tracer.inplace_events:
+        by_tensor.setdefault(id(e.tensor), []).append(e)
+    for evs in by_tensor.values():
+        assert [e.version for e in evs] == list(range(evs[-1].version - len(evs) + 1,
+                                                      evs[-1].version + 1))
+        assert evs[-1].version == evs[-1].tensor._version
+    assert len(walks) == len(run.tracer.inplace_events) - len(pairs)

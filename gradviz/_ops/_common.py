@@ -227,11 +227,10 @@ def _in_float32(ufunc, a, b):
 
 
 def _needs(*tensors):
-    if not _state.enabled:
-        return False
+    # grad mode read last: inside no_grad it is the calling thread's (grad_mode._PerThread)
     for t in tensors:
         if t is not None and t._rg:
-            return True
+            return _state.enabled
     return False
 
 

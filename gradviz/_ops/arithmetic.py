@@ -53,7 +53,7 @@ def add(self, other, alpha=1):
         out = _make(quietly2(operator.add, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+    if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
         record(_E_ADD, out, (self, ot), args)
@@ -80,7 +80,7 @@ def sub(self, other, alpha=1):
         out = _make(quietly2(operator.sub, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+    if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
         record(_E_SUB, out, (self, ot), args)
@@ -129,7 +129,7 @@ def rsub(self, other, alpha=1):
         out = _make(quietly(_rsub_values, a, b, alpha))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(D["rsub"], out, (self,), (alpha,))
     return out
 
@@ -155,7 +155,7 @@ def mul(self, other):
                     quietly2(operator.mul, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+    if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         inputs = (self, ot)     # also what the node saves when other is a Tensor
         record(_E_MUL, out, inputs, inputs if ot is not None else (self, other))
     return out
@@ -166,7 +166,7 @@ def mul_scalar(self, other):
     """self * a Python number, recorded as torch's mul(Tensor, Scalar) (MulBackward1): only
     derivative formulas call it (a user's `t * 2` is MulBackward0, as in torch)."""
     out = _make(self._data * other)
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(D["mul_scalar"], out, (self,), (other,))
     return out
 
@@ -175,7 +175,7 @@ def mul_scalar(self, other):
 def sub_scalar(self, other):
     """self - a Python number as torch's sub(Tensor, Scalar) (SubBackward1), for formulas."""
     out = _make(self._data - other)
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(D["sub_scalar"], out, (self,), ())
     return out
 
@@ -184,7 +184,7 @@ def sub_scalar(self, other):
 def add_scalar(self, other):
     """self + a Python number as torch's add(Tensor, Scalar) (AddBackward1), for formulas."""
     out = _make(self._data + other)
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(D["add_scalar"], out, (self,), ())
     return out
 
@@ -211,7 +211,7 @@ def div(self, other, rounding_mode=None):
                     quietly2(np.true_divide, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+    if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(_E_DIV, out, (self, ot), (self, other))
     return out
 
@@ -232,7 +232,7 @@ def _div_rounded(self, ot, a, b, rounding_mode):
         raise _broadcast_error(a, b, exc) from None
     rt = _dtype.result_type((a, b))
     out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
-    if _state.enabled and (self._rg or (ot is not None and ot._rg)):
+    if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(D["div_mode"], out, (self, ot), (rounding_mode,))
     return out
 
@@ -439,7 +439,7 @@ def neg(self):
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
     out = _make(np.negative(self._data))
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(D["neg"], out, (self,), ())
     return out
 

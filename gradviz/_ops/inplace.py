@@ -134,15 +134,19 @@ def _write_error(d, new, exc):
                         f"broadcast shape [{', '.join(map(str, full))}]")
 
 
-def bump_version(self, op):
-    """Count an in-place edit (shared with views) and tell the inspector, if one listens."""
+def bump_version(self, op, times=1):
+    """Count `times` in-place edits by one call (shared with views) and tell the inspector, if
+    one listens."""
     vc = self._vc
     if vc is None:
         vc = self._version_counter()
-    vc.v += 1
+    vc.v += times
     trace = _tracing.active
     if trace is not None:
-        trace.inplace(self, op)
+        if times == 1:
+            trace.inplace(self, op)
+        else:
+            trace.inplace(self, op, times)
 
 
 def _commit(self, entry, inputs, args, op):

@@ -34,7 +34,7 @@ def _unary(entry, ufunc, self, floating=True, quiet=False):
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = _make(ufunc(a))
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         inputs = (self,)        # also what the node saves
         record(entry, out, inputs, inputs)
     return out
@@ -133,7 +133,7 @@ def _zero_grad_unary(entry, ufunc, self, args=()):
     """An op whose derivative is 0 almost everywhere: torch still records it (SignBackward0,
     FloorBackward0, ...), so that backward reaches the inputs with zeros."""
     out = _make(ufunc(self._data))
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(entry, out, (self,), args)
     return out
 
@@ -470,7 +470,7 @@ def round(self, *, decimals=None):
     """Round half to even; with decimals (even 0), torch's round.decimals (RoundBackward1)."""
     out, entry, inputs, args = _round(self, decimals)
     out = _make(out)
-    if _state.enabled and self._rg:
+    if self._rg and _state.enabled:
         record(entry, out, inputs, args)
     return out
 

@@ -12,7 +12,9 @@ import warnings
 
 import numpy as np
 
+from .._creation import _check_device
 from .._derivatives import DERIVATIVES as D
+from .._dtype import int64, to_numpy_dtype
 from ..autograd.callsite import user_stacklevel
 from .. import _registry
 from .._registry import export, method, records
@@ -807,3 +809,40 @@ def dsplit(self, sections):
     """tensor_split along dim 2 of a tensor of 3 or more dims:
     `torch.dsplit(torch.zeros(1, 2, 4), 2)`."""
     return _split_along(self, sections, 2, "dsplit", 3)
+
+
+# ----- Indices of a triangle ----------------------------------------------------------------
+
+def _triangle_indices(name, row, col, offset, dtype, device, layout, lower):
+    _check_device(device)
+    if layout is not None and str(layout) != "torch.strided":
+        raise _unsupported(name, "layout")
+    for what, n in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{name}(): argument '{what}' (position "
+                            f"{('row', 'col', 'offset').index(what) + 1}) must be int, not "
+                            f"{type(n).__name__}")
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{n}")
+    dt = to_numpy_dtype(int64 if dtype is None else dtype)
+    if dt.kind not in "iu":
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{_TORCH_SCALAR[dt.name]}'")
+    r, c = np.indices((row, col)).reshape(2, -1)
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return _make(np.stack([r[keep], c[keep]]).astype(dt))
+
+
+@export(tensor=False)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) indices of the lower triangle of a row x col matrix, in row-major
+    order (as a 2 x N tensor): `torch.tril_indices(3, 3)`."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, layout, True)
+
+
+@export(tensor=False)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) indices of the upper triangle of a row x col matrix, in row-major
+    order (as a 2 x N tensor): `torch.triu_indices(3, 3, 1)`."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, layout, False)

@@ -302,13 +302,41 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     _tasks.append((next(_task_ids), deps, run, captures))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
+    mode = _PassMode(create_graph)
     try:
-        with _GradMode(create_graph), np.errstate(divide="ignore", invalid="ignore",
-                                                  over="ignore"):
-            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed,
+                  mode)
     finally:
+        mode.off()
         _tasks.pop()
     return found
+
+
+class _PassMode:
+    """Grad mode for one backward pass: create_graph, as torch sets it, from the first node
+    that may read it on. With create_graph the formulas record, so from the start; without it,
+    only user code can tell (a hook, a custom Function's backward, a tracer's callback: every
+    node but a built-in one on the engine's plain path), and a pass of built-in nodes alone
+    never switches: two writes of the thread's mode fewer per backward."""
+
+    __slots__ = ("_mode", "_on")
+
+    def __init__(self, create_graph):
+        self._mode = _GradMode(create_graph)
+        self._on = False
+        if create_graph:
+            self.on()
+
+    def on(self):
+        if not self._on:
+            self._mode.__enter__()
+            self._on = True
+
+    def off(self):
+        if self._on:
+            self._on = False
+            self._mode.__exit__()
 
 
 # The backward passes running (a hook may start another), innermost last: (id, dependency
@@ -337,7 +365,7 @@ def current_task():
     return tid, will_execute
 
 
-def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed):
+def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed, mode):
     """Run ready nodes until none is left, handing each output gradient to its next node.
 
     Sequence numbers are unique, so the heap never compares two nodes. A node with no hooks,
@@ -354,12 +382,15 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
             # its hooks seeing None, its saved values unpacked and then freed; a custom
             # Function's backward runs on zeros (or None).
             outs = _execute(node, [None] * node._n_out, create_graph, retain_graph, captures,
-                            found, needed)
+                            found, needed, mode)
         elif plain and node._plain:
             if grads[0] is None and len(grads) == 1:
-                outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
+                outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed,
+                                mode)
             else:
                 try:
+                    if not node._builtin:
+                        mode.on()       # a custom Function's backward
                     if node._into is None or create_graph:
                         outs = node._apply(grads, create_graph)
                     else:
@@ -384,7 +415,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
             if g is not None:
                 var = node.variable
                 if var._hooks or var._post_hooks:
-                    _execute(node, grads, create_graph, retain_graph, captures, found, needed)
+                    _execute(node, grads, create_graph, retain_graph, captures, found, needed, mode)
                 else:
                     outs = old = None       # earlier nodes' values, so they hold no reference
                     # Referenced only by `grads`, `g` and getrefcount's argument: no one else
@@ -393,7 +424,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                     accumulate(var, g, unshared)
             continue
         else:
-            outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed)
+            outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed, mode)
         nrs = node._nrs
         n_outs = len(outs)
         nexts = node._next          # edges(node), without the call
@@ -453,12 +484,13 @@ _np_add = np.add
 _getrefcount = sys.getrefcount
 
 
-def _execute(node, grads, create_graph, retain_graph, captures, found, needed):
+def _execute(node, grads, create_graph, retain_graph, captures, found, needed, mode):
     """Run one node: tensor hooks, retain_grad, pre-hooks, apply, post-hooks; with `inputs`,
     as torch's evaluate_function: a node neither needed nor captured does nothing, a captured
     node that is not needed runs its tensor hooks only, and its gradient is captured after
     them (a needed node's before them). A node all of whose gradients are None runs too, as
     in torch: its hooks see None."""
+    mode.on()
     need = None
     trace = _tracing.active
     if needed is not None:

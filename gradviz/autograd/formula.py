@@ -25,7 +25,7 @@ from .._dmath import fit_to
 from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
-from .grad_mode import _state
+from .grad_mode import _outside, _state
 from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
@@ -646,7 +646,7 @@ def record(entry, out, inputs, args=()):
     out._nr = 0
     if out._base_ is not None:
         out._fn_ver = out._vc.v     # the version its grad_fn is for (graph.is_stale)
-    if _state.saved_hooks is not None:
+    if _outside.saved_hooks and _state.saved_hooks is not None:
         _pack_node(node, out, _state.saved_hooks)
     if _state.anomaly:
         node._stack = user_stack()

@@ -1,29 +1,91 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, is_grad_enabled, and anomaly mode state.
 
-The state is process-global (torch keeps it per thread); the hot path reads `_state.enabled`.
+Grad mode, inference mode and the saved-tensor hooks are per thread, as torch's are: a new
+thread starts with grad mode on, outside inference mode, without hooks, whatever another
+thread is in. Anomaly mode is one for the whole process, as torch's is. The hot path reads
+`_state.enabled`: a plain slot while every thread is in the default modes (the common case),
+the calling thread's own value (a property over a threading.local) once a thread left them.
 Whoever listens to the core (a tracer) is installed through gradviz.autograd.tracing.
 """
 
 import functools
+import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "is_inference"]
 
 
-class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "anomaly_nan", "saved_hooks",
-                 "saved_hooks_disabled")
+class _Threads(threading.local):
+    """Each thread's own modes; a thread starts with the class's values, the defaults."""
 
-    def __init__(self):
-        self.enabled = True
-        self.inference = False     # inside inference_mode(): new tensors are inference tensors
-        self.saved_hooks = None    # (pack, unpack) of the innermost saved_tensors_hooks
-        self.saved_hooks_disabled = None    # disable_saved_tensors_hooks' error message
-        self.anomaly = False       # record a forward stack per node, check backward outputs
-        self.anomaly_nan = True
+    enabled = True
+    inference = False           # inside inference_mode(): new tensors are inference tensors
+    saved_hooks = None          # (pack, unpack) of the innermost saved_tensors_hooks
+    saved_hooks_disabled = None     # disable_saved_tensors_hooks' error message
+
+
+_FIELDS = ("enabled", "inference", "saved_hooks", "saved_hooks_disabled")
+_threads = _Threads()
+
+
+class _State:
+    """The modes while every thread is in the defaults: plain slots holding them. `anomaly`
+    (record a forward stack per node, check backward outputs) and `anomaly_nan` are the
+    process's, in this class and the next."""
+
+    __slots__ = _FIELDS + ("anomaly", "anomaly_nan")
+
+
+def _thread_field(name):
+    # getattr(_threads, name, state): C calls only, no Python frame per read (the default, the
+    # state object itself, is never returned: _Threads has every field)
+    return property(functools.partial(getattr, _threads, name))
+
+
+class _PerThread(_State):
+    """The modes once some thread left the defaults: each read is the calling thread's own."""
+
+    __slots__ = ()
+    enabled = _thread_field("enabled")
+    inference = _thread_field("inference")
+    saved_hooks = _thread_field("saved_hooks")
+    saved_hooks_disabled = _thread_field("saved_hooks_disabled")
+
+
+class _Outside:
+    """Per mode, how many threads are outside its default (read without a thread lookup: the
+    hot path asks `_outside.inference and _state.inference`)."""
+
+    __slots__ = _FIELDS
 
 
 _state = _State()
+_outside = _Outside()
+for _name in _FIELDS:
+    setattr(_state, _name, getattr(_Threads, _name))
+    setattr(_outside, _name, 0)
+_state.anomaly = False
+_state.anomaly_nan = True
+_lock = threading.Lock()
+_total = 0          # the sum of _outside's counts
+
+
+def _set(name, value):
+    """Set one per-thread mode of the calling thread and return what it was: the one writer of
+    grad mode, inference mode and the saved-tensor hooks. `_state` reads the threads' own values
+    while any thread is outside the defaults (a thread that ends outside them keeps it so:
+    slower, not wrong)."""
+    global _total
+    default = getattr(_Threads, name)
+    with _lock:
+        old = getattr(_threads, name)
+        setattr(_threads, name, value)
+        change = (value is not default) - (old is not default)
+        if change:
+            setattr(_outside, name, getattr(_outside, name) + change)
+            _total += change
+            _state.__class__ = _PerThread if _total else _State
+    return old
 
 
 def is_grad_enabled():
@@ -46,11 +108,10 @@ class _Setting:
         self._value = value
 
     def __enter__(self):
-        self._prev = getattr(_state, self._field)
-        setattr(_state, self._field, self._value)
+        self._prev = _set(self._field, self._value)
 
     def __exit__(self, *exc):
-        setattr(_state, self._field, self._prev)
+        _set(self._field, self._prev)
         return False
 
 
@@ -102,14 +163,14 @@ class no_grad(_NoParamDecoratorContextManager, _GradMode):
     """
 
     def __init__(self):
-        super().__init__(False)
+        self._value = False         # (_Setting.__init__'s work, one call fewer per block)
 
 
 class enable_grad(_NoParamDecoratorContextManager, _GradMode):
     """Enable recording inside a no_grad region."""
 
     def __init__(self):
-        super().__init__(True)
+        self._value = True
 
 
 class set_grad_enabled(_DecoratorContextManager, _GradMode):
@@ -188,10 +249,9 @@ class inference_mode(_DecoratorContextManager, _GradMode):
         return self.__class__(self.mode)
 
     def __enter__(self):
-        self._prev_inference = _state.inference
-        _state.inference = self.mode
+        self._prev_inference = _set("inference", self.mode)
         super().__enter__()
 
     def __exit__(self, *exc):
-        _state.inference = self._prev_inference
+        _set("inference", self._prev_inference)
         return super().__exit__(*exc)

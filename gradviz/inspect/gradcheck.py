@@ -157,10 +157,11 @@ def _reached_leaves(run, root):
 # The most serious outcome present names the verdict; the final line lists every one present.
 # Only "match" passes: a value that could not be compared is never reported as matching.
 VERDICTS = ("file_raised", "backward_failed", "mismatch", "nonfinite", "raised_when_perturbed",
-            "not_differentiable", "nothing_checked", "match")
+            "step_too_small", "not_differentiable", "nothing_checked", "match")
 
 # A leaf's status, most serious first.
-_LEAF_ORDER = ("mismatch", "nonfinite", "raised", "not_differentiable", "pass")
+_LEAF_ORDER = ("mismatch", "nonfinite", "raised", "step_too_small", "not_differentiable",
+               "pass")
 
 
 def _validate(max_elements, eps, atol, rtol):
@@ -277,20 +278,25 @@ class _Checker:
     def _close(self, a, b):
         return abs(a - b) <= self.atol + self.rtol * max(abs(a), abs(b))
 
-    def _kink(self, rname, k, i, f0, fp, fm):
+    def _kink(self, rname, k, i, x, f0, fp, fm):
         """The one-sided slopes (left, right) when the point is not differentiable, else None.
 
         At a smooth point the two one-sided differences differ by about f''(x) * eps, so with
         a step ten times smaller their gap shrinks tenfold; at a kink (abs or relu at 0, a
         data-dependent branch) it stays, and across a jump it grows."""
-        left, right = (f0 - fm) / self.eps, (fp - f0) / self.eps
-        if self._close(left, right):
+        down, up = _steps(x, self.eps)
+        left, right = (f0 - fm) / down, (fp - f0) / up
+        # slopes apart by no more than the root's rounding are not a kink
+        noise = _rounding(f0, fp, fm) / min(down, up)
+        if self._close(left, right) or abs(right - left) <= noise:
             return None
-        small = self.eps / 10
-        fp2, err_p = self._moved(rname, k, i, small)
-        fm2, err_m = self._moved(rname, k, i, -small)
+        down2, up2 = _steps(x, self.eps / 10)
+        if not (down2 and up2):
+            return None     # no smaller step at this value: judged as a smooth point
+        fp2, err_p = self._moved(rname, k, i, self.eps / 10)
+        fm2, err_m = self._moved(rname, k, i, -self.eps / 10)
         if err_p is None and err_m is None:
-            gap2 = abs((fp2 - f0) / small - (f0 - fm2) / small)
+            gap2 = abs((fp2 - f0) / up2 - (f0 - fm2) / down2)
             if gap2 <= 0.5 * abs(right - left):
                 return None
         return left, right
@@ -300,7 +306,8 @@ class _Checker:
         info = {"name": name, "shape": list(leaf.shape), "total": int(leaf.numel()),
                 "checked": 0, "max_abs_error": None, "max_rel_error": None, "passed": False,
                 "status": "skipped", "skipped": None, "worst": None, "mismatched": 0,
-                "nonfinite": [], "kinks": [], "raised": 0, "error": None}
+                "nonfinite": [], "kinks": [], "step_too_small": [], "raised": 0,
+                "error": None}
         if leaf._version:
             info["skipped"] = (f"'{name}' was edited in place after it was made (version "
                                f"{leaf._version}): finite differences would move a different "
@@ -312,11 +319,16 @@ class _Checker:
         analytic = np.zeros(tuple(leaf.shape)) if g is None else \
             np.asarray(_array(g), dtype=np.float64)
         flat_a = analytic.reshape(-1)
+        values = np.asarray(_array(leaf), dtype=np.float64).reshape(-1)
         worst_abs = worst_rel = None
         compared = 0
         for i in _pick(leaf.numel(), max_elements):
             index = _index(leaf.shape, i)
-            a = float(flat_a[i])
+            a, x = float(flat_a[i]), float(values[i])
+            down, up = _steps(x, self.eps)
+            if not (down and up):
+                info["step_too_small"].append({"index": index, "value": _num(x)})
+                continue
             fp, err = self._moved(rname, k, i, self.eps)
             if err is None:
                 fm, err = self._moved(rname, k, i, -self.eps)
@@ -326,32 +338,53 @@ class _Checker:
                     info["error"] = dict(err, index=index)
                 continue
             info["checked"] += 1
-            numeric = (fp - fm) / (2 * self.eps)
+            numeric = (fp - fm) / (up + down)
             if not all(math.isfinite(v) for v in (a, numeric, f0)):
                 info["nonfinite"].append({"index": index, "analytic": _num(a),
                                           "numeric": _num(numeric), "value": _num(f0)})
                 continue
-            kink = self._kink(rname, k, i, f0, fp, fm)
+            kink = self._kink(rname, k, i, x, f0, fp, fm)
             if kink is not None:
                 info["kinks"].append({"index": index, "analytic": a, "left": _num(kink[0]),
                                       "right": _num(kink[1])})
                 continue
-            compared += 1
             abs_err = abs(a - numeric)
             rel_err = abs_err / max(abs(numeric), 1e-12)
             if abs_err > self.atol + self.rtol * abs(numeric):
+                # the root's rounding alone moves the difference by this much: a root of 6e11
+                # cannot show a change of 4e-6, and the numeric gradient reads 0. (With both
+                # tolerances 0 the user asked for exact equality: a mismatch it stays.)
+                noise = _rounding(f0, fp, fm) / (up + down)
+                if abs_err <= noise and (self.atol or self.rtol):
+                    info["step_too_small"].append({"index": index, "value": _num(x)})
+                    continue
                 info["mismatched"] += 1
+            compared += 1
             if worst_abs is None or abs_err >= worst_abs:
                 worst_abs = abs_err
                 info["worst"] = {"index": index, "analytic": a, "numeric": numeric}
             worst_rel = rel_err if worst_rel is None else max(worst_rel, rel_err)
         info["max_abs_error"], info["max_rel_error"] = worst_abs, worst_rel
         present = {"mismatch": info["mismatched"], "nonfinite": info["nonfinite"],
-                   "raised": info["raised"], "not_differentiable": info["kinks"],
+                   "raised": info["raised"], "step_too_small": info["step_too_small"],
+                   "not_differentiable": info["kinks"],
                    "pass": compared}
         info["status"] = next((s for s in _LEAF_ORDER if present[s]), "raised")
         info["passed"] = info["status"] == "pass"
         return info
+
+
+def _steps(x, eps):
+    """The steps moving x by -eps and +eps really take in float64, (down, up): what the file
+    sees. Far from 0 they differ from eps (x = 1e10 moves by 1.9e-6 for eps = 1e-6, and
+    dividing by eps made a correct gradient of 2 look like 3.8); 0 when x +- eps == x."""
+    return x - (x - eps), (x + eps) - x
+
+
+def _rounding(*values):
+    """How far float64 rounding can move a difference of these root values: a few units in
+    the last place of the largest."""
+    return 4 * float(np.spacing(max(abs(v) for v in values)))
 
 
 def _plural(n, word):
@@ -388,6 +421,13 @@ def _conclude(result):
     if n:
         phrases["raised_when_perturbed"] = (f"the file raised when {_plural(n, 'element')} of "
                                             f"{names} moved by eps: not checked")
+    lost = [(lf["name"], e) for lf in leaves for e in lf["step_too_small"]]
+    if lost:
+        shown = ", ".join(f"{_at(name, e['index'])} = {e['value']:.6g}" for name, e in lost[:3])
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        phrases["step_too_small"] = (f"not checked at {shown}{more}: a step of eps is below "
+                                     "float64's resolution there (of the value, or of the "
+                                     "root's value); pass a larger --eps")
     kinks = [(lf["name"], kk) for lf in leaves for kk in lf["kinks"]]
     if kinks:
         shown = ", ".join(_at(name, kk["index"]) for name, kk in kinks[:3])

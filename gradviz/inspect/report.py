@@ -11,10 +11,13 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 
 from .._gc import gc_paused
+from ..autograd.callsite import site_at
+from ..autograd.graph import edges as _core_edges
 from ..autograd.saved import saved_names, saved_values, was_freed
 from .loops import add_iterations
 from .modules import add_modules
@@ -301,13 +304,12 @@ class _Builder:
         self.node_ids = {}
         self.nodes = []
         self.generated = []          # (name, tensor or None, node, nr)
-        self.aliases = {}            # "%3" -> the generated name printed for it
         self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
         self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
         self._version_of = None      # id(node) -> (tensor, version) it made, for edited tensors
         self._module_names = None    # id(module) -> its attribute name in the file
         self._accumulators = None
-        self._edges = {}             # id(node) -> next_functions, read once per node
+        self._edges = {}             # id(node) -> next_functions, for the entries built whole
         self._outputs = {}           # id(node) -> its output 0 (tracer), looked up once
         self._sites = {}             # id(node) -> (file, line) of the code that made it
         self.consumed = set()        # (id(node), nr) of every edge, after traverse
@@ -318,9 +320,6 @@ class _Builder:
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
         began = self._walk(starts)
-        # _walk read the edges of every node it numbered
-        self.consumed = {(id(fn), nr) for e in self._edges.values() for fn, nr in e
-                         if fn is not None}
         consumed = {k for k, _ in self.consumed}
         if all(id(fn) not in consumed for fn in began):
             return      # every walk began at a root: walking roots first gives the same order
@@ -329,9 +328,13 @@ class _Builder:
         self._walk(roots + starts)
 
     def _walk(self, starts):
-        """Preorder from each start not seen yet; returns those starts."""
+        """Preorder from each start not seen yet; returns those starts. Sets `consumed` from
+        the edges of every node it numbers (read here once, and again only for the entries
+        built whole)."""
         began = []
-        node_ids, nodes, edges = self.node_ids, self.nodes, self._edges
+        node_ids, nodes = self.node_ids, self.nodes
+        consumed = self.consumed = set()
+        next_functions = _core_next_functions if self.gv else _next_functions
         for start in starts:
             if id(start) in node_ids:
                 continue
@@ -344,9 +347,16 @@ class _Builder:
                     continue
                 node_ids[k] = f"n{len(nodes)}"
                 nodes.append(node)
-                e = edges.get(k)     # self.edges(node), inlined: once per node of the graph
-                if e is None:
-                    e = edges[k] = _next_functions(node)
+                e = next_functions(node)
+                if len(e) == 1:     # most nodes: no list to build
+                    fn, nr = e[0]
+                    if fn is not None:
+                        stack.append(fn)
+                        consumed.add((id(fn), nr))
+                    continue
+                for fn, nr in e:
+                    if fn is not None:
+                        consumed.add((id(fn), nr))
                 stack.extend(reversed([fn for fn, _ in e if fn is not None]))
         return began
 
@@ -368,15 +378,18 @@ class _Builder:
         elif self.on_torch:
             order = sorted(order, key=lambda i: self.run.tracer.order(nodes[i]) or 0)
         versions = self._versions()
-        made_name, aliases, shorts = self._made_name, self.aliases, self._short
-        outputs = self._outputs         # self.output(node)'s cache, filled here for every node
+        shorts = self._short
         output_of = self.run.tracer.output_of if self.traced else None
         # only a module call's output can be named after the call (`fc1(x)`)
         calls = self.traced and bool(self.run.tracer.module_output)
+        inputs_of = None if self.gv else self._inputs
+        # One pass over every node: a name depends on the names before it (its inputs', and
+        # every earlier one it must not repeat).
         for i in order:
             node = nodes[i]
             k = id(node)
-            if type(node).__name__ == "AccumulateGrad":
+            kind = type(node).__name__
+            if kind == "AccumulateGrad":
                 var = node.variable
                 if id(var) not in name_of:
                     name = f"%{i}"
@@ -393,17 +406,55 @@ class _Builder:
                 base, v = earlier
                 outs[(k, 0)] = f"{name_of[id(base)]} (v{v})"
                 continue
-            t = outputs[k] = None if output_of is None else output_of(node, 0)
+            t = None if output_of is None else output_of(node, 0)
             short = f"%{i}"
-            name = made_name(node, t, taken, calls) or short
+            name = None
+            inputs = getattr(node, "_inputs", None) if inputs_of is None else inputs_of(node)
+            if inputs is not None:
+                if t is not None and calls:
+                    name = self._call_name(t, taken)
+                if name is None:
+                    name = self._op_call(kind, node, inputs, taken)
+            if name is None:
+                name = short
             taken.add(name)
             outs[(k, 0)] = name
             if t is not None and id(t) not in name_of:
                 name_of[id(t)] = name
-                shorts[id(t)] = short
+                if len(name) > 24:      # the only names an input is given by `%3` for
+                    shorts[id(t)] = short
             generated.append((name, t, node, 0))
-            if name != short:
-                aliases[short] = name
+
+    def _op_call(self, kind, node, inputs, taken):
+        """`relu(h)`, `mul(w, …)` from node's op and its inputs' names (… for a number or an
+        unnamed constant, `%3` for a name longer than 24 characters), or None when that is
+        longer than 40 characters or taken."""
+        args = []
+        for t in inputs:
+            if t is None:
+                name = None
+            elif type(t) is tuple:      # (node, nr): see _input_name
+                name = self.outs.get((id(t[0]), t[1]))
+                if name is not None and len(name) > 24:
+                    name = f"%{self.node_ids[id(t[0])][1:]}"
+            else:
+                name = self.name_of.get(id(t))
+                if name is not None and len(name) > 24:
+                    name = self._short.get(id(t))
+            args.append("…" if name is None else name)
+        name = f"{_OP_NAMES.get(kind) or _op_name(node)}({', '.join(args)})"
+        return name if len(name) <= 40 and name not in taken else None
+
+    @property
+    def aliases(self):
+        """"%3" -> the generated name printed for it, after output_names."""
+        node_ids, out = self.node_ids, {}
+        for name, _, node, _ in self.generated:
+            if node is not None:
+                short = f"%{node_ids[id(node)][1:]}"
+                if name != short:
+                    out[short] = name
+        return out
 
     def _edits(self):
         if self._edits_of is None:
@@ -494,27 +545,6 @@ class _Builder:
         name = f"{name}({arg or '…'})"
         return name if name not in taken else None
 
-    def _made_name(self, node, t, taken, calls):
-        """A name from what made node's output t: `fc1(x)` (calls: t may be a module call's
-        output), `relu(h)`, or None."""
-        inputs = self._inputs(node)
-        if inputs is None:
-            return None
-        called = None if t is None or not calls else self._call_name(t, taken)
-        if called is not None:
-            return called
-        args = []
-        input_name = self._input_name
-        for t in inputs:
-            name = input_name(t)
-            if name is not None and len(name) > 24:
-                name = self._short.get(id(t)) if type(t) is not tuple else \
-                    f"%{self.node_ids[id(t[0])][1:]}"
-            args.append("…" if name is None else name)
-        op = _OP_NAMES.get(type(node).__name__) or _op_name(node)
-        name = f"{op}({', '.join(args)})"
-        return name if len(name) <= 40 and name not in taken else None
-
     # ----- pieces ---------------------------------------------------------------------------
 
     def _inputs(self, node):
@@ -542,10 +572,25 @@ class _Builder:
             site = self._sites[k] = (where[0], where[1]) if where else (None, None)
         return site
 
+    def _node_sites(self):
+        """site(node) for each node in order. A core node's site is read from its slots (as
+        Node._where does), once for a run of nodes made by the same instruction (a loop's
+        chain), and not kept per node."""
+        if not self.gv:
+            yield from map(self.site, self.nodes)
+            return
+        last_code = last_lasti = site = None
+        for node in self.nodes:
+            code, lasti = node._code, node._lasti
+            if code is not last_code or lasti != last_lasti or site is None:
+                last_code, last_lasti = code, lasti
+                site = (None, None) if code is None else site_at(code, lasti)
+            yield site
+
     def tensor_briefs(self, made):
         """The keys of tensor_entry that every command reads (see Entries), for each (name,
         tensor or None, generated, node that made it) of made: one pass, names bound once."""
-        node_ids, consumed = self.node_ids, self.consumed
+        node_ids, consumed, gv = self.node_ids, self.consumed, self.gv
         edits = self._edits() if self.traced else {}
         briefs = []
         for name, t, generated, node in made:
@@ -554,14 +599,20 @@ class _Builder:
                                "accumulator": None, "is_root": False, "generated": True,
                                "edits": 0})
                 continue
-            fn = t.grad_fn
-            briefs.append({"name": name,
-                           "node": None if fn is None else node_ids.get(id(fn)),
-                           "accumulator": self.accumulators().get(id(t))
-                           if fn is None and t.requires_grad else None,
-                           "is_root": fn is not None and (id(fn), t.output_nr) not in consumed,
-                           "generated": generated,
-                           "edits": len(edits.get(id(t), ()))})
+            # the core's slots (grad_fn, output_nr): the same values, for less
+            fn, nr = (t._fn, t._nr) if gv else (t.grad_fn, None)
+            if fn is None:
+                briefs.append({"name": name, "node": None,
+                               "accumulator": self.accumulators().get(id(t))
+                               if t.requires_grad else None,
+                               "is_root": False, "generated": generated,
+                               "edits": len(edits.get(id(t), ())) if edits else 0})
+                continue
+            if nr is None:
+                nr = t.output_nr
+            briefs.append({"name": name, "node": node_ids.get(id(fn)), "accumulator": None,
+                           "is_root": (id(fn), nr) not in consumed, "generated": generated,
+                           "edits": len(edits.get(id(t), ())) if edits else 0})
         return briefs
 
     def tensor_entry(self, t, brief, node=None):
@@ -719,12 +770,11 @@ class _Builder:
     def node_briefs(self):
         """The keys of node_entry that every command reads (see Entries), for every node:
         one pass, names bound once."""
-        node_ids, outs, name_of, site = self.node_ids, self.outs, self.name_of, self.site
+        node_ids, outs, name_of = self.node_ids, self.outs, self.name_of
         briefs = []
-        for node in self.nodes:
+        for node, (file, line) in zip(self.nodes, self._node_sites()):
             k = id(node)
             kind = type(node).__name__
-            file, line = site(node)
             briefs.append({"id": node_ids[k], "name": kind, "tensor": outs.get((k, 0)),
                            "variable": name_of.get(id(node.variable))
                            if kind == "AccumulateGrad" else None,
@@ -772,6 +822,12 @@ def _next_functions(node):
         return tuple(node.next_functions)
     except RuntimeError:
         return ()
+
+
+def _core_next_functions(node):
+    """A core node's next_functions, read from its slots (Node.next_functions, for less)."""
+    nrs = node._nrs
+    return tuple(zip(_core_edges(node), repeat(0) if nrs is None else nrs))
 
 
 def _plain_value(v):

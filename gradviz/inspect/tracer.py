@@ -201,10 +201,15 @@ class Tracer(_tracing.Tracer):
         # them the graph above: that must not outlive the node).
         ref = _NodeRef(node, self._drop_entry)
         ref.key = k
-        self._nodes[k] = [self._count, ref, None, None, None, None, None]
+        entry = self._nodes[k] = [self._count, ref, None, None, None, None, None]
         self._count += 1
-        if self.modules.stack:
-            self.modules.node(node)
+        stack = self.modules.stack
+        if stack and type(node).__name__ != "AccumulateGrad":
+            # ModuleCalls.node's attribution, inline: a forward inside a module call makes
+            # every node of a training loop's step here
+            call = stack[-1]
+            call.nodes += 1
+            entry[_CALL] = call
 
     def made(self, out, node):
         entry = self._nodes.get(id(node))
@@ -295,14 +300,18 @@ class Tracer(_tracing.Tracer):
         for i in bad:
             self.nonfinite.append((node, i))
 
-    def inplace(self, tensor, op):
+    def inplace(self, tensor, op, times=1):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
         # one int per offset, shared by its edits (an optimizer's line edits every parameter
         # at every step, and the edits are all kept; an offset past 256 is a new int each time)
         offset = self._offsets.setdefault(offset, offset)
-        self.inplace_events.append(_new_tuple(_Edit, (tensor, op, code, offset, tensor._version,
-                                                      _state.enabled, self._count)))
+        version = tensor._version
+        # several edits by one call: one walk to the user's line, an event per edit, each with
+        # the version it made (the last one's is the counter's now)
+        for k in range(times - 1, -1, -1):
+            self.inplace_events.append(_new_tuple(_Edit, (tensor, op, code, offset, version - k,
+                                                          _state.enabled, self._count)))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
@@ -422,13 +431,15 @@ class Tracer(_tracing.Tracer):
                 taint = set(taint or ())
                 taint.update(changed)
         # Copies: the report makes values of them (summaries of large ones), for the last two
-        # backward calls only (see begin).
-        snap = [g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g)
-                for g in outs]
-        entry = self._entry(node)
+        # backward calls only (see begin). A loop, not a comprehension: a comprehension is
+        # one more Python call per node.
+        snap = []
+        for g in outs:
+            snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
+        entry = self._entry(node)       # (the torch backend's tracer keys its entries its way)
         grads = None if entry is None else entry[_LAST_GRAD]
-        if grads is not None:
-            grads = _grad_list(grads)
+        if grads is not None and type(grads) is not list:
+            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
         self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return

@@ -15,8 +15,8 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, La
                             LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d)
 from .sparse import Embedding
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten,
-                      MaxPool2d, ModuleDict, ParameterList, Unflatten)
+from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten, Fold,
+                      MaxPool2d, ModuleDict, ParameterList, Unflatten, Unfold)
 from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
@@ -31,7 +31,7 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",
            "LazyLinear", "LazyConv1d", "LazyConv2d", "UninitializedParameter",
            "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-           "LSTMCell", "GRUCell"]
+           "LSTMCell", "GRUCell", "Unfold", "Fold"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

@@ -12,6 +12,7 @@ from .._ops.attention import scaled_dot_product_attention
 from .._ops.bilinear import bilinear
 from .._ops.convolution import conv1d, conv2d
 from .._ops.inplace import add_, relu_
+from .._ops.im2col import col2im as fold, im2col as unfold
 from .._ops.padding import pad
 from .._ops.pooling import avg_pool2d, max_pool2d
 from .._registry import ops
@@ -34,7 +35,7 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
            "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity", "bilinear",
            "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
-           "scaled_dot_product_attention", "dropout1d", "dropout2d"]
+           "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold"]
 
 
 def relu(input, inplace=False):

@@ -56,13 +56,19 @@ def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, prote
     if not named:
         raise RenderError("say where to draw: --svg FILE, --png FILE, --pdf FILE, --dot FILE "
                           "or -o FILE (-o - for DOT on stdout)", exit_code=2)
-    targets = []
+    targets, named_by = [], {}
     for fmt, path in named:
         if path != "-":
             try:
                 check_output(path, protected)
             except OutputError as exc:
                 raise RenderError(str(exc), exc.exit_code) from None
+            # two options naming one file: the second written would replace the first
+            first = named_by.setdefault(os.path.realpath(path), fmt)
+            if len(named_by) == len(targets):
+                raise RenderError(f"{path} is named by two outputs ({first} and {fmt}): one "
+                                  "would replace the other; give each its own file",
+                                  exit_code=2)
         targets.append(Target(fmt, path, path if path == "-" else os.path.abspath(path)))
     return targets
 

@@ -242,7 +242,7 @@ def _num(x):
 _LEAF_WORDS = {"pass": ("pass", "green"), "mismatch": ("FAIL", "bold red"),
                "nonfinite": ("nan/inf", "bold red"), "raised": ("raised", "bold red"),
                "not_differentiable": ("not differentiable", "yellow"),
-               "skipped": ("skipped", "yellow")}
+               "step_too_small": ("eps too small", "yellow"), "skipped": ("skipped", "yellow")}
 
 
 def _at(name, index):
