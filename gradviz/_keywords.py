@@ -32,6 +32,7 @@ import inspect
 
 import numpy as np
 
+from ._registry import _ONE_SIGNATURE
 from ._torch_api import SIGNATURES, TENSORS
 
 __all__ = ["with_keywords", "torch_parameters"]
@@ -223,7 +224,7 @@ def _wrong_type(name, method, args, kwargs):
     given = args[int(method):]
     n = len(given) + len(kwargs)
     plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
-    wrong = [_first_wrong(o, given, kwargs) for o in plausible]
+    wrong = [_first_wrong(name, o, given, kwargs) for o in plausible]
     if not wrong or not all(wrong):
         return None
     if len(wrong) > 1:
@@ -236,7 +237,7 @@ def _wrong_type(name, method, args, kwargs):
                      f"{_type_name(value)}")
 
 
-def _first_wrong(overload, given, kwargs):
+def _first_wrong(name, overload, given, kwargs):
     """(parameter, position or None, value, "Tensor" or None for another parameter) of the first
     argument in the overload's order that its tensor or number parameter does not take (or
     beyond its positional parameters), or None."""
@@ -251,12 +252,17 @@ def _first_wrong(overload, given, kwargs):
             value, position = kwargs[param], None
         else:
             continue
-        # a number parameter also takes a tensor (torch reads a 0-d one): not judged here
-        if kind is None or isinstance(value, Tensor) or (kind == "?" and value is None):
+        # a number parameter also takes a tensor (torch reads a 0-d one): not judged here;
+        # nor is out=, which some ops take as a tuple of tensors
+        if kind is None or param == "out" or isinstance(value, Tensor) or (
+                kind == "?" and value is None):
             continue
         if (kind == "+" or kind == "#") and isinstance(value, (int, float, complex, np.generic)):
             continue
-        return param, position, value, None if kind == "#" else "Tensor"
+        # the stubs merge a Tensor overload and a Number one into "+": a single signature only
+        # for the ops _ONE_SIGNATURE lists (floor_divide has two: torch's invalid combination)
+        one = kind == "" or (kind == "+" and name in _ONE_SIGNATURE)
+        return param, position, value, "Tensor" if one else None
     return None
 
 

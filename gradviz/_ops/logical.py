@@ -42,6 +42,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     >>> torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2, 3]))
     tensor([False,  True,  True])
     """
+    for x in (elements, test_elements):
+        if not isinstance(x, (Tensor, int, float, np.generic)):   # np.asarray would take a list
+            raise TypeError(f"isin() takes a Tensor or a number, not {type(x).__name__}")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _make(np.asarray(np.isin(a, b, invert=invert)))
