@@ -99,7 +99,8 @@ def _ops_names():
     from ._ops.inplace_functions import (
         abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
         asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,
-        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, log10_, log1p_, log2_, log_,
+        erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, index_put_, log10_, log1p_,
+        log2_, log_,
         neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_,
         square_, tan_, tanh_, trunc_, xlogy_, zero_)
     from ._ops.counting import bincount, histc, histogram, unique, unique_consecutive
