@@ -69,6 +69,7 @@ CASES = [
     ("grad_cleared", "explain_t_grad_cleared", "w", None, ["grad_cleared"], AUTOGRAD),
     ("ok_leaf", "explain_t_not_leaf", "x", None, ["ok"], AUTOGRAD),
     ("ok_retained", "explain_t_retained", "hs[0]", None, ["ok"], AUTOGRAD),
+    ("ok_second_backward", "explain_t_second_backward", "x", None, ["ok"], "x.grad"),
 ]
 
 
@@ -249,7 +250,16 @@ def test_nan_found_on_a_branch_the_shown_path_does_not_take():
 
 # ----- explain --backend torch: the same document, read off the torch run ---------------------
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+# Where the torch document differs, with the reason (strict: one that passes must leave).
+_TORCH_DIFFERS = {
+    "ok_second_backward": "the nodes g's graph has inside the first backward (create_graph) have "
+                          "no Python tensor on torch: the path names them on the core only",
+}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_TORCH_DIFFERS[c[0]]))
+    if c[0] in _TORCH_DIFFERS else c for c in CASES], ids=[c[0] for c in CASES])
 def test_explain_on_torch_gives_the_same_document(case):
     _, file, name, root, kinds, _ = case
     path = where(file)

@@ -439,8 +439,12 @@ def _reaches(call, target):
 
 def _default_root(run, names, target_node):
     """The root to explain from: the file's own backward root if it reaches NAME, else a root
-    that reaches NAME, else the file's backward root, else the first root."""
-    called = [names.file_by_node[id(node)] for c in run.tracer.calls for node in c["roots"]
+    that reaches NAME, else the file's backward root, else the first root. The last
+    backward() call comes first: it wrote .grad (autograd.grad(y, x, create_graph=True) then
+    g.backward() gives x.grad from g, not from y)."""
+    calls = run.tracer.calls
+    calls = [c for c in reversed(calls) if not c["capture"]] + [c for c in calls if c["capture"]]
+    called = [names.file_by_node[id(node)] for c in calls for node in c["roots"]
               if id(node) in names.file_by_node]
     report_roots = run.report(lazy=True, loops=False, saved=False)["roots"]
     if target_node is not None:
