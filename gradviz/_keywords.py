@@ -225,13 +225,11 @@ def _wrong_type(name, method, args, kwargs):
     n = len(given) + len(kwargs)
     plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
     wrong = [_first_wrong(name, o, given, kwargs) for o in plausible]
-    if not wrong or not all(wrong):
-        return None
+    if not wrong or not all(wrong) or all(w[3] is None for w in wrong):
+        return None         # no tensor parameter refused it (randn(2, -1): the op's own error)
     if len(wrong) > 1:
         return _invalid_combination(name, given, kwargs)
     param, position, value, expected = wrong[0]
-    if expected is None:
-        return None         # not a tensor parameter: torch names its own type (int, ...)
     where = "" if position is None else f" (position {position})"
     return TypeError(f"{name}(): argument '{param}'{where} must be {expected}, not "
                      f"{_type_name(value)}")
