@@ -9,6 +9,7 @@ Python's recursion limit.
 import heapq
 import itertools
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -299,7 +300,8 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
             pushed.add(node)
             heapq.heappush(ready, (-node._seq, node))
 
-    _tasks.append((next(_task_ids), deps, run, captures))
+    tasks = _running()
+    tasks.append((next(_task_ids), deps, run, captures))
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     mode = _PassMode(create_graph)
@@ -309,7 +311,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                   mode)
     finally:
         mode.off()
-        _tasks.pop()
+        tasks.pop()
     return found
 
 
@@ -339,19 +341,29 @@ class _PassMode:
             self._mode.__exit__()
 
 
-# The backward passes running (a hook may start another), innermost last: (id, dependency
-# counts, the nodes that run or are captured or None for all, grad()'s captures or None), for
-# register_multi_grad_hook.
-_tasks = []
+# The backward passes running in each thread (a hook may start another), innermost last: (id,
+# dependency counts, the nodes that run or are captured or None for all, grad()'s captures or
+# None), for register_multi_grad_hook.
+_threads = threading.local()
 _task_ids = itertools.count()
+
+
+def _running():
+    """The calling thread's stack of running backward passes."""
+    try:
+        return _threads.tasks
+    except AttributeError:
+        _threads.tasks = []
+        return _threads.tasks
 
 
 def current_task():
     """(id, will_execute) of the innermost running backward pass; torch's
     _current_graph_task_id and _will_engine_execute_node."""
-    if not _tasks:
+    tasks = _running()
+    if not tasks:
         raise AssertionError("expected this hook to be called inside a backward call")
-    tid, deps, run, captures = _tasks[-1]
+    tid, deps, run, captures = tasks[-1]
 
     def will_execute(node):
         if node not in deps or run is not None and node not in run:
