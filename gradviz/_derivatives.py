@@ -48,6 +48,7 @@ from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
                        gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
+from .autograd.graph import internal_overlap
 
 __all__ = ["DERIVATIVES"]
 
@@ -2703,9 +2704,12 @@ defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
 
 def storage_view(a, size, stride, offset):
     """The NumPy view of the C-contiguous array a's memory with sizes, strides (in elements)
-    and offset, as torch's as_strided reads its storage."""
+    and offset, as torch's as_strided reads its storage; read-only when two of its elements
+    share memory, so that no write goes through it silently."""
     flat = a.reshape(-1)[offset:]
-    return np.lib.stride_tricks.as_strided(flat, size, tuple(s * a.itemsize for s in stride))
+    steps = tuple(s * a.itemsize for s in stride)
+    return np.lib.stride_tricks.as_strided(
+        flat, size, steps, writeable=not internal_overlap(size, steps, a.itemsize))
 
 
 def as_strided_grad(grad, size, stride, storage_offset, self_positions, storage_numel):
