@@ -137,3 +137,47 @@ def test_internal_overlap_exact(shape):
                 (-1,) + (1,) * (len(shape) - d - 1))
         expect = np.unique(offsets).size < offsets.size
         assert internal_overlap(shape, steps, 8) == expect, (shape, steps)
+
+
+# ----- Result layouts that as_strided reads ---------------------------------------------------
+
+def _input(lib, kind):
+    a = lib.tensor([[4., 1., 0.], [2., 3., 1.], [1., 5., 2.]])
+    b = lib.arange(24.).reshape(2, 3, 4)
+    return {"square": a, "square_t": a.t(), "batch": lib.stack([a, a.t() * 2]),
+            "permuted": b.permute(2, 0, 1), "sliced": b[:, :, ::2],
+            "expanded": b[:1].expand(3, 3, 4),
+            "strided_t": b.transpose(0, 2)[::2]}[kind]
+
+
+LAYOUTS = {
+    "linalg.inv": (["square", "square_t", "batch"], lambda lib, x: [lib.linalg.inv(x)]),
+    "inverse": (["square", "batch"], lambda lib, x: [lib.inverse(x)]),
+    "linalg.svd": (["square", "batch", "permuted"],
+                   lambda lib, x: [lib.linalg.svd(x)[0], lib.linalg.svd(x)[2]]),
+    "linalg.svd_reduced": (["permuted", "sliced"], lambda lib, x: [
+        t for i, t in enumerate(lib.linalg.svd(x, full_matrices=False)) if i != 1]),
+    "svd": (["square", "batch"], lambda lib, x: [lib.svd(x)[0], lib.svd(x)[2]]),
+    "sort": (["square", "square_t", "permuted", "sliced", "expanded", "strided_t"],
+             lambda lib, x: list(lib.sort(x, 1)) + list(lib.sort(x, 0))),
+    "argsort": (["square_t", "permuted", "expanded", "strided_t"],
+                lambda lib, x: [lib.argsort(x, 1)]),
+    "cat": (["square", "square_t", "permuted", "sliced"],
+            lambda lib, x: [lib.cat([x, x], 0), lib.cat([x, x], 1), lib.cat([x, x * 1], -1)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:gradviz. the singular vectors")
+@pytest.mark.parametrize("op, kind", [(op, k) for op, (kinds, _) in LAYOUTS.items()
+                                      for k in kinds])
+def test_result_strides_and_storage_as_torch(op, kind):
+    """The strides of each result, and its storage read back by as_strided (values only
+    where they are unique: not the singular vectors, whose signs may differ)."""
+    f = LAYOUTS[op][1]
+    got, want = f(gradviz, _input(gradviz, kind)), f(torch, _input(torch, kind))
+    assert [t.stride() for t in got] == [t.stride() for t in want]
+    if "svd" not in op:
+        for g, w in zip(got, want):
+            flat = (g.numel(),)
+            np.testing.assert_allclose(g.as_strided(flat, (1,)).tolist(),
+                                       w.as_strided(flat, (1,)).tolist(), rtol=1e-5, atol=1e-5)
