@@ -48,6 +48,7 @@ from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
                        gather_pad_grad, max_pool_grad)
 from .autograd.formula import DERIVATIVES, defderiv
+from .autograd.graph import internal_overlap
 
 __all__ = ["DERIVATIVES"]
 
@@ -2701,11 +2702,24 @@ defderiv("unfold_backward(Tensor grad_in, int dim, int size, int step)",
 
 # ----- Views of the storage (torch.as_strided) --------------------------------------------------
 
+def storage_memory(a):
+    """The dense array a's memory as a flat view, in address order (a column-major a read
+    down its columns), or None when a is not dense with non-negative strides."""
+    order = sorted(range(a.ndim), key=lambda k: -a.strides[k])
+    m = a.transpose(order)
+    if not m.flags.c_contiguous or min(a.strides, default=0) < 0:
+        return None
+    return m.reshape(-1)
+
+
 def storage_view(a, size, stride, offset):
-    """The NumPy view of the C-contiguous array a's memory with sizes, strides (in elements)
-    and offset, as torch's as_strided reads its storage."""
-    flat = a.reshape(-1)[offset:]
-    return np.lib.stride_tricks.as_strided(flat, size, tuple(s * a.itemsize for s in stride))
+    """The NumPy view of the dense array a's memory with sizes, strides (in elements) and
+    offset, as torch's as_strided reads its storage; read-only when two of its elements share
+    memory, so that no write goes through it silently."""
+    flat = storage_memory(a)[offset:]
+    steps = tuple(s * a.itemsize for s in stride)
+    return np.lib.stride_tricks.as_strided(
+        flat, size, steps, writeable=not internal_overlap(size, steps, a.itemsize))
 
 
 def as_strided_grad(grad, size, stride, storage_offset, self_positions, storage_numel):

@@ -23,6 +23,7 @@ from .._tensor import _make
 from ..autograd.callsite import user_stacklevel
 from ..autograd.formula import record_outputs
 from ._common import _TORCH_SCALAR, _needs, _not_implemented
+from .linalg import column_major
 
 _WARNED = []
 
@@ -35,7 +36,7 @@ def _svd_arrays(A, full_matrices, name):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_TORCH_SCALAR[a.dtype.name]}")
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return u.astype(a.dtype), s.astype(a.dtype), vh.astype(a.dtype)
+    return column_major(u.astype(a.dtype)), s.astype(a.dtype), column_major(vh.astype(a.dtype))
 
 
 def _decompose(A, full_matrices, name):

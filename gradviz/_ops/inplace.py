@@ -13,7 +13,8 @@ from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
 from .._fperr import quietly
 from ..autograd import tracing as _tracing
 from ..autograd.formula import record
-from ..autograd.graph import CopySlices, edge_of, short_name
+from ..autograd.graph import (WRITE_OVERLAP, CopySlices, edge_of, internal_overlap, overlaps,
+                              short_name, writable_view)
 from ..autograd.grad_mode import _state, no_grad
 from ._common import (_F16, _TORCH_SCALAR, _as_tensor, _broadcast_error,
                       _half_opmath, _needs, _operand, _stored, _type_name, _wrap_int)
@@ -95,14 +96,25 @@ def _check_inplace(self):
             raise RuntimeError(msg)
 
 
-def _write(self, new):
-    """Store new values into self's storage (visible through every view)."""
+def _write(self, new, uniform=False):
+    """Store new values into self's storage (visible through every view). `uniform`: every
+    element gets the same value, so a view that overlaps itself may be written (torch's fill_
+    and zero_ skip its overlap check)."""
     d = self._data
+    if uniform and type(d) is np.ndarray and not d.flags.writeable and self._base_ is not None:
+        d = writable_view(d, self._base_._array(), overlapping=True)
     if type(d) is np.ndarray:
+        if not d.flags.writeable and not overlaps(d.shape, d.strides) and internal_overlap(
+                d.shape, d.strides, d.itemsize):
+            # torch writes such a view element by element (its overlap check gives up), so a
+            # later element sees an earlier one's write: one NumPy pass cannot follow that
+            raise NotImplementedError(
+                "gradviz: an in-place operation on a view whose elements overlap in memory "
+                "(unfold or as_strided windows that share elements) is not implemented by "
+                "gradviz's core; clone() the view first, or run with --backend torch to use "
+                "PyTorch")
         if not d.flags.writeable:
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.")
+            raise RuntimeError(WRITE_OVERLAP)
         _check_cast(np.result_type(new), d.dtype)
         try:
             np.copyto(d, new, casting="unsafe")
@@ -302,7 +314,7 @@ neg_ = inplace_unary("neg", np.negative)
 @records("zero_")
 def zero_(self):
     _check_inplace(self)
-    _write(self, np.zeros_like(self._data))
+    _write(self, np.zeros_like(self._data), uniform=True)
     _commit(self, D["zero_"], (self,), (), "zero_")
     return self
 
@@ -319,7 +331,7 @@ def _fill(self, value, op):
                            f"{value._data.ndim} dimensions.")
     _check_inplace(self)
     v, vt = _operand(value)
-    _write(self, np.full_like(self._data, _stored(v, self._data.dtype)))
+    _write(self, np.full_like(self._data, _stored(v, self._data.dtype)), uniform=True)
     if vt is not None:
         _commit(self, D["fill_tensor_"], (self, vt), (), op)
     else:

@@ -544,6 +544,13 @@ class _LinAlgError(RuntimeError):
 _LinAlgError.__name__ = "_LinAlgError"
 
 
+def column_major(a):
+    """a laid out as LAPACK's results are in torch (linalg.inv, svd's U and Vh): each matrix
+    column-major, the batch outermost, e.g. strides (9, 1, 3) for 2 x 3 x 3; as_strided reads
+    this layout."""
+    return np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
 @records("linalg_inv_ex")
 def linalg_inv(A):
     """The inverse of a square matrix or a batch of them (LinalgInvExBackward0):
@@ -553,7 +560,7 @@ def linalg_inv(A):
     err = _singular_error(a) if a.size else None
     if err is not None:
         raise _LinAlgError(str(err))
-    out = _make(np.linalg.inv(a).astype(a.dtype, copy=False))
+    out = _make(column_major(np.linalg.inv(a).astype(a.dtype, copy=False)))
     if _needs(A):
         record(D["linalg_inv_ex"], out, (A,))
     return out

@@ -11,6 +11,8 @@ from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record
+from .._creation import _dense_strides
+from ..autograd.graph import _strided_copy
 from ._common import _needs, _not_implemented
 
 
@@ -43,13 +45,24 @@ def sort(self, dim=-1, descending=False, *, stable=None, out=None):
         vals = a.copy()
     else:
         idx = _order(a, d, descending)
-        vals = np.take_along_axis(a, idx, d)
+        vals = _laid_out_like(np.take_along_axis(a, idx, d), a)
+        idx = _laid_out_like(idx.astype(np.int64, copy=False), a)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
         # torch: sort(stable=...) is the sort.stable overload (SortBackward1).
         record(D["sort" if stable is None else "sort_stable"], values, (self,),
                (d, a.shape, indices))
     return return_types.sort(values, indices)
+
+
+def _laid_out_like(r, a):
+    """r, a result of a's shape, laid out as torch's sort lays out its outputs: dense in the
+    order of a's strides (infer_dense_strides), so A.t().sort(0) is column-major."""
+    if a.flags.c_contiguous:
+        return r
+    steps = tuple(s * r.itemsize for s in _dense_strides(a.shape, [s // a.itemsize
+                                                                   for s in a.strides]))
+    return r if steps == r.strides else _strided_copy(r, r.dtype, r.shape, steps)
 
 
 @export()
@@ -64,7 +77,7 @@ def argsort(self, dim=-1, descending=False, *, stable=False):
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return _make(np.int64(0))
-    return _make(_order(a, d, descending).astype(np.int64))
+    return _make(_laid_out_like(_order(a, d, descending).astype(np.int64), a))
 
 
 @export()

@@ -8,7 +8,8 @@ import operator
 
 import numpy as np
 
-from .._derivatives import DERIVATIVES as D, storage_view, unfold_grad, unfold_windows
+from .._derivatives import (DERIVATIVES as D, storage_memory, storage_view, unfold_grad,
+                            unfold_windows)
 from .._registry import export, method, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record
@@ -57,12 +58,12 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
 
 def _storage(self):
     """(the root tensor whose memory self views, self's offset in it in elements). gradviz
-    implements as_strided over a C-contiguous root, whose memory is torch's storage."""
+    implements as_strided over a dense root, whose memory is torch's storage when the op that
+    made it lays out its result as torch does (linalg.inv's is column-major, as torch's)."""
     root = self if self._base_ is None else self._base_
-    r = root._array()
-    if not r.flags.c_contiguous:
+    if storage_memory(root._array()) is None:
         raise NotImplementedError("gradviz: as_strided of a tensor whose storage is not "
-                                  "C-contiguous is not implemented by gradviz's core; run with "
+                                  "dense is not implemented by gradviz's core; run with "
                                   "--backend torch to use PyTorch")
     return root, storage_offset(self)
 

@@ -448,7 +448,11 @@ def cat(tensors, dim=0):
     _check_cat(tensors, dim)
     d = _wrap_dim(dim, tensors[0].dim())
     rt = _dtype.result_type([x._data if x._data.ndim else x._data.reshape(1) for x in tensors])
-    out = _make(np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False))
+    out = np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False)
+    if out.ndim not in (4, 5):
+        # torch's cat is C-ordered below 4 dims (NumPy keeps transposed inputs' order)
+        out = np.ascontiguousarray(out)
+    out = _make(out)
     if _needs(*tensors):
         record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
     return out

@@ -393,9 +393,7 @@ def accumulate(var, g, steal=False):
     if type(od) is np.ndarray and not od.flags.writeable and any(
             s == 0 and n > 1 for n, s in zip(od.shape, od.strides)):
         # torch adds in place into an expanded .grad: its in-place overlap check refuses
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+        raise RuntimeError(WRITE_OVERLAP)
     if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
         np.add(od, g, out=od, casting="unsafe")
     else:
@@ -602,11 +600,55 @@ def overlaps(shape, strides):
     return 0 not in shape and any(s == 0 and n > 1 for n, s in zip(shape, strides))
 
 
-def writable_view(data, root):
+WRITE_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                 "refers to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
+
+
+def _overlapping_region(region, result):
+    """CopySlices' region of a view that overlaps itself (only fill_ and zero_ write one): torch
+    copies the op's gradient into it, which its overlap check refuses for a zero stride and
+    does element by element otherwise (the same zeros everywhere, so order does not matter)."""
+    if overlaps(region.shape, region.strides):
+        raise RuntimeError(WRITE_OVERLAP)
+    return writable_view(region, result, overlapping=True)
+
+
+def internal_overlap(shape, strides, itemsize):
+    """Whether two elements of a view with these sizes and strides (in bytes) share memory,
+    exactly: windows of unfold(0, 3, 1) overlap without a zero stride. Strides that nest (each
+    at least the extent of the smaller ones) cannot overlap; a stride that is a multiple of a
+    smaller one within its span does; others are settled by listing every element's offset."""
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n > 1)
+    if 0 in shape or not dims:
+        return False
+    extent = itemsize
+    for s, n in dims:
+        if s < extent:
+            break
+        extent += s * (n - 1)
+    else:
+        return False
+    if dims[0][0] == 0:
+        return True
+    for i, (small, n) in enumerate(dims):
+        # a larger stride that a whole number of small steps reaches (unfold's windows):
+        # element k along this dim is element 1 along that one
+        if any(big < small * n and big % small == 0 for big, _ in dims[i + 1:]):
+            return True
+    starts = np.zeros(1, dtype=np.int64)      # the byte offset of every element
+    for s, n in dims:
+        starts = (starts[:, None] + s * np.arange(n, dtype=np.int64)).reshape(-1)
+    return np.unique(starts).size < starts.size
+
+
+def writable_view(data, root, overlapping=False):
     """`data`, a read-only NumPy view of `root`'s memory, rebuilt writable when it does not
-    overlap itself and root is writable: a view of an expanded array that dropped its zero
-    strides (x.expand(2, 3)[0]) may be written, as torch allows; else data as it is."""
-    if (type(data) is not np.ndarray or overlaps(data.shape, data.strides)
+    overlap itself (or `overlapping` allows it) and root is writable: a view of an expanded
+    array that dropped its zero strides (x.expand(2, 3)[0]) may be written, as torch allows;
+    else data as it is."""
+    if (type(data) is not np.ndarray
+            or (not overlapping and internal_overlap(data.shape, data.strides, data.itemsize))
             or not root.flags.writeable
             or not (root.flags.c_contiguous or root.flags.f_contiguous)):
         return data
@@ -651,6 +693,8 @@ class CopySlices(Node):
             result = np.array(g, copy=True)
             region = apply_view(result, self._steps)
             res = self._fn._apply([np.array(region)], False, fn_need)
+            if not region.flags.writeable:
+                region = _overlapping_region(region, result)
             region[...] = 0 if res[0] is None else res[0]
             outs = [result] + list(res[1:])
             if create_graph:
