@@ -2,12 +2,14 @@
 """
 
 import operator
+import warnings
 
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _make
+from ..autograd.callsite import user_stacklevel
 from ..autograd.formula import record
 from .._fperr import quietly
 from ._common import _TORCH_SCALAR, _as_tensor, _needs, _stored
@@ -52,16 +54,55 @@ def _treat_sequence_as_tuple(key):
     return False
 
 
+def _index_array(t):
+    """The NumPy index of an index tensor, as torch's index reads it: bool is a mask, uint8 is
+    a (deprecated) mask too, int32 and int64 are positions; any other dtype is refused."""
+    kind = t._data.dtype
+    if kind == np.bool_:
+        return t._data
+    if kind == np.uint8:
+        return t._data.astype(np.bool_)
+    if kind in (np.int32, np.int64):
+        return np.asarray(t._data, dtype=np.int64)
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _is_byte_mask(k):
+    return isinstance(k, Tensor) and k._data.dtype == np.uint8
+
+
+def _warn_byte_masks(sources):
+    """torch's deprecation warning, once for each uint8 mask among the index tensors."""
+    for k in sources:
+        if _is_byte_mask(k):
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                          "dtype torch.bool instead.", UserWarning, stacklevel=user_stacklevel())
+
+
+def _refuse_byte_fill(a, key, sources, values):
+    """torch's index_put_ without accumulate writes a one-element value through a lone mask
+    with masked_fill_ (canDispatchToMaskedFill), which checks the mask's shape, then refuses
+    a uint8 mask."""
+    if not (values._data.size == 1 and len(sources) == 1 and _is_byte_mask(sources[0])):
+        return
+    try:
+        a[key]
+    except IndexError as exc:
+        raise _index_error(exc, a, key) from None
+    raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                       "unsigned char")
+
+
 def _np_key(k):
     if isinstance(k, Tensor):
-        return k._data if k._data.dtype.kind == "b" else np.asarray(k._data, dtype=np.int64)
+        return _index_array(k)
     if isinstance(k, (list, tuple)):
         # torch's indexing_tensor_from_data: a sequence becomes a bool tensor or a long one
         # (an empty list, inferred as float, and floats included)
         if any(isinstance(x, Tensor) and x._data.size != 1 for x in k):
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        items = [_np_key(x) for x in k]
+        items = [x._data if isinstance(x, Tensor) else _np_key(x) for x in k]
         for x in items:
             if isinstance(x, str):
                 raise TypeError("new(): invalid data type 'str'")
@@ -89,12 +130,13 @@ def getitem(self, key):
         return unsqueeze(self, 0)
     if key is Ellipsis:
         return _view_op(self, D["alias"], (_alias_view, ()), ())
-    out, adv = _apply_slicing(self, key)
+    out, adv, sources = _apply_slicing(self, key)
     if adv is None:
         if out is self:
             return _view_op(self, D["alias"], (_alias_view, ()), ())
         return out
     a = out._array()
+    _warn_byte_masks(sources)
     try:
         res = _make(np.array(a[adv], copy=True))
     except IndexError as exc:
@@ -123,12 +165,13 @@ def _index_error(exc, a, adv):
 
 def _apply_slicing(self, key):
     """(tensor after the basic parts of key, NumPy key of its remaining advanced indices or
-    None), as torch's applySlicing: ints (and 0-d integer tensors) select, slices slice (a
-    full slice is skipped), None and bools unsqueeze; tensors, lists and masks are kept."""
+    None, the key items of the advanced indices), as torch's applySlicing: ints (and
+    0-d integer tensors) select, slices slice (a full slice is skipped), None, bools and 0-d
+    bool or uint8 tensors unsqueeze; tensors, lists and masks are kept."""
     key = tuple(key) if _treat_sequence_as_tuple(key) else (key,)
     n_real = 0
     for k in key:
-        if isinstance(k, Tensor) and k._data.dtype.kind == "b":
+        if _is_mask(k):
             n_real += k._data.ndim
         elif not (k is None or k is Ellipsis or isinstance(k, bool)):
             n_real += 1
@@ -137,6 +180,7 @@ def _apply_slicing(self, key):
     out = self
     dim = 0
     adv = None
+    sources = []
     for k in key:
         if k is Ellipsis:
             dim += self.dim() - n_real
@@ -146,10 +190,10 @@ def _apply_slicing(self, key):
         elif isinstance(k, slice):
             out = _slice(out, dim, k, optimize=True)
             dim += 1
-        elif isinstance(k, bool) or (isinstance(k, Tensor) and k._data.ndim == 0
-                                     and k._data.dtype.kind == "b"):
+        elif isinstance(k, bool) or (_is_mask(k) and k._data.ndim == 0):
             # torch: unsqueeze, then index the new dim with [0] (True) or [] (False).
             out = unsqueeze(out, dim)
+            sources.append(bool(k))     # torch indexes with a long tensor, not the mask
             adv = (adv or []) + [(dim, np.zeros(1 if bool(k) else 0, dtype=np.int64))]
             dim += 1
         elif _is_0d_integer(k):
@@ -159,6 +203,7 @@ def _apply_slicing(self, key):
             raise TypeError("new(): invalid data type 'str'")
         elif _is_advanced(k):
             nk = _np_key(k)
+            sources.append(k)
             adv = (adv or []) + [(dim, nk)]
             dim += nk.ndim if nk.dtype == np.bool_ else 1
         else:
@@ -170,14 +215,19 @@ def _apply_slicing(self, key):
                                  f"{type(k).__name__})") from None
             out = _select(out, dim, i, "index")
     if adv is None:
-        return out, None
+        return out, None, ()
     npkey = []
     for d, nk in adv:
         npkey.extend([slice(None)] * (d - len(npkey)))
         npkey.append(nk)
         if nk.dtype == np.bool_:
             npkey.extend([None] * (nk.ndim - 1))    # placeholders for the mask's other dims
-    return out, tuple(k for k in npkey if k is not None)
+    return out, tuple(k for k in npkey if k is not None), sources
+
+
+def _is_mask(k):
+    """A bool or uint8 tensor: torch counts its dims as indexed and reads it as a mask."""
+    return isinstance(k, Tensor) and k._data.dtype in (np.bool_, np.uint8)
 
 
 def _is_0d_integer(k):
@@ -247,10 +297,12 @@ def setitem(self, key, value):
     if key is False:
         return
     v = value if isinstance(value, Tensor) else _scalar_to_tensor(value, self)
-    dst, adv = _setitem_target(self, key)
+    dst, adv, sources = _setitem_target(self, key)
     if adv is None:
         _copy_to(dst, v)
         return
+    _refuse_byte_fill(dst._data, adv, sources, v)
+    _warn_byte_masks(sources)
     _index_put_(dst, adv, v)
 
 
@@ -285,17 +337,18 @@ def _scalar_to_tensor(value, like):
 
 
 def _setitem_target(self, key):
-    """(destination tensor, NumPy key of the remaining advanced indices or None), following
+    """(destination tensor, NumPy key of the remaining advanced indices or None, the key items
+    of the advanced indices), following
     torch's set_item: a full slice or Ellipsis gives self itself (no view)."""
     if not isinstance(key, tuple):
         if key is Ellipsis:
-            return self, None
+            return self, None, ()
         if key is None or key is True:
-            return unsqueeze(self, 0), None
+            return unsqueeze(self, 0), None, ()
         if isinstance(key, slice):
-            return _slice(self, 0, key, optimize=True), None
+            return _slice(self, 0, key, optimize=True), None, ()
         if type(key) is int:
-            return _select(self, 0, key, "index"), None
+            return _select(self, 0, key, "index"), None, ()
     return _apply_slicing(self, key)
 
 
@@ -316,7 +369,7 @@ def _copy_to(dst, src):
 
 # ----- index_put_ / index_put with a tuple of index tensors ----------------------------------
 
-def _put_key(op, self, indices, values):
+def _put_key(op, self, indices, values, accumulate):
     """The NumPy key of index_put's tuple of index tensors, after torch's argument checks."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not "
@@ -336,10 +389,19 @@ def _put_key(op, self, indices, values):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_TORCH_SCALAR[self._data.dtype.name]} for the destination and "
                            f"{_TORCH_SCALAR[values._data.dtype.name]} for the source.")
-    key = tuple(i._data for i in indices)
-    if len(key) > self._data.ndim:
+    if len(indices) > self._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
-                         f"{len(key)})")
+                         f"{len(indices)})")
+    key = tuple(_index_array(i) for i in indices)
+    fill = not accumulate and values._data.size == 1 and len(indices) == 1
+    if fill:
+        _refuse_byte_fill(self._data, key, indices, values)
+    elif any(_is_mask(i) and i._data.ndim == 0 for i in indices):
+        raise NotImplementedError(f"gradviz: {op} with a 0-d bool or uint8 index tensor is not "
+                                  "implemented (torch fails an internal assert) except a "
+                                  "one-element value written through it alone; run with "
+                                  "--backend torch to use PyTorch")
+    _warn_byte_masks(indices)
     try:
         target = self._data[key]
     except IndexError as exc:
@@ -368,7 +430,7 @@ def index_put_(self, indices, values, accumulate=False):
     >>> torch.zeros(3).index_put_((torch.tensor([0, 0]),), torch.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
-    key = _put_key("index_put_", self, indices, values)
+    key = _put_key("index_put_", self, indices, values, accumulate)
     if not accumulate:
         _index_put_(self, key, values)
         return self
@@ -387,4 +449,5 @@ def index_put_copy(self, indices, values, accumulate=False):
     >>> torch.zeros(3).index_put((torch.tensor([2]),), torch.tensor(5.0))
     tensor([0., 0., 5.])
     """
-    return index_put(self, _put_key("index_put", self, indices, values), values, accumulate)
+    return index_put(self, _put_key("index_put", self, indices, values, accumulate), values,
+                       accumulate)
