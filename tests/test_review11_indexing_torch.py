@@ -122,3 +122,77 @@ def test_0d_mask_in_index_put_is_refused(dtype, value, accumulate):
     with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
         torch.zeros(3, 2).index_put_((_idx(torch, dtype, 1),), torch.ones(value),
                                   accumulate=accumulate)
+
+
+# ----- values or indices that share self's memory -------------------------------------------
+
+def _a(t):
+    return t.arange(6.0)
+
+
+def _put_into(x, key, value):
+    x[key] = value
+    return x
+
+
+def _i(t):
+    return t.tensor([0, 1, 2])
+
+
+OVERLAP = {
+    "put_accumulate_own_head": lambda t: (lambda x: x.index_put_((_i(t),), x[:3], True))(_a(t)),
+    "put_own_head": lambda t: (lambda x: x.index_put_((_i(t),), x[:3]))(_a(t)),
+    "put_own_tail": lambda t: (lambda x: x.index_put_((_i(t),), x[3:]))(_a(t)),
+    "put_clone": lambda t: (lambda x: x.index_put_((_i(t),), x[:3].clone()))(_a(t)),
+    "put_own_element": lambda t: (lambda x: x.index_put_((_i(t),), x[0]))(_a(t)),
+    "put_own_strided": lambda t: (lambda x: x.index_put_((_i(t),), x[::2]))(_a(t)),
+    "put_own_row_view": lambda t: (lambda x: x.index_put_((_i(t),), x.view(2, 3)[0]))(_a(t)),
+    "put_out_of_place": lambda t: (lambda x: x.index_put((_i(t),), x[:3]))(_a(t)),
+    "put_index_is_self": lambda t: (lambda x: x.index_put_((x[:3],), t.arange(3)))(
+        t.arange(6)),
+    "set_own_head": lambda t: (lambda x: _put_into(x, _i(t), x[:3]))(_a(t)),
+    "set_own_tail": lambda t: (lambda x: _put_into(x, _i(t), x[3:]))(_a(t)),
+    "set_shifted": lambda t: (lambda x: _put_into(x, _i(t) + 3, x[1:4]))(_a(t)),
+    "set_own_element": lambda t: (lambda x: _put_into(x, _i(t), x[0]))(_a(t)),
+    "set_index_is_self": lambda t: (lambda x: _put_into(x, x[:3], 7))(t.arange(6)),
+    "set_mask_rows": lambda t: (lambda x: _put_into(x, x > 2, x[:3]))(_a(t)),
+    "set_mask_own_element": lambda t: (lambda x: _put_into(x, x > 2, x[0]))(_a(t)),
+    "set_row": lambda t: (lambda x: _put_into(x, t.tensor([0]), x[1]))(_a(t).reshape(2, 3)),
+    "set_copy": lambda t: (lambda x: _put_into(x, _i(t), x[_i(t)]))(_a(t)),
+    "expanded_accumulate": lambda t: t.zeros(1).expand(3).index_put_(
+        (t.tensor([0]),), t.tensor(1.0), True),
+    "expanded_out_of_place": lambda t: t.zeros(1).expand(3).index_put(
+        (t.tensor([0]),), t.tensor(1.0)),
+}
+
+
+@pytest.mark.parametrize("case", OVERLAP)
+def test_values_and_indices_overlapping_self(case):
+    check(OVERLAP[case])
+
+
+def test_expanded_accumulate_warns_as_torch():
+    fn = OVERLAP["expanded_accumulate"]
+    assert _warnings(fn, gradviz) == _warnings(fn, torch)
+    assert _warnings(fn, gradviz)[0][1].startswith("Use of index_put_ on expanded tensors is "
+                                                    "deprecated.")
+
+
+EXPANDED_WRITES = {
+    "put": lambda t: t.zeros(1).expand(3).index_put_((t.tensor([0]),), t.tensor(1.0)),
+    "put_two": lambda t: t.zeros(1).expand(3).index_put_((t.tensor([0, 2]),),
+                                                         t.tensor([1.0, 2.0])),
+    "set": lambda t: _put_into(t.zeros(1).expand(3), t.tensor([0]), 1.0),
+}
+
+
+@pytest.mark.parametrize("case", EXPANDED_WRITES)
+def test_expanded_write_by_index_is_refused(case):
+    """torch warns and writes through to the shared elements; gradviz refuses in torch's
+    words (before, NumPy's read-only error came out as a wrong 'shape mismatch')."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert EXPANDED_WRITES[case](torch).tolist() != [0.0, 0.0, 0.0]
+    with pytest.raises(NotImplementedError, match="Use of index_put_ on expanded tensors is "
+                                                  "deprecated"):
+        EXPANDED_WRITES[case](gradviz)

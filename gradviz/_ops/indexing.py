@@ -5,6 +5,7 @@ import operator
 import warnings
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
@@ -79,18 +80,61 @@ def _warn_byte_masks(sources):
                           "dtype torch.bool instead.", UserWarning, stacklevel=user_stacklevel())
 
 
-def _refuse_byte_fill(a, key, sources, values):
-    """torch's index_put_ without accumulate writes a one-element value through a lone mask
-    with masked_fill_ (canDispatchToMaskedFill), which checks the mask's shape, then refuses
-    a uint8 mask."""
-    if not (values._data.size == 1 and len(sources) == 1 and _is_byte_mask(sources[0])):
-        return
-    try:
-        a[key]
-    except IndexError as exc:
-        raise _index_error(exc, a, key) from None
-    raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                       "unsigned char")
+_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
+             "before performing this operation. This also applies to advanced indexing e.g. "
+             "tensor[indices] = tensor")
+
+
+def _check_put(self, key, sources, values, accumulate, inplace=True):
+    """torch's _index_put_impl_ checks before it writes values into self at the NumPy key
+    (sources: the index tensors or key items), in its order; True where torch writes with
+    masked_fill_ (a one-element value through a lone mask, without accumulate). Out of place
+    (index_put), torch writes into a clone, which neither is expanded nor overlaps anything."""
+    a = self._array()
+    if inplace and _internal_overlap(a):
+        if not accumulate:
+            # torch warns and writes through to the elements the expanded dims share
+            raise NotImplementedError(f"gradviz: writing into an expanded tensor by index is "
+                                      f"not implemented (torch: {_EXPANDED}); clone() it "
+                                      "first, or run with --backend torch to use PyTorch")
+        warnings.warn(_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    arrays = [k for k in key if not isinstance(k, slice)]
+    if not accumulate and values._data.size == 1 and len(arrays) == 1 \
+            and np.asarray(arrays[0]).dtype == np.bool_:
+        if _is_byte_mask(sources[0]):
+            try:
+                a[key]      # the mask's shape is checked first
+            except IndexError as exc:
+                raise _index_error(exc, a, key) from None
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+        return True
+    for t in (values, *sources) if inplace else ():
+        if isinstance(t, Tensor) and _overlaps(a, t._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+    return False
+
+
+def _internal_overlap(a):
+    """torch's has_internal_overlap is Yes: a dim of several elements with stride 0."""
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+def _overlaps(a, b):
+    """torch's get_overlap_status is Full or Partial: both dense without internal overlap
+    (else torch finds it too hard to tell and allows it), and their bytes meet."""
+    if not (isinstance(b, np.ndarray) and _dense(a) and _dense(b)):
+        return False
+    lo_a, hi_a = byte_bounds(a)
+    lo_b, hi_b = byte_bounds(b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
+def _dense(a):
+    lo, hi = byte_bounds(a)
+    return a.size > 0 and hi - lo == a.nbytes and not _internal_overlap(a)
 
 
 def _np_key(k):
@@ -301,7 +345,7 @@ def setitem(self, key, value):
     if adv is None:
         _copy_to(dst, v)
         return
-    _refuse_byte_fill(dst._data, adv, sources, v)
+    _check_put(dst, adv, sources, v, False)
     _warn_byte_masks(sources)
     _index_put_(dst, adv, v)
 
@@ -317,6 +361,8 @@ def _index_put_(self, indices, values):
     except IndexError as exc:
         raise _index_error(exc, a, indices) from None
     except ValueError:
+        if not a.flags.writeable:
+            raise
         got, want = values._data.shape, a[indices].shape
         raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, got))}] "
                            f"cannot be broadcast to indexing result of shape "
@@ -393,10 +439,8 @@ def _put_key(op, self, indices, values, accumulate):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
                          f"{len(indices)})")
     key = tuple(_index_array(i) for i in indices)
-    fill = not accumulate and values._data.size == 1 and len(indices) == 1
-    if fill:
-        _refuse_byte_fill(self._data, key, indices, values)
-    elif any(_is_mask(i) and i._data.ndim == 0 for i in indices):
+    masked_fill = _check_put(self, key, indices, values, accumulate, op == "index_put_")
+    if not masked_fill and any(_is_mask(i) and i._data.ndim == 0 for i in indices):
         raise NotImplementedError(f"gradviz: {op} with a 0-d bool or uint8 index tensor is not "
                                   "implemented (torch fails an internal assert) except a "
                                   "one-element value written through it alone; run with "
