@@ -2,12 +2,15 @@
 """
 
 import operator
+import warnings
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _make
+from ..autograd.callsite import user_stacklevel
 from ..autograd.formula import record
 from .._fperr import quietly
 from ._common import _TORCH_SCALAR, _as_tensor, _needs, _stored
@@ -52,16 +55,98 @@ def _treat_sequence_as_tuple(key):
     return False
 
 
+def _index_array(t):
+    """The NumPy index of an index tensor, as torch's index reads it: bool is a mask, uint8 is
+    a (deprecated) mask too, int32 and int64 are positions; any other dtype is refused."""
+    kind = t._data.dtype
+    if kind == np.bool_:
+        return t._data
+    if kind == np.uint8:
+        return t._data.astype(np.bool_)
+    if kind in (np.int32, np.int64):
+        return np.asarray(t._data, dtype=np.int64)
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _is_byte_mask(k):
+    return isinstance(k, Tensor) and k._data.dtype == np.uint8
+
+
+def _warn_byte_masks(sources):
+    """torch's deprecation warning, once for each uint8 mask among the index tensors."""
+    for k in sources:
+        if _is_byte_mask(k):
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                          "dtype torch.bool instead.", UserWarning, stacklevel=user_stacklevel())
+
+
+_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
+             "before performing this operation. This also applies to advanced indexing e.g. "
+             "tensor[indices] = tensor")
+
+
+def _check_put(self, key, sources, values, accumulate, inplace=True):
+    """torch's _index_put_impl_ checks before it writes values into self at the NumPy key
+    (sources: the index tensors or key items), in its order; True where torch writes with
+    masked_fill_ (a one-element value through a lone mask, without accumulate). Out of place
+    (index_put), torch writes into a clone, which neither is expanded nor overlaps anything."""
+    a = self._array()
+    if inplace and _internal_overlap(a):
+        if not accumulate:
+            # torch warns and writes through to the elements the expanded dims share
+            raise NotImplementedError(f"gradviz: writing into an expanded tensor by index is "
+                                      f"not implemented (torch: {_EXPANDED}); clone() it "
+                                      "first, or run with --backend torch to use PyTorch")
+        warnings.warn(_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    arrays = [k for k in key if not isinstance(k, slice)]
+    if not accumulate and values._data.size == 1 and len(arrays) == 1 \
+            and np.asarray(arrays[0]).dtype == np.bool_:
+        if _is_byte_mask(sources[0]):
+            try:
+                a[key]      # the mask's shape is checked first
+            except IndexError as exc:
+                raise _index_error(exc, a, key) from None
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+        return True
+    for t in (values, *sources) if inplace else ():
+        if isinstance(t, Tensor) and _overlaps(a, t._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+    return False
+
+
+def _internal_overlap(a):
+    """torch's has_internal_overlap is Yes: a dim of several elements with stride 0."""
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+def _overlaps(a, b):
+    """torch's get_overlap_status is Full or Partial: both dense without internal overlap
+    (else torch finds it too hard to tell and allows it), and their bytes meet."""
+    if not (isinstance(b, np.ndarray) and _dense(a) and _dense(b)):
+        return False
+    lo_a, hi_a = byte_bounds(a)
+    lo_b, hi_b = byte_bounds(b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
+def _dense(a):
+    lo, hi = byte_bounds(a)
+    return a.size > 0 and hi - lo == a.nbytes and not _internal_overlap(a)
+
+
 def _np_key(k):
     if isinstance(k, Tensor):
-        return k._data if k._data.dtype.kind == "b" else np.asarray(k._data, dtype=np.int64)
+        return _index_array(k)
     if isinstance(k, (list, tuple)):
         # torch's indexing_tensor_from_data: a sequence becomes a bool tensor or a long one
         # (an empty list, inferred as float, and floats included)
         if any(isinstance(x, Tensor) and x._data.size != 1 for x in k):
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        items = [_np_key(x) for x in k]
+        items = [x._data if isinstance(x, Tensor) else _np_key(x) for x in k]
         for x in items:
             if isinstance(x, str):
                 raise TypeError("new(): invalid data type 'str'")
@@ -89,12 +174,13 @@ def getitem(self, key):
         return unsqueeze(self, 0)
     if key is Ellipsis:
         return _view_op(self, D["alias"], (_alias_view, ()), ())
-    out, adv = _apply_slicing(self, key)
+    out, adv, sources = _apply_slicing(self, key)
     if adv is None:
         if out is self:
             return _view_op(self, D["alias"], (_alias_view, ()), ())
         return out
     a = out._array()
+    _warn_byte_masks(sources)
     try:
         res = _make(np.array(a[adv], copy=True))
     except IndexError as exc:
@@ -123,12 +209,13 @@ def _index_error(exc, a, adv):
 
 def _apply_slicing(self, key):
     """(tensor after the basic parts of key, NumPy key of its remaining advanced indices or
-    None), as torch's applySlicing: ints (and 0-d integer tensors) select, slices slice (a
-    full slice is skipped), None and bools unsqueeze; tensors, lists and masks are kept."""
+    None, the key items of the advanced indices), as torch's applySlicing: ints (and
+    0-d integer tensors) select, slices slice (a full slice is skipped), None, bools and 0-d
+    bool or uint8 tensors unsqueeze; tensors, lists and masks are kept."""
     key = tuple(key) if _treat_sequence_as_tuple(key) else (key,)
     n_real = 0
     for k in key:
-        if isinstance(k, Tensor) and k._data.dtype.kind == "b":
+        if _is_mask(k):
             n_real += k._data.ndim
         elif not (k is None or k is Ellipsis or isinstance(k, bool)):
             n_real += 1
@@ -137,6 +224,7 @@ def _apply_slicing(self, key):
     out = self
     dim = 0
     adv = None
+    sources = []
     for k in key:
         if k is Ellipsis:
             dim += self.dim() - n_real
@@ -146,10 +234,10 @@ def _apply_slicing(self, key):
         elif isinstance(k, slice):
             out = _slice(out, dim, k, optimize=True)
             dim += 1
-        elif isinstance(k, bool) or (isinstance(k, Tensor) and k._data.ndim == 0
-                                     and k._data.dtype.kind == "b"):
+        elif isinstance(k, bool) or (_is_mask(k) and k._data.ndim == 0):
             # torch: unsqueeze, then index the new dim with [0] (True) or [] (False).
             out = unsqueeze(out, dim)
+            sources.append(bool(k))     # torch indexes with a long tensor, not the mask
             adv = (adv or []) + [(dim, np.zeros(1 if bool(k) else 0, dtype=np.int64))]
             dim += 1
         elif _is_0d_integer(k):
@@ -159,6 +247,7 @@ def _apply_slicing(self, key):
             raise TypeError("new(): invalid data type 'str'")
         elif _is_advanced(k):
             nk = _np_key(k)
+            sources.append(k)
             adv = (adv or []) + [(dim, nk)]
             dim += nk.ndim if nk.dtype == np.bool_ else 1
         else:
@@ -170,14 +259,19 @@ def _apply_slicing(self, key):
                                  f"{type(k).__name__})") from None
             out = _select(out, dim, i, "index")
     if adv is None:
-        return out, None
+        return out, None, ()
     npkey = []
     for d, nk in adv:
         npkey.extend([slice(None)] * (d - len(npkey)))
         npkey.append(nk)
         if nk.dtype == np.bool_:
             npkey.extend([None] * (nk.ndim - 1))    # placeholders for the mask's other dims
-    return out, tuple(k for k in npkey if k is not None)
+    return out, tuple(k for k in npkey if k is not None), sources
+
+
+def _is_mask(k):
+    """A bool or uint8 tensor: torch counts its dims as indexed and reads it as a mask."""
+    return isinstance(k, Tensor) and k._data.dtype in (np.bool_, np.uint8)
 
 
 def _is_0d_integer(k):
@@ -247,10 +341,12 @@ def setitem(self, key, value):
     if key is False:
         return
     v = value if isinstance(value, Tensor) else _scalar_to_tensor(value, self)
-    dst, adv = _setitem_target(self, key)
+    dst, adv, sources = _setitem_target(self, key)
     if adv is None:
         _copy_to(dst, v)
         return
+    _check_put(dst, adv, sources, v, False)
+    _warn_byte_masks(sources)
     _index_put_(dst, adv, v)
 
 
@@ -265,6 +361,8 @@ def _index_put_(self, indices, values):
     except IndexError as exc:
         raise _index_error(exc, a, indices) from None
     except ValueError:
+        if not a.flags.writeable:
+            raise
         got, want = values._data.shape, a[indices].shape
         raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, got))}] "
                            f"cannot be broadcast to indexing result of shape "
@@ -285,17 +383,18 @@ def _scalar_to_tensor(value, like):
 
 
 def _setitem_target(self, key):
-    """(destination tensor, NumPy key of the remaining advanced indices or None), following
+    """(destination tensor, NumPy key of the remaining advanced indices or None, the key items
+    of the advanced indices), following
     torch's set_item: a full slice or Ellipsis gives self itself (no view)."""
     if not isinstance(key, tuple):
         if key is Ellipsis:
-            return self, None
+            return self, None, ()
         if key is None or key is True:
-            return unsqueeze(self, 0), None
+            return unsqueeze(self, 0), None, ()
         if isinstance(key, slice):
-            return _slice(self, 0, key, optimize=True), None
+            return _slice(self, 0, key, optimize=True), None, ()
         if type(key) is int:
-            return _select(self, 0, key, "index"), None
+            return _select(self, 0, key, "index"), None, ()
     return _apply_slicing(self, key)
 
 
@@ -316,7 +415,7 @@ def _copy_to(dst, src):
 
 # ----- index_put_ / index_put with a tuple of index tensors ----------------------------------
 
-def _put_key(op, self, indices, values):
+def _put_key(op, self, indices, values, accumulate):
     """The NumPy key of index_put's tuple of index tensors, after torch's argument checks."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not "
@@ -336,10 +435,17 @@ def _put_key(op, self, indices, values):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_TORCH_SCALAR[self._data.dtype.name]} for the destination and "
                            f"{_TORCH_SCALAR[values._data.dtype.name]} for the source.")
-    key = tuple(i._data for i in indices)
-    if len(key) > self._data.ndim:
+    if len(indices) > self._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
-                         f"{len(key)})")
+                         f"{len(indices)})")
+    key = tuple(_index_array(i) for i in indices)
+    masked_fill = _check_put(self, key, indices, values, accumulate, op == "index_put_")
+    if not masked_fill and any(_is_mask(i) and i._data.ndim == 0 for i in indices):
+        raise NotImplementedError(f"gradviz: {op} with a 0-d bool or uint8 index tensor is not "
+                                  "implemented (torch fails an internal assert) except a "
+                                  "one-element value written through it alone; run with "
+                                  "--backend torch to use PyTorch")
+    _warn_byte_masks(indices)
     try:
         target = self._data[key]
     except IndexError as exc:
@@ -368,7 +474,7 @@ def index_put_(self, indices, values, accumulate=False):
     >>> torch.zeros(3).index_put_((torch.tensor([0, 0]),), torch.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
-    key = _put_key("index_put_", self, indices, values)
+    key = _put_key("index_put_", self, indices, values, accumulate)
     if not accumulate:
         _index_put_(self, key, values)
         return self
@@ -387,4 +493,5 @@ def index_put_copy(self, indices, values, accumulate=False):
     >>> torch.zeros(3).index_put((torch.tensor([2]),), torch.tensor(5.0))
     tensor([0., 0., 5.])
     """
-    return index_put(self, _put_key("index_put", self, indices, values), values, accumulate)
+    return index_put(self, _put_key("index_put", self, indices, values, accumulate), values,
+                       accumulate)
