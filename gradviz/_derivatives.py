@@ -2640,9 +2640,11 @@ defderiv("cummin(Tensor self, int dim)", "CumminBackward0", ("dim", "indices", "
 # ----- Sums that skip NaN ----------------------------------------------------------------------
 
 def nansum_grad(grad, self, dim, keepdim):
-    """torch's nansum_backward: the sum's gradient, zero where self is NaN."""
+    """torch's nansum_backward: the sum's gradient, zero where self is NaN. torch multiplies by
+    self.isnan().logical_not() rather than selecting: an inf gradient (nanmean over an all-NaN
+    row divides by a count of 0) gives nan at the NaN elements, in torch too."""
     x = value(self)
-    return mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
+    return scale_by_mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
 
 
 defderiv("nansum(Tensor self, int[1]? dim, bool keepdim)", "NansumBackward0",
