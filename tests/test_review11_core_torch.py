@@ -50,3 +50,87 @@ def test_nansum_second_order(name):
         h.backward()
         return [g, h, x, y]
     check(case)
+
+
+# ----- grad-mode decorators on generator functions: the mode holds at each resume ---------
+
+DECORATORS = {
+    "no_grad": lambda t: t.no_grad(),
+    "no_grad_bare": lambda t: t.no_grad,
+    "enable_grad": lambda t: t.enable_grad(),
+    "set_grad_enabled_false": lambda t: t.set_grad_enabled(False),
+    "set_grad_enabled_true": lambda t: t.set_grad_enabled(True),
+    "inference_mode": lambda t: t.inference_mode(),
+    "inference_mode_false": lambda t: t.inference_mode(False),
+}
+
+
+def _modes(t):
+    return (t.is_grad_enabled(), t.is_inference_mode_enabled())
+
+
+def _generator(t, decorator, log):
+    """A generator decorated with the mode: it logs the modes at each resume and what it was
+    sent or thrown, and returns a value."""
+    x = t.ones(2, requires_grad=True)
+
+    @DECORATORS[decorator](t)
+    def gen(n):
+        """gen's docstring."""
+        try:
+            for i in range(n):
+                try:
+                    got = yield ((x * i).requires_grad, _modes(t))
+                    log.append(("sent", got, _modes(t)))
+                except ValueError as e:
+                    log.append(("thrown", str(e), _modes(t)))
+        finally:
+            log.append(("finally", _modes(t)))
+        return "done"
+
+    return gen
+
+
+def _drive(t, decorator, use, outer_grad):
+    log = []
+    gen = _generator(t, decorator, log)
+    with t.set_grad_enabled(outer_grad):
+        g = gen(3)
+        log.append(("outside", _modes(t)))
+        if use == "list":
+            log.append(("list", list(g), _modes(t)))
+        elif use == "next":
+            log.append(("next", next(g), next(g), _modes(t)))
+        elif use == "send":
+            log.append(("send", next(g), g.send("a"), g.send("b"), _modes(t)))
+            try:
+                g.send("c")
+            except StopIteration as e:
+                log.append(("stop", e.value, _modes(t)))
+        elif use == "throw":
+            log.append(("throw", next(g), g.throw(ValueError("v")), _modes(t)))
+            try:
+                g.throw(KeyError("k"))
+            except KeyError as e:
+                log.append(("raised", str(e), _modes(t)))
+        elif use == "close":
+            next(g)
+            g.close()
+            log.append(("closed", _modes(t)))
+        elif use == "break":
+            for item in g:
+                log.append(("item", item, _modes(t)))
+                break
+            del g
+        log.append(("end", _modes(t)))
+    log.append(("after", _modes(t), gen.__name__, gen.__doc__))
+    return log
+
+
+@pytest.mark.parametrize("decorator", DECORATORS)
+@pytest.mark.parametrize("use", ["list", "next", "send", "throw", "close", "break"])
+@pytest.mark.parametrize("outer_grad", [True, False])
+def test_grad_mode_decorator_on_a_generator(decorator, use, outer_grad):
+    import gradviz
+    assert _drive(gradviz, decorator, use, outer_grad) == _drive(torch, decorator, use,
+                                                                 outer_grad)
