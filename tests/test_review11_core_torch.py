@@ -134,3 +134,35 @@ def test_grad_mode_decorator_on_a_generator(decorator, use, outer_grad):
     import gradviz
     assert _drive(gradviz, decorator, use, outer_grad) == _drive(torch, decorator, use,
                                                                  outer_grad)
+
+
+# ----- kthvalue with ties on 0-d and 1-D inputs -------------------------------------------
+
+KTH_ROWS = {
+    "1d_pair": ([3.0, 1.0, 2.0, 1.0], 2),
+    "1d_pair_first": ([3.0, 1.0, 2.0, 1.0], 1),
+    "1d_all_equal": ([5.0] * 5, 3),
+    "1d_all_equal_last": ([5.0] * 5, 5),
+    "1d_nan_ties": ([NAN, 1.0, NAN, 0.0], 4),
+    "1d_long_ties": ([2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 0.0, 2.0], 6),
+    "1d_unique": ([3.0, 1.0, 2.0], 2),
+    "0d": (4.0, 1),
+}
+
+
+@pytest.mark.parametrize("name", KTH_ROWS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_ties_on_0d_and_1d(name, keepdim):
+    data, k = KTH_ROWS[name]
+
+    def case(t):
+        x = t.tensor(data, requires_grad=True)
+        values, indices = t.kthvalue(x, k, 0, keepdim)
+        values.sum().backward()
+        return [values, indices, x]
+    check(case)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_kthvalue_ties_on_1d_integers(dtype):
+    check(lambda t: list(t.tensor([5, 5, 5, 1], dtype=getattr(t, dtype)).kthvalue(3)))
