@@ -27,7 +27,7 @@ def kthvalue(self, k, dim=-1, keepdim=False, *, out=None):
     >>> torch.tensor([3.0, 1.0, 2.0]).kthvalue(2)
     torch.return_types.kthvalue(
     values=tensor(2.),
-    indices=tensor(1))
+    indices=tensor(2))
     """
     if out is not None:
         raise _not_implemented("kthvalue", "out")
