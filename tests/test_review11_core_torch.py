@@ -166,3 +166,36 @@ def test_kthvalue_ties_on_0d_and_1d(name, keepdim):
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 def test_kthvalue_ties_on_1d_integers(dtype):
     check(lambda t: list(t.tensor([5, 5, 5, 1], dtype=getattr(t, dtype)).kthvalue(3)))
+
+
+# ----- layer_norm over an empty normalized shape ------------------------------------------
+
+@pytest.mark.parametrize("normalized_shape", [(), []])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_refuses_a_0_dim_normalized_shape(normalized_shape, affine):
+    def case(t):
+        w = t.ones(()) if affine else None
+        return t.nn.functional.layer_norm(t.ones(2, 3, requires_grad=True), normalized_shape, w)
+    check(case)
+
+
+LN_EMPTY = {"no_columns": ((2, 0), (0,)), "no_columns_3d": ((2, 3, 0), (3, 0)),
+            "no_rows": ((0, 3), (3,))}
+
+
+@pytest.mark.parametrize("name", LN_EMPTY)
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_double_backward_on_empty_shapes(name, affine):
+    shape, normalized_shape = LN_EMPTY[name]
+
+    def case(t):
+        x = t.zeros(shape, requires_grad=True)
+        w = t.ones(normalized_shape, requires_grad=True) if affine else None
+        b = t.zeros(normalized_shape, requires_grad=True) if affine else None
+        y = t.nn.functional.layer_norm(x, normalized_shape, w, b)
+        mean, rstd = y.grad_fn._saved_result1, y.grad_fn._saved_result2
+        inputs = [x] + ([w] if affine else [])
+        grads = t.autograd.grad((y * 2).sum(), inputs, create_graph=True)
+        sum(g.sum() for g in grads).backward()
+        return [y, mean, rstd, *grads, x] + ([w, b] if affine else [])
+    check(case)
