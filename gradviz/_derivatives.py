@@ -601,7 +601,8 @@ def layer_norm_double_grads(grads, mask, grad_out, input, mean, normalized_shape
     """torch's layer_norm_double_backward: from the gradients ggI, ggG, ggB of
     native_layer_norm_backward's outputs, those of grad_out, input and weight, on the inputs
     viewed as M rows of N. mean and rstd are constants there (torch has no derivative for
-    them), their dependence on the input is in the formulas."""
+    them), their dependence on the input is in the formulas. torch's 3. / N is a double
+    division: inf for an empty normalized shape (N = 0), where every (M, N) term is empty."""
     if mask & 0b1100:
         raise NotImplementedError("the derivative for 'native_layer_norm_backward mean' is not "
                                   "implemented.")
@@ -627,7 +628,7 @@ def layer_norm_double_grads(grads, mask, grad_out, input, mean, normalized_shape
         ggi_sum = sum_dims(ggi, (1,), keepdim=True)
         ggi_mu_sum = sum_dims(ggi * x_mu, (1,), keepdim=True)
         all_sub = (divide_by(ggi_sum * gxhat_sum, n) - sum_dims(ggi * gxhat, (1,), keepdim=True)
-                   + scale(r2 * gxhat_mu_sum * ggi_mu_sum, 3.0 / n))
+                   + scale(r2 * gxhat_mu_sum * ggi_mu_sum, 3.0 / n if n else math.inf))
         gi_0 = divide_by(x_mu_r3 * all_sub, n)
         gi_1 = divide_by(ggi_mu_sum * r3, n) * (divide_by(gxhat_sum, n) - gxhat)
         gi_2 = divide_by(gxhat_mu_sum * r3, n) * (divide_by(ggi_sum, n) - ggi)
@@ -2641,9 +2642,11 @@ defderiv("cummin(Tensor self, int dim)", "CumminBackward0", ("dim", "indices", "
 # ----- Sums that skip NaN ----------------------------------------------------------------------
 
 def nansum_grad(grad, self, dim, keepdim):
-    """torch's nansum_backward: the sum's gradient, zero where self is NaN."""
+    """torch's nansum_backward: the sum's gradient, zero where self is NaN. torch multiplies by
+    self.isnan().logical_not() rather than selecting: an inf gradient (nanmean over an all-NaN
+    row divides by a count of 0) gives nan at the NaN elements, in torch too."""
     x = value(self)
-    return mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
+    return scale_by_mask(~np.isnan(x), reduce_grad(grad, np.shape(x), dim, keepdim))
 
 
 defderiv("nansum(Tensor self, int[1]? dim, bool keepdim)", "NansumBackward0",

@@ -66,6 +66,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     k = len(shape)
+    if not k:       # torch's check: x.shape[x.ndim:] == () would accept it and divide by 1
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if x.shape[x.ndim - k:] != shape or k > x.ndim:
         raise RuntimeError(f"Given normalized_shape={_shape_text(shape)}, expected input with "
                            f"shape [*, {', '.join(map(str, shape))}], but got input of "
@@ -96,6 +99,9 @@ def _row_moments(x2, eps):
     one pass without a product array (on 512 rows of 128 float32, 7 and 11 µs where
     np.add.reduce along the rows takes 19, and xc * xc 6 more)."""
     n = x2.shape[1]
+    if n == 0:      # empty rows: torch's mean 0 and rstd nan, without NumPy's 0 / 0 warnings
+        rows = x2.shape[0]
+        return np.zeros(rows, x2.dtype), x2.copy(), np.full(rows, np.nan, x2.dtype)
     mean = np.einsum("ij->i", x2) / n
     xc = x2 - mean[:, None]
     rstd = 1 / np.sqrt(np.einsum("ij,ij->i", xc, xc) / n + eps)

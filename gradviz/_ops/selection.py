@@ -27,7 +27,7 @@ def kthvalue(self, k, dim=-1, keepdim=False, *, out=None):
     >>> torch.tensor([3.0, 1.0, 2.0]).kthvalue(2)
     torch.return_types.kthvalue(
     values=tensor(2.),
-    indices=tensor(1))
+    indices=tensor(2))
     """
     if out is not None:
         raise _not_implemented("kthvalue", "out")
@@ -62,7 +62,7 @@ def _kth_index(a, k, d):
     if tied.any():
         rows = np.moveaxis(a, d, -1)
         out = np.moveaxis(idx, d, -1)[..., 0].copy()
-        for pos in zip(*np.nonzero(tied)):
+        for pos in map(tuple, np.argwhere(tied)):     # () for a 1-D a (np.nonzero refuses 0-d)
             out[pos] = _quick_select(rows[pos].tolist(), k - 1)
         idx = np.expand_dims(out, d)
     return idx

@@ -9,6 +9,7 @@ Whoever listens to the core (a tracer) is installed through gradviz.autograd.tra
 """
 
 import functools
+import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -130,10 +131,45 @@ class _GradMode(_Setting):
     _field = "enabled"
 
 
+def _wrap_generator(ctx_factory, func):
+    """The generator function func, with a fresh ctx_factory() context around each resume of
+    its generator (the first next(), each send(), throw() and close()) and the caller's modes
+    between them, as torch/utils/_contextlib.py's `_wrap_generator`: entering the mode once
+    around the call would only cover the creation of the generator."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with ctx_factory():
+                        response = gen.throw(exc)
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
 class _DecoratorContextManager:
-    """A context manager that is also usable as a decorator (`@no_grad()`)."""
+    """A context manager that is also usable as a decorator (`@no_grad()`); on a generator
+    function the mode applies each time the generator runs, as torch's."""
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
