@@ -163,6 +163,8 @@ def with_keywords(fn, name, method=False):
         try:
             # the common positional call goes straight to fn, without passing on a dict
             return fn(*args, **kwargs) if kwargs else fn(*args)
+        except ParserRefusal as exc:
+            raise _refusal(name, method, args, kwargs, exc.param) from None
         except Exception as exc:
             # torch's parser refuses a non-tensor where it takes a tensor before the op runs;
             # here the op has failed on it (None has no _data), so the parser's error is given
@@ -213,6 +215,32 @@ def _typed_overloads(name, method):
 
 
 _DEPRECATED = frozenset(("alpha", "beta", "value"))
+
+
+class ParserRefusal(TypeError):
+    """Raised by an op for an argument no overload of torch's takes (max(x, dim=None)): the
+    wrapper of with_keywords words torch's parser error from the arguments as given."""
+
+    def __init__(self, param):
+        super().__init__(f"argument '{param}' is refused")
+        self.param = param
+
+
+def _refusal(name, method, args, kwargs, param):
+    """torch's parser error for `param`, which no overload takes as given: with one overload
+    taking this many arguments, "argument 'dim' (position 1) must be int, not NoneType" (torch
+    names the parameter's type; int for the dims refused so far); else the invalid combination."""
+    from ._ops._common import _invalid_combination, _type_name
+    given = args[int(method):]
+    n = len(given) + len(kwargs)
+    plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
+    params = [p for p, _ in plausible[0][2]] if len(plausible) == 1 else ()
+    if param not in params:
+        return _invalid_combination(name, given, kwargs)
+    at = params.index(param)
+    value = kwargs[param] if param in kwargs else given[at]
+    where = "" if param in kwargs else f" (position {at + 1})"
+    return TypeError(f"{name}(): argument '{param}'{where} must be int, not {_type_name(value)}")
 
 
 def _wrong_type(name, method, args, kwargs):

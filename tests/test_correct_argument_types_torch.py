@@ -17,12 +17,10 @@ from gradviz._keywords import _parse
 
 torch = pytest.importorskip("torch")
 
-# Known differences: max and min read an explicit None as no dim (torch has no such overload);
-# tensor_split refuses a non-tensor with other words (its sections and indices overloads take an
-# int or a list of ints, whose types the table does not hold).
-KNOWN = {("torch", "max", "None"), ("torch", "min", "None"), ("Tensor", "max", "None"),
-         ("Tensor", "min", "None")} | {(owner, "tensor_split", bad) for owner in (
-             "torch", "Tensor") for bad in ("None", "str", "list", "ndarray")}
+# Known differences: tensor_split refuses a non-tensor with other words (its sections and
+# indices overloads take an int or a list of ints, whose types the table does not hold).
+KNOWN = {(owner, "tensor_split", bad) for owner in ("torch", "Tensor")
+         for bad in ("None", "str", "list", "ndarray")}
 BAD = {"None": None, "str": "x", "list": [1.0, 2.0], "ndarray": np.ones(2)}
 
 

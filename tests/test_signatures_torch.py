@@ -174,6 +174,9 @@ ALLOWED = {
        for owner, names in (("torch", ("std", "var", "std_mean", "var_mean")),
                             ("Tensor", ("std", "var")))
        for name in names},
+    **{f"{owner}.{name}: keepdim=<not given> (torch: False)":
+       "keepdim without a dim is refused, as torch's parser does (no overload takes it)"
+       for owner in ("torch", "Tensor") for name in ("max", "min")},
 }
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly
+from .._keywords import ParserRefusal
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
@@ -121,13 +122,30 @@ def _half_prod(a, d, keepdim):
     return last if keepdim else np.squeeze(last, d)
 
 
+class _NotGiven:
+    """max and min's default of dim, keepdim and other: torch has no overload taking dim=None,
+    other=None, nor keepdim without a dim, so "not given" is told apart from each."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+_NO_DIM = _NotGiven()
+
+
 def _extreme(self, dim, keepdim, is_max, other, out):
+    name = "max" if is_max else "min"
     if out is not None:
-        raise _not_implemented("max" if is_max else "min", "out")
-    if other is not None or isinstance(dim, Tensor):
-        return (maximum if is_max else minimum)(self, dim if other is None else other)
+        raise _not_implemented(name, "out")
+    # torch's overloads take no dim=None, no other=None and no keepdim without a dim: its
+    # parser refuses them (worded by the keyword wrapper from the arguments as given)
+    if dim is None or other is None or keepdim is not _NO_DIM and dim is _NO_DIM:
+        raise ParserRefusal("dim")
+    if other is not _NO_DIM or isinstance(dim, Tensor):
+        return (maximum if is_max else minimum)(self, dim if other is _NO_DIM else other)
+    keepdim = keepdim is not _NO_DIM and keepdim
     a = self._data
-    if dim is None:
+    if dim is _NO_DIM:
         if a.size == 0:
             raise RuntimeError(f"{'max' if is_max else 'min'}(): Expected reduction dim to be "
                                "specified for input.numel() == 0. Specify the reduction dim "
@@ -157,13 +175,13 @@ def _extreme(self, dim, keepdim, is_max, other, out):
 
 @export()
 @records("max", "max_dim")
-def max(self, dim=None, keepdim=False, *, other=None, out=None):
+def max(self, dim=_NO_DIM, keepdim=_NO_DIM, *, other=_NO_DIM, out=None):
     return _extreme(self, dim, keepdim, True, other, out)
 
 
 @export()
 @records("min", "min_dim")
-def min(self, dim=None, keepdim=False, *, other=None, out=None):
+def min(self, dim=_NO_DIM, keepdim=_NO_DIM, *, other=_NO_DIM, out=None):
     return _extreme(self, dim, keepdim, False, other, out)
 
 
