@@ -54,7 +54,7 @@ def _ops_names():
                          get_default_dtype, set_default_dtype)
     from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
     from ._tensor import Tensor, device
-    from ._tensor_str import get_printoptions, set_printoptions
+    from ._tensor_str import set_printoptions
     from . import _ops
     from ._ops.arithmetic import (add, div, div as divide, div as true_divide, floor_divide, mul,
                                   mul as multiply, neg, neg as negative, pow, reciprocal, remainder,
@@ -124,9 +124,8 @@ def _ops_names():
 def _other_names():
     from . import autograd
     from . import linalg
-    from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
-                           set_grad_enabled)
-    from .autograd.grad_mode import is_inference, is_inference_mode_enabled
+    from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+    from .autograd.grad_mode import is_grad_enabled, is_inference, is_inference_mode_enabled
     from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
     from . import nn
     from . import optim
@@ -158,7 +157,7 @@ def numel(input):
 __all__ = [
     "Tensor", "Size", "dtype", "device", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "bool", "float", "double", "half", "long", "int", "get_default_dtype",
-    "set_default_dtype", "set_printoptions", "get_printoptions", "tensor", "as_tensor",
+    "set_default_dtype", "set_printoptions", "tensor", "as_tensor",
     "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
     "eye", "logspace", "empty_strided", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",

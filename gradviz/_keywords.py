@@ -230,7 +230,7 @@ def _refusal(name, method, args, kwargs, param):
     """torch's parser error for `param`, which no overload takes as given: with one overload
     taking this many arguments, "argument 'dim' (position 1) must be int, not NoneType" (torch
     names the parameter's type; int for the dims refused so far); else the invalid combination."""
-    from ._ops._common import _invalid_combination, _type_name
+    from ._ops._common import _invalid_combination
     given = args[int(method):]
     n = len(given) + len(kwargs)
     plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
@@ -238,9 +238,9 @@ def _refusal(name, method, args, kwargs, param):
     if param not in params:
         return _invalid_combination(name, given, kwargs)
     at = params.index(param)
-    value = kwargs[param] if param in kwargs else given[at]
-    where = "" if param in kwargs else f" (position {at + 1})"
-    return TypeError(f"{name}(): argument '{param}'{where} must be int, not {_type_name(value)}")
+    if param in kwargs:
+        return argument_error(name, param, None, "int", kwargs[param])
+    return argument_error(name, param, at + 1, "int", given[at])
 
 
 def _wrong_type(name, method, args, kwargs):
@@ -248,7 +248,7 @@ def _wrong_type(name, method, args, kwargs):
     parser words it: with one overload taking this many arguments, that argument named
     (keywords without a position); with several, all refusing it, the invalid combination.
     None when no such argument is found."""
-    from ._ops._common import _invalid_combination, _type_name
+    from ._ops._common import _invalid_combination
     given = args[int(method):]
     n = len(given) + len(kwargs)
     plausible = [o for o in _typed_overloads(name, method) if o[0] <= n <= o[1]]
@@ -258,6 +258,13 @@ def _wrong_type(name, method, args, kwargs):
     if len(wrong) > 1:
         return _invalid_combination(name, given, kwargs)
     param, position, value, expected = wrong[0]
+    return argument_error(name, param, position, expected, value)
+
+
+def argument_error(name, param, position, expected, value):
+    """torch's parser error for one argument: "relu(): argument 'input' (position 1) must be
+    Tensor, not NoneType" (no position for an argument given by keyword)."""
+    from ._ops._common import _type_name
     where = "" if position is None else f" (position {position})"
     return TypeError(f"{name}(): argument '{param}'{where} must be {expected}, not "
                      f"{_type_name(value)}")

@@ -7,21 +7,20 @@ tensor(5.)
 tensor(6.)
 """
 
-from ._keywords import with_keywords
-from ._ops.decompositions import linalg_svd, linalg_svdvals
-from ._ops.linalg import linalg_cross, linalg_det, linalg_inv
-from ._ops.reductions import matrix_or_vector_norm, vector_norm as _vector_norm
+from . import _keywords
+from ._ops import decompositions as _decompositions, linalg as _linalg, reductions as _reductions
 from ._missing import module_getattr as _module_getattr
 
 # As torch's parser takes them: parameters by torch's names (`A` for inv and det, `input` with
-# NumPy's `x=` for the others), `out=`, and the error names torch's kernels give.
-cross = with_keywords(linalg_cross, "linalg_cross")
-det = with_keywords(linalg_det, "_linalg_det")
-inv = with_keywords(linalg_inv, "linalg_inv_ex")
-norm = with_keywords(matrix_or_vector_norm, "linalg_norm")
-vector_norm = with_keywords(_vector_norm, "linalg_vector_norm")
-svd = with_keywords(linalg_svd, "linalg_svd")
-svdvals = with_keywords(linalg_svdvals, "linalg_svdvals")
+# NumPy's `x=` for the others), `out=`, and the error names torch's kernels give. (The forwards
+# are reached through their modules: torch.linalg has no linalg_cross, with_keywords, ...)
+cross = _keywords.with_keywords(_linalg.linalg_cross, "linalg_cross")
+det = _keywords.with_keywords(_linalg.linalg_det, "_linalg_det")
+inv = _keywords.with_keywords(_linalg.linalg_inv, "linalg_inv_ex")
+norm = _keywords.with_keywords(_reductions.matrix_or_vector_norm, "linalg_norm")
+vector_norm = _keywords.with_keywords(_reductions.vector_norm, "linalg_vector_norm")
+svd = _keywords.with_keywords(_decompositions.linalg_svd, "linalg_svd")
+svdvals = _keywords.with_keywords(_decompositions.linalg_svdvals, "linalg_svdvals")
 
 __all__ = ["cross", "det", "inv", "norm", "svd", "svdvals", "vector_norm"]
 

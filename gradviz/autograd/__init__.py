@@ -1,19 +1,19 @@
 """gradviz.autograd: backward, grad, Function, gradcheck, grad and anomaly modes."""
 
 from . import functional, graph
-from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
-                           set_detect_anomaly)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
-from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+# torch.autograd has no FunctionCtx, once_differentiable (torch.autograd.function has),
+# GradcheckError (torch.autograd.gradcheck, the module, has), is_grad_enabled nor
+# is_anomaly_enabled (torch has both): importing them here would make a file run on gradviz only
+from .function import Function
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
 from .._missing import module_getattr as _module_getattr
 
-__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "gradcheck",
-           "gradgradcheck",
-           "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "inference_mode", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "graph", "functional"]
+__all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "set_detect_anomaly", "detect_anomaly", "graph",
+           "functional"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

@@ -13,7 +13,7 @@ tensor([[2., 0.],
 """
 
 from .engine import grad as _grad
-from .grad_mode import _state, enable_grad, set_grad_enabled
+from .grad_mode import _state, enable_grad as _enable_grad, set_grad_enabled as _set_grad_enabled
 from .._missing import module_getattr as _module_getattr
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -182,7 +182,7 @@ def _call(func, inputs, fn, strict):
 def _last_backward(outputs, inputs, v, refs, strict, create_graph, stage):
     """The final backward pass, with v as grad_outputs: recorded only with create_graph (or
     when grad mode was on outside), None gradients filled as zeros shaped like refs."""
-    with set_grad_enabled(True if create_graph else _state.enabled):
+    with _set_grad_enabled(True if create_graph else _state.enabled):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
 
@@ -201,7 +201,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     >>> torch.autograd.functional.vjp(lambda x: x ** 2, x, torch.tensor([1.0, 0.5]))[1]
     tensor([2., 2.])
     """
-    with enable_grad():
+    with _enable_grad():
         is_inputs_tuple, inputs = _setup(inputs, "vjp", create_graph)
         is_outputs_tuple, outputs = _call(func, inputs, "vjp", strict)
         v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp",
@@ -219,7 +219,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     (tensor([1., 4.]), tensor([2., 4.]))
     """
     from .._creation import zeros_like
-    with enable_grad():
+    with _enable_grad():
         is_inputs_tuple, inputs = _setup(inputs, "jvp", create_graph)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", _V_INPUT)
         is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
@@ -253,7 +253,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         _refuse("jacobian", "strategy='forward-mode'")
     if vectorize:
         _refuse("jacobian", "vectorize=True")
-    with enable_grad():
+    with _enable_grad():
         is_inputs_tuple, inputs = _setup(inputs, "jacobian", create_graph)
         is_outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
         jac = []
@@ -324,7 +324,7 @@ def _second_order(fn, func, inputs, v, create_graph, strict):
     """vhp (v^T H: one more backward through the gradient, with v as its grad_outputs) and hvp
     (H v by the double-backward trick), in torch's steps and with torch's strict checks."""
     from .._creation import zeros_like
-    with enable_grad():
+    with _enable_grad():
         is_inputs_tuple, inputs = _setup(inputs, fn, create_graph)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, fn, _V_INPUT)
         is_outputs_tuple, outputs = _scalar_function(func, inputs, fn, strict)

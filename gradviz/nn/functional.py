@@ -6,25 +6,28 @@ import warnings
 
 import numpy as np
 
-from .._ops import (activation, dropout as _dropout, embedding as _embedding, linalg, losses,
-                    normalization, pointwise, reductions, views)
+# gradviz's own modules and helpers under private names: torch.nn.functional has no `ops`,
+# `views`, `add_`, `no_grad`, ... (a file reaching them would run on gradviz only)
+from .._ops import (activation as _activation, dropout as _dropout, embedding as _embedding,
+                    linalg as _linalg, losses as _losses, normalization as _normalization,
+                    pointwise as _pointwise, reductions as _reductions, views as _views)
 from .._ops.attention import scaled_dot_product_attention
 from .._ops.bilinear import bilinear
 from .._ops.convolution import conv1d, conv2d
-from .._ops.inplace import add_, relu_
+from .._ops.inplace import add_ as _add_, relu_
 from .._ops.im2col import col2im as fold, im2col as unfold
 from .._ops.padding import pad
 from .._ops.pooling import avg_pool2d, max_pool2d
-from .._registry import ops
+from .._registry import ops as _ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
-from ..autograd.callsite import user_stacklevel
-from ..autograd.grad_mode import no_grad
+from ..autograd.callsite import user_stacklevel as _user_stacklevel
+from ..autograd.grad_mode import no_grad as _no_grad
 from .._missing import module_getattr as _module_getattr
 
 
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d under torch's parameter names (`input=`)."""
-    return ops.adaptive_avg_pool2d(input, output_size)
+    return _ops.adaptive_avg_pool2d(input, output_size)
 
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
@@ -39,22 +42,22 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
 
 
 def relu(input, inplace=False):
-    return relu_(input) if inplace else pointwise.relu(input)
+    return relu_(input) if inplace else _pointwise.relu(input)
 
 
 def tanh(input):
-    return pointwise.tanh(input)
+    return _pointwise.tanh(input)
 
 
 def sigmoid(input):
-    return pointwise.sigmoid(input)
+    return _pointwise.sigmoid(input)
 
 
 def _softmax_dim(name, ndim, stacklevel):
     # torch's legacy choice of dim when none is given, with its warning.
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", UserWarning,
-                  stacklevel=user_stacklevel() if stacklevel == 3 else stacklevel)
+                  stacklevel=_user_stacklevel() if stacklevel == 3 else stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -62,14 +65,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return reductions.softmax(input, dim, dtype)
+    return _reductions.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return reductions.log_softmax(input, dim, dtype)
+    return _reductions.log_softmax(input, dim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -82,19 +85,19 @@ def linear(input, weight, bias=None):
     >>> torch.nn.functional.linear(x, w, torch.zeros(4)).grad_fn
     <AddmmBackward0 ...>
     """
-    wt = views.t(weight)
+    wt = _views.t(weight)
     if bias is not None:
         if input.dim() == 2:
-            return linalg.addmm(bias, input, wt)
+            return _linalg.addmm(bias, input, wt)
         if input.is_contiguous():
             # torch's _flatten_nd_linear: fold every leading dim into the rows of one addmm
             lead = tuple(input.shape[:-1])
-            folded = views.view(input, -1, input.shape[-1])
-            return views.view(linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
-    out = linalg.matmul(input, wt)
+            folded = _views.view(input, -1, input.shape[-1])
+            return _views.view(_linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
+    out = _linalg.matmul(input, wt)
     if bias is None:
         return out
-    return add_(out, bias)      # torch adds the bias in place (version 1)
+    return _add_(out, bias)      # torch adds the bias in place (version 1)
 
 
 # ----- Activations -------------------------------------------------------------------------
@@ -106,7 +109,7 @@ def gelu(input, approximate="none"):
     >>> torch.nn.functional.gelu(torch.tensor([1.0]), approximate="tanh")
     tensor([0.8412])
     """
-    return activation.gelu(input, approximate)
+    return _activation.gelu(input, approximate)
 
 
 def silu(input, inplace=False):
@@ -115,57 +118,57 @@ def silu(input, inplace=False):
         raise NotImplementedError("gradviz: torch.nn.functional.silu(inplace=True) is not "
                                   "implemented by gradviz's core; run with --backend torch to "
                                   "use PyTorch")
-    return activation.silu(input)
+    return _activation.silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta (SoftplusBackward0)."""
-    return activation.softplus(input, beta, threshold)
+    return _activation.softplus(input, beta, threshold)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x, or negative_slope * x where x <= 0 (LeakyReluBackward0)."""
-    return activation.leaky_relu(input, negative_slope, inplace)
+    return _activation.leaky_relu(input, negative_slope, inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x, or alpha * (exp(x) - 1) where x <= 0 (EluBackward0)."""
-    return activation.elu(input, alpha, inplace)
+    return _activation.elu(input, alpha, inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped to [min_val, max_val] (HardtanhBackward0)."""
-    return activation.hardtanh(input, min_val, max_val, inplace)
+    return _activation.hardtanh(input, min_val, max_val, inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
     """leaky_relu in place (LeakyReluBackward1)."""
-    return activation.leaky_relu(input, negative_slope, True)
+    return _activation.leaky_relu(input, negative_slope, True)
 
 
 def elu_(input, alpha=1.0):
     """elu in place (EluBackward1)."""
-    return activation.elu(input, alpha, True)
+    return _activation.elu(input, alpha, True)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """hardtanh in place (HardtanhBackward0)."""
-    return activation.hardtanh(input, min_val, max_val, True)
+    return _activation.hardtanh(input, min_val, max_val, True)
 
 
 def relu6(input, inplace=False):
     """hardtanh(x, 0, 6), as torch records it (HardtanhBackward0)."""
-    return activation.hardtanh(input, 0.0, 6.0, inplace)
+    return _activation.hardtanh(input, 0.0, 6.0, inplace)
 
 
 def logsigmoid(input):
     """log(sigmoid(x)) (LogSigmoidBackward0)."""
-    return activation.logsigmoid(input)
+    return _activation.logsigmoid(input)
 
 
 def glu(input, dim=-1):
     """a * sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
-    return activation.glu(input, dim)
+    return _activation.glu(input, dim)
 
 
 # ----- Losses ------------------------------------------------------------------------------
@@ -183,13 +186,13 @@ def _legacy_reduction(size_average, reduce, reduction):
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
         warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=user_stacklevel())
+                      f"reduction='{reduction}' instead.", stacklevel=_user_stacklevel())
     return reduction
 
 
 def _reduction(size_average, reduce, reduction):
     """torch's Reduction enum (0 none, 1 mean, 2 sum) for a loss function's arguments."""
-    return losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction))
+    return _losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction))
 
 
 def _size_warning(input, target):
@@ -197,7 +200,7 @@ def _size_warning(input, target):
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
                       "to broadcasting. Please ensure they have the same size.",
-                      stacklevel=user_stacklevel())
+                      stacklevel=_user_stacklevel())
 
 
 def _broadcast(input, target):
@@ -223,7 +226,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         raise _not_implemented("mse_loss(weight=...)")
     _size_warning(input, target)
     r = _reduction(size_average, reduce, reduction)
-    return losses.mse_loss(*_broadcast(input, target), r)
+    return _losses.mse_loss(*_broadcast(input, target), r)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -250,7 +253,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     input, target = _broadcast(input, target)
     if beta == 0.0:
         return _apply_reduction((input - target).abs(), r)
-    return losses.smooth_l1_loss(input, target, r, beta)
+    return _losses.smooth_l1_loss(input, target, r, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -259,7 +262,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise _not_implemented("huber_loss(weight=...)")
     _size_warning(input, target)
     input, target = _broadcast(input, target)
-    return losses.huber_loss(input, target, losses.reduction_enum(reduction), delta)
+    return _losses.huber_loss(input, target, _losses.reduction_enum(reduction), delta)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -276,7 +279,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             raise RuntimeError(f"The size of tensor a ({weight.shape[-1]}) must match the size "
                                f"of tensor b ({input.shape[-1]}) at non-singleton dimension "
                                f"{len(shape) - 1}")
-    return losses.binary_cross_entropy(input, target, weight, r)
+    return _losses.binary_cross_entropy(input, target, weight, r)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -287,7 +290,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
-    return losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+    return _losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -304,12 +307,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=user_stacklevel())
-        r = losses.reduction_enum(reduction)
+                          stacklevel=_user_stacklevel())
+        r = _losses.reduction_enum(reduction)
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        xlogy = getattr(ops, "xlogy", None)
+        xlogy = getattr(_ops, "xlogy", None)
         if xlogy is None:
             raise _not_implemented("kl_div(log_target=False), which needs torch.xlogy,")
         loss = xlogy(target, target) - target * input
@@ -327,10 +330,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.dim() == 3:
         # torch's nll_loss_nd: (N, C, d) is viewed as an image (N, C, d, 1).
         n, c, d = input.shape
-        out = losses.nll_loss(views.view(input, n, c, d, 1),
-                              views.view(target, *target.shape, 1), weight, r, ignore_index)
-        return views.view(out, n, d) if r == 0 else out
-    return losses.nll_loss(input, target, weight, r, ignore_index)
+        out = _losses.nll_loss(_views.view(input, n, c, d, 1),
+                              _views.view(target, *target.shape, 1), weight, r, ignore_index)
+        return _views.view(out, n, d) if r == 0 else out
+    return _losses.nll_loss(input, target, weight, r, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -348,7 +351,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing:g}")
     class_dim = 0 if input.dim() == 1 else 1
-    logp = reductions.log_softmax(input, class_dim)
+    logp = _reductions.log_softmax(input, class_dim)
     if target.is_floating_point():
         return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
     if target.dim() == input.dim() and input.dim() > 1:
@@ -364,7 +367,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def _weight_view(weight, logp, class_dim):
     shape = [1] * logp.dim()
     shape[class_dim] = weight.shape[0]
-    return views.view(weight, *shape)
+    return _views.view(weight, *shape)
 
 
 def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
@@ -374,7 +377,7 @@ def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     n_classes = logp.shape[class_dim]
     if label_smoothing > 0.0:
-        target = ops.add_scalar(ops.mul_scalar(target, 1 - label_smoothing),
+        target = _ops.add_scalar(_ops.mul_scalar(target, 1 - label_smoothing),
                                    label_smoothing / n_classes)
     prod = logp * target
     if weight is not None:
@@ -383,13 +386,13 @@ def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
         return -prod.sum(class_dim)
     if r == 2:
         return -prod.sum()
-    return losses.div_scalar(-prod.sum(), logp.numel() // n_classes)
+    return _losses.div_scalar(-prod.sum(), logp.numel() // n_classes)
 
 
 def _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing, class_dim):
     """torch's cross_entropy_loss_label_smoothing: (1 - ls) * nll + ls / C * smooth, where
     smooth is -(logp [* weight]) summed over the classes, 0 at ignored targets."""
-    masked_fill_ = getattr(ops, "masked_fill_", None)
+    masked_fill_ = getattr(_ops, "masked_fill_", None)
     if masked_fill_ is None:
         raise _not_implemented("cross_entropy(label_smoothing=...) with class-index targets, "
                                "which needs Tensor.masked_fill_,")
@@ -410,7 +413,7 @@ def _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing
         ret = smooth.sum()
     else:
         ret = smooth
-    return ops.mul_scalar(nll, 1 - label_smoothing) + ops.mul_scalar(ret, label_smoothing /
+    return _ops.mul_scalar(nll, 1 - label_smoothing) + _ops.mul_scalar(ret, label_smoothing /
                                                                      n_classes)
 
 
@@ -457,7 +460,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
                         "of ints, not int")
-    return normalization.layer_norm(input, normalized_shape, weight, bias, eps)
+    return _normalization.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -473,13 +476,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1 and len(size) >= 2:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.size()}")
-    return normalization.batch_norm(input, weight, bias, running_mean, running_var, training,
+    return _normalization.batch_norm(input, weight, bias, running_mean, running_var, training,
                                     momentum, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalize groups of channels per sample (NativeGroupNormBackward0)."""
-    return normalization.group_norm(input, num_groups, weight, bias, eps)
+    return _normalization.group_norm(input, num_groups, weight, bias, eps)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -488,7 +491,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         raise _not_implemented("normalize(out=...)")
     if not hasattr(input, "norm"):
         raise _not_implemented("normalize, which needs Tensor.norm,")
-    denom = pointwise.clamp_min(input.norm(p, dim, keepdim=True), eps).expand_as(input)
+    denom = _pointwise.clamp_min(input.norm(p, dim, keepdim=True), eps).expand_as(input)
     return input / denom
 
 
@@ -503,7 +506,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
         x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = x1.norm(2, dim, keepdim=True).clone()
     n2 = x2.norm(2, dim, keepdim=True).clone()
-    with no_grad():
+    with _no_grad():
         n1.clamp_(min=eps)
         n2.clamp_(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -560,7 +563,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
-            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=user_stacklevel())
+            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=_user_stacklevel())
     if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
@@ -568,7 +571,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=user_stacklevel())
+            stacklevel=_user_stacklevel())
     return _feature_dropout(input, p, training, inplace)
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

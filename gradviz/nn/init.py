@@ -16,12 +16,14 @@ tensor([[-0.0043,  0.3097, -0.4752],
 import math
 import warnings
 
-import numpy as np
+import numpy as _np
 
-from .._creation import empty, empty_like, eye as _eye, randperm, tensor as as_tensor
-from .._ops.pointwise import where
-from ..autograd.callsite import user_stacklevel
-from ..autograd.grad_mode import no_grad
+# private names: torch.nn.init has no as_tensor, empty, where, no_grad, ...
+from .._creation import (empty as _empty, empty_like as _empty_like, eye as _eye,
+                         randperm as _randperm, tensor as _as_tensor)
+from .._ops.pointwise import where as _where
+from ..autograd.callsite import user_stacklevel as _user_stacklevel
+from ..autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -74,18 +76,18 @@ def _calculate_correct_fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U[a, b) samples."""
-    with no_grad():
+    with _no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std**2) samples."""
-    with no_grad():
+    with _no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
-    with no_grad():
+    with _no_grad():
         return tensor.fill_(val)
 
 
@@ -94,14 +96,14 @@ def ones_(tensor):
 
 
 def zeros_(tensor):
-    with no_grad():
+    with _no_grad():
         return tensor.zero_()
 
 
 def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with no_grad():
+    with _no_grad():
         return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype))
 
 
@@ -121,7 +123,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 def _kaiming_std(tensor, a, mode, nonlinearity):
     """gain / sqrt(fan), or None for a zero-element tensor (torch warns and leaves it)."""
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=user_stacklevel())
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=_user_stacklevel())
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -160,26 +162,26 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=user_stacklevel())
-    with no_grad():
+                      "distribution of values may be incorrect.", stacklevel=_user_stacklevel())
+    with _no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
             # torch compares with the bounds rounded to the tensor's dtype.
-            lo, hi = (float(np.asarray(v, dtype=tensor.numpy().dtype)) for v in (a, b))
+            lo, hi = (float(_np.asarray(v, dtype=tensor.numpy().dtype)) for v in (a, b))
             result = tensor.normal_(mean, std, generator=generator)
             while True:
                 mask = (result < lo) | (result > hi)
                 if not mask.any():
                     break
-                result = where(mask, empty_like(result).normal_(mean, std, generator=generator),
+                result = _where(mask, _empty_like(result).normal_(mean, std, generator=generator),
                                result)
             if tensor is not result:
                 tensor.copy_(result)
             return tensor
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
-        candidates = empty_like(tensor)
-        accept_buf = empty_like(tensor)
+        candidates = _empty_like(tensor)
+        accept_buf = _empty_like(tensor)
 
         def rejected(values):
             values.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
@@ -192,8 +194,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             result = tensor
             while True:
                 candidates.uniform_(a, b, generator=generator)
-                result = where(pending, candidates, result)
-                pending = where(pending, rejected(candidates), pending)
+                result = _where(pending, candidates, result)
+                pending = _where(pending, rejected(candidates), pending)
                 if not pending.any():
                     break
             tensor.copy_(result)
@@ -217,15 +219,15 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = empty(rows, cols, dtype=tensor.dtype).normal_(0, 1, generator=generator).numpy()
+    flat = _empty(rows, cols, dtype=tensor.dtype).normal_(0, 1, generator=generator).numpy()
     if rows < cols:
         flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q = q * np.sign(np.diag(r))
+    q, r = _np.linalg.qr(flat)
+    q = q * _np.sign(_np.diag(r))
     if rows < cols:
         q = q.T
-    with no_grad():
-        tensor.view_as(as_tensor(q)).copy_(as_tensor(q, dtype=tensor.dtype))
+    with _no_grad():
+        tensor.view_as(_as_tensor(q)).copy_(_as_tensor(q, dtype=tensor.dtype))
         tensor.mul_(gain)
     return tensor
 
@@ -243,10 +245,10 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    with no_grad():
+    with _no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            tensor[randperm(rows)[:num_zeros], col] = 0
+            tensor[_randperm(rows)[:num_zeros], col] = 0
     return tensor
 
 
@@ -267,7 +269,7 @@ def dirac_(tensor, groups=1):
         raise ValueError("dim 0 must be divisible by groups")
     per_group = sizes[0] // groups
     centre = tuple(s // 2 for s in sizes[2:])
-    with no_grad():
+    with _no_grad():
         tensor.zero_()
         for g in range(groups):
             for d in range(min(per_group, sizes[1])):
@@ -281,7 +283,7 @@ def _deprecated(new):
 
     def deprecated_init(*args, **kwargs):
         warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
-                      FutureWarning, stacklevel=user_stacklevel())
+                      FutureWarning, stacklevel=_user_stacklevel())
         return new(*args, **kwargs)
 
     deprecated_init.__name__ = old

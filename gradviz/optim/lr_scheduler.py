@@ -17,16 +17,16 @@ closed form where torch has one. Constructing a scheduler takes its first step (
 ([0.025], 4)
 """
 
-import functools
+import functools as _functools
 import math
 import types
 import warnings
-import weakref
+import weakref as _weakref
 from bisect import bisect_right
 from collections import Counter
 
 from .._tensor import Tensor
-from ..autograd.callsite import user_stacklevel
+from ..autograd.callsite import user_stacklevel as _user_stacklevel
 from .optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
@@ -78,7 +78,7 @@ def _track_optimizer_steps(optimizer):
     if getattr(optimizer.step, "_wrapped_by_lr_sched", False):
         return
     func = optimizer.step.__func__
-    ref = weakref.ref(optimizer)
+    ref = _weakref.ref(optimizer)
 
     def step(*args, **kwargs):
         opt = ref()
@@ -92,11 +92,11 @@ def _track_optimizer_steps(optimizer):
 def _warns_outside_step(get_lr):
     """get_lr that warns, as torch's schedulers do, when called outside step()."""
 
-    @functools.wraps(get_lr)
+    @_functools.wraps(get_lr)
     def checked(self):
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=user_stacklevel())
+                          "`get_last_lr()`.", UserWarning, stacklevel=_user_stacklevel())
         return get_lr(self)
 
     return checked
@@ -163,12 +163,12 @@ class LRScheduler:
         """Advance one epoch (or jump to `epoch`, deprecated) and set each group's lr."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(_OVERRIDDEN_WARNING, UserWarning, stacklevel=user_stacklevel())
+                warnings.warn(_OVERRIDDEN_WARNING, UserWarning, stacklevel=_user_stacklevel())
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=user_stacklevel())
+                warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=user_stacklevel())
+            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -610,7 +610,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=user_stacklevel())
+            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -740,7 +740,7 @@ class CyclicLR(LRScheduler):
             self._scale_fn_ref = self._triangular2_scale_fn
             self.scale_mode = "cycle"
         elif self.mode == "exp_range":
-            self._scale_fn_ref = functools.partial(self._exp_range_scale_fn, self.gamma)
+            self._scale_fn_ref = _functools.partial(self._exp_range_scale_fn, self.gamma)
             self.scale_mode = "iterations"
 
     def scale_fn(self, x):
