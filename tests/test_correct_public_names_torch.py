@@ -20,8 +20,8 @@ ALLOWED = {
     # gradviz.autograd.graph defines the node machinery itself (torch's lives in C++): the
     # engine, the inspector and the renderers import these from it. Known; not yet private.
     ".autograd.graph": {
-        "AccumulateGrad", "CopySlices", "accumulate", "accumulator", "apply_view", "edge_of",
-        "edges", "is_stale", "itertools", "modified_error", "np", "overlaps", "re", "refresh",
+        "AccumulateGrad", "CopySlices", "WRITE_OVERLAP", "accumulate", "accumulator",
+        "apply_view", "edge_of", "edges", "internal_overlap", "is_stale", "itertools", "modified_error", "np", "overlaps", "re", "refresh",
         "short_name", "shorten", "site_at", "sys", "user_frame", "user_stack", "weakref",
         "writable_view"},
 }
