@@ -1,0 +1,27 @@
+"""Refusals worded as torch 2.13 words them, compared with torch: split_with_sizes checks the
+signs of its sizes before their sum, isin has no bool kernel, F.unfold and F.fold refuse
+integer tensors (their CPU kernels take floating and bool ones)."""
+
+import pytest
+
+try:
+    from .test_core_torch_extra import check
+except ImportError:
+    from test_core_torch_extra import check
+
+torch = pytest.importorskip("torch")
+
+
+SPLITS = {
+    "negative_sum_right": lambda t: t.split_with_sizes(t.arange(6.0), [-1, 7]),
+    "negative_method": lambda t: t.arange(6.0).split_with_sizes([-1, 7]),
+    "negative_split": lambda t: t.arange(6.0).split([-1, 7]),
+    "negative_sum_wrong": lambda t: t.arange(6.0).split([-1, 2]),
+    "sum_wrong": lambda t: t.split_with_sizes(t.arange(6.0), [1, 7]),
+    "sum_right": lambda t: t.arange(6.0).split([2, 4]),
+}
+
+
+@pytest.mark.parametrize("case", SPLITS)
+def test_split_with_sizes_checks(case):
+    check(SPLITS[case])
