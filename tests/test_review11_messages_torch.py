@@ -25,3 +25,20 @@ SPLITS = {
 @pytest.mark.parametrize("case", SPLITS)
 def test_split_with_sizes_checks(case):
     check(SPLITS[case])
+
+
+ISIN = {
+    "bool_elements": lambda t: t.isin(t.tensor([True, False]), t.tensor([True])),
+    "bool_test_elements": lambda t: t.isin(t.tensor([1, 0]), t.tensor([True])),
+    "bool_number": lambda t: t.isin(t.tensor([1, 0]), True),
+    "number_bool": lambda t: t.isin(True, t.tensor([1, 0])),
+    "empty_bool": lambda t: t.isin(t.tensor([], dtype=t.bool), t.tensor([1])),
+    "long": lambda t: t.isin(t.tensor([1, 0]), t.tensor([1])),
+    "long_number": lambda t: t.isin(t.tensor([1, 0]), 1),
+    "list": lambda t: t.isin(t.tensor([1, 0]), [1]),
+}
+
+
+@pytest.mark.parametrize("case", ISIN)
+def test_isin_inputs(case):
+    check(ISIN[case])
