@@ -42,3 +42,19 @@ ISIN = {
 @pytest.mark.parametrize("case", ISIN)
 def test_isin_inputs(case):
     check(ISIN[case])
+
+
+DTYPES = ["uint8", "int8", "int16", "int32", "int64", "bool", "float32", "float64"]
+WINDOWS = {
+    "unfold": lambda t, d: t.nn.functional.unfold(t.ones(1, 1, 3, 3, dtype=d), 2),
+    "unfold_unbatched": lambda t, d: t.nn.functional.unfold(t.ones(1, 3, 3, dtype=d), 2),
+    "unfold_bad_shape": lambda t, d: t.nn.functional.unfold(t.ones(1, 1, 3, dtype=d), 2),
+    "fold": lambda t, d: t.nn.functional.fold(t.ones(1, 4, 4, dtype=d), 3, 2),
+    "fold_bad_blocks": lambda t, d: t.nn.functional.fold(t.ones(1, 4, 5, dtype=d), 3, 2),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", WINDOWS)
+def test_unfold_and_fold_dtypes(case, dtype):
+    check(lambda t: WINDOWS[case](t, getattr(t, dtype)))
