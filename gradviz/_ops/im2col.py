@@ -8,7 +8,7 @@ from .._registry import records
 from .._tensor import _make
 from .._windows import out_size
 from ..autograd.formula import record
-from ._common import _needs
+from ._common import _TORCH_SCALAR, _needs
 
 
 def _pair(v):
@@ -24,6 +24,13 @@ def _check_geometry(kernel, dilation, padding, stride):
                                    ("pad", padding, -1, "padding should be non-negative")):
         if h <= ok or w <= ok:
             raise RuntimeError(f"{what}, but got {name}_height: {h} {name}_width: {w}")
+
+
+def _check_dtype(a, kernel):
+    """torch's CPU kernels take floating and bool tensors, and refuse integer ones."""
+    if a.dtype.kind in "iu":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_TORCH_SCALAR[a.dtype.name]}'")
 
 
 def _blocks(spatial, kernel, dilation, padding, stride):
@@ -57,6 +64,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
             f"{kernel}, dilation={dilation}, padding={padding}, calculated shape of the array "
             f"of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
             "least one.")
+    _check_dtype(a, "im2col_out_cpu")
     out = _make(im2col_array(a, kernel, dilation, padding, stride))
     if _needs(input):
         record(D["im2col"], out, (input,),
@@ -95,6 +103,7 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"{padding}, stride={stride}, expected size of input's dimension {a.ndim - 1} to "
             f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
             f"{blocks[0] * blocks[1]}, but got input.size({a.ndim - 1})={a.shape[-1]}.")
+    _check_dtype(a, "col2im_out_cpu")
     out = _make(col2im_array(a, size, kernel, dilation, padding, stride))
     if _needs(input):
         record(D["col2im"], out, (input,), (kernel, dilation, padding, stride))

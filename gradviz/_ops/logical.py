@@ -45,6 +45,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     for x in (elements, test_elements):
         if not isinstance(x, (Tensor, int, float, np.generic)):   # np.asarray would take a list
             raise TypeError(f"isin() takes a Tensor or a number, not {type(x).__name__}")
+    for x in (elements, test_elements):
+        if isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype == np.bool_):
+            # torch has no bool kernel for isin (a NumPy bool is read as a number)
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _make(np.asarray(np.isin(a, b, invert=invert)))

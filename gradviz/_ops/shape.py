@@ -408,10 +408,15 @@ def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
     size = self.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = tuple(int(s) for s in split_size_or_sections)
-        if sum(sizes) != size or any(s < 0 for s in sizes):
+        shown = ", ".join(map(str, sizes))
+        if any(s < 0 for s in sizes):
+            # torch checks the signs first: [-1, 7] on 6 rows sums right but is refused
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes=[{shown}]")
+        if sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got split_sizes="
-                               f"[{', '.join(map(str, sizes))}]")
+                               f"[{shown}]")
         return _pieces(self, sizes, d, D["split_with_sizes"], (d, self.shape, sizes))
     n = int(split_size_or_sections)
     if n < 0 or (n == 0 and size != 0):
