@@ -465,6 +465,25 @@ def test_two_outputs_naming_one_file_are_refused(model, tmp_path, options):
     assert (tmp_path / "g.svg").read_text() == "mine"
 
 
+def test_a_hard_link_to_another_output_is_the_same_file(model, tmp_path):
+    (tmp_path / "g.svg").write_text("mine")
+    os.link(tmp_path / "g.svg", tmp_path / "h.svg")
+    r = invoke("graph", model, "--svg", "g.svg", "--dot", "h.svg")
+    assert r.exit_code == 2
+    assert "is named by two outputs" in r.stderr
+    assert (tmp_path / "g.svg").read_text() == "mine"
+
+
+@pytest.mark.parametrize("options, written", [(["--dot", "-", "-o", "a.svg"], "a.svg"),
+                                              (["--dot", "a.dot", "-o", "-"], "a.dot")])
+def test_standard_output_and_a_file_are_two_outputs(model, tmp_path, options, written):
+    # stdout first used to count as the file's first name: "a.svg is named by two outputs"
+    r = invoke("graph", model, *options)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("digraph")
+    assert (tmp_path / written).exists()
+
+
 ATEXIT_PRINTS = """
 import atexit
 import gradviz as torch

@@ -63,14 +63,25 @@ def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, prote
                 check_output(path, protected)
             except OutputError as exc:
                 raise RenderError(str(exc), exc.exit_code) from None
-            # two options naming one file: the second written would replace the first
-            first = named_by.setdefault(os.path.realpath(path), fmt)
-            if len(named_by) == len(targets):
-                raise RenderError(f"{path} is named by two outputs ({first} and {fmt}): one "
-                                  "would replace the other; give each its own file",
-                                  exit_code=2)
+            # two options naming one file (by a link, a hard link or another spelling): the
+            # second written would replace the first
+            key = _file_key(path)
+            if key in named_by:
+                raise RenderError(f"{path} is named by two outputs ({named_by[key]} and "
+                                  f"{fmt}): one would replace the other; give each its own "
+                                  "file", exit_code=2)
+            named_by[key] = fmt
         targets.append(Target(fmt, path, path if path == "-" else os.path.abspath(path)))
     return targets
+
+
+def _file_key(path):
+    """What names one file: its device and inode when it exists, else its resolved path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return st.st_dev, st.st_ino
 
 
 class GraphDrawing:
