@@ -336,3 +336,11 @@ def test_an_eps_lost_at_the_leafs_value_is_not_a_mismatch():
     doc = gradcheck_file(path("gradcheck_curved"), eps=1e-320)
     assert doc["verdict"] == "step_too_small" and not doc["passed"]
     assert doc["roots"][0]["leaves"][0]["mismatched"] == 0
+
+
+def test_elements_lost_in_the_roots_rounding_are_not_counted_as_checked():
+    # the table said "checked 2/2" while the sentence said "not checked at x[0], x[1]"
+    doc = gradcheck_file(path("gradcheck_large_values"))
+    leaf = doc["roots"][0]["leaves"][0]
+    assert doc["verdict"] == "step_too_small"
+    assert (leaf["checked"], len(leaf["step_too_small"])) == (0, 2)

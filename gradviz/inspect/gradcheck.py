@@ -357,6 +357,7 @@ class _Checker:
                 noise = _rounding(f0, fp, fm) / (up + down)
                 if abs_err <= noise and (self.atol or self.rtol):
                     info["step_too_small"].append({"index": index, "value": _num(x)})
+                    info["checked"] -= 1        # counted above, but not checked after all
                     continue
                 info["mismatched"] += 1
             compared += 1
