@@ -7,6 +7,14 @@ import os
 import click
 
 
+class StdoutFailed(Exception):
+    """Writing to standard output failed (a closed pipe, a full disk); main() says so once."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
 class UsageFailure(click.ClickException):
     """A usage error from the library (exit code 2)."""
 

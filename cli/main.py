@@ -32,6 +32,7 @@ from .commands.gradcheck import gradcheck
 from .commands.graph import graph
 from .commands.report import report
 from .commands.run import run
+from .common import StdoutFailed as _StdoutFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_RENDERER_FAILED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 130, 141, 143
@@ -101,14 +102,6 @@ def _default_sigterm_in_child():
 
 
 os.register_at_fork(after_in_child=_default_sigterm_in_child)
-
-
-class _StdoutFailed(Exception):
-    """Writing to standard output failed (a closed pipe, a full disk)."""
-
-    def __init__(self, error):
-        super().__init__(error)
-        self.error = error
 
 
 class _GuardedStdout:

@@ -502,3 +502,16 @@ def test_what_the_file_prints_at_exit_stays_out_of_the_document(tmp_path, args):
     assert b"printed at exit" not in proc.stdout and b"printed at exit" in proc.stderr
     if "--json" in args:
         json.loads(proc.stdout)
+
+
+def test_a_reader_gone_while_the_file_prints_is_quiet(tmp_path):
+    # `gradviz run f.py | head -1` on a file that prints: the frame's writes failed in the
+    # reader thread, which died; the file then blocked on a full pipe (a hang) or, with less
+    # output, click's own EPIPE handling gave exit 1, the code of a file that raised
+    (tmp_path / "pr.py").write_text("for i in range(20000):\n    print('line', i)\n")
+    proc = subprocess.Popen(GRADVIZ + ["run", "pr.py"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (141, b"")

@@ -4,8 +4,8 @@ import contextlib
 
 import click
 
-from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
-                      library_errors, make_console, no_color_option)
+from ..common import (StdoutFailed, arg_option, backend_option, debug_option, file_argument,
+                      json_option, library_errors, make_console, no_color_option)
 
 
 # The run's on/off switches, in --help order: (flag, help).
@@ -90,7 +90,10 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
                 report = result.report(full=full, lazy=not as_json)
         finally:
             if frame is not None:
-                frame.close()
+                try:
+                    frame.close()
+                except OSError as exc:  # stdout went away while the file ran (`| head -1`)
+                    raise StdoutFailed(exc) from None
         if not hooks:
             report["hooks"] = []
             if not step:    # the steps name the hooks that fired by their place in user_hooks

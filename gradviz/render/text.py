@@ -65,6 +65,7 @@ class OutputFrame:
         # While the file runs, fd 1 is the capture's pipe: the frame writes to a copy of the
         # stdout it was given (an fd taken now, before the run).
         self.target, self.own = console.file, False
+        self.failed = None      # the error writing to target gave (a reader gone: `| head`)
         try:
             fd = self.target.fileno()
         except (AttributeError, OSError, ValueError):
@@ -130,8 +131,15 @@ class OutputFrame:
         out.truncate()
         for row in rows:
             self.render.print(row, no_wrap=True, crop=True)
-        self.target.write(out.getvalue())
-        self.target.flush()
+        if self.failed is not None:
+            return
+        try:
+            self.target.write(out.getvalue())
+            self.target.flush()
+        except (OSError, ValueError) as exc:
+            # kept for close(), which the main thread calls: raised here, in the reader
+            # thread, it was a thread's traceback and the exit code of a file that raised
+            self.failed = exc
 
     def close(self):
         """Print the last lines, say how many were left out, and close the frame."""
@@ -149,9 +157,15 @@ class OutputFrame:
             self._emit([Text("╰" + "─" * max(width - 2, 0) + "╯", style="dim")])
             self.opened = False
         if self.own:
-            self.target.close()
             self.own = False
-            self.target = self.console.file
+            target, self.target = self.target, self.console.file
+            try:
+                target.close()
+            except OSError as exc:
+                self.failed = self.failed or exc
+        if self.failed is not None:
+            failed, self.failed = self.failed, None
+            raise failed
 
 
 def print_program_output(console, report, full=False):
