@@ -126,17 +126,17 @@ class OutputFrame:
     def _emit(self, rows):
         # Rendered on a console of the frame's own, into a string: the reader thread calls
         # this while the file runs, when sys.stdout is the capture's pipe.
+        if self.failed is not None:
+            return
         out = self.render.file
         out.seek(0)
         out.truncate()
         for row in rows:
             self.render.print(row, no_wrap=True, crop=True)
-        if self.failed is not None:
-            return
         try:
             self.target.write(out.getvalue())
             self.target.flush()
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             # kept for close(), which the main thread calls: raised here, in the reader
             # thread, it was a thread's traceback and the exit code of a file that raised
             self.failed = exc
