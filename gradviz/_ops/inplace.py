@@ -155,7 +155,7 @@ def bump_version(self, op, times=1):
     vc.v += times
     trace = _tracing.active
     if trace is not None:
-        if times == 1:
+        if times == 1:      # a tracer whose inplace() takes no count keeps working
             trace.inplace(self, op)
         else:
             trace.inplace(self, op, times)

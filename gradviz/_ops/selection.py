@@ -147,8 +147,7 @@ def cummax(self, dim, *, out=None):
     """
     if out is not None:
         raise _not_implemented("cummax", "out")
-    return _running(self, dim, "cummax", np.maximum.accumulate,
-                    np.greater)
+    return _running(self, dim, "cummax", np.maximum.accumulate, np.greater)
 
 
 @export()

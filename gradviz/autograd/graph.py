@@ -390,8 +390,7 @@ def accumulate(var, g, steal=False):
         var._grad = _tensor._make(g)
         return
     od = old._data
-    if type(od) is np.ndarray and not od.flags.writeable and any(
-            s == 0 and n > 1 for n, s in zip(od.shape, od.strides)):
+    if type(od) is np.ndarray and not od.flags.writeable and overlaps(od.shape, od.strides):
         # torch adds in place into an expanded .grad: its in-place overlap check refuses
         raise RuntimeError(WRITE_OVERLAP)
     if type(od) is np.ndarray and od.flags.writeable and od.shape == np.shape(g):
