@@ -8,7 +8,8 @@ Exit codes (one table for every command, also in the README):
          bad option, backend not installed; an output that must not or cannot be written
          (the file being run or a module it imported, a folder, a read-only file, a full
          disk, including standard output)
-    3    graph: no Graphviz renderer was found (the .dot file is written anyway)
+    3    graph: no Graphviz renderer was found (the .dot file is written anyway; nothing goes
+         to stdout for --svg -)
     4    graph: the renderer failed (cannot be run, exited non-zero or was killed, wrote
          nothing)
     130  interrupted (Ctrl-C)
@@ -126,6 +127,11 @@ class _GuardedStdout:
             self._stream.flush()
         except OSError as exc:
             raise _StdoutFailed(exc) from None
+
+    @property
+    def buffer(self):
+        """The binary stream below (`graph --png -` writes there), guarded the same way."""
+        return _GuardedStdout(None if self._stream is None else self._stream.buffer)
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

@@ -9,13 +9,16 @@ from ..common import (arg_option, backend_option, debug_option, drawing_options,
 @click.command()
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--svg", "svg", metavar="FILE", help="Write SVG to FILE.")
-@click.option("--png", "png", metavar="FILE", help="Write PNG to FILE.")
-@click.option("--pdf", "pdf", metavar="FILE", help="Write PDF to FILE (needs Graphviz's dot).")
-@click.option("--dot", "dot", metavar="FILE", help="Write the DOT source to FILE.")
+@click.option("--svg", "svg", metavar="FILE", help="Write SVG to FILE ('-': stdout).")
+@click.option("--png", "png", metavar="FILE",
+              help="Write PNG to FILE ('-': stdout, unless it is a terminal).")
+@click.option("--pdf", "pdf", metavar="FILE",
+              help="Write PDF to FILE (needs Graphviz's dot; '-': stdout, unless it is a "
+                   "terminal).")
+@click.option("--dot", "dot", metavar="FILE", help="Write the DOT source to FILE ('-': stdout).")
 @click.option("-o", "--output", metavar="FILE",
               help="Write to FILE, format by extension (.svg .png .pdf .dot); '-' writes DOT "
-                   "to stdout.")
+                   "to stdout. Only one output may go to stdout.")
 @click.option("--root", "roots", multiple=True, metavar="NAME",
               help="Draw the graph of NAME (repeatable; default: every root).")
 @click.option("--view", type=click.Choice(["backward", "forward"]), default="backward",
@@ -50,6 +53,7 @@ def graph(file, file_args, svg, png, pdf, dot, output, roots, view, backward, gr
       gradviz graph examples/graph_z_wx_b.py --view forward -o z_forward.svg
       gradviz graph examples/retain_grad_and_hooks.py --backward loss --show-saved --svg g.svg
       gradviz graph examples/mul_chain_backward.py -o -
+      gradviz graph examples/mul_chain_backward.py --svg - > chain.svg
       gradviz graph examples/nested_modules.py --depth-modules 1 --svg nested.svg
     """
     from gradviz._gc import gc_paused

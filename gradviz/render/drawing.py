@@ -16,7 +16,7 @@ from rich.text import Text
 
 from .dot import LARGE_GRAPH, build_graph
 from .output import OutputError, check_output
-from .renderer import RenderError, render
+from .renderer import EXIT_NO_RENDERER, RenderError, render, render_bytes
 from .terminal import printable
 
 __all__ = ["EXTENSIONS", "GraphDrawing", "Target", "output_targets"]
@@ -25,8 +25,12 @@ __all__ = ["EXTENSIONS", "GraphDrawing", "Target", "output_targets"]
 EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
 
 
+# Formats that are not text: never written to a terminal.
+_BINARY = ("png", "pdf")
+
+
 class Target(NamedTuple):
-    """One output: its format, the path as the user gave it ("-" is stdout, DOT only), and
+    """One output: its format, the path as the user gave it ("-" is standard output), and
     that path made absolute before the user's file runs (the file may change directory)."""
 
     fmt: str
@@ -34,43 +38,54 @@ class Target(NamedTuple):
     resolved: str
 
 
-def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, protected=None):
+def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, protected=None,
+                   stdout=None):
     """Return the Targets the options name, each checked before anything runs: RenderError
-    (exit_code 2) when none is named, an extension says no format, or a path must not be
-    written (the file being run, a folder, a read-only file: see output.check_output).
+    (exit_code 2) when none is named, an extension says no format, a path must not be
+    written (the file being run, a folder, a read-only file: see output.check_output), two
+    outputs name one file or both standard output, or PNG/PDF would go to a terminal.
+    stdout: the stream "-" stands for (default sys.stdout).
 
     >>> output_targets(svg="g.svg", output="-")[0][:2], output_targets(output="-")[0][:2]
     (('svg', 'g.svg'), ('dot', '-'))
     """
-    named = [(fmt, path) for fmt, path in (("svg", svg), ("png", png), ("pdf", pdf),
-                                           ("dot", dot)) if path]
+    stream = sys.stdout if stdout is None else stdout
+    named = [(fmt, path, f"--{fmt} {path}") for fmt, path in (
+        ("svg", svg), ("png", png), ("pdf", pdf), ("dot", dot)) if path]
     if output == "-":
-        named.append(("dot", "-"))
+        named.append(("dot", "-", "-o -"))
     elif output:
         ext = os.path.splitext(output)[1].lower()
         if ext not in EXTENSIONS:
             raise RenderError(f"cannot tell the format of {output!r} from its extension "
                               f"(use {', '.join(sorted(EXTENSIONS))}, or --svg/--png/--pdf/"
                               "--dot)", exit_code=2)
-        named.append((EXTENSIONS[ext], output))
+        named.append((EXTENSIONS[ext], output, f"-o {output}"))
     if not named:
         raise RenderError("say where to draw: --svg FILE, --png FILE, --pdf FILE, --dot FILE "
                           "or -o FILE (-o - for DOT on stdout)", exit_code=2)
     targets, named_by = [], {}
-    for fmt, path in named:
-        if path != "-":
+    for fmt, path, option in named:
+        if path == "-":
+            if fmt in _BINARY and _isatty(stream):
+                raise RenderError(f"refusing to write {fmt.upper()} to a terminal: redirect "
+                                  f"standard output (> graph.{fmt}) or give a file name",
+                                  exit_code=2)
+            key, shown = _stream_key(stream), "standard output"
+        else:
             try:
                 check_output(path, protected)
             except OutputError as exc:
                 raise RenderError(str(exc), exc.exit_code) from None
-            # two options naming one file (by a link, a hard link or another spelling): the
-            # second written would replace the first
-            key = _file_key(path)
-            if key in named_by:
-                raise RenderError(f"{path} is named by two outputs ({named_by[key]} and "
-                                  f"{fmt}): one would replace the other; give each its own "
-                                  "file", exit_code=2)
-            named_by[key] = fmt
+            key, shown = _file_key(path), path
+        # two options naming one file (by a link, a hard link, another spelling, or "-" and
+        # the file standard output goes to): the second written would replace or follow the
+        # first
+        if key in named_by:
+            raise RenderError(f"{shown} is named by two outputs ({named_by[key]} and {option}): "
+                              "one would replace or run into the other; give each its own "
+                              "file", exit_code=2)
+        named_by[key] = option
         targets.append(Target(fmt, path, path if path == "-" else os.path.abspath(path)))
     return targets
 
@@ -82,6 +97,23 @@ def _file_key(path):
     except OSError:
         return os.path.realpath(path)
     return st.st_dev, st.st_ino
+
+
+def _stream_key(stream):
+    """What names the file a stream writes to, as _file_key: its device and inode when it has
+    a file descriptor (so `-o -` and `--dot /dev/stdout` are one file), else "-"."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return "-"
+    return st.st_dev, st.st_ino
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 class GraphDrawing:
@@ -113,15 +145,14 @@ class GraphDrawing:
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
         """Write every target (DOT ones first, so a missing renderer can point at them) and
-        yield one line per file written. Errors raise RenderError with the exit code:
-        2 a path that cannot or must not be written, 3 no renderer (the DOT is written
-        anyway), 4 the renderer failed."""
+        yield one line per file written ("-" goes to stdout, default sys.stdout). Errors
+        raise RenderError with the exit code: 2 a path that cannot or must not be written,
+        3 no renderer (the DOT is written anyway, to a file), 4 the renderer failed."""
         dot_copy = None
         for target in sorted(targets, key=lambda t: t.fmt != "dot"):
             if target.path == "-":
-                stream = sys.stdout if stdout is None else stdout
-                stream.write(self.source)
-                stream.flush()
+                _write_stdout(self._bytes(target.fmt, renderer, dot_copy),
+                              sys.stdout if stdout is None else stdout, target.fmt)
                 continue
             # The path as the user wrote it, unless their file changed the directory.
             path = target.path if os.path.abspath(target.path) == target.resolved \
@@ -132,6 +163,34 @@ class GraphDrawing:
                 dot_copy = path
             yield Text(printable(f"wrote {path} ({self.count} nodes, "
                                  f"{target.fmt.upper()})", keep=""))
+
+    def _bytes(self, fmt, renderer, dot_copy):
+        """The drawing as fmt for standard output; without a renderer, RenderError (exit 3)
+        says where the DOT source is, as render does for a file."""
+        try:
+            return render_bytes(self.source, fmt, renderer=renderer)
+        except RenderError as exc:
+            if exc.exit_code != EXIT_NO_RENDERER:
+                raise
+            where = (f"The DOT source is in {dot_copy}." if dot_copy else
+                     "Nothing was written to standard output; --dot - writes the DOT source "
+                     "there.")
+            raise RenderError(f"{exc}\n{where}", EXIT_NO_RENDERER) from None
+
+
+def _write_stdout(data, stream, fmt):
+    """Write the bytes of fmt to a text stream's binary buffer, after what the stream holds;
+    a stream with no buffer (io.StringIO) takes the text formats as text."""
+    stream.flush()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        if fmt in _BINARY:
+            raise RenderError(f"cannot write {fmt.upper()} to a text-only stream", exit_code=2)
+        stream.write(data.decode("utf-8"))
+        stream.flush()
+        return
+    buffer.write(data)
+    buffer.flush()
 
 
 def _notes(report, count, collapse, max_depth, folded=False):

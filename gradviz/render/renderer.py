@@ -20,7 +20,7 @@ from pathlib import Path
 from .output import OutputError, write_output
 
 __all__ = ["EXIT_NO_RENDERER", "EXIT_RENDERER_FAILED", "FORMATS", "RenderError",
-           "find_renderer", "render", "render_svg"]
+           "find_renderer", "render", "render_bytes", "render_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -164,16 +164,20 @@ def _written_by_fallback(path):
         return False
 
 
+def _missing(fmt):
+    """What to tell the user when no renderer for fmt was found."""
+    if fmt == "pdf":
+        return ("PDF output needs Graphviz's `dot`, and it is not on PATH "
+                "(graphviz-pure has no PDF; use SVG or PNG with it). "
+                "Install it with `apt-get install graphviz`, "
+                "or point gradviz at it with --renderer PATH or GRADVIZ_DOT.")
+    return "no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE
+
+
 def _no_renderer(dot_source, fmt, out_path, protected, dot_copy):
     """RenderError (exit 3) saying how to get a renderer, after writing the DOT source beside
     out_path (or naming dot_copy, where it was already written)."""
-    if fmt == "pdf":
-        message = ("PDF output needs Graphviz's `dot`, and it is not on PATH "
-                   "(graphviz-pure has no PDF; use SVG or PNG with it). "
-                   "Install it with `apt-get install graphviz`, "
-                   "or point gradviz at it with --renderer PATH or GRADVIZ_DOT.")
-    else:
-        message = "no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE
+    message = _missing(fmt)
     if dot_copy is not None:
         return RenderError(f"{message}\nThe DOT source is in {dot_copy}.", EXIT_NO_RENDERER)
     dot_path = _fallback_path(out_path)
@@ -223,16 +227,29 @@ def render(dot_source, fmt, out_path, renderer=None, protected=None, dot_copy=No
         raise RenderError(str(exc), exc.exit_code) from None
 
 
+def render_bytes(dot_source, fmt, renderer=None):
+    """Return dot_source rendered as fmt (svg, png, pdf or dot), as bytes, writing no file
+    (`graph --svg -` prints them). RenderError: exit_code 3 when there is no renderer (nothing
+    is written then), 4 when it fails, 2 for a missing explicit one or an unknown format.
+
+    >>> render_bytes("digraph { a -> b }", "dot")
+    b'digraph { a -> b }'
+    """
+    if fmt not in FORMATS:
+        raise RenderError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}", 2)
+    if fmt == "dot":
+        return dot_source.encode("utf-8")
+    found = find_renderer(renderer, fmt)
+    if found is None:
+        raise RenderError(_missing(fmt), EXIT_NO_RENDERER)
+    return _run(found, dot_source, fmt)
+
+
 def render_svg(dot_source, renderer=None):
     """Return the SVG the renderer lays out for dot_source, as text, writing no file (the
-    interactive report inlines it). RenderError: exit_code 3 when there is no renderer (the
-    command that asked writes nothing then), 4 when it fails, 2 for a missing explicit one.
+    interactive report inlines it). RenderError as render_bytes.
 
     >>> render_svg("digraph { a -> b }").count('class="node"')      # doctest: +SKIP
     2
     """
-    found = find_renderer(renderer, "svg")
-    if found is None:
-        raise RenderError("no Graphviz renderer found (graphviz-pure or dot). " + _GET_ONE,
-                          EXIT_NO_RENDERER)
-    return _run(found, dot_source, "svg").decode("utf-8")
+    return render_bytes(dot_source, "svg", renderer).decode("utf-8")
