@@ -634,15 +634,7 @@ class _Builder:
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
         # rest of the entry (build_report ignores that warning on torch)
         grad = t._grad if self.gv else t.grad
-        file = line = None
-        if fn is not None:
-            file, line = self.site(fn)
-        elif not generated and self.traced and self.run.made_in_function(name):
-            made = self.run.tracer.made_of(t)
-            file, line = made[1] if made and made[1] else (None, None)
-        elif not generated:
-            line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
-            file = self.run.path if line else None
+        file, line = self.tensor_site(t, name, generated, fn)
         if self.gv:     # the core's slots, not its properties: the same values, for less
             shape = list(t._data.shape)
             data = _core_value(t._data, self.full)
@@ -671,6 +663,20 @@ class _Builder:
             "history": history if self.full else history[-_HISTORY:],
             "edits": len(history),
         }
+
+    def tensor_site(self, t, name, generated, fn):
+        """(file, line) where tensor t (named name, its grad_fn fn) was made: its node's site,
+        a function's local's recorded site, or the file's last top-level assignment to a
+        leaf's name; (None, None) when unknown."""
+        if fn is not None:
+            return self.site(fn)
+        if not generated and self.traced and self.run.made_in_function(name):
+            made = self.run.tracer.made_of(t)
+            return made[1] if made and made[1] else (None, None)
+        if not generated:
+            line = self.run.assignment_lines().get(name.split(".")[0].split("[")[0])
+            return (self.run.path if line else None), line
+        return None, None
 
     def output(self, node):
         """The tensor node made (its output 0) while it is alive; None without the tracer."""

@@ -39,6 +39,7 @@ __all__ = [
     "LARGE_GRAPH",
     "SHARED_STRETCH",
     "BuiltGraph",
+    "build_columns",
     "build_dot",
     "build_graph",
     "count_nodes",
@@ -476,15 +477,9 @@ class _Builder:
         """How tensor `name` (its entry t, or {}) is drawn."""
         # A tensor edited in place has a new grad_fn: it is a root only where the node that
         # made it is still its grad_fn.
-        if t.get("is_root") and t.get("node") == self.made_by.get(name):
-            return "root"
-        if not t.get("requires_grad", True):
-            return "no_grad"
-        if t.get("is_parameter"):
-            return "parameter"
-        if t.get("is_leaf"):
-            return "leaf"
-        return "variable"
+        return _tensor_kind(t.get("is_root") and t.get("node") == self.made_by.get(name),
+                            t.get("requires_grad", True), t.get("is_parameter"),
+                            t.get("is_leaf"))
 
     # -- graph pieces --
 
@@ -504,15 +499,22 @@ class _Builder:
                       f"{t.get('requires_grad')}", f"{t.get('is_leaf')}", f"{t.get('grad_fn')}",
                       f"{t.get('version')}", summarize(t.get("data")),
                       summarize(t.get("grad")) + changed_mark(t.get("grad_changed_by")))
-            tail = self.tensor_tails.get(pieces)
-            if tail is None:
-                tail = self.tensor_tails[pieces] = (
-                    f"{label[pieces[0]]} {label[pieces[1]]}",
-                    _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)))
-            text = (f"{label.once(name)} {tail[0]}", f"{tip.once(name)}\\n{tail[1]}",
-                    self.tensor_kind(name, t))
+            text = self.tensor_lines(name, pieces) + (self.tensor_kind(name, t),)
         self.tensor_texts[name] = text
         return text
+
+    def tensor_lines(self, name, pieces):
+        """A tensor's label line and tooltip lines (escaped) from its name and the pieces
+        that follow it (shape, dtype, requires_grad, is_leaf, grad_fn, version, value and
+        grad, as text), those escaped once for all the tensors that show the same."""
+        tail = self.tensor_tails.get(pieces)
+        if tail is None:
+            label, tip = self.label_text, self.tooltip_text
+            tail = self.tensor_tails[pieces] = (
+                f"{label[pieces[0]]} {label[pieces[1]]}",
+                _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)))
+        return f"{self.label_text.once(name)} {tail[0]}", \
+            f"{self.tooltip_text.once(name)}\\n{tail[1]}"
 
     def var(self, name, grad=None, dot_id=None, share=None):
         """Draw a tensor as an ellipse; grad defaults to the tensor's own .grad."""
@@ -978,6 +980,123 @@ class _Builder:
                 continue  # a next function with no input behind it: nothing to draw
             result.append((name, producer))
         return result
+
+
+class _ColumnBuilder(_Builder):
+    """The backward view drawn from GraphColumns (gradviz/inspect/graphdata.py) rather than
+    a report: one pass over the nodes and one over the edges, reading only what the drawing
+    shows. graph_columns answers only for a run whose drawing has no gradient, hook, anomaly,
+    saved tensor, module or shared leaf, so each node is the plain case of function()."""
+
+    def __init__(self, columns):
+        super().__init__({}, "backward", [], False, None, False, True)
+        self.columns = columns
+        made_by = self.made_by
+        for i, (kind, name) in enumerate(zip(columns.kinds, columns.made)):
+            if name is not None and kind != "AccumulateGrad":
+                made_by.setdefault(name, i)
+
+    def tensor_text(self, name):
+        t = self.columns.tensors.get(name)
+        if t is None:
+            return super().tensor_text(name)
+        shape, dtype, requires_grad, is_leaf, fn, version, data, grad, root, node, param = t[:11]
+        pieces = (format_shape(shape), f"{dtype}", f"{requires_grad}", f"{is_leaf}", f"{fn}",
+                  f"{version}", summarize(data), summarize(grad))
+        kind = _tensor_kind(root and node == self.made_by.get(name), requires_grad, param,
+                            is_leaf)
+        return self.tensor_lines(name, pieces) + (kind,)
+
+    def var(self, name, grad=None, dot_id=None, share=None):
+        t = self.columns.tensors.get(name)
+        label, tooltip, kind = self.tensor_text(name)
+        if t is not None and t[7] is not None:
+            label = f"{label}\\n{self.label_text[_grad_line(t[7])]}"
+        if t is not None and t[11]:
+            tooltip = f"{tooltip}\\n{self.tooltip_text[f'made at {t[11]}:{t[12]}']}"
+        dot_id = self.write(kind, "ellipse", label, tooltip)
+        self.refs[dot_id] = ("tensor", name)
+        return dot_id
+
+    def _build(self, legend):
+        c = self.columns
+        kinds, nexts, made, sites = c.kinds, c.nexts, c.made, c.sites
+        starts = []
+        for name in c.roots:
+            node = c.tensors[name][9]
+            if node is None:
+                self.var(name)
+            else:
+                starts.append(node)
+        order = _walk_columns(nexts, starts)
+        body, refs = self.graph.body, self.refs
+        label_text, tooltip_text = self.label_text, self.tooltip_text
+        ids = [None] * len(kinds)
+        for i in order:
+            kind, name, (file, line) = kinds[i], made[i], sites[i]
+            label = label_text[kind]
+            tooltip = f"{tooltip_text[kind]} ({tooltip_text.once(f'n{i}')})"
+            drawn = "function"
+            if kind == "AccumulateGrad":
+                if name is not None:
+                    tooltip += "\\n" + tooltip_text[f"accumulates into {name}"]
+            elif name is not None:
+                made_line, made_tooltip, made_kind = self.tensor_text(name)
+                tooltip += "\\n" + made_tooltip
+                label += "\\n" + made_line
+                if made_kind == "root":
+                    drawn = "root"
+            if file:
+                tooltip += "\\n" + tooltip_text[f"made at {file}:{line}"]
+            dot_id = ids[i] = self.write(drawn, "box", label, tooltip)
+            refs[dot_id] = ("node", f"n{i}")
+            if kind == "AccumulateGrad" and name is not None:
+                body.append(f"\t{dot_id} -> {self.var(name)}\n")
+        for i in order:
+            tail = ids[i]
+            body.extend([f"\t{tail} -> {ids[j]}\n" for j in nexts[i]])
+        if self.count == 0:
+            self.graph.attr(label="(no autograd graph)")
+        if legend and self.kinds:
+            self.legend()
+        return self.graph.source
+
+
+def _walk_columns(nexts, starts):
+    """_walk over GraphColumns' node indices (no max_depth): breadth-first from starts."""
+    seen, order = set(), []
+    queue = deque()
+    for i in starts:
+        if i not in seen:
+            seen.add(i)
+            queue.append(i)
+    while queue:
+        i = queue.popleft()
+        order.append(i)
+        for j in nexts[i]:
+            if j not in seen:
+                seen.add(j)
+                queue.append(j)
+    return order
+
+
+def build_columns(columns, *, legend=True):
+    """build_graph's drawing (backward view, no other option) of graphdata's GraphColumns."""
+    builder = _ColumnBuilder(columns)
+    source = builder.build(legend)
+    return BuiltGraph(source, builder.count, {}, builder.refs)
+
+
+def _tensor_kind(root, requires_grad, is_parameter, is_leaf):
+    if root:
+        return "root"
+    if not requires_grad:
+        return "no_grad"
+    if is_parameter:
+        return "parameter"
+    if is_leaf:
+        return "leaf"
+    return "variable"
 
 
 def _call_depth(calls, index):

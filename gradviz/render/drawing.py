@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from rich.text import Text
 
-from .dot import LARGE_GRAPH, build_graph
+from .dot import LARGE_GRAPH, build_columns, build_graph
 from .output import OutputError, check_output
 from .renderer import EXIT_NO_RENDERER, RenderError, render, render_bytes
 from .terminal import printable
@@ -139,9 +139,24 @@ class GraphDrawing:
         first (UsageError naming close matches for an unknown one). options: as __init__."""
         for name in roots:
             run.tensor(name)
+        if not roots and _plain_options(**options):
+            from ..inspect.graphdata import graph_columns
+            columns = graph_columns(run)
+            if columns is not None:     # the same drawing, without building the report
+                return cls._of_columns(columns, **options)
         # the drawing reads neither the loops nor, without show_saved, the saved values
         report = run.report(saved=options.get("show_saved", False), loops=False)
         return cls(report, roots=[run.canonical(r) for r in roots] or None, **options)
+
+    @classmethod
+    def _of_columns(cls, columns, *, legend=True, modules=None, **_):
+        """The drawing of graphdata's GraphColumns (for the options _plain_options accepts)."""
+        drawing = cls.__new__(cls)
+        built = build_columns(columns, legend=legend)
+        drawing.source, drawing.count, drawing.shared, drawing.refs = built
+        folded = modules is not None and modules.get("depth") is not None
+        drawing.notes = _notes({"file": columns.file}, built.count, False, None, folded)
+        return drawing
 
     def write(self, targets, *, renderer=None, protected=None, stdout=None):
         """Write every target (DOT ones first, so a missing renderer can point at them) and
@@ -191,6 +206,15 @@ def _write_stdout(data, stream, fmt):
         return
     buffer.write(data)
     buffer.flush()
+
+
+def _plain_options(view="backward", show_saved=False, max_depth=None, collapse=False,
+                   legend=True, modules=None):
+    """Whether build_columns draws what these options ask: the backward view, nothing
+    folded or added (module clusters of a run with no module call are none: graph_columns
+    answers only for such a run)."""
+    return (view == "backward" and not show_saved and max_depth is None and not collapse
+            and (modules is None or not modules.get("expand")))
 
 
 def _notes(report, count, collapse, max_depth, folded=False):

@@ -1,0 +1,123 @@
+"""graph_columns: what `gradviz graph`'s default drawing shows of a run, read in one pass.
+
+The report (report.py) describes every tensor and node in full, as dicts; a drawing of a
+100,000-node graph reads a few fields of each. For the plain case (the backward view of a run
+on gradviz's core, nothing but forward ops recorded), this reads those fields straight from the
+recorded graph into columns: per node its type, edges, tensor made and site, per tensor the
+pieces its label and tooltip show. render/dot.py draws them (build_columns) with the same
+bytes as from the report. Anything else the drawing would show (a hook, a gradient, an in-place
+edit, an anomaly, a module call, an error) makes graph_columns answer None: the caller builds
+the report.
+
+>>> graph_columns(None) is None     # not a Run on gradviz's core
+True
+"""
+
+from typing import NamedTuple
+
+from ..autograd.graph import edges as _core_edges
+from .report import _Builder, _core_value, _dtype_name
+
+__all__ = ["GraphColumns", "graph_columns"]
+
+
+class GraphColumns(NamedTuple):
+    """A run's graph as plain data, node i standing for the report's node "n<i>".
+
+    kinds[i] is the node's type name, nexts[i] the indices of its next functions (None ones
+    left out, repeats kept), made[i] the name of its output 0 (None: none), or of the leaf an
+    AccumulateGrad accumulates into, sites[i] its (file, line). tensors maps a name to
+    (shape, dtype, requires_grad, is_leaf, grad_fn name, version, value, grad, is_root,
+    index of the node that made it or None, is_parameter, file, line), as the report's
+    tensor entry has them. roots are the report's "roots"."""
+
+    file: str
+    roots: list
+    kinds: list
+    nexts: list
+    made: list
+    sites: list
+    tensors: dict
+
+
+def graph_columns(run):
+    """The GraphColumns of a Run, or None when its drawing needs the report (see above)."""
+    if not _plain_run(run):
+        return None
+    b = _Builder(run, False, saved=False)
+    b.traverse()
+    b.output_names()
+    nodes, outs, name_of = b.nodes, b.outs, b.name_of
+    index = {id(node): i for i, node in enumerate(nodes)}
+    kinds, nexts, made = [], [], []
+    for node in nodes:
+        kind = type(node).__name__
+        kinds.append(kind)
+        if kind == "AccumulateGrad":
+            var = node.variable
+            if getattr(var, "_hooks", None) or getattr(var, "_post_hooks", None):
+                return None
+            nexts.append(())
+            made.append(name_of.get(id(var)))
+            continue
+        if not node._plain:     # a hook or retain_grad was added to it
+            return None
+        nexts.append(tuple([index[id(fn)] for fn in _core_edges(node) if fn is not None]))
+        made.append(outs.get((id(node), 0)))
+    tensors = _tensors(b, index)
+    if tensors is None or not _each_used_once(kinds, nexts):
+        return None
+    return GraphColumns(run.path, _roots(b), kinds, nexts, made, list(b._node_sites()),
+                        tensors)
+
+
+def _plain_run(run):
+    """Whether the run's drawing shows nothing but its forward graph (see the module's text)."""
+    if getattr(run, "backend", None) != "gradviz" or run.failed:
+        return False
+    tracer = run.tracer
+    return not (tracer.backward_calls or tracer.hook_events or tracer.inplace_events
+                or tracer.nonfinite or tracer.changed_grads or tracer.module_output
+                or tracer.modules._count)
+
+
+def _each_used_once(kinds, nexts):
+    """Whether no AccumulateGrad has two users (one that has may be drawn once per depth of
+    use: render/dot.py's share_plan, which reads the report)."""
+    user = {}
+    for i, edges in enumerate(nexts):
+        for j in edges:
+            if kinds[j] == "AccumulateGrad" and user.setdefault(j, i) != i:
+                return False
+    return True
+
+
+def _roots(b):
+    consumed = b.consumed
+    return [name for name, t in b.named
+            if t._fn is not None and (id(t._fn), t._nr) not in consumed]
+
+
+def _tensors(b, index):
+    """name -> the pieces of the tensor's report entry that a drawing shows."""
+    consumed, gv_named = b.consumed, b.named
+    made = [(n, t, False) for n, t in gv_named] + \
+        [(n, t, True) for n, t, _, _ in b.generated]
+    out = {}
+    for name, t, generated in made:
+        if t is None:       # an output the tracer did not keep: the report says less of it
+            return None
+        fn = t._fn
+        if fn is None:
+            root, node = False, None
+            file, line = b.tensor_site(t, name, generated, None)
+        else:
+            root, node = (id(fn), t._nr) not in consumed, index.get(id(fn))
+            file = line = None      # a node's tensor: the node says where
+        grad = t._grad
+        out[name] = (t._data.shape, _dtype_name(t), bool(t.requires_grad), bool(t.is_leaf),
+                     None if fn is None else type(fn).__name__, int(t._version),
+                     _core_value(t._data, False),
+                     None if grad is None else _core_value(grad._data, False),
+                     root, node, type(t).__name__ == "Parameter", file, line)
+    return out

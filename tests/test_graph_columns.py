@@ -1,0 +1,100 @@
+"""gradviz.inspect.graphdata: the graph command's drawing of a plain run, read straight from the
+recorded graph, is the drawing of the run's report, byte for byte; a run whose drawing shows
+more than its forward graph is drawn from the report."""
+
+import pytest
+
+from gradviz.inspect import run_file
+from gradviz.inspect.graphdata import graph_columns
+from gradviz.render.drawing import GraphDrawing
+
+DEFAULT = {"modules": {"depth": None, "expand": []}}   # the graph command's defaults
+
+PLAIN = {
+    "chain": '''\
+import gradviz as torch
+x = torch.tensor(1.0, requires_grad=True)
+y = x
+for i in range(600):
+    y = y * 1.000001
+''',
+    "leaves": '''\
+import gradviz as torch
+xs = [torch.tensor(float(i % 7), requires_grad=True) for i in range(100)]
+total = sum(xs)
+''',
+    "kinds": '''\
+import gradviz as torch
+w = torch.nn.Parameter(torch.randn(3, 2))
+b = torch.zeros(2, requires_grad=True)
+c = torch.ones(3)
+x = torch.randn(4, 3, dtype=torch.float64)
+h = (x.float() @ w + b).relu()
+y = (h * c[:2]).sum()
+z = h.exp().mean()
+q, r = torch.ones(2, 2, requires_grad=True).unbind(0)
+''',
+    "escapes": '''\
+import gradviz as torch
+def f():
+    a_b = torch.tensor([1.0, 2.0], requires_grad=True)
+    return a_b * 2
+globals()["we\\\\ird \\"&<name>"] = f()
+o = torch.ones(2, requires_grad=True)
+o2 = o.sin().cos().tan().exp().log().neg().abs().sqrt().sigmoid().tanh().relu()
+''',
+}
+
+NOT_PLAIN = {
+    "backward": "y = (x * 2).sum()\ny.backward()\n",
+    "retain_grad": "y = x * 2\ny.retain_grad()\nz = y.sum()\n",
+    "hook": "y = x * 2\ny.register_hook(lambda g: g)\n",
+    "leaf_hook": "x.register_hook(lambda g: g)\ny = x * 2\n",
+    "in_place": "y = x * 2\ny.mul_(3)\n",
+    "shared_leaf": "y = x * 2\nz = y * x\n",
+    "module": "m = torch.nn.Linear(2, 1)\ny = m(x)\n",
+    "error": "y = x * 2\nraise ValueError('no')\n",
+}
+
+
+def _run(tmp_path, source):
+    path = tmp_path / "f.py"
+    path.write_text(source)
+    return run_file(str(path), retain_graph=True)
+
+
+def _drawn(drawing):
+    return drawing.source, drawing.count, drawing.shared, drawing.refs, \
+        [note.plain for note in drawing.notes]
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+@pytest.mark.parametrize("options", [DEFAULT, {"modules": None}, dict(DEFAULT, legend=False),
+                                     {"modules": {"depth": 1, "expand": []}}])
+def test_plain_run_is_drawn_from_columns_as_from_its_report(tmp_path, name, options):
+    run = _run(tmp_path, PLAIN[name])
+    assert graph_columns(run) is not None
+    report = run.report(saved=False, loops=False)
+    assert _drawn(GraphDrawing.of_run(run, **options)) == _drawn(GraphDrawing(report, **options))
+
+
+@pytest.mark.parametrize("name", sorted(NOT_PLAIN))
+def test_a_run_whose_drawing_shows_more_is_drawn_from_its_report(tmp_path, name):
+    source = "import gradviz as torch\nx = torch.ones(2, requires_grad=True)\n" + NOT_PLAIN[name]
+    run = _run(tmp_path, source)
+    assert graph_columns(run) is None
+    report = run.report(saved=False, loops=False)
+    assert _drawn(GraphDrawing.of_run(run, **DEFAULT)) == _drawn(GraphDrawing(report, **DEFAULT))
+
+
+def test_columns_of_a_small_graph(tmp_path):
+    run = _run(tmp_path, "import gradviz as torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+                         "y = (x * 3).exp()\n")
+    columns = graph_columns(run)
+    assert columns.roots == ["y"]
+    assert columns.kinds == ["ExpBackward0", "MulBackward0", "AccumulateGrad"]
+    assert columns.nexts == [(1,), (2,), ()]
+    assert columns.made == ["y", "mul(x, …)", "x"]
+    assert [line for _, line in columns.sites] == [3, 3, 3]
+    assert columns.tensors["mul(x, …)"][:10] == ((), "float32", True, False, "MulBackward0",
+                                                 0, 6.0, None, False, 1)
