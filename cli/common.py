@@ -1,8 +1,10 @@
 """What every command shares: the console, library errors turned into click errors."""
 
 import contextlib
+import errno
 import json
 import os
+import sys
 
 import click
 
@@ -13,6 +15,45 @@ class StdoutFailed(Exception):
     def __init__(self, error):
         super().__init__(error)
         self.error = error
+
+
+class StderrFailed(StdoutFailed):
+    """Writing to standard error failed; main() exits as for stdout, with nothing to say."""
+
+
+class GuardedStream:
+    """A standard stream whose write errors are told apart from gradviz's own: any other
+    OSError reaching main() is a bug, this one is where the output went. failure is the
+    exception raised (StdoutFailed or StderrFailed); stream None is fd 1 closed when gradviz
+    started (`>&-`)."""
+
+    def __init__(self, stream, failure=StdoutFailed):
+        self._stream, self._failure = stream, failure
+
+    def write(self, text):
+        if self._stream is None:
+            raise self._failure(OSError(errno.EBADF, "it is closed"))
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise self._failure(exc) from None
+
+    def flush(self):
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise self._failure(exc) from None
+
+    @property
+    def buffer(self):
+        """The binary stream below (`graph --png -` writes there), guarded the same way."""
+        return GuardedStream(None if self._stream is None else self._stream.buffer,
+                             self._failure)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class UsageFailure(click.ClickException):
@@ -57,8 +98,10 @@ def console_width(fd=1):
 def make_console(no_color=False, stderr=False):
     """A rich Console created per command, so NO_COLOR, COLUMNS and CliRunner all apply."""
     from rich.console import Console
-    return Console(no_color=True if no_color else None, highlight=False,
-                   width=console_width(2 if stderr else 1), stderr=stderr, soft_wrap=False)
+    # stderr is guarded here, not replaced: the user's file writes to the real sys.stderr
+    file = GuardedStream(sys.stderr, StderrFailed) if stderr else None
+    return Console(file=file, no_color=True if no_color else None, highlight=False,
+                   width=console_width(2 if stderr else 1), soft_wrap=False)
 
 
 @contextlib.contextmanager

@@ -7,14 +7,14 @@ Exit codes (one table for every command, also in the README):
     2    usage error: missing or unreadable file, not a Python file, unknown tensor name,
          bad option, backend not installed; an output that must not or cannot be written
          (the file being run or a module it imported, a folder, a read-only file, a full
-         disk, including standard output)
+         disk, including standard output and standard error)
     3    graph: no Graphviz renderer was found (the .dot file is written anyway; nothing goes
          to stdout for --svg -)
     4    graph: the renderer failed (cannot be run, exited non-zero or was killed, wrote
          nothing)
     130  interrupted (Ctrl-C)
-    141  standard output was closed early (`| head`): nothing more is printed, as a program
-         killed by SIGPIPE would report
+    141  standard output (or error) was closed early (`| head`): nothing more is printed, as
+         a program killed by SIGPIPE would report
     143  terminated (SIGTERM): temporary files removed and the renderer stopped first
 """
 
@@ -33,6 +33,8 @@ from .commands.gradcheck import gradcheck
 from .commands.graph import graph
 from .commands.report import report
 from .commands.run import run
+from .common import GuardedStream as _GuardedStream
+from .common import StderrFailed as _StderrFailed
 from .common import StdoutFailed as _StdoutFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_RENDERER_FAILED = 0, 1, 2, 3, 4
@@ -103,38 +105,6 @@ def _default_sigterm_in_child():
 
 
 os.register_at_fork(after_in_child=_default_sigterm_in_child)
-
-
-class _GuardedStdout:
-    """sys.stdout, with its write errors told apart from gradviz's own: any other OSError
-    reaching main() is a bug, this one is where the output went."""
-
-    def __init__(self, stream):
-        self._stream = stream  # None: fd 1 was closed when gradviz started (`>&-`)
-
-    def write(self, text):
-        if self._stream is None:
-            raise _StdoutFailed(OSError(errno.EBADF, "it is closed"))
-        try:
-            return self._stream.write(text)
-        except OSError as exc:
-            raise _StdoutFailed(exc) from None
-
-    def flush(self):
-        if self._stream is None:
-            return
-        try:
-            self._stream.flush()
-        except OSError as exc:
-            raise _StdoutFailed(exc) from None
-
-    @property
-    def buffer(self):
-        """The binary stream below (`graph --png -` writes there), guarded the same way."""
-        return _GuardedStdout(None if self._stream is None else self._stream.buffer)
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
 
 
 class _WholeWrites(io.RawIOBase):
@@ -209,8 +179,24 @@ def _stdout_failed(error):
     if error.errno == errno.EPIPE:
         # The reader is gone (`gradviz run f.py | head -1`): quiet, as SIGPIPE would be.
         return EXIT_BROKEN_PIPE
-    click.echo(f"gradviz: cannot write to standard output: {error.strerror}", err=True)
+    _say(f"gradviz: cannot write to standard output: {error.strerror}")
     return EXIT_USAGE
+
+
+def _stderr_failed(error):
+    """Standard error failed (`2>&1 | head -1`, a full disk): there is nowhere left to say so.
+    The codes are stdout's: rich's own handling of a closed pipe exited 1, the code of a file
+    that raised."""
+    _to_devnull(2)
+    return EXIT_BROKEN_PIPE if error.errno == errno.EPIPE else EXIT_USAGE
+
+
+def _say(message):
+    """One line on stderr, unless stderr itself fails."""
+    try:
+        click.echo(message, err=True)
+    except OSError:
+        _to_devnull(2)
 
 
 def main(argv=None):
@@ -226,7 +212,7 @@ def main(argv=None):
     if stderr is None:
         _to_devnull(2)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-    sys.stdout = _GuardedStdout(None if stdout is None else _whole_writes(stdout))
+    sys.stdout = _GuardedStream(None if stdout is None else _whole_writes(stdout))
     try:
         code = _main(argv)
         _file_output_to_stderr()
@@ -245,18 +231,23 @@ def _main(argv):
     try:
         code = cli.main(args=argv, prog_name="gradviz", standalone_mode=False)
         sys.stdout.flush()
+    except _StderrFailed as exc:
+        return _stderr_failed(exc.error)
     except _StdoutFailed as exc:
         return _stdout_failed(exc.error)
     except BrokenPipeError as exc:
         return _stdout_failed(exc)
     except (KeyboardInterrupt, click.exceptions.Abort) as exc:
         if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
-            click.echo("Terminated.", err=True)
+            _say("Terminated.")
             return EXIT_TERMINATED
-        click.echo("\nInterrupted.", err=True)
+        _say("\nInterrupted.")
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
-        exc.show()
+        try:
+            exc.show()
+        except OSError as error:
+            return _stderr_failed(error)
         return exc.exit_code
     return code if isinstance(code, int) else 0
 

@@ -95,7 +95,9 @@ def _ops_names():
                                arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
-                               logaddexp2, rsqrt, sinh, tan, xlogy)
+                               logaddexp2, logit, logit_, rsqrt, sinh, tan, xlogy)
+    from ._ops.activation_extra import (celu, celu_, hardshrink, prelu, selu, selu_, threshold,
+                                        threshold_)
     from ._ops.inplace_functions import (
         abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
         asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,

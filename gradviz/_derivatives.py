@@ -277,15 +277,19 @@ def xlogy_self_grad(grad, self, other):
     return masked_zero(xlogy(grad, other), (value(self) == 0) & (value(other) <= 0))
 
 
-def logit_grad(grad, self):
-    """torch's logit_backward without eps (infinitely_differentiable_logit_backward under
-    create_graph): grad / (self (1 - self)) for self in [0, 1], nan outside."""
+def logit_grad(grad, self, eps=None):
+    """torch's logit_backward (infinitely_differentiable_logit_backward under create_graph):
+    grad / (self (1 - self)) for self in [0, 1], nan outside; with eps, for self in
+    [eps, 1 - eps], 0 outside."""
     x = value(self)
-    inside = (x >= 0) & (x <= 1)
-    g = grad / (self * const_minus(1.0, self))
+    lo = 0.0 if eps is None else eps
+    inside = (x >= lo) & (x <= 1.0 - lo)
+    outside = np.nan if eps is None else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = grad / (self * const_minus(1.0, self))
     if on_tensors(g):
-        return ops.where(as_tensor(inside), g, np.nan)
-    return np.where(inside, g, np.nan)
+        return ops.where(as_tensor(inside), g, outside)
+    return np.where(inside, g, outside)
 
 
 # ----- Helpers of the neural-network rows (activations, losses, normalization) ------------
@@ -379,8 +383,9 @@ def elu_grad(grad, self, alpha, scale, input_scale, is_result=False):
                                 is_result)
     pos = ~(value(self) <= 0)         # torch's kernel tests x <= 0: a nan x takes grad * scale
     if is_result:
+        t = np.result_type(self).type     # torch's negcoef: alpha * scale in the input's dtype
         return (mask(pos, grad * scale)
-                + mask(~pos, grad * (self + alpha * scale) * input_scale))
+                + mask(~pos, grad * (self + t(alpha) * t(scale)) * input_scale))
     # exp of x clamped to x < 0 where it matters: at x = 0 torch's second derivative is 0.
     with np.errstate(over="ignore", invalid="ignore"):
         e = exp(where0(value(self) >= 0, self * input_scale))
@@ -2799,3 +2804,122 @@ defderiv("col2im(Tensor input, int[2] output_size, int[2] kernel_size, int[2] di
          "int[2] padding, int[2] stride)", "Col2ImBackward0",
          ("kernel_size", "dilation", "padding", "stride"), saves_tensors=False,
          input=col2im_grad)
+
+
+# ----- More activations: selu/celu (elu's rows), prelu, mish, hardswish, hardsigmoid, shrinks --
+
+def celu_input_scale(alpha):
+    """torch's celu backward passes 1.0 / alpha.toFloat(): alpha rounded to a float, even for
+    double tensors (its forward divides by the double alpha)."""
+    return 1.0 / float(np.float32(alpha))
+
+
+def celu_grad(grad, self, alpha):
+    """celu is elu(x, alpha, 1, 1 / alpha): its gradient is elu's (torch's elu_backward)."""
+    return elu_grad(grad, self, alpha, 1, celu_input_scale(alpha))
+
+
+def prelu_grad_self(grad, self, weight):
+    """grad where x > 0, else weight * grad (a nan x takes the weight, as torch's kernel)."""
+    pos = value(self) > 0
+    return mask(pos, grad) + mask(~pos, grad * weight)
+
+
+def prelu_grad_weight(grad, self):
+    """x * grad where x <= 0, else 0; summed to the weight's view shape in fit_to."""
+    return mask(~(value(self) > 0), grad * self)
+
+
+def mish_grad(grad, self):
+    """grad * (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)), sp = softplus(x): torch's
+    mish_backward kernel, and on Tensors its infinitely_differentiable_mish_backward, composed
+    of sigmoid, softplus and tanh."""
+    if not on_tensors(grad, self):
+        with np.errstate(over="ignore"):
+            s = 1 / (1 + np.exp(-self))
+            ts = np.tanh(np.log1p(np.exp(self)))
+        return grad * (ts + self * s * (1 - ts * ts))
+    s = sigmoid(self)
+    ts = ops.softplus(self, 1, 20).tanh()
+    return grad * (ts + self * s * const_minus(1.0, ts * ts))
+
+
+def hardswish_grad(grad, self):
+    """0 up to -3, grad * (x / 3 + 0.5) below 3, grad from 3 on (torch 2.13's
+    hardswish_backward: -3 and 3 themselves take the outer branches; a nan x keeps grad)."""
+    if on_tensors(grad, self):
+        return ops.hardswish_backward(as_tensor(grad), as_tensor(self))
+    x = value(self)
+    g = np.where(x <= -3, 0, np.where(x < 3, grad * (x / 3 + 0.5), grad))
+    return g.astype(np.result_type(grad), copy=False)
+
+
+def hardswish_second(grad, grad_output, self):
+    """torch's: where(-3 < x < 3, grad * grad_output / 3, 0)."""
+    x = value(self)
+    return keep_where((x > -3) & (x < 3), divide_by(grad * grad_output, 3.0))
+
+
+def hardsigmoid_grad(grad, self):
+    """grad / 6 strictly between -3 and 3, else 0 (torch's hardsigmoid_backward, which torch
+    records without a derivative under create_graph=True)."""
+    if on_tensors(grad, self):
+        return ops.hardsigmoid_backward((as_tensor(grad), as_tensor(self)))
+    x = value(self)
+    return mask((x > -3) & (x < 3), grad * np.result_type(grad).type(_HARDSIGMOID_SLOPE))
+
+
+_HARDSIGMOID_SLOPE = float(np.float32(1) / np.float32(6))     # torch's 1.0f / 6.0f
+
+
+def no_derivative_hardsigmoid_backward(grad, mask):
+    raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
+def _shrink_grad(op, grad, self, lambd):
+    """grad outside [-lambd, lambd], 0 inside (softshrink's and hardshrink's backward)."""
+    if on_tensors(grad, self):
+        return getattr(ops, op)(as_tensor(grad), as_tensor(self), lambd)
+    x = value(self)
+    return mask(~((x >= -lambd) & (x <= lambd)), grad)
+
+
+def softshrink_grad(grad, self, lambd):
+    return _shrink_grad("softshrink_backward", grad, self, lambd)
+
+
+def hardshrink_grad(grad, self, lambd):
+    return _shrink_grad("hardshrink_backward", grad, self, lambd)
+
+
+defderiv("celu(Tensor self, Scalar alpha)", "CeluBackward0", ("self", "alpha"),
+         self=celu_grad)
+defderiv("celu_(Tensor self, Scalar alpha)", "CeluBackward1", ("alpha",),
+         self=lambda grad, alpha, result: elu_grad(grad, result, alpha, 1,
+                                                   celu_input_scale(alpha), is_result=True))
+defderiv("prelu_kernel(Tensor self, Tensor weight)", "PreluKernelBackward0", ("self", "weight"),
+         self=prelu_grad_self, weight=prelu_grad_weight)
+defderiv("mish(Tensor self)", "MishBackward0", ("self",), self=mish_grad)
+defderiv("hardswish(Tensor self)", "HardswishBackward0", ("self",), self=hardswish_grad)
+defderiv("hardswish_backward(Tensor grad_output, Tensor self)", "HardswishBackwardBackward0",
+         ("grad_output", "self"),
+         grad_output=lambda grad, self: hardswish_grad(grad, self), self=hardswish_second)
+defderiv("hardsigmoid(Tensor self)", "HardsigmoidBackward0", ("self",), self=hardsigmoid_grad)
+defderiv("hardsigmoid_backward(Tensor[] tensors)",
+         "NotImplemented", name="torch::autograd::NotImplemented", saves_tensors=False,
+         tensors=no_derivative_hardsigmoid_backward)
+defderiv("softshrink(Tensor self, Scalar lambd)", "SoftshrinkBackward0", ("self", "lambd"),
+         self=softshrink_grad)
+defderiv("softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd)",
+         "SoftshrinkBackwardBackward0", ("self", "lambd"),
+         grad_output=softshrink_grad, self=lambda grad: zeros_like(grad))
+defderiv("hardshrink(Tensor self, Scalar lambd)", "HardshrinkBackward0", ("self", "lambd"),
+         self=hardshrink_grad)
+defderiv("hardshrink_backward(Tensor grad_output, Tensor self, Scalar lambd)",
+         "HardshrinkBackwardBackward0", ("self", "lambd"),
+         grad_output=hardshrink_grad, self=lambda grad: zeros_like(grad))
+defderiv("threshold(Tensor self, Scalar threshold)", "ThresholdBackward0", ("self", "threshold"),
+         self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
+defderiv("threshold_(Tensor self, Scalar threshold)", "ThresholdBackward1",
+         ("self", "threshold"),
+         self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))

@@ -165,6 +165,22 @@ def test_file_that_raises_is_not_a_mismatch(name, line):
     assert r.stdout.splitlines()[-1].startswith("nothing was checked: the file raised")
 
 
+@pytest.mark.parametrize("backend", ["gradviz", "torch"])
+def test_a_file_that_raises_only_without_the_kept_graph_is_not_a_match(backend):
+    # gradcheck's runs keep the graph (retain_graph) to take the analytic gradient: the
+    # second backward ran, and "all gradients match", exit 0, hid the file's RuntimeError
+    if backend == "torch":
+        pytest.importorskip("torch")
+    name = path("gradcheck_backward_twice")
+    doc = gradcheck_file(name, backend=backend)
+    assert doc["verdict"] == "file_raised" and not doc["passed"]
+    assert (doc["error"]["type"], doc["error"]["line"]) == ("RuntimeError", 7)
+    assert doc["message"].startswith("nothing was checked: the file raised RuntimeError: "
+                                     "Trying to backward through the graph a second time")
+    r = invoke(name, "--backend", backend)
+    assert r.exit_code == 1 and "match" not in r.stdout
+
+
 def test_backward_failure_names_the_forward_line():
     doc = gradcheck_file(path("gradcheck_backward_fails"))
     (root,) = doc["roots"]

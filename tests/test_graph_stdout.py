@@ -148,3 +148,13 @@ def test_binary_stdout_closed_early_is_quiet(tmp_path):
     finally:
         os.close(write)
     assert (proc.returncode, proc.stderr) == (141, b"")
+
+
+def test_report_dash_writes_the_page_to_stdout(model, tmp_path):
+    # report -o - wrote a file named "-"; what the file printed must not come before the page
+    printing = "print('printed by the file')\n" + Z_SOURCE
+    model.write_text(printing)
+    r = invoke("report", model, "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("<!DOCTYPE html>") and r.stdout.rstrip().endswith("</html>")
+    assert r.stderr == "" and sorted(os.listdir(tmp_path)) == ["model.py"]

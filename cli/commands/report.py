@@ -13,7 +13,7 @@ from ..common import (arg_option, backend_option, debug_option, drawing_options,
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("-o", "--output", metavar="FILE", default="report.html", show_default=True,
-              help="Write the page to FILE.")
+              help="Write the page to FILE ('-': stdout).")
 @click.option("--root", "roots", multiple=True, metavar="NAME",
               help="Draw the graph of NAME (repeatable; default: every root).")
 @click.option("--view", type=click.Choice(["backward", "forward"]), default="backward",
@@ -50,6 +50,7 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
     Examples:
       gradviz report examples/mul_chain_backward.py --backward e
       gradviz report examples/hooks_marked.py -o hooks.html
+      gradviz report examples/hooks_marked.py -o - > hooks.html
       gradviz report examples/nan_grad_where.py --backward loss --anomaly --gradcheck
     """
     from gradviz.inspect import UsageError, run_file
@@ -61,7 +62,9 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
     err = make_console(no_color, stderr=True)
     argv = list(args_opt) + list(file_args)
     with library_errors():
-        check_output(output, loaded_sources(file))
+        to_stdout = output == "-"
+        if not to_stdout:
+            check_output(output, loaded_sources(file))
         resolved = os.path.abspath(output)    # the user's file may change directory
         result = run_file(file, argv=argv, backend=backend, anomaly=anomaly, backward=backward,
                           gradient=gradient, retain_graph=True, debug=debug)
@@ -92,12 +95,15 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
         page = build_page(data, drawings.views, command=_command(click.get_current_context()),
                           version=_version(), notes=drawings.page_notes, explain=explained,
                           gradcheck=checked, view=view, report_text=report_json(data))
-        path = output if os.path.abspath(output) == resolved else resolved
-        write_output(path, lambda: page.encode("utf-8"), loaded_sources(file))
-    drawn = max((v.count for v in drawings.views.values() if v is not None), default=0)
-    size = len(page.encode("utf-8"))
-    err.print(f"wrote {path} ({drawn} nodes, {size // 1024} KiB, HTML)", markup=False,
-              highlight=False)
+        if to_stdout:
+            click.echo(page, nl=False)
+        else:
+            path = output if os.path.abspath(output) == resolved else resolved
+            write_output(path, lambda: page.encode("utf-8"), loaded_sources(file))
+            drawn = max((v.count for v in drawings.views.values() if v is not None), default=0)
+            size = len(page.encode("utf-8"))
+            err.print(f"wrote {path} ({drawn} nodes, {size // 1024} KiB, HTML)", markup=False,
+                      highlight=False)
     failed = result.failed or (checked is not None and not checked["passed"])
     raise click.exceptions.Exit(1 if failed else 0)
 

@@ -255,16 +255,43 @@ def log1p(self):
     return _unary(_E_LOG1P, np.log1p, self)
 
 
+@export("logit")
 @records("logit")
-def logit(self):
-    """log(self / (1 - self)) (LogitBackward0; torch's eps clamp is not taken: gradviz calls
-    this only for binary_cross_entropy's gradient w.r.t. its target, -logit(input))."""
-    a = self._data
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(np.log(a / (1 - a)))
+def logit(self, eps=None):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given (LogitBackward0; an
+    integer tensor gives the default float dtype, as in torch).
+
+    >>> import gradviz as torch
+    >>> torch.logit(torch.tensor([0.25, 0.5]))
+    tensor([-1.0986,  0.0000])
+    """
+    out = _make(_np_logit(self._data, eps))
     if _state.enabled and self._rg:
-        record(D["logit"], out, (self,), (self, None))     # torch saves eps=None
+        record(D["logit"], out, (self,), (self, eps))
     return out
+
+
+@export("logit_")
+def logit_(self, eps=None):
+    """logit in place (LogitBackward0, saving self's old values)."""
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_TORCH_SCALAR[self._data.dtype.name]}")
+    _check_inplace(self)
+    orig = self.clone() if _state.enabled and self._rg else self
+    _write(self, _np_logit(self._data, eps))
+    _commit(self, D["logit"], (self,), (orig, eps), "logit_")
+    return self
+
+
+def _np_logit(a, eps):
+    if a.dtype.kind != "f":
+        a = a.astype(_default_float())
+    if eps is not None:
+        lo = a.dtype.type(eps)
+        a = np.clip(a, lo, 1 - lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(a / (1 - a))
 
 
 @export()

@@ -8,6 +8,8 @@ from .modules import LazyConv1d, LazyConv2d, LazyLinear
 from .modules import UninitializedBuffer, UninitializedParameter
 from .activation import (ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, ReLU6,
                          SiLU, Sigmoid, Softmax, Softplus, Tanh)
+from .activation import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, PReLU, Softshrink,
+                         Softsign, Tanhshrink, Threshold)
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
@@ -31,7 +33,8 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "AdaptiveAvgPool2d", "Flatten", "Unflatten", "ModuleDict", "ParameterList", "Bilinear",
            "LazyLinear", "LazyConv1d", "LazyConv2d", "UninitializedParameter",
            "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-           "LSTMCell", "GRUCell", "Unfold", "Fold"]
+           "LSTMCell", "GRUCell", "Unfold", "Fold", "PReLU", "SELU", "CELU", "Mish", "Hardswish",
+           "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

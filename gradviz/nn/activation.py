@@ -1,10 +1,14 @@
 """Activation modules: each calls its nn.functional function; reprs as torch prints them."""
 
 from . import functional as F
-from .modules import Module
+from .. import _creation
+from .init import constant_
+from .modules import Module, Parameter
 
 __all__ = ["ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "LeakyReLU",
-           "ELU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU"]
+           "ELU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "GLU", "PReLU", "SELU", "CELU",
+           "Mish", "Hardswish", "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink",
+           "Hardshrink", "Threshold"]
 
 
 class _Activation(Module):
@@ -123,3 +127,81 @@ class ReLU6(Hardtanh):
 class GLU(_Activation):
     def __init__(self, dim=-1):
         super().__init__(F.glu, dim=dim)
+
+
+class PReLU(Module):
+    """prelu with a learnt slope per channel (num_parameters of them, or one), each `init`.
+
+    >>> import gradviz as torch
+    >>> torch.nn.PReLU(3)
+    PReLU(num_parameters=3)
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_creation.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class SELU(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(F.selu, inplace=inplace)
+
+
+class CELU(_Activation):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(F.celu, alpha=alpha, inplace=inplace)
+
+
+class Mish(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(F.mish, inplace=inplace)
+
+
+class Hardswish(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(F.hardswish, inplace=inplace)
+
+
+class Hardsigmoid(_Activation):
+    def __init__(self, inplace=False):
+        super().__init__(F.hardsigmoid, inplace=inplace)
+
+
+class Softsign(_Activation):
+    def __init__(self):
+        super().__init__(F.softsign)
+
+
+class Tanhshrink(_Activation):
+    def __init__(self):
+        super().__init__(F.tanhshrink)
+
+
+class Softshrink(_Activation):
+    def __init__(self, lambd=0.5):
+        super().__init__(F.softshrink, lambd=lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)          # torch prints Softshrink(0.5)
+
+
+class Hardshrink(Softshrink):
+    def __init__(self, lambd=0.5):
+        _Activation.__init__(self, F.hardshrink, lambd=lambd)
+
+
+class Threshold(_Activation):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__(F.threshold, threshold=threshold, value=value, inplace=inplace)

@@ -12,6 +12,7 @@ from .._ops import (activation as _activation, dropout as _dropout, embedding as
                     linalg as _linalg, losses as _losses, normalization as _normalization,
                     pointwise as _pointwise, reductions as _reductions, views as _views)
 from .._ops.attention import scaled_dot_product_attention
+from .._ops import activation_extra as _more
 from .._ops.bilinear import bilinear
 from .._ops.convolution import conv1d, conv2d
 from .._ops.inplace import add_ as _add_, relu_
@@ -38,7 +39,9 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "binary_cross_entropy_with_logits", "kl_div", "embedding", "one_hot", "dropout",
            "layer_norm", "batch_norm", "group_norm", "normalize", "cosine_similarity", "bilinear",
            "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
-           "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold"]
+           "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold",
+           "selu", "selu_", "celu", "celu_", "prelu", "mish", "hardswish", "hardsigmoid",
+           "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_"]
 
 
 def relu(input, inplace=False):
@@ -573,6 +576,80 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
             stacklevel=_user_stacklevel())
     return _feature_dropout(input, p, training, inplace)
+
+# ----- More activations (gradviz._ops.activation_extra) ----------------------------------------
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with torch's SELU constants (EluBackward0; EluBackward1 in place).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.selu(torch.tensor([1.0, -1.0]))
+    tensor([ 1.0507, -1.1113])
+    """
+    return _more.selu_(input) if inplace else _more.selu(input)
+
+
+def selu_(input):
+    return _more.selu_(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """elu(x, alpha) with exp(x / alpha) (CeluBackward0; CeluBackward1 in place)."""
+    return _more.celu_op(input, alpha, inplace)
+
+
+def celu_(input, alpha=1.0):
+    return _more.celu_op(input, alpha, True)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, one weight per channel (PreluKernelBackward0)."""
+    return _more.prelu(input, weight)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)) (MishBackward0)."""
+    return _more.mish(input, inplace)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6 (HardswishBackward0)."""
+    return _more.hardswish(input, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
+    return _more.hardsigmoid(input, inplace)
+
+
+def softsign(input):
+    """x / (1 + |x|), composed as torch's nn.functional writes it (DivBackward0)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x), composed as torch's nn.functional writes it (SubBackward0)."""
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    """x -+ lambd outside [-lambd, lambd], else 0 (SoftshrinkBackward0)."""
+    return _more.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x outside [-lambd, lambd], else 0 (HardshrinkBackward0)."""
+    return _more.hardshrink(input, lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """value where x <= threshold, else x (ThresholdBackward0; ThresholdBackward1 in place)."""
+    return _more.threshold_op(input, threshold, value, inplace)
+
+
+def threshold_(input, threshold, value):
+    return _more.threshold_op(input, threshold, value, True)
+
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
