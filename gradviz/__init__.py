@@ -96,6 +96,7 @@ def _ops_names():
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
                                logaddexp2, logit, logit_, rsqrt, sinh, tan, xlogy)
+    from ._ops.bucketing import bucketize, searchsorted
     from ._ops.activation_extra import (celu, celu_, hardshrink, prelu, selu, selu_, threshold,
                                         threshold_)
     from ._ops.inplace_functions import (

@@ -75,6 +75,17 @@ def test_dev_stdout_beside_dash_is_one_file(tmp_path):
                                   b"(--dot /dev/stdout and -o -)")
 
 
+def test_stdout_redirected_to_another_output_is_one_file(tmp_path):
+    # `-o - > g.dot --svg g.dot`: the SVG replaced g.dot while the DOT went to the old one
+    (tmp_path / "model.py").write_text(Z_SOURCE)
+    with open(tmp_path / "g.dot", "wb") as out:
+        proc = subprocess.run(GRADVIZ + ["graph", "model.py", "--svg", "g.dot", "-o", "-"],
+                              stdout=out, stderr=subprocess.PIPE, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and (tmp_path / "g.dot").read_bytes() == b""
+    assert proc.stderr.startswith(b"Error: standard output is named by two outputs "
+                                  b"(--svg g.dot and -o -)")
+
+
 class Terminal:
     """A stand-in for a terminal on stdout."""
 

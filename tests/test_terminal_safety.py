@@ -183,6 +183,14 @@ def test_tiny_or_invalid_widths_give_readable_output(columns):
     assert any(line.startswith("e ") or line.startswith("e  ") for line in lines), r.stdout
 
 
+def test_a_huge_width_is_capped():
+    # COLUMNS=100000000: every panel line was padded to the width (700 MB written, 223 s)
+    r = invoke("run", os.path.join(EXAMPLES, "mul_chain_backward.py"),
+               env={"COLUMNS": "100000000"})
+    assert r.exit_code == 0
+    assert max(len(line) for line in r.stdout.splitlines()) == 10_000
+
+
 def test_columns_zero_through_the_console_script():
     env = dict(os.environ, COLUMNS="0")
     proc = subprocess.run(GRADVIZ + ["run", os.path.join(EXAMPLES, "mul_chain_backward.py")],

@@ -25,8 +25,8 @@ class GraphColumns(NamedTuple):
     """A run's graph as plain data, node i standing for the report's node "n<i>".
 
     kinds[i] is the node's type name, nexts[i] the indices of its next functions (None ones
-    left out, repeats kept), made[i] the name of its output 0 (None: none), or of the leaf an
-    AccumulateGrad accumulates into, sites[i] its (file, line). tensors maps a name to
+    left out, repeats kept), made[i] the name of its output 0 (a key of tensors), or of the
+    leaf an AccumulateGrad accumulates into, sites[i] its (file, line). tensors maps a name to
     (shape, dtype, requires_grad, is_leaf, grad_fn name, version, value, grad, is_root,
     index of the node that made it or None, is_parameter, file, line), as the report's
     tensor entry has them. roots are the report's "roots"."""
@@ -65,7 +65,9 @@ def graph_columns(run):
         nexts.append(tuple([index[id(fn)] for fn in _core_edges(node) if fn is not None]))
         made.append(outs.get((id(node), 0)))
     tensors = _tensors(b, index)
-    if tensors is None or not _each_used_once(kinds, nexts):
+    if tensors is None or not _each_used_once(kinds, nexts) or \
+            not all(name in tensors for kind, name in zip(kinds, made)
+                    if kind != "AccumulateGrad"):
         return None
     return GraphColumns(run.path, _roots(b), kinds, nexts, made, list(b._node_sites()),
                         tensors)
@@ -99,25 +101,28 @@ def _roots(b):
 
 
 def _tensors(b, index):
-    """name -> the pieces of the tensor's report entry that a drawing shows."""
-    consumed, gv_named = b.consumed, b.named
-    made = [(n, t, False) for n, t in gv_named] + \
-        [(n, t, True) for n, t, _, _ in b.generated]
+    """name -> the pieces of the tensor's report entry that a drawing shows (tensor_entry's
+    values, read from the core's slots)."""
+    consumed = b.consumed
+    made = [(n, t, False) for n, t in b.named] + [(n, t, True) for n, t, _, _ in b.generated]
+    dtypes = {}     # NumPy dtype -> its name (_dtype_name)
     out = {}
     for name, t, generated in made:
         if t is None:       # an output the tracer did not keep: the report says less of it
             return None
-        fn = t._fn
+        fn, data, grad = t._fn, t._data, t._grad
         if fn is None:
-            root, node = False, None
+            root = node = None
             file, line = b.tensor_site(t, name, generated, None)
         else:
             root, node = (id(fn), t._nr) not in consumed, index.get(id(fn))
             file = line = None      # a node's tensor: the node says where
-        grad = t._grad
-        out[name] = (t._data.shape, _dtype_name(t), bool(t.requires_grad), bool(t.is_leaf),
+        dtype = dtypes.get(data.dtype)
+        if dtype is None:
+            dtype = dtypes[data.dtype] = _dtype_name(t)
+        out[name] = (data.shape, dtype, bool(t._rg), fn is None,
                      None if fn is None else type(fn).__name__, int(t._version),
-                     _core_value(t._data, False),
+                     _core_value(data, False),
                      None if grad is None else _core_value(grad._data, False),
-                     root, node, type(t).__name__ == "Parameter", file, line)
+                     bool(root), node, type(t).__name__ == "Parameter", file, line)
     return out

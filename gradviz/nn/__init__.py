@@ -18,7 +18,8 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, La
 from .sparse import Embedding
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten, Fold,
-                      MaxPool2d, ModuleDict, ParameterList, Unflatten, Unfold)
+                      MaxPool2d, ModuleDict, ParameterDict, ParameterList, Unflatten,
+                      Unfold)
 from .._missing import module_getattr as _module_getattr
 
 __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identity", "functional",
@@ -34,7 +35,8 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "LazyLinear", "LazyConv1d", "LazyConv2d", "UninitializedParameter",
            "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
            "LSTMCell", "GRUCell", "Unfold", "Fold", "PReLU", "SELU", "CELU", "Mish", "Hardswish",
-           "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold"]
+           "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold",
+           "ParameterDict"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

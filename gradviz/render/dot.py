@@ -505,16 +505,22 @@ class _Builder:
 
     def tensor_lines(self, name, pieces):
         """A tensor's label line and tooltip lines (escaped) from its name and the pieces
-        that follow it (shape, dtype, requires_grad, is_leaf, grad_fn, version, value and
-        grad, as text), those escaped once for all the tensors that show the same."""
+        that follow it (see tensor_tail)."""
+        tail = self.tensor_tail(pieces)
+        return f"{self.label_text.once(name)} {tail[0]}", \
+            f"{self.tooltip_text.once(name)}\\n{tail[1]}"
+
+    def tensor_tail(self, pieces):
+        """What follows a tensor's name in its label and tooltip (escaped), from the pieces
+        (shape, dtype, requires_grad, is_leaf, grad_fn, version, value and grad, as text):
+        escaped once for all the tensors that show the same."""
         tail = self.tensor_tails.get(pieces)
         if tail is None:
             label, tip = self.label_text, self.tooltip_text
             tail = self.tensor_tails[pieces] = (
                 f"{label[pieces[0]]} {label[pieces[1]]}",
                 _TENSOR_TOOLTIP.format(*map(tip.__getitem__, pieces)))
-        return f"{self.label_text.once(name)} {tail[0]}", \
-            f"{self.tooltip_text.once(name)}\\n{tail[1]}"
+        return tail
 
     def var(self, name, grad=None, dot_id=None, share=None):
         """Draw a tensor as an ellipse; grad defaults to the tensor's own .grad."""
@@ -986,7 +992,11 @@ class _ColumnBuilder(_Builder):
     """The backward view drawn from GraphColumns (gradviz/inspect/graphdata.py) rather than
     a report: one pass over the nodes and one over the edges, reading only what the drawing
     shows. graph_columns answers only for a run whose drawing has no gradient, hook, anomaly,
-    saved tensor, module or shared leaf, so each node is the plain case of function()."""
+    saved tensor, module or shared leaf, so each node is the plain case of function().
+
+    A node that makes a tensor is written from a template kept per node type, site and
+    tensor pieces (every step of a chain shares one): its statement around the node's ids
+    and the tensor's name."""
 
     def __init__(self, columns):
         super().__init__({}, "backward", [], False, None, False, True)
@@ -995,17 +1005,27 @@ class _ColumnBuilder(_Builder):
         for i, (kind, name) in enumerate(zip(columns.kinds, columns.made)):
             if name is not None and kind != "AccumulateGrad":
                 made_by.setdefault(name, i)
+        self.shapes = {}        # shape -> format_shape(shape)
+        self.templates = {}     # what sets a node's statement but its names -> template()
+
+    def pieces(self, t):
+        """The text pieces of a tensor (see tensor_tail) from its GraphColumns entry."""
+        shape, dtype, requires_grad, is_leaf, fn, version, data, grad = t[:8]
+        shown = self.shapes.get(shape)
+        if shown is None:
+            shown = self.shapes[shape] = format_shape(shape)
+        return (shown, f"{dtype}", f"{requires_grad}", f"{is_leaf}", f"{fn}", f"{version}",
+                summarize(data), summarize(grad))
+
+    def kind_of(self, name, t):
+        """tensor_kind of a tensor from its GraphColumns entry."""
+        return _tensor_kind(t[8] and t[9] == self.made_by.get(name), t[2], t[10], t[3])
 
     def tensor_text(self, name):
         t = self.columns.tensors.get(name)
         if t is None:
             return super().tensor_text(name)
-        shape, dtype, requires_grad, is_leaf, fn, version, data, grad, root, node, param = t[:11]
-        pieces = (format_shape(shape), f"{dtype}", f"{requires_grad}", f"{is_leaf}", f"{fn}",
-                  f"{version}", summarize(data), summarize(grad))
-        kind = _tensor_kind(root and node == self.made_by.get(name), requires_grad, param,
-                            is_leaf)
-        return self.tensor_lines(name, pieces) + (kind,)
+        return self.tensor_lines(name, self.pieces(t)) + (self.kind_of(name, t),)
 
     def var(self, name, grad=None, dot_id=None, share=None):
         t = self.columns.tensors.get(name)
@@ -1018,40 +1038,72 @@ class _ColumnBuilder(_Builder):
         self.refs[dot_id] = ("tensor", name)
         return dot_id
 
+    def template(self, kind, site, t, root):
+        """The statement of a node that makes tensor t (its GraphColumns entry; root: whether
+        it is drawn as a root), as function() writes it: 4 parts around the node's DOT id,
+        its tensor's name (label), its report id and the name again (tooltip)."""
+        drawn = "root" if root else "function"
+        self.kinds.setdefault(drawn, "box")
+        before, after = self.style(drawn, "box", None, False)
+        label, tip = self.label_text, self.tooltip_text
+        tail = self.tensor_tail(self.pieces(t))
+        where = f"\\n{tip[f'made at {site[0]}:{site[1]}']}" if site[0] else ""
+        # label and tooltip hold "\\n": _quoted puts both in quotes
+        return (f' [label="{label[kind]}\\n', f' {tail[0]}" {before}"{tip[kind]} (', ')\\n',
+                f'\\n{tail[1]}{where}"{after}]\n')
+
+    def accumulate(self, i, name):
+        """Draw AccumulateGrad node i, and its leaf `name` beside it (function(), var())."""
+        tip = self.tooltip_text
+        tooltip = f"AccumulateGrad ({tip.once(f'n{i}')})"
+        if name is not None:
+            tooltip += "\\n" + tip[f"accumulates into {name}"]
+        file, line = self.columns.sites[i]
+        if file:
+            tooltip += "\\n" + tip[f"made at {file}:{line}"]
+        dot_id = self.write("function", "box", self.label_text["AccumulateGrad"], tooltip)
+        self.refs[dot_id] = ("node", f"n{i}")
+        if name is not None:
+            self.graph.body.append(f"\t{dot_id} -> {self.var(name)}\n")
+        return dot_id
+
     def _build(self, legend):
         c = self.columns
-        kinds, nexts, made, sites = c.kinds, c.nexts, c.made, c.sites
+        kinds, nexts, made, sites, tensors = c.kinds, c.nexts, c.made, c.sites, c.tensors
         starts = []
         for name in c.roots:
-            node = c.tensors[name][9]
+            node = tensors[name][9]
             if node is None:
                 self.var(name)
             else:
                 starts.append(node)
         order = _walk_columns(nexts, starts)
         body, refs = self.graph.body, self.refs
-        label_text, tooltip_text = self.label_text, self.tooltip_text
+        made_by, templates = self.made_by, self.templates
         ids = [None] * len(kinds)
         for i in order:
-            kind, name, (file, line) = kinds[i], made[i], sites[i]
-            label = label_text[kind]
-            tooltip = f"{tooltip_text[kind]} ({tooltip_text.once(f'n{i}')})"
-            drawn = "function"
+            kind, name = kinds[i], made[i]
             if kind == "AccumulateGrad":
-                if name is not None:
-                    tooltip += "\\n" + tooltip_text[f"accumulates into {name}"]
-            elif name is not None:
-                made_line, made_tooltip, made_kind = self.tensor_text(name)
-                tooltip += "\\n" + made_tooltip
-                label += "\\n" + made_line
-                if made_kind == "root":
-                    drawn = "root"
-            if file:
-                tooltip += "\\n" + tooltip_text[f"made at {file}:{line}"]
-            dot_id = ids[i] = self.write(drawn, "box", label, tooltip)
+                ids[i] = self.accumulate(i, name)
+                continue
+            t = tensors[name]       # (graph_columns: every other node makes a named tensor)
+            site, root = sites[i], t[8] and t[9] == made_by.get(name)
+            # what sets the statement's text but the names: one template for every step of
+            # a chain (whose values differ, but not as summarize shows them)
+            key = kind, site, t[:6], summarize(t[6]), summarize(t[7]), root
+            parts = templates.get(key)
+            if parts is None:
+                parts = templates[key] = self.template(kind, site, t, root)
+            p1, p2, p3, p4 = parts
+            if _plain(name):
+                label_name = tip_name = name
+            else:
+                label_name, tip_name = self.label_text[name], self.tooltip_text[name]
+            dot_id = ids[i] = f"n{self.next_id}"
+            self.next_id += 1
+            self.count += 1
+            body.append(f"\t{dot_id}{p1}{label_name}{p2}n{i}{p3}{tip_name}{p4}")
             refs[dot_id] = ("node", f"n{i}")
-            if kind == "AccumulateGrad" and name is not None:
-                body.append(f"\t{dot_id} -> {self.var(name)}\n")
         for i in order:
             tail = ids[i]
             body.extend([f"\t{tail} -> {ids[j]}\n" for j in nexts[i]])
