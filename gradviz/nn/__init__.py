@@ -18,6 +18,7 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, La
 from .sparse import Embedding
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .modules import ConvTranspose1d, ConvTranspose2d
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten, Fold,
                       MaxPool2d, ModuleDict, ParameterDict, ParameterList, Unflatten,
                       Unfold)
@@ -37,7 +38,8 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
            "LSTMCell", "GRUCell", "Unfold", "Fold", "PReLU", "SELU", "CELU", "Mish", "Hardswish",
            "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold",
-           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "ConvTranspose1d", "ConvTranspose2d"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

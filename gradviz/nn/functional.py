@@ -17,6 +17,7 @@ from .._ops import activation_extra as _more
 from .._ops.bilinear import bilinear
 from .._ops import upsample as _upsample
 from .._ops.convolution import conv1d, conv2d
+from .._ops.conv_transpose import conv_transpose1d, conv_transpose2d
 from .._ops.inplace import add_ as _add_, relu_
 from .._ops.im2col import col2im as fold, im2col as unfold
 from .._ops.padding import pad
@@ -44,7 +45,7 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold",
            "selu", "selu_", "celu", "celu_", "prelu", "mish", "hardswish", "hardsigmoid",
            "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_",
-           "interpolate", "upsample"]
+           "interpolate", "upsample", "conv_transpose1d", "conv_transpose2d"]
 
 
 def relu(input, inplace=False):
