@@ -45,7 +45,8 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold",
            "selu", "selu_", "celu", "celu_", "prelu", "mish", "hardswish", "hardsigmoid",
            "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_",
-           "interpolate", "upsample", "conv_transpose1d", "conv_transpose2d"]
+           "interpolate", "upsample", "conv_transpose1d", "conv_transpose2d",
+           "multi_head_attention_forward"]
 
 
 def relu(input, inplace=False):
@@ -742,6 +743,9 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
                   "instead.", stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
+
+# multi-head attention is composed of the functions above (written as torch writes it)
+from .multihead import multi_head_attention_forward  # noqa: E402
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
