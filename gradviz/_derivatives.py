@@ -1213,10 +1213,12 @@ defderiv("index(Tensor self, Tensor?[] indices)",
          nondiff=("indices",),
          self=lambda grad, self_sym_sizes, indices: put(grad, self_sym_sizes, indices, True))
 # A view edited in place reads its gradient back from its base (after CopySlices).
+# size, stride and storage_offset: the view's geometry in its base's storage, as torch saves it.
 defderiv("as_strided(Tensor self, SymInt[] size)",
-         "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
-         internal=("self_sym_sizes", "steps"),
-         self=lambda grad, self_sym_sizes, steps: put_view(grad, self_sym_sizes, steps))
+         "AsStridedBackward0", ("size", "stride", "storage_offset", "self_sym_sizes", "steps"),
+         saves_tensors=False, internal=("self_sym_sizes", "steps"),
+         self=lambda grad, size, stride, storage_offset, self_sym_sizes, steps: put_view(
+             grad, self_sym_sizes, steps))
 defderiv("alias(Tensor self)", "AliasBackward0", saves_tensors=False,
          self=lambda grad: grad)
 defderiv("to_copy(Tensor self, *, ScalarType dtype)", "ToCopyBackward0", saves_tensors=False,
