@@ -97,6 +97,7 @@ def _ops_names():
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
                                logaddexp2, logit, logit_, rsqrt, sinh, tan, xlogy)
     from ._ops.bucketing import bucketize, searchsorted
+    from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d
     from ._ops.activation_extra import (celu, celu_, hardshrink, prelu, selu, selu_, threshold,
                                         threshold_)
     from ._ops.inplace_functions import (

@@ -1218,10 +1218,12 @@ defderiv("index(Tensor self, Tensor?[] indices)",
          nondiff=("indices",),
          self=lambda grad, self_sym_sizes, indices: put(grad, self_sym_sizes, indices, True))
 # A view edited in place reads its gradient back from its base (after CopySlices).
+# size, stride and storage_offset: the view's geometry in its base's storage, as torch saves it.
 defderiv("as_strided(Tensor self, SymInt[] size)",
-         "AsStridedBackward0", ("self_sym_sizes", "steps"), saves_tensors=False,
-         internal=("self_sym_sizes", "steps"),
-         self=lambda grad, self_sym_sizes, steps: put_view(grad, self_sym_sizes, steps))
+         "AsStridedBackward0", ("size", "stride", "storage_offset", "self_sym_sizes", "steps"),
+         saves_tensors=False, internal=("self_sym_sizes", "steps"),
+         self=lambda grad, size, stride, storage_offset, self_sym_sizes, steps: put_view(
+             grad, self_sym_sizes, steps))
 defderiv("alias(Tensor self)", "AliasBackward0", saves_tensors=False,
          self=lambda grad: grad)
 defderiv("to_copy(Tensor self, *, ScalarType dtype)", "ToCopyBackward0", saves_tensors=False,
@@ -2819,28 +2821,63 @@ def celu_grad(grad, self, alpha):
     return elu_grad(grad, self, alpha, 1, celu_input_scale(alpha))
 
 
-def prelu_grad_self(grad, self, weight):
-    """grad where x > 0, else weight * grad (a nan x takes the weight, as torch's kernel)."""
-    pos = value(self) > 0
-    return mask(pos, grad) + mask(~pos, grad * weight)
+def prelu_grads(grad, mask, self, weight):
+    """The gradients of self (grad where x > 0, else weight * grad; a nan x takes the weight,
+    as torch's kernel) and weight (x * grad where x <= 0, then summed to its shape). Under
+    create_graph=True both are the outputs of one _prelu_kernel_backward op
+    (PreluKernelBackwardBackward0), as in torch."""
+    if on_tensors(grad, self, weight):
+        outs = ops.prelu_kernel_backward(as_tensor(grad), as_tensor(self), as_tensor(weight))
+    else:
+        outs = prelu_array_grads(grad, self, weight)
+    return [g if mask >> i & 1 else None for i, g in enumerate(outs)]
 
 
-def prelu_grad_weight(grad, self):
-    """x * grad where x <= 0, else 0; summed to the weight's view shape in fit_to."""
-    return mask(~(value(self) > 0), grad * self)
+def prelu_array_grads(grad, self, weight):
+    pos = self > 0
+    g_self = np.where(pos, grad, weight * grad)
+    g_weight = np.where(pos, 0, self * grad)     # self's shape: summed to weight's in fit_to
+    return g_self.astype(grad.dtype, copy=False), g_weight.astype(grad.dtype, copy=False)
+
+
+def prelu_double_grads(grads, mask, grad_output, self, weight):
+    """torch's formulas of _prelu_kernel_backward (note self >= 0 where the forward has
+    self > 0): from the gradients gI, gW of its two outputs, those of grad_output, self and
+    weight."""
+    g_i, g_w = grads
+    nonneg = value(self) >= 0
+    out = [None, None, None]
+    if mask & 1:
+        if g_i is None:
+            out[0] = where_select(nonneg, 0, g_w * self)
+        else:
+            other = g_i * weight if g_w is None else g_i * weight + g_w * self
+            out[0] = where_select(nonneg, g_i, other)
+    if mask & 2:
+        out[1] = zeros_like(self) if g_w is None else where_select(nonneg, 0, grad_output * g_w)
+    if mask & 4:
+        out[2] = zeros_like(self) if g_i is None else where_select(nonneg, 0, grad_output * g_i)
+    return out
+
+
+def where_select(cond, a, b):
+    """torch's at::where(cond, a, b) for a constant boolean cond (a or b may be 0)."""
+    if on_tensors(a, b):
+        return ops.where(as_tensor(np.asarray(cond)), a, b)
+    return np.where(cond, a, b)
 
 
 def mish_grad(grad, self):
     """grad * (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)), sp = softplus(x): torch's
     mish_backward kernel, and on Tensors its infinitely_differentiable_mish_backward, composed
-    of sigmoid, softplus and tanh."""
+    of sigmoid, exp, log1p and tanh."""
     if not on_tensors(grad, self):
         with np.errstate(over="ignore"):
             s = 1 / (1 + np.exp(-self))
             ts = np.tanh(np.log1p(np.exp(self)))
         return grad * (ts + self * s * (1 - ts * ts))
     s = sigmoid(self)
-    ts = ops.softplus(self, 1, 20).tanh()
+    ts = self.exp().log1p().tanh()
     return grad * (ts + self * s * const_minus(1.0, ts * ts))
 
 
@@ -2898,7 +2935,11 @@ defderiv("celu_(Tensor self, Scalar alpha)", "CeluBackward1", ("alpha",),
          self=lambda grad, alpha, result: elu_grad(grad, result, alpha, 1,
                                                    celu_input_scale(alpha), is_result=True))
 defderiv("prelu_kernel(Tensor self, Tensor weight)", "PreluKernelBackward0", ("self", "weight"),
-         self=prelu_grad_self, weight=prelu_grad_weight)
+         variadic=True, self=prelu_grads, weight=prelu_grads)
+defderiv("prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight)",
+         "PreluKernelBackwardBackward0", ("grad_output", "self", "weight"), n_out=2,
+         variadic=True, grad_output=prelu_double_grads, self=prelu_double_grads,
+         weight=prelu_double_grads)
 defderiv("mish(Tensor self)", "MishBackward0", ("self",), self=mish_grad)
 defderiv("hardswish(Tensor self)", "HardswishBackward0", ("self",), self=hardswish_grad)
 defderiv("hardswish_backward(Tensor grad_output, Tensor self)", "HardswishBackwardBackward0",
@@ -2923,3 +2964,53 @@ defderiv("threshold(Tensor self, Scalar threshold)", "ThresholdBackward0", ("sel
 defderiv("threshold_(Tensor self, Scalar threshold)", "ThresholdBackward1",
          ("self", "threshold"),
          self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
+
+
+# ----- Upsampling (nn.functional.interpolate: nearest, bilinear) ---------------------------------
+# Linear in self: the gradient is the backward op (recorded under create_graph=True, as torch),
+# and the backward's own gradient is the forward again.
+
+def upsample_grad(op, grad, input_size, *args):
+    """ops.<op>_backward(grad, ...) on Tensors; its value on arrays."""
+    backward = getattr(ops, op + "_backward")
+    if isinstance(grad, Tensor):
+        return backward(grad, *args[:1], input_size, *args[1:])
+    return backward(as_tensor(grad), *args[:1], input_size, *args[1:])._data
+
+
+defderiv("upsample_nearest1d(Tensor self, SymInt[] output_size, float? scales)",
+         "UpsampleNearest1DBackward0", ("output_size", "scales", "self_sym_sizes"),
+         saves_tensors=False,
+         self=lambda grad, output_size, scales, self_sym_sizes: upsample_grad(
+             "upsample_nearest1d", grad, self_sym_sizes, output_size, scales))
+defderiv("upsample_nearest2d(Tensor self, SymInt[] output_size, float? scales_h, "
+         "float? scales_w)",
+         "UpsampleNearest2DBackward0", ("output_size", "scales_h", "scales_w", "self_sym_sizes"),
+         saves_tensors=False,
+         self=lambda grad, output_size, scales_h, scales_w, self_sym_sizes: upsample_grad(
+             "upsample_nearest2d", grad, self_sym_sizes, output_size, scales_h, scales_w))
+defderiv("upsample_bilinear2d(Tensor self, SymInt[] output_size, bool align_corners, "
+         "float? scales_h, float? scales_w)",
+         "UpsampleBilinear2DBackward0",
+         ("align_corners", "output_size", "scales_h", "scales_w", "self_sym_sizes"),
+         saves_tensors=False,
+         self=lambda grad, align_corners, output_size, scales_h, scales_w, self_sym_sizes:
+             upsample_grad("upsample_bilinear2d", grad, self_sym_sizes, output_size,
+                           align_corners, scales_h, scales_w))
+defderiv("upsample_nearest1d_backward(Tensor grad_output, SymInt[] output_size, "
+         "SymInt[] input_size, float? scales)",
+         "UpsampleNearest1DBackwardBackward0", ("output_size", "scales"), saves_tensors=False,
+         grad_output=lambda grad, output_size, scales: forward_of(
+             ops.upsample_nearest1d, grad, output_size, scales))
+defderiv("upsample_nearest2d_backward(Tensor grad_output, SymInt[] output_size, "
+         "SymInt[] input_size, float? scales_h, float? scales_w)",
+         "UpsampleNearest2DBackwardBackward0", ("output_size", "scales_h", "scales_w"),
+         saves_tensors=False,
+         grad_output=lambda grad, output_size, scales_h, scales_w: forward_of(
+             ops.upsample_nearest2d, grad, output_size, scales_h, scales_w))
+defderiv("upsample_bilinear2d_backward(Tensor grad_output, SymInt[] output_size, "
+         "SymInt[] input_size, bool align_corners, float? scales_h, float? scales_w)",
+         "UpsampleBilinear2DBackwardBackward0",
+         ("align_corners", "output_size", "scales_h", "scales_w"), saves_tensors=False,
+         grad_output=lambda grad, align_corners, output_size, scales_h, scales_w: forward_of(
+             ops.upsample_bilinear2d, grad, output_size, align_corners, scales_h, scales_w))

@@ -191,6 +191,7 @@ class Tensor(metaclass=_TorchClass):
     _base_ = None
     _view_fn = None
     _fn_ver = None      # a view's version when its grad_fn was set (autograd.graph.is_stale)
+    _creation = None    # how a view was made, when torch refuses its in-place edits (see views)
     _acc = None
     _retains = False
     _hooks = None

@@ -50,3 +50,13 @@ NO_DERIVATIVE = {
     "hardsigmoid_backward": (_hardsigmoid_double,
                              "derivative for aten::hardsigmoid_backward is not implemented"),
 }
+
+
+def _prelu_double(x, w):
+    """prelu's gradients with create_graph=True: PreluKernelBackwardBackward0."""
+    y = torch.nn.functional.prelu(x, w)
+    gx, gw = torch.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    return gx * gx + gw.sum()
+
+
+EXAMPLES["prelu_kernel_backward"] = (_prelu_double, (M23, [0.25, -0.5, 1.5]), {})

@@ -181,6 +181,27 @@ def test_a_file_that_raises_only_without_the_kept_graph_is_not_a_match(backend):
     assert r.exit_code == 1 and "match" not in r.stdout
 
 
+@pytest.mark.parametrize("backend", ["gradviz", "torch"])
+@pytest.mark.parametrize("name, skipped", [("gradcheck_manual_sgd", ["w", "b"]),
+                                           ("gradcheck_data_edit", ["x"])])
+def test_a_leaf_changed_through_data_is_skipped_not_a_mismatch(backend, name, skipped):
+    # `w.data -= lr * w.grad`: finite differences moved w as it was made, which moved every
+    # step after it, and a correct backward was called "gradient mismatch" (exit 1)
+    if backend == "torch":
+        pytest.importorskip("torch")
+    doc = gradcheck_file(path(name), backend=backend)
+    leaves = doc["roots"][0]["leaves"]
+    assert [lf["name"] for lf in leaves] == skipped
+    assert {lf["status"] for lf in leaves} == {"skipped"}
+    assert leaves[0]["skipped"] == (
+        f"'{skipped[0]}' was changed through .data after it was made (autograd does not see "
+        "such edits): finite differences would move a different value than the one the graph "
+        "used")
+    assert doc["verdict"] == "nothing_checked"
+    r = invoke(path(name), "--backend", backend)
+    assert r.exit_code == 1 and "mismatch" not in r.stdout
+
+
 def test_backward_failure_names_the_forward_line():
     doc = gradcheck_file(path("gradcheck_backward_fails"))
     (root,) = doc["roots"]

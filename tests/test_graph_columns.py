@@ -98,3 +98,22 @@ def test_columns_of_a_small_graph(tmp_path):
     assert [line for _, line in columns.sites] == [3, 3, 3]
     assert columns.tensors["mul(x, …)"][:10] == ((), "float32", True, False, "MulBackward0",
                                                  0, 6.0, None, False, 1)
+
+
+def test_graph_command_draws_a_plain_run_without_building_its_report(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import gradviz.inspect.report as report_module
+    from gradviz_cli.main import cli
+    expected = GraphDrawing(_run(tmp_path, PLAIN["chain"]).report(saved=False, loops=False),
+                            **DEFAULT)
+    path = tmp_path / "f.py"
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the report was built")
+    monkeypatch.setattr(report_module, "build_report", refuse)
+    out = tmp_path / "g.dot"
+    r = CliRunner().invoke(cli, ["graph", str(path), "--dot", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0
+    assert out.read_text() == expected.source
+    assert f"wrote {out} (602 nodes, DOT)" in r.stderr.replace("\n", " ")

@@ -5,33 +5,16 @@ to a terminal."""
 import os
 import pty
 import subprocess
-import sys
 
 import pytest
-from click.testing import CliRunner
 
 from gradviz.render.drawing import output_targets
 from gradviz.render.renderer import RenderError
-from gradviz_cli.main import cli
+from test_output_safety import GRADVIZ, Z_SOURCE, invoke, model  # noqa: F401 - model: fixture
 from test_render_svg import fake_renderer
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
-Z_SOURCE = open(os.path.join(EXAMPLES, "graph_z_wx_b.py"), encoding="utf-8").read()
-GRADVIZ = [sys.executable, "-c", "from gradviz_cli.main import main; main()"]
 # A renderer that says which format it was asked for, and what it read.
 ECHO = 'printf "<%s>" "$1"\ncat\n'
-
-
-def invoke(*args, env=None):
-    return CliRunner(env=env).invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-@pytest.fixture
-def model(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
-    (tmp_path / "model.py").write_text(Z_SOURCE)
-    return tmp_path / "model.py"
 
 
 @pytest.mark.parametrize("option, fmt", [("--svg", "svg"), ("--png", "png"), ("--pdf", "pdf")])

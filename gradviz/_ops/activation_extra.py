@@ -9,10 +9,10 @@ are compositions in torch too (nn.functional writes them).
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._derivatives import hardshrink_grad, hardswish_grad, softshrink_grad
+from .._derivatives import hardshrink_grad, hardswish_grad, prelu_array_grads, softshrink_grad
 from .._registry import export, records
 from .._tensor import _make
-from ..autograd.formula import record
+from ..autograd.formula import record, record_outputs
 from ..autograd.grad_mode import _state
 from ._common import _needs
 from .activation import _float_input, _inplace, _unary
@@ -234,6 +234,17 @@ def softshrink_backward(grad_output, self, lambd):
 def hardshrink_backward(grad_output, self, lambd):
     return _backward("hardshrink_backward", hardshrink_grad, grad_output, self,
                      (grad_output, self, lambd))
+
+
+@records("prelu_kernel_backward")
+def prelu_kernel_backward(grad_output, self, weight):
+    """prelu's gradients of self and weight as one op with two outputs
+    (PreluKernelBackwardBackward0), as torch records them under create_graph=True."""
+    outs = [_make(g) for g in prelu_array_grads(grad_output._data, self._data, weight._data)]
+    if _needs(grad_output, self, weight):
+        record_outputs(D["prelu_kernel_backward"], outs, (grad_output, self, weight),
+                       (grad_output, self, weight))
+    return outs
 
 
 @records("hardsigmoid_backward")

@@ -171,12 +171,7 @@ def _conv_nd(nd, name, input, weight, bias, stride, padding, dilation, groups):
         bad = "input" if not isinstance(input, Tensor) else "weight"
         raise TypeError(f"{name}() argument '{bad}' must be Tensor, not "
                         f"{type(input if bad == 'input' else weight).__name__}")
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"{name}, but got input of size: {list(input.shape)}")
-    batched = input.dim() == nd + 2
-    if not batched:
-        input = unsqueeze(input, 0)
+    input, batched = _batched(input, nd, name)
     stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
     out_pad = (0,) * nd
     if isinstance(padding, str):
@@ -193,6 +188,17 @@ def _conv_nd(nd, name, input, weight, bias, stride, padding, dilation, groups):
         padding = _tuple(padding, nd, "padding")
     out = convolution(input, weight, bias, stride, padding, dilation, False, out_pad, groups)
     return out if batched else squeeze(out, 0)
+
+
+def _batched(input, nd, name):
+    """(input with a batch dim, whether it had one): torch's convolutions take unbatched input
+    through an unsqueeze (UnsqueezeBackward0) and squeeze the result back."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if input.dim() == nd + 2:
+        return input, True
+    return unsqueeze(input, 0), False
 
 
 def _same_padding(input, weight, dilation, nd):

@@ -354,7 +354,7 @@ def setitem(self, key, value):
 def _index_put_(self, indices, values):
     """self[indices] = values for the advanced (tensor, list, mask) part of a key: torch's
     index_put_ (IndexPutBackward0)."""
-    _check_inplace(self)
+    _check_inplace(self, values)
     a = self._array()
     try:
         a[indices] = values._data
@@ -478,7 +478,7 @@ def index_put_(self, indices, values, accumulate=False):
     if not accumulate:
         _index_put_(self, key, values)
         return self
-    _check_inplace(self)
+    _check_inplace(self, values)
     np.add.at(self._array(), key, values._data)
     _commit(self, D["index_put"], (self, values), (key, True, values.shape), "index_put_")
     return self

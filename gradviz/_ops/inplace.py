@@ -22,7 +22,7 @@ from .arithmetic import (_E_ADD, _E_DIV, _E_MUL, _E_SUB, _power, _scaled, floor_
                          remainder)
 from .comparison import and_, bitwise_not, lshift, or_, rshift, xor
 from .pointwise import _np_relu, _np_sigmoid
-from .views import _output_view
+from .strided import storage_offset
 
 
 # ----- In-place ----------------------------------------------------------------------------
@@ -39,61 +39,86 @@ def view_steps(view):
     return view._view_fn
 
 
-def _multi_output(t):
-    """short_name of t's grad_fn when t is one of several views returned together (unbind,
-    split, chunk) or a view of one (torch's CreationMeta::MULTI_OUTPUT_NODE, which views of
-    views inherit), else None."""
-    steps = t._view_fn
-    if steps is None or t._fn is None or not any(f is _output_view for f, _ in steps):
-        return None
-    return short_name(t._fn)
+_CREATION_TAIL = {
+    "multi": "This view is the output of a function that returns multiple views. Such functions "
+             "do not allow the output views to be modified inplace. You should replace the "
+             "inplace operation by an out-of-place one.",
+    "no_grad": "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+               "clarify your code by moving both the view and the inplace either both inside "
+               "the no_grad block (if you don't want the inplace to be tracked) or both outside "
+               "(if you want the inplace to be tracked).",
+    "inference": "Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the inference_mode block (if you don't want the inplace to be tracked) "
+                 "or both outside (if you want the inplace to be tracked).",
+}
 
 
-_MULTI_TAIL = ("This view is the output of a function that returns multiple views. Such "
-               "functions do not allow the output views to be modified inplace. You should "
-               "replace the inplace operation by an out-of-place one.")
+def _view_error(t, indirect):
+    """torch's handle_view_on_rebase error for the view t whose creation (views._set_creation)
+    forbids in-place edits: t edited (indirect False), or used after its base or another view
+    of it was edited."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    creation, fn = t._creation, t._fn
+    if creation != "multi" or fn is None:
+        # torch: no grad_fn means the view was made in no_grad mode, whatever its creation
+        prefix = ("A view was created in" if fn is None else
+                  f"Output {t._nr} of {short_name(fn)} is a view of a view which was created in")
+        if creation == "inference":
+            msg = f"{prefix} inference mode and {what} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._nr} of {short_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(f"{msg} {_CREATION_TAIL[creation]}")
 
 
 def refresh_view(t):
-    """A view used after its base, or another view of it, was edited in place: its grad_fn
-    becomes AsStridedBackward0 over the base's history now, as torch regenerates it (else its
-    gradient would skip the edit); an output of unbind/split/chunk (or a view of one) raises
-    torch's error instead."""
+    """A view used after its base, or another view of it, was edited in place (its grad_fn
+    read, or used by an op or backward): its grad_fn becomes AsStridedBackward0 over the
+    base's history now, as torch regenerates it (else its gradient would skip the edit); a
+    view whose creation forbids it (views._set_creation) raises torch's error instead."""
+    base = t._base_
+    if t._fn is None and not base._rg:
+        return                          # torch: nothing to regenerate, nothing to refuse
+    if t._creation is not None:
+        raise _view_error(t, True)
     if t._fn_ver is None or t._fn is None:
         t._fn_ver = t._vc.v             # a grad_fn set elsewhere (a custom Function's output)
         return
-    multi = _multi_output(t)
-    if multi is not None:
-        raise RuntimeError(f"Output {t._nr} of {multi} is a view and its base or another view "
-                           f"of its base has been modified inplace. {_MULTI_TAIL}")
-    if t._base_._rg:
-        reread_from_base(t._base_, t)   # (record sets _fn_ver)
+    if base._rg:
+        reread_from_base(base, t)       # (record sets _fn_ver)
     else:
         t._fn_ver = t._vc.v
 
 
-def _check_inplace(self):
+def _check_inplace(self, *others):
+    """torch's check_inplace, before an in-place edit of self (others: the op's other
+    operands): when grad mode is on and self or another operand requires grad, a view whose
+    creation forbids in-place edits, a view of a leaf that requires grad, or such a leaf, is
+    refused."""
     if type(self._vc) is _InferenceVersion:
         check_inference_inplace(self)
-    if _state.enabled:
-        msg = None
-        multi = _multi_output(self)
-        if multi is not None:
-            # torch refuses first to edit one of several views returned together (unbind,
-            # split), or a view of one.
-            msg = (f"Output {self._nr} of {multi} is a view and is being modified inplace. "
-                   f"{_MULTI_TAIL}")
-        elif self._rg and self._fn is None:
-            msg = "a leaf Variable that requires grad is being used in an in-place operation."
-        else:
-            base = self._base_
-            if base is not None and base._rg and base._fn is None:
-                msg = ("a view of a leaf Variable that requires grad is being used in an "
-                       "in-place operation.")
-        if msg is not None:
-            if _tracing.active is not None:
-                _tracing.active.refused(self, msg)
-            raise RuntimeError(msg)
+    if not _state.enabled:
+        return
+    base = self._base_
+    # torch: a view requires grad when its base does, even one made in no_grad mode
+    grad = self._rg or (base is not None and base._rg)
+    if not grad and not any(isinstance(o, Tensor) and o._rg for o in others):
+        return
+    msg = None
+    if base is not None:
+        if self._creation is not None:
+            msg = str(_view_error(self, False))
+        elif grad and base._fn is None:
+            msg = ("a view of a leaf Variable that requires grad is being used in an "
+                   "in-place operation.")
+    elif self._rg and self._fn is None:
+        msg = "a leaf Variable that requires grad is being used in an in-place operation."
+    if msg is not None:
+        if _tracing.active is not None:
+            _tracing.active.refused(self, msg)
+        raise RuntimeError(msg)
 
 
 def _write(self, new, uniform=False):
@@ -187,7 +212,8 @@ def _commit(self, entry, inputs, args, op):
 def reread_from_base(self, view):
     """After an in-place edit through `view`, the view reads its gradient back from its base
     `self` (AsStridedBackward0 over the base's CopySlices), as torch's rebase_history does."""
-    record(D["as_strided"], view, (self,), (self.shape, view_steps(view)))
+    record(D["as_strided"], view, (self,), (tuple(view._data.shape), view.stride(),
+                                            storage_offset(view), self.shape, view_steps(view)))
 
 
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
@@ -195,7 +221,7 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
         b, ot = _operand(other)
     except TypeError:
         return NotImplemented       # `t += ndarray`: Python falls back to t = t + ndarray
-    _check_inplace(self)
+    _check_inplace(self, ot)
     if alpha != 1:
         b = _scaled(self._data, b, alpha)       # alpha checked and applied as the out-of-place op
     if type(b) is int and self._data.dtype.kind in "iu":
@@ -254,7 +280,7 @@ def div_(self, other):
 @method("pow_")
 @records("pow", "pow_tensor")
 def pow_(self, exponent):
-    _check_inplace(self)
+    _check_inplace(self, exponent)
     if isinstance(exponent, Tensor):
         # PowBackward1, saving self as it was before the edit.
         orig = self.clone() if _needs(self, exponent) else self
@@ -329,7 +355,7 @@ def _fill(self, value, op):
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
-    _check_inplace(self)
+    _check_inplace(self, value)
     v, vt = _operand(value)
     _write(self, np.full_like(self._data, _stored(v, self._data.dtype)), uniform=True)
     if vt is not None:
@@ -350,7 +376,7 @@ def copy_(self, src, non_blocking=False):
 
 
 def _copy(self, src, op):
-    _check_inplace(self)
+    _check_inplace(self, src)
     s = _as_tensor(src, self)
     _write(self, s._data)
     _commit(self, D["copy_"], (self, s), (s.shape,), op)
@@ -367,7 +393,7 @@ def _inplace_from(self, other, op, values, row=None, saves_operands=False):
         b, ot = _operand(other)
     except TypeError:
         return NotImplemented
-    _check_inplace(self)
+    _check_inplace(self, ot)
     _check_cast(_dtype.result_type((self._data, b)), self._data.dtype)    # before the kernel
     orig = self.clone() if saves_operands and _needs(self, ot) else self
     with no_grad():

@@ -175,7 +175,7 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None, out=None):
 @records("scatter", "scatter_value")
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     src, value = _scatter_args("scatter_", src, value)
-    _check_inplace(self)
+    _check_inplace(self, src)
     res = np.array(self._data, copy=True)
     d = _scatter_into("scatter", self, dim, index, src, value, reduce, res)
     _write(self, res)
@@ -217,7 +217,7 @@ def scatter_add(self, dim, index, src, *, out=None):
 @records("scatter_add")
 def scatter_add_(self, dim, index, src):
     src = _src_tensor("scatter_add_", src)
-    _check_inplace(self)
+    _check_inplace(self, src)
     res = np.array(self._data, copy=True)
     d = _scatter_into("scatter_add", self, dim, index, src, None, None, res)
     _write(self, res)
@@ -340,7 +340,7 @@ def index_add(self, dim, index, source, *, alpha=1, out=None):
 @method("index_add_")
 @records("index_add")
 def index_add_(self, dim, index, source, *, alpha=1):
-    _check_inplace(self)
+    _check_inplace(self, source)
     res = np.array(self._data, copy=True)
     d = _index_add_into("index_add_", self, dim, index, source, alpha, res)
     _write(self, res)
@@ -396,7 +396,7 @@ def index_fill(self, dim, index, value):
 @method("index_fill_")
 @records("index_fill", "index_fill_tensor")
 def index_fill_(self, dim, index, value):
-    _check_inplace(self)
+    _check_inplace(self, value)
     res = np.array(self._data, copy=True)
     d = _index_fill_into(self, dim, index, value, res)
     _write(self, res)
@@ -456,7 +456,7 @@ def masked_fill(self, mask, value):
 def masked_fill_(self, mask, value):
     m = _bool_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
     v, vt = _fill_value(value, self._data.dtype)
-    _check_inplace(self)
+    _check_inplace(self, value)
     a = self._data
     try:
         res = np.where(m, np.asarray(v).astype(a.dtype), a)

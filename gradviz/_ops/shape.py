@@ -24,7 +24,7 @@ from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import clone
-from .views import (_make_view, _output_view, _view_op, cat, expand, flatten, narrow, permute,
+from .views import (_getitem_view, _make_view, _view_op, cat, expand, flatten, narrow, permute,
                     reshape, transpose, unsqueeze, view)
 
 
@@ -383,7 +383,7 @@ def _pieces(self, sizes, d, entry, args):
     outs, start = [], 0
     for s in sizes:
         key = (slice(None),) * d + (slice(start, start + s),)
-        outs.append(_make_view(self, _output_view(a, key), (_output_view, (key,))))
+        outs.append(_make_view(self, _getitem_view(a, key), (_getitem_view, (key,)), True))
         start += s
     if _needs(self) and outs:
         record_outputs(entry, outs, (self,), args)

@@ -687,20 +687,20 @@ frac_ = inplace_unary("frac", _np_frac, check=_floating_only)
 @method("atan2_")
 @records("atan2")
 def atan2_(self, other):
-    _check_inplace(self)
+    _check_inplace(self, other)
     return _inplace(self, "atan2_", _atan2(self, other, "atan2_", 1))
 
 
 @method("arctan2_")
 def arctan2_(self, other):
-    _check_inplace(self)
+    _check_inplace(self, other)
     return _inplace(self, "arctan2_", _atan2(self, other, "arctan2_", 1))
 
 
 @method("hypot_")
 @records("hypot")
 def hypot_(self, other):
-    _check_inplace(self)
+    _check_inplace(self, other)
     return _inplace(self, "hypot_", _float_binary("hypot", np.hypot, "hypot_", self, other, 1,
                                                   "hypot_cpu"))
 
@@ -708,32 +708,32 @@ def hypot_(self, other):
 @method("xlogy_")
 @records("xlogy", "xlogy_scalar_other")
 def xlogy_(self, other):
-    _check_inplace(self)
+    _check_inplace(self, other)
     return _inplace(self, "xlogy_", _xlogy(self, other))
 
 
 @method("fmod_")
 @records("fmod_scalar", "fmod")
 def fmod_(self, other):
-    _check_inplace(self)
+    _check_inplace(self, other)
     return _inplace(self, "fmod_", _fmod(self, other))
 
 
 @method("lerp_")
 def lerp_(self, end, weight):
-    _check_inplace(self)
+    _check_inplace(self, end, weight)
     return _inplace(self, "lerp_", _lerp(self, end, weight, "lerp_"))
 
 
 @method("addcmul_")
 def addcmul_(self, tensor1, tensor2, *, value=1):
-    _check_inplace(self)
+    _check_inplace(self, tensor1, tensor2)
     return _inplace(self, "addcmul_", _addc("addcmul", self, tensor1, tensor2, value, False))
 
 
 @method("addcdiv_")
 def addcdiv_(self, tensor1, tensor2, *, value=1):
-    _check_inplace(self)
+    _check_inplace(self, tensor1, tensor2)
     return _inplace(self, "addcdiv_", _addc("addcdiv", self, tensor1, tensor2, value, True))
 
 
@@ -741,7 +741,7 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 @records("clamp", "clamp_tensor")
 def clamp_(self, min=None, max=None):
     """In-place clamp: ClampBackward1 for number bounds, ClampBackward0 for tensor bounds."""
-    _check_inplace(self)
+    _check_inplace(self, min, max)
     computed = _clamp(self, min, max, "clamp_")
     dt = self._data.dtype
     numbers = [_operand(b)[0] for b in (min, max) if b is not None and not isinstance(b, Tensor)]
@@ -754,14 +754,14 @@ def clamp_(self, min=None, max=None):
 @method("clamp_min_")
 @records("clamp_min", "clamp_min_tensor")
 def clamp_min_(self, min):
-    _check_inplace(self)
+    _check_inplace(self, min)
     return _inplace(self, "clamp_min_", _clamp_bound(self, min, True))
 
 
 @method("clamp_max_")
 @records("clamp_max", "clamp_max_tensor")
 def clamp_max_(self, max):
-    _check_inplace(self)
+    _check_inplace(self, max)
     return _inplace(self, "clamp_max_", _clamp_bound(self, max, False))
 
 

@@ -13,8 +13,9 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import _empty_strided, _make, _wrap_dim
+from .._tensor import _InferenceVersion, _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
+from ..autograd.grad_mode import _state
 from ..autograd.graph import overlaps, writable_view
 from ._common import _as_tensor, _dims, _needs
 from .pointwise import clone
@@ -22,8 +23,9 @@ from .pointwise import clone
 
 # ----- Views -------------------------------------------------------------------------------
 
-def _make_view(src, data, step):
-    """A tensor over `data`, a NumPy view of src's storage made by `step` = (func, args).
+def _make_view(src, data, step, multi=False):
+    """A tensor over `data`, a NumPy view of src's storage made by `step` = (func, args);
+    `multi`: one of several views returned together (unbind, split, chunk).
 
     Views share their base's version counter; `_base` is the root tensor and `_view_fn` the
     steps from the root, so in-place edits through the view can rewrite the base's history.
@@ -42,7 +44,28 @@ def _make_view(src, data, step):
     t._vc = vc = src._version_counter()
     if base is None:
         vc.views = True
+    creation = src._creation
+    if multi or not _state.enabled or creation is not None:
+        _set_creation(t, src, multi)
     return t
+
+
+def _set_creation(t, src, multi):
+    """torch's CreationMeta of the view t of src, for the views whose in-place edits torch
+    refuses: "no_grad" or "inference" (made in that mode), "multi" (one of several views
+    returned together). A view of such a view inherits it unless made in one of these modes
+    itself; "inference" is never replaced (torch's propagate_creation_meta). A view of an
+    inference tensor has none (torch makes it a plain tensor)."""
+    if type(t._vc) is _InferenceVersion:
+        return
+    new = "multi" if multi else None
+    if not _state.enabled:
+        new = "inference" if _state.inference else "no_grad"
+    creation = src._creation
+    if new is not None and creation != "inference":
+        creation = new
+    t._creation = creation
+    t._fn_ver = t._vc.v        # the version it was made at (autograd.graph.is_stale)
 
 
 def _reshape_view(a, shape):
@@ -411,12 +434,6 @@ def _getitem_view(a, key):
     return r if isinstance(r, np.ndarray) else a[key + (Ellipsis,)]
 
 
-def _output_view(a, key):
-    """_getitem_view for one of several views returned together (unbind, split, chunk): the
-    step marks them and their views, which torch refuses to edit in place."""
-    return _getitem_view(a, key)
-
-
 @export()
 @records("unbind")
 def unbind(self, dim=0):
@@ -425,7 +442,7 @@ def unbind(self, dim=0):
     outs = []
     for i in range(a.shape[d]):
         key = (slice(None),) * d + (i,)
-        outs.append(_make_view(self, _output_view(a, key), (_output_view, (key,))))
+        outs.append(_make_view(self, _getitem_view(a, key), (_getitem_view, (key,)), True))
     if _needs(self) and outs:
         part = a.shape[:d] + a.shape[d + 1:]
         record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))

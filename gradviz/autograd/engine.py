@@ -403,8 +403,9 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 try:
                     if not node._builtin:
                         mode.on()       # a custom Function's backward
+                    # (the saved values are freed by _apply itself, without retain_graph)
                     if node._into is None or create_graph:
-                        outs = node._apply(grads, create_graph)
+                        outs = node._apply(grads, create_graph, None, not retain_graph)
                     else:
                         if private is None:
                             private = _layout_private(deps)
@@ -413,13 +414,13 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                         outs = g = old = None
                         if private and node._into(grads[0], buffers):
                             outs = ()
+                            if not retain_graph:
+                                node._release()
                         else:
-                            outs = node._apply(grads, create_graph)
+                            outs = node._apply(grads, create_graph, None, not retain_graph)
                 except Exception as exc:
                     _annotate(exc, node)
                     raise
-                if not retain_graph:
-                    node._release()
         elif (plain and type(node) is AccumulateGrad and not create_graph
               and node._hooks is None and node._prehooks is None):
             # A leaf without hooks: AccumulateGrad's plain case, here (it has no next node).

@@ -286,13 +286,19 @@ class FormulaNode(Node):
         # Usually the class name; copy_'s is "torch::autograd::CopyBackwards" in torch.
         return self._entry.display
 
-    def _apply(self, grads, create_graph, need=None):
+    def _apply(self, grads, create_graph, need=None, release=False):
         saved = self._saved
         if type(saved) is _Freed:               # self._released, without the property call
             raise RuntimeError(_FREED)
         plan = self._plan
+        # `release`: free the saved values once the formulas ran (a backward that does not
+        # retain the graph), from what this pass over them found: _release without its own
+        # pass. `kept` is what stays readable then: the numbers, None for each array.
+        kept = None
         if self._packed:
             vals = self._unpack_hooked(plan, create_graph)
+            if release:
+                kept = _keep_numbers(saved)
         else:
             # The saved values for the formulas (arrays for a plain backward, Tensors with
             # create_graph), after checking that no saved tensor was modified in place. (Here
@@ -309,6 +315,10 @@ class FormulaNode(Node):
                     vals.append(v if create_graph else v._data)
                 else:
                     vals.append(v)
+                    if kept is None:
+                        kept = [None] * len(saved)
+                    if not isinstance(v, _ndarray):
+                        kept[k] = v
             if plan.saves_result:
                 vc = self._resvc        # None: the output never had an edit nor a view
                 want = 0 if vers is None else vers[-1]
@@ -322,8 +332,9 @@ class FormulaNode(Node):
             _, f, pos = calls[0]
             mask = self._mask if need is None else self._mask & need
             if not mask:        # no edge wants a gradient (_unpack): no formula runs
-                return [None] * len(edges(self))
-            out = list(f(grad, mask, *[vals[p] for p in pos]))
+                out = [None] * len(edges(self))
+            else:
+                out = list(f(grad, mask, *[vals[p] for p in pos]))
             if need is not None:
                 out = [g if need >> i & 1 else None for i, g in enumerate(out)]
         else:
@@ -351,6 +362,8 @@ class FormulaNode(Node):
                 if g is not None and not (type(g) is _ndarray and g.shape == m[0]
                                           and g.dtype == m[1]):
                     out[i] = fit_to(g, m[0], m[1])
+        if release:
+            self._free(kept)
         return out
 
     def _modified(self, k, v, want):
@@ -415,15 +428,21 @@ class FormulaNode(Node):
             self._resvc = vc
 
     def _release(self):
-        plan = self._plan
-        if plan.saves_tensors:
+        if self._plan.saves_tensors:
             saved = self._saved
             for v in saved:
                 if not isinstance(v, _Tensor):
-                    self._saved = _Freed(_keep_numbers(saved))
+                    self._free(_keep_numbers(saved))
                     break
             else:
-                self._saved = _ALL_FREED         # the common case: only tensors were saved
+                self._free(None)         # the common case: only tensors were saved
+
+    def _free(self, kept):
+        """Free the saved tensors and the result; `kept`: the saved values that stay readable
+        (the numbers, None for each array), None when there are none."""
+        plan = self._plan
+        if plan.saves_tensors:
+            self._saved = _ALL_FREED if kept is None else _Freed(kept)
             if plan.saves_result:
                 self._res = None
             if self._packed:

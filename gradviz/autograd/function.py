@@ -64,7 +64,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 who = (t._fn, t._nr) if nr is None else (self, nr)
                 raise modified_error(t._data, who, t._version, v)
 
-    def _apply(self, grads, create_graph, need=None):
+    def _apply(self, grads, create_graph, need=None, release=False):
         # `need` is not used: torch hands on every gradient a custom backward returns (its
         # post-hooks see them all), whichever next functions run.
         from .._tensor import Tensor
@@ -102,6 +102,8 @@ class BackwardCFunction(Node, FunctionCtx):
                 if not create_graph:
                     g = g._data
             out.append(g)
+        if release:
+            self._release()
         return out
 
     def _release(self):

@@ -319,9 +319,10 @@ class Node:
         this node (see FormulaNode); CopySlices returns before looking at its op's, as torch's
         does."""
 
-    def _apply(self, grads, create_graph, need=None):
+    def _apply(self, grads, create_graph, need=None, release=False):
         """The gradients for the next functions; `need` (a bit per edge, None for all) says
-        which edges lead to a node this backward runs: the others may get None."""
+        which edges lead to a node this backward runs: the others may get None. `release`:
+        _release once they are computed (a backward that does not retain the graph)."""
         raise NotImplementedError(f"{self.name()} has no backward")
 
 
@@ -344,7 +345,7 @@ class AccumulateGrad(Node):
     def _tensor_hooks(self, nr):
         return self.variable._hooks
 
-    def _apply(self, grads, create_graph, need=None):
+    def _apply(self, grads, create_graph, need=None, release=False):     # (saves nothing)
         from .._tensor import Tensor, _make
         g = grads[0]
         var = self.variable
@@ -680,7 +681,7 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
-    def _apply(self, grads, create_graph, need=None):
+    def _apply(self, grads, create_graph, need=None, release=False):
         g = grads[0]
         # the op's backward always gives its edge 0 (the view's region)
         fn_need = None if need is None else need | 1
@@ -700,6 +701,8 @@ class CopySlices(Node):
                 outs = [None if o is None else _as_tensor(o) for o in outs]
         if need is not None and not need & 1:
             outs[0] = None      # torch: no gradient for the base's history when it does not run
+        if release:
+            self._release()
         return outs
 
     def _apply_recorded(self, g, need):

@@ -13,6 +13,7 @@ True
 """
 
 import contextlib
+import hashlib
 import io
 import math
 import weakref
@@ -27,13 +28,22 @@ from .tracer import Tracer
 __all__ = ["gradcheck_file", "VERDICTS"]
 
 
+def _fingerprint(tensor):
+    """A digest of a leaf's values: the unmoved run keeps one per leaf, as it was made, to
+    tell whether the file changed it later where autograd does not see (.data)."""
+    values = np.ascontiguousarray(_array(tensor))
+    return hashlib.blake2b(values.data, digest_size=16).digest()
+
+
 class _Float64Tracer(Tracer):
-    """Upcasts each new leaf to float64, and moves one element of one leaf by `delta`."""
+    """Upcasts each new leaf to float64, and moves one element of one leaf by `delta`; the
+    unmoved run keeps each leaf's fingerprint as made (`first_values`, by leaf number)."""
 
     def __init__(self, perturb=None):
         super().__init__(keep_grads=False)
         self.retain_all = True
         self.perturb = perturb
+        self.first_values = {}
 
     def leaf(self, tensor):
         k = len(self.leaves)
@@ -43,6 +53,8 @@ class _Float64Tracer(Tracer):
         if self.perturb is not None and self.perturb[0] == k:
             flat = tensor._array().reshape(-1)
             flat[self.perturb[1]] += self.perturb[2]
+        elif self.perturb is None:
+            self.first_values[k] = _fingerprint(tensor)
 
 
 def _torch_float64_tracer(perturb=None):
@@ -60,6 +72,7 @@ def _torch_float64_tracer(perturb=None):
             def __init__(self, perturb=None):
                 super().__init__(keep_grads=False)
                 self.perturb = perturb
+                self.first_values = {}
                 self.reached = None     # the last node backward reached
                 self._seen = {}         # id(leaf) -> weak reference to it
 
@@ -92,6 +105,8 @@ def _torch_float64_tracer(perturb=None):
                     index = tuple(int(j) for j in np.unravel_index(self.perturb[1],
                                                                    tuple(tensor.shape)))
                     tensor.data[index] += self.perturb[2]
+                elif self.perturb is None:
+                    self.first_values[k] = _fingerprint(tensor)
 
             def call(self, func, types, args, kwargs):
                 place = _RETAIN_GRAPH_PLACE.get(self._backward_funcs.get(func))
@@ -232,8 +247,9 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         f0 = _value(base, rname)
         for leaf, g in zip(leaves, analytic):
             k = next(i for i, t in enumerate(base.tracer.leaves) if t is leaf)
+            changed = base.tracer.first_values.get(k, b"") != _fingerprint(leaf)
             entry["leaves"].append(checker.leaf(rname, f0, k, leaf, name_of[id(leaf)], g,
-                                                max_elements))
+                                                max_elements, changed))
     return _conclude(result)
 
 
@@ -307,8 +323,9 @@ class _Checker:
                 return None
         return left, right
 
-    def leaf(self, rname, f0, k, leaf, name, g, max_elements):
-        """The check of one leaf: element by element, at most max_elements of them."""
+    def leaf(self, rname, f0, k, leaf, name, g, max_elements, changed=False):
+        """The check of one leaf: element by element, at most max_elements of them. changed:
+        the file changed the leaf's values where autograd does not see (.data)."""
         info = {"name": name, "shape": list(leaf.shape), "total": int(leaf.numel()),
                 "checked": 0, "max_abs_error": None, "max_rel_error": None, "passed": False,
                 "status": "skipped", "skipped": None, "worst": None, "mismatched": 0,
@@ -318,6 +335,13 @@ class _Checker:
             info["skipped"] = (f"'{name}' was edited in place after it was made (version "
                                f"{leaf._version}): finite differences would move a different "
                                "value than the one the graph used")
+            return info
+        if changed:
+            # `w.data -= lr * w.grad` in a training loop: moving w as it was made moves the
+            # whole run, and the difference measured is not the gradient backward computed
+            info["skipped"] = (f"'{name}' was changed through .data after it was made "
+                               "(autograd does not see such edits): finite differences would "
+                               "move a different value than the one the graph used")
             return info
         if leaf.numel() == 0:
             info["skipped"] = f"'{name}' has no elements to move"

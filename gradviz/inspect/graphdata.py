@@ -15,7 +15,6 @@ True
 
 from typing import NamedTuple
 
-from ..autograd.graph import edges as _core_edges
 from .report import _Builder, _core_value, _dtype_name
 
 __all__ = ["GraphColumns", "graph_columns"]
@@ -50,7 +49,7 @@ def graph_columns(run):
     nodes, outs, name_of = b.nodes, b.outs, b.name_of
     index = {id(node): i for i, node in enumerate(nodes)}
     kinds, nexts, made = [], [], []
-    for node in nodes:
+    for node, edges in zip(nodes, b.walked_edges):
         kind = type(node).__name__
         kinds.append(kind)
         if kind == "AccumulateGrad":
@@ -62,7 +61,7 @@ def graph_columns(run):
             continue
         if not node._plain:     # a hook or retain_grad was added to it
             return None
-        nexts.append(tuple([index[id(fn)] for fn in _core_edges(node) if fn is not None]))
+        nexts.append(tuple([index[id(fn)] for fn, _ in edges if fn is not None]))
         made.append(outs.get((id(node), 0)))
     tensors = _tensors(b, index)
     if tensors is None or not _each_used_once(kinds, nexts) or \

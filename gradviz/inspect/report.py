@@ -334,6 +334,7 @@ class _Builder:
         began = []
         node_ids, nodes = self.node_ids, self.nodes
         consumed = self.consumed = set()
+        edges = self.walked_edges = []      # next_functions of nodes[i], as read here
         next_functions = _core_next_functions if self.gv else _next_functions
         for start in starts:
             if id(start) in node_ids:
@@ -348,6 +349,7 @@ class _Builder:
                 node_ids[k] = f"n{len(nodes)}"
                 nodes.append(node)
                 e = next_functions(node)
+                edges.append(e)
                 if len(e) == 1:     # most nodes: no list to build
                     fn, nr = e[0]
                     if fn is not None:

@@ -16,7 +16,10 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
                             LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d)
 from .sparse import Embedding
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .multihead import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .modules import ConvTranspose1d, ConvTranspose2d
 from .modules import (AdaptiveAvgPool2d, AvgPool2d, Bilinear, Conv1d, Conv2d, Flatten, Fold,
                       MaxPool2d, ModuleDict, ParameterDict, ParameterList, Unflatten,
                       Unfold)
@@ -36,7 +39,8 @@ __all__ = ["Parameter", "Module", "Linear", "Sequential", "ModuleList", "Identit
            "UninitializedBuffer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
            "LSTMCell", "GRUCell", "Unfold", "Fold", "PReLU", "SELU", "CELU", "Mish", "Hardswish",
            "Hardsigmoid", "Softsign", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold",
-           "ParameterDict"]
+           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "ConvTranspose1d", "ConvTranspose2d", "MultiheadAttention"]
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of

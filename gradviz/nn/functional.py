@@ -2,6 +2,7 @@
 cross_entropy, nll_loss, conv1d, conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, pad,
 scaled_dot_product_attention — with torch's grad_fn names (linear is AddmmBackward0)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -14,7 +15,9 @@ from .._ops import (activation as _activation, dropout as _dropout, embedding as
 from .._ops.attention import scaled_dot_product_attention
 from .._ops import activation_extra as _more
 from .._ops.bilinear import bilinear
+from .._ops import upsample as _upsample
 from .._ops.convolution import conv1d, conv2d
+from .._ops.conv_transpose import conv_transpose1d, conv_transpose2d
 from .._ops.inplace import add_ as _add_, relu_
 from .._ops.im2col import col2im as fold, im2col as unfold
 from .._ops.padding import pad
@@ -41,7 +44,9 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
            "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
            "scaled_dot_product_attention", "dropout1d", "dropout2d", "unfold", "fold",
            "selu", "selu_", "celu", "celu_", "prelu", "mish", "hardswish", "hardsigmoid",
-           "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_"]
+           "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_",
+           "interpolate", "upsample", "conv_transpose1d", "conv_transpose2d",
+           "multi_head_attention_forward"]
 
 
 def relu(input, inplace=False):
@@ -650,6 +655,97 @@ def threshold(input, threshold, value, inplace=False):
 def threshold_(input, threshold, value):
     return _more.threshold_op(input, threshold, value, True)
 
+
+# ----- interpolate (gradviz._ops.upsample) -------------------------------------------------------
+
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_MODE_DIMS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}    # input dims they need
+
+
+def _spatial_list(what, value, input, dim):
+    """size or scale_factor as one value per spatial dim (torch's checks)."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * dim
+    if len(value) != dim:
+        shape = "output size of" if what == "size" else "scale_factor of shape"
+        fmt = "output size" if what == "size" else "scale_factor"
+        letters = "(o1, o2, ...,oK)" if what == "size" else "(s1, s2, ...,sK)"
+        raise ValueError(f"Input and {'output' if what == 'size' else 'scale_factor'} must have "
+                         f"the same number of spatial dimensions, but got input with spatial "
+                         f"dimensions of {list(input.shape[2:])} and {shape} {value}. Please "
+                         f"provide input tensor in (N, C, d1, d2, ...,dK) format and {fmt} in "
+                         f"{letters} format.")
+    return list(value)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """input resized along its spatial dims, as torch's interpolate: modes 'nearest' (3-D and
+    4-D input) and 'bilinear' (4-D), by size or scale_factor; other modes are refused.
+
+    >>> import gradviz as torch
+    >>> x = torch.tensor([[[[1.0, 2.0]]]])
+    >>> torch.nn.functional.interpolate(x, scale_factor=2)
+    tensor([[[[1., 1., 2., 2.],
+              [1., 1., 2., 2.]]]])
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    output_size = scales = None
+    if size is not None:
+        output_size = _spatial_list("size", size, input, dim)
+    else:
+        scales = [float(s) for s in _spatial_list("scale_factor", scale_factor, input, dim)]
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor:
+        output_size = [math.floor(float(input.shape[i + 2]) * scales[i]) for i in range(dim)]
+        scales = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if output_size is None:     # torch's compute_output_size: the product truncated
+        output_size = [int(input.shape[i + 2] * scales[i]) for i in range(dim)]
+    scales = scales or [None] * dim
+    if mode == "nearest" and input.dim() == 3:
+        return _upsample.upsample_nearest1d(input, output_size, *scales)
+    if mode == "nearest" and input.dim() == 4:
+        return _upsample.upsample_nearest2d(input, output_size, *scales)
+    if mode == "bilinear" and input.dim() == 4:
+        if antialias:
+            raise _not_implemented("interpolate(antialias=True)")
+        return _upsample.upsample_bilinear2d(input, output_size, align_corners, *scales)
+    needs = _MODE_DIMS.get(mode)
+    if needs is not None and input.dim() in (3, 4, 5) and input.dim() != needs:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {needs}D "
+                                  f"input")
+    if input.dim() in (3, 4, 5) and mode in _MODES.split(" | "):
+        raise NotImplementedError(f"gradviz: torch.nn.functional.interpolate(mode={mode!r}) on a "
+                                  f"{input.dim()}-D input is not implemented by gradviz's core "
+                                  f"(it has 'nearest' on 3-D and 4-D input and 'bilinear' on 4-D "
+                                  f"input); run with --backend torch to use PyTorch")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                              f"{input.dim()}D) for the modes: {_MODES} (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated in torch: interpolate, with torch's warning."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=_user_stacklevel())
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# multi-head attention is composed of the functions above (written as torch writes it)
+from .multihead import multi_head_attention_forward  # noqa: E402
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".

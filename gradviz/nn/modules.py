@@ -877,14 +877,15 @@ class Module:
         return main + ")"
 
 
-def _weight_and_bias(module, weight_shape, bias, dtype, device):
-    """The layer's weight (of weight_shape) and bias (of weight_shape[0], or a None parameter
-    when bias is False, as torch registers it), then its reset_parameters(), as torch's
-    layers do."""
+def _weight_and_bias(module, weight_shape, bias, dtype, device, bias_size=None):
+    """The layer's weight (of weight_shape) and bias (of bias_size, by default weight_shape[0],
+    or a None parameter when bias is False, as torch registers it), then its
+    reset_parameters(), as torch's layers do."""
     from .. import _creation
     module.weight = Parameter(_creation.empty(*weight_shape, dtype=dtype, device=device))
     if bias:
-        module.bias = Parameter(_creation.empty(weight_shape[0], dtype=dtype, device=device))
+        size = weight_shape[0] if bias_size is None else bias_size
+        module.bias = Parameter(_creation.empty(size, dtype=dtype, device=device))
     else:
         module.register_parameter("bias", None)
     module.reset_parameters()
@@ -1344,6 +1345,7 @@ _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 class _ConvNd(Module):
     _nd = 0
+    _transposed = False     # ConvTranspose: weight (in_channels, out_channels / groups, *k)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -1371,7 +1373,7 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, nd)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, nd)
         self.dilation = _ntuple(dilation, nd)
-        self.transposed = False
+        self.transposed = self._transposed
         self.output_padding = (0,) * nd
         self.groups = groups
         self.padding_mode = padding_mode
@@ -1386,8 +1388,11 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
                                                      for _ in range(2)]
-        _weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias,
-                         dtype, device)
+        if self._transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, bias, dtype, device, out_channels)
 
     def reset_parameters(self):
         """torch's initialisation, draw for draw: kaiming_uniform_(a=sqrt(5)) for the weight,
@@ -1416,6 +1421,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -1442,6 +1449,71 @@ class Conv2d(_ConvNd):
     >>> import gradviz as torch
     >>> torch.nn.Conv2d(3, 8, 3, padding=1)
     Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    """
+
+    _nd = 2
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution layer (F.conv_transpose1d/2d), with torch's initialisation
+    (the same draws as the convolution's, on the (in, out / groups, *kernel) weight)."""
+
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, self._nd)
+
+    def _output_padding(self, input, output_size):
+        """torch's: the output_padding that gives output_size (checked against the valid
+        range), or the layer's own."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        lead = 2 if input.dim() == nd + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + nd:
+            output_size = output_size[lead:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must "
+                             f"have {nd} or {lead + nd} elements (got {len(output_size)})")
+        low = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
+               + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        high = [n + s - 1 for n, s in zip(low, self.stride)]
+        if any(not lo <= n <= hi for n, lo, hi in zip(output_size, low, high)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
+                             f"from {low} to {high} (for an input of {input.shape[lead:]})")
+        return [n - lo for n, lo in zip(output_size, low)]
+
+    def forward(self, input, output_size=None):
+        conv = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding,
+                     self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution layer over (N, C, L) input (F.conv_transpose1d).
+
+    >>> import gradviz as torch
+    >>> torch.nn.ConvTranspose1d(2, 3, 2, stride=2)
+    ConvTranspose1d(2, 3, kernel_size=(2,), stride=(2,))
+    """
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution layer over (N, C, H, W) input (F.conv_transpose2d).
+
+    >>> import gradviz as torch
+    >>> torch.nn.ConvTranspose2d(8, 3, 4, stride=2, padding=1)
+    ConvTranspose2d(8, 3, kernel_size=(4, 4), stride=(2, 2), padding=(1, 1))
     """
 
     _nd = 2

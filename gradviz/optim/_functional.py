@@ -88,10 +88,12 @@ def sqrt(a):
     return np.sqrt(a)
 
 
-def bump(t, op, times=1):
-    """Count `times` in-place edits of tensor t (torch's `_version` goes up once per in-place
-    call): one call of bump_version, so an inspector finds the user's line once for them."""
-    bump_version(t, op, times)
+def bump(t, *ops):
+    """Count the in-place edits `ops` of tensor t, in order (torch's `_version` goes up once
+    per in-place call), each under its own name, as an inspector sees torch's
+    `buf.mul_(momentum).add_(grad)`: "mul_", then "add_"."""
+    for op in ops:
+        bump_version(t, op)
 
 
 def decay_square(state, x, rho):
@@ -101,5 +103,5 @@ def decay_square(state, x, rho):
     s = state._array()
     s *= s.dtype.type(rho)
     addcmul(s, x, x, 1 - rho, out=s)
-    bump(state, "addcmul_", 2)
+    bump(state, "mul_", "addcmul_")
     return s

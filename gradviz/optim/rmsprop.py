@@ -57,7 +57,7 @@ class RMSprop(Optimizer):
             b = buf._array()
             b *= b.dtype.type(group["momentum"])
             F.addcdiv(b, grad, avg, 1, out=b)
-            F.bump(buf, "addcdiv_", 2)
+            F.bump(buf, "mul_", "addcdiv_")
             F.add(param, b, -group["lr"], out=param)
             F.bump(p, "add_")
         else:

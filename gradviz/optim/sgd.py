@@ -51,7 +51,7 @@ class SGD(Optimizer):
                 b = buf._array()
                 b *= b.dtype.type(momentum)
                 F.add(b, grad, 1 - group["dampening"], out=b)
-                F.bump(buf, "add_", 2)
+                F.bump(buf, "mul_", "add_")
             grad = F.add(grad, buf._array(), momentum) if group["nesterov"] else buf._array()
         param = p._array()
         F.add(param, grad, -group["lr"], out=param)
