@@ -95,7 +95,7 @@ def _ops_names():
                                arctan2, asin, asin as arcsin, asinh, asinh as arcsinh, atan,
                                atan as arctan, atan2, atanh, atanh as arctanh, cosh, erf, erfc, exp2,
                                expm1, fmod, frac, hypot, lerp, log10, log1p, log2, logaddexp,
-                               logaddexp2, logit, logit_, rsqrt, sinh, tan, xlogy)
+                               logaddexp2, logit, rsqrt, sinh, tan, xlogy)
     from ._ops.bucketing import bucketize, searchsorted
     from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d
     from ._ops.activation_extra import (celu, celu_, hardshrink, prelu, selu, selu_, threshold,
@@ -104,8 +104,8 @@ def _ops_names():
         abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
         asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, erf_,
         erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, index_put_, log10_, log1p_,
-        log2_, log_, neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_,
-        sqrt_, square_, tan_, tanh_, trunc_, xlogy_, zero_)
+        log2_, log_, logit_, neg_, negative_, reciprocal_, relu_, round_, rsqrt_, sigmoid_,
+        sin_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_, zero_)
     from ._ops.counting import bincount, histc, histogram, unique, unique_consecutive
     from ._ops.decompositions import svd
     from ._ops.comparison import (and_ as bitwise_and, bitwise_not, lshift as bitwise_left_shift,

@@ -114,6 +114,10 @@ CHECKS = {
         ("batch_loss", "data"): 0.0115, ("batch_loss", "grad_fn"): "AddBackward0",
         ("rnn.rnn.weight_ih_l0", "shape"): [32, 57], ("rnn.rnn.weight_hh_l0", "version"): 165,
         ("data[0][0]", "version"): 5}),
+    "dcgan_transposed_conv.py": ([], 0, {
+        ("errD", "data"): 1.4231, ("errG", "data"): 0.6898, ("fake", "grad_fn"): "TanhBackward0",
+        ("fake", "shape"): [8, 1, 16, 16], ("netG.main.0.weight", "shape"): [16, 16, 4, 4],
+        ("errD_fake", "grad_fn"): "BinaryCrossEntropyBackward0"}),
     "cnn_random_data.py": ([], 0, {
         ("loss", "data"): 0.4742, ("loss", "grad_fn"): "NllLossBackward0",
         ("logits", "grad_fn"): "AddmmBackward0", ("model.0.weight", "shape"): [4, 1, 3, 3],

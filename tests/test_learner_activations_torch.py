@@ -69,8 +69,7 @@ def test_values_gradients_and_nodes_match_torch(case, dtype):
     tol = 1e-12 if dtype == "float64" else 1e-5
     for a, b in zip(ours[:2], theirs[:2]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-        if "shrink" not in case:     # torch's softshrink zero signs depend on its SIMD lanes
-            assert (np.signbit(a) == np.signbit(b))[~np.isnan(a)].all()
+        assert (np.signbit(a) == np.signbit(b))[~np.isnan(a)].all()
     assert ours[2:4] == theirs[2:4]
     assert ours[4] == theirs[4]
 
@@ -150,6 +149,16 @@ def _error(torch, case):
                                   "elu_inplace_leaf"])
 def test_errors_match_torch(case):
     assert _error(gradviz, case) == _error(real, case)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softshrink_zero_signs_follow_torchs_vector_and_scalar_loops(dtype):
+    for n in (1, 5, 8, 9, 13, 16, 17, 31, 33, 65):
+        x = np.resize(np.array([-0.0, -0.5, -0.2, 0.3, 0.0, -3.0]), n)
+        ours = gradviz.nn.functional.softshrink(gradviz.tensor(x, dtype=getattr(gradviz, dtype)))
+        theirs = real.nn.functional.softshrink(real.tensor(x, dtype=getattr(real, dtype)))
+        np.testing.assert_array_equal(np.signbit(ours.numpy()), np.signbit(theirs.numpy()))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_integer_inputs_as_torch():

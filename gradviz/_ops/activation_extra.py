@@ -167,10 +167,19 @@ def softshrink(self, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 1.79769e+308] for input dtype "
                            f"{_name(a.dtype)}, but found {lambd}")
-    # 0, not a * 0, in the middle: torch's vectorised kernel gives +0 for -0.0 there; a nan
-    # stays nan
-    r = np.where((a >= -lambd) & (a <= lambd), 0, np.where(a > 0, a - lambd, a + lambd))
+    r = np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, a * 0))
+    _vector_zeros(r, (a >= -lambd) & (a <= lambd))
     return _unary(D["softshrink"], self, r.astype(a.dtype, copy=False), (lambd,))
+
+
+def _vector_zeros(r, middle):
+    """torch's softshrink kernel gives a * 0 in the middle (-0.0 for a negative a) in its scalar
+    loop, but +0.0 in its vector loop, which takes the elements in whole 64-byte vectors (its
+    AVX-512 kernel) and leaves the remainder to the scalar loop: the same zeros here, for a
+    contiguous result."""
+    flat = r.reshape(-1)
+    whole = flat.size - flat.size % (64 // r.itemsize)
+    np.copyto(flat[:whole], 0, where=middle.reshape(-1)[:whole])
 
 
 @export("hardshrink")

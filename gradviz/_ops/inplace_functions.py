@@ -136,7 +136,7 @@ TOP_LEVEL = (
     "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
     "clamp_min_", "clip_", "cos_", "cosh_", "erf_", "erfc_", "exp2_", "exp_", "expm1_",
     "fill_", "fix_", "floor_", "frac_", "index_put_", "log10_", "log1p_", "log2_", "log_",
-    "neg_", "negative_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_",
+    "logit_", "neg_", "negative_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_",
     "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_")
 for _name in TOP_LEVEL:
     globals()[_name] = _registry.export(_name, tensor=False)(_registry.TENSOR[_name])

@@ -271,7 +271,7 @@ def logit(self, eps=None):
     return out
 
 
-@export("logit_")
+@method("logit_")
 def logit_(self, eps=None):
     """logit in place (LogitBackward0, saving self's old values)."""
     if self._data.dtype.kind != "f":
