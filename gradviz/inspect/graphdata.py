@@ -6,8 +6,8 @@ on gradviz's core, nothing but forward ops recorded), this reads those fields st
 recorded graph into columns: per node its type, edges, tensor made and site, per tensor the
 pieces its label and tooltip show. render/dot.py draws them (build_columns) with the same
 bytes as from the report. Anything else the drawing would show (a hook, a gradient, an in-place
-edit, an anomaly, a module call, an error) makes graph_columns answer None: the caller builds
-the report.
+edit, an anomaly, a module call, a leaf used by two nodes, an error) makes graph_columns answer
+None: the caller builds the report.
 
 >>> graph_columns(None) is None     # not a Run on gradviz's core
 True
