@@ -9,6 +9,8 @@ A row is `defderiv(signature, grad_fn name, saved names, formulas)`:
     node        torch's grad_fn class name (MulBackward0); `name=` when node.name() differs.
     args        the values the forward passes in for saving, under torch's `_saved_<name>`
                 names (`self`, `other`, `self_sym_sizes`, `dim`, ...).
+    exact       (optional) True when every formula gives its input's gradient in that input's
+                own shape and dtype (mm's, view's): the node keeps none to fit gradients to.
 
 Names in scope in a formula are its parameters:
 
@@ -1043,7 +1045,7 @@ defderiv("sin(Tensor self)", "SinBackward0", ("self",),
          self=lambda grad, self: grad * cos(self))
 defderiv("cos(Tensor self)", "CosBackward0", ("self",),
          self=lambda grad, self: grad * -sin(self))
-defderiv("tanh(Tensor self)", "TanhBackward0",
+defderiv("tanh(Tensor self)", "TanhBackward0", exact=True,
          self=tanh_backward)
 defderiv("sigmoid(Tensor self)", "SigmoidBackward0",
          self=sigmoid_backward)
@@ -1117,15 +1119,15 @@ for _op, _node, _dim_node in (("max", "MaxBackward1", "MaxBackward0"),
     defderiv(f"{_op}_dim(Tensor self, int dim, bool keepdim)",
              _dim_node, ("self_sym_sizes", "dim", "keepdim", "indices"),
              self=value_selecting_grad)
-defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",),
+defderiv("softmax(Tensor self, int dim)", "SoftmaxBackward0", ("dim",), exact=True,
          self=softmax_grad)
-defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",),
+defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",), exact=True,
          self=log_softmax_grad)
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
 defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", ("self", "mat2", "mat2_t"),
-         internal=("mat2_t",),
+         internal=("mat2_t",), exact=True,
          self=lambda grad, mat2: matmul(grad, mat_t(mat2)),
          mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
 defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
@@ -1167,7 +1169,7 @@ defderiv("transpose(Tensor self, int dim0, int dim1)",
 defderiv("permute(Tensor self, int[] dims)", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 defderiv("view(Tensor self, SymInt[] size)",
-         "ViewBackward0", ("self_sym_sizes",), saves_tensors=False,
+         "ViewBackward0", ("self_sym_sizes",), saves_tensors=False, exact=True,
          self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 defderiv("reshape_alias(Tensor self, SymInt[] size)",
          "ReshapeAliasBackward0", ("self_sym_sizes",), saves_tensors=False,
@@ -2004,7 +2006,7 @@ for _op, _node in (("nll_loss", "NllLossBackward0"), ("nll_loss2d", "NllLoss2DBa
     defderiv(f"{_op}(Tensor input, Tensor target, Tensor? weight, int reduction, "
              "SymInt ignore_index)",
              _node, ("self", "target", "weight", "reduction", "ignore_index", "total_weight"),
-             nondiff=("target", "weight"),
+             nondiff=("target", "weight"), exact=True,
              input=nll_loss_backward)
     # Its backward is an op of its own under create_graph=True, as in torch.
     defderiv(f"{_op}_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
@@ -2103,7 +2105,7 @@ defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scal
          "bool sparse)",
          "EmbeddingBackward0",
          ("weight_sym_argsize_0", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
-         nondiff=("indices",),
+         nondiff=("indices",), exact=True,
          weight=embedding_grad)
 
 

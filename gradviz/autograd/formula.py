@@ -112,6 +112,7 @@ class Derivative:
         self._needed = {}
         self._plans = {}
         self.saves_tensors = False
+        self.exact = False
         self.cls = make_node_class(self)
 
     def plan(self, mask):
@@ -182,7 +183,8 @@ DERIVATIVES = {}
 
 
 def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=True, name=None,
-             wrapped=(), nondiff=(), internal=(), result_name="result", **formulas):
+             wrapped=(), nondiff=(), internal=(), result_name="result", exact=False,
+             **formulas):
     """Add a row for the op `signature` ("op(Tensor self, Scalar other)"); `formulas` maps
     each differentiable Tensor parameter to its formula, `nondiff` lists the others.
 
@@ -193,7 +195,9 @@ def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=Tr
     Python number saved there reads back as a 0-d tensor (torch's wrapped number); `internal`
     names saved values torch does not have (gradviz's own bookkeeping): they get no
     `_saved_<name>` attribute; `result_name` is torch's name for the saved output when it is
-    not `result` (LinalgInvExBackward0's `_saved_inverse`).
+    not `result` (LinalgInvExBackward0's `_saved_inverse`). `exact`: every formula gives its
+    input's gradient in that input's own shape and dtype (mm's, embedding's), so a node keeps
+    no shapes and dtypes to fit the gradients to (record skips comparing them).
     """
     d = Derivative(signature, node, args, formulas, nondiff, n_out, variadic, name, wrapped,
                    internal, result_name)
@@ -201,6 +205,7 @@ def defderiv(signature, node, args=(), n_out=1, variadic=False, saves_tensors=Tr
         raise RowError(f"duplicate derivative for {d.op}")
     DERIVATIVES[d.op] = d
     d.saves_tensors = saves_tensors
+    d.exact = exact
     return d
 
 
@@ -587,6 +592,7 @@ def record(entry, out, inputs, args=()):
     od = out._data
     tod = type(od)
     shape = dt = None
+    fits = not entry.exact      # whether input shapes and dtypes are compared with the output's
     for t in inputs:
         if t is None or not t._rg:
             nexts.append(None)
@@ -610,7 +616,7 @@ def record(entry, out, inputs, args=()):
         d = t._data
         # Two NumPy scalars of one type have one dtype and shape (); reading .dtype and .shape
         # of a scalar costs more than the rest of this loop.
-        if d is not od and (type(d) is not tod or tod is _ndarray):
+        if fits and d is not od and (type(d) is not tod or tod is _ndarray):
             if shape is None:
                 shape, dt = od.shape, od.dtype
             if d.dtype is not dt and d.dtype != dt or d.shape != shape:
