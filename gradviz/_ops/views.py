@@ -13,11 +13,11 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import _InferenceVersion, _empty_strided, _make, _wrap_dim
+from .._tensor import Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ..autograd.grad_mode import _state
 from ..autograd.graph import overlaps, writable_view
-from ._common import _as_tensor, _dims, _needs
+from ._common import _dims, _needs, _type_name
 from .pointwise import clone
 
 
@@ -459,7 +459,7 @@ def _iter(self):
 @export("cat", "concat", "concatenate", tensor=False)
 @records("cat")
 def cat(tensors, dim=0):
-    tensors = [_as_tensor(x) for x in tensors]
+    tensors = _tensor_list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     _check_cat(tensors, dim)
@@ -474,6 +474,17 @@ def cat(tensors, dim=0):
         record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
     return out
 
+
+
+def _tensor_list(tensors):
+    """tensors as a list, refused with torch's parser error when one is not a tensor (a
+    number, a list, an array or None: torch converts none of them)."""
+    tensors = list(tensors)
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_type_name(x)}")
+    return tensors
 
 
 def _check_cat(tensors, dim):
@@ -499,7 +510,7 @@ def _check_cat(tensors, dim):
 @export("stack", tensor=False)
 @records("stack")
 def stack(tensors, dim=0):
-    tensors = [_as_tensor(x) for x in tensors]
+    tensors = _tensor_list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = _wrap_dim(dim, tensors[0].dim() + 1)
