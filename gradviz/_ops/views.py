@@ -466,10 +466,7 @@ def cat(tensors, dim=0):
     d = _wrap_dim(dim, tensors[0].dim())
     rt = _dtype.result_type([x._data if x._data.ndim else x._data.reshape(1) for x in tensors])
     out = np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False)
-    if out.ndim not in (4, 5):
-        # torch's cat is C-ordered below 4 dims (NumPy keeps transposed inputs' order)
-        out = np.ascontiguousarray(out)
-    out = _make(out)
+    out = _make(_cat_layout(out, tensors))
     if _needs(*tensors):
         record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
     return out
@@ -485,6 +482,37 @@ def _tensor_list(tensors):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{_type_name(x)}")
     return tensors
+
+
+def _cat_layout(out, tensors):
+    """out in torch's memory format for cat (compute_output_memory_format): channels-last
+    when every input is (4-D or 5-D tensors whose strides suggest it), else C-ordered; NumPy
+    keeps the inputs' order of dims, whatever it is."""
+    if out.ndim in (4, 5) and all(_channels_last(x._data) for x in tensors):
+        # torch's channels-last strides, size-1 dims included: C 1, then W, H, (D,) N
+        shape, steps, step = out.shape, [0] * out.ndim, out.itemsize
+        for d in (1,) + tuple(range(out.ndim - 1, 1, -1)) + (0,):
+            steps[d] = step
+            step *= shape[d]
+        res = np.lib.stride_tricks.as_strided(np.empty(out.size, out.dtype), shape, steps)
+        res[...] = out
+        return res
+    return np.ascontiguousarray(out)
+
+
+def _channels_last(a):
+    """torch's suggest_memory_format is ChannelsLast(3d) for a (is_channels_last_strides_2d
+    and _3d): strides growing over C, then the spatial dims from the last, then N, with the
+    ambiguous layouts (a size-0 dim, a C of stride 0, N with C's stride) left C-ordered."""
+    if type(a) is not np.ndarray or a.ndim not in (4, 5) or a.strides[1] == 0:
+        return False
+    low = 0
+    for d in (1,) + tuple(range(a.ndim - 1, 1, -1)) + (0,):
+        size, stride = a.shape[d], a.strides[d] // a.itemsize
+        if size == 0 or stride < low or (d == 0 and low == a.strides[1] // a.itemsize):
+            return False
+        low = stride * size if size > 1 else stride
+    return True
 
 
 def _check_cat(tensors, dim):
