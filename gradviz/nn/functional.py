@@ -81,22 +81,24 @@ def _softmax_dim(name, ndim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim(), _stacklevel)     # (torch's input.dim() too)
-    try:
-        return _reductions.softmax(input, dim, dtype)
-    except Exception:
-        _called("softmax", input)
-        raise
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)    # (torch reads it too)
+    return _refusing_non_tensors(_reductions.softmax, "softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)     # (torch's input.dim() too)
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)    # (torch reads it too)
+    return _refusing_non_tensors(_reductions.log_softmax, "log_softmax", input, dim, dtype)
+
+
+def _refusing_non_tensors(op, name, input, dim, dtype):
+    """op(input, dim, dtype) (softmax or log_softmax); a non-tensor input fails as torch's
+    input.<name>(dim) does."""
     try:
-        return _reductions.log_softmax(input, dim, dtype)
+        return op(input, dim, dtype)
     except Exception:
-        _called("log_softmax", input)
+        _called(name, input)
         raise
 
 
