@@ -4,6 +4,8 @@ unique records a node torch cannot differentiate (Unique2Backward0 / UniqueDimBa
 backward raises torch's NotImplementedError); histc and histogram are never recorded, as in torch.
 """
 
+import math
+
 import numpy as np
 
 from .. import return_types
@@ -92,6 +94,14 @@ def _count(a, edges, weight, exact):
     return hist
 
 
+def _bound(v, computed):
+    """A bound of histc's range as torch's message prints it: a NaN its min/max reduction
+    found in the data is x86's default NaN, whose sign bit is set ("-nan")."""
+    if v != v and (computed or math.copysign(1.0, v) < 0):
+        return "-nan"
+    return f"{v:g}"
+
+
 @export()
 def histc(self, bins=100, min=0, max=0, *, out=None):   # noqa: A002  (torch's names)
     """A histogram of self's values in `bins` equal bins from min to max (both 0: the data's
@@ -107,12 +117,14 @@ def histc(self, bins=100, min=0, max=0, *, out=None):   # noqa: A002  (torch's n
     _floating(a, "histogram_cpu")
     _check_bins(bins)
     lo, hi = float(min), float(max)
-    if lo == hi and a.size:
+    computed = lo == hi and a.size
+    if computed:
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+        raise RuntimeError(f"torch.histc: range of [{_bound(lo, computed)}, "
+                           f"{_bound(hi, computed)}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     return _make(_count(a, _edges(lo, hi, bins, a.dtype), None, exact=False))

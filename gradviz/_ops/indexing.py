@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from .._derivatives import DERIVATIVES as D
+from .._derivatives import DERIVATIVES as D, storage_memory
 from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _make
 from ..autograd.callsite import user_stacklevel
@@ -15,6 +15,7 @@ from ..autograd.formula import record
 from .._fperr import quietly
 from ._common import _TORCH_SCALAR, _as_tensor, _needs, _stored
 from .inplace import _check_inplace, _commit, _copy, _fill
+from .strided import _positions, storage_offset
 from .views import _select, _view_op, expand, unsqueeze, view
 
 
@@ -51,8 +52,16 @@ def _treat_sequence_as_tuple(key):
             return False
         if isinstance(item, (Tensor, slice)) or _is_sequence(item) or item is None \
                 or item is Ellipsis:
+            warnings.warn(_NON_TUPLE, UserWarning, stacklevel=user_stacklevel())
             return True
     return False
+
+
+# torch 2.13's warning (TORCH_WARN: at every such index) for a list taken as a tuple of indices
+_NON_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will "
+              "be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 "
+              "this will be interpreted as tensor index, x[torch.tensor(seq)], which will "
+              "result either in an error or a different result")
 
 
 def _index_array(t):
@@ -83,6 +92,9 @@ def _warn_byte_masks(sources):
 _EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
              "before performing this operation. This also applies to advanced indexing e.g. "
              "tensor[indices] = tensor")
+_EXPANDED_MASK = ("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                  "tensor before performing this operation. This also applies to advanced "
+                  "indexing e.g. tensor[mask] = scalar")
 
 
 def _check_put(self, key, sources, values, accumulate, inplace=True):
@@ -91,16 +103,15 @@ def _check_put(self, key, sources, values, accumulate, inplace=True):
     masked_fill_ (a one-element value through a lone mask, without accumulate). Out of place
     (index_put), torch writes into a clone, which neither is expanded nor overlaps anything."""
     a = self._array()
-    if inplace and _internal_overlap(a):
-        if not accumulate:
-            # torch warns and writes through to the elements the expanded dims share
-            raise NotImplementedError(f"gradviz: writing into an expanded tensor by index is "
-                                      f"not implemented (torch: {_EXPANDED}); clone() it "
-                                      "first, or run with --backend torch to use PyTorch")
+    shared = inplace and _internal_overlap(a)
+    if shared:
+        # torch warns and writes through to the elements the expanded dims share (_put_shared)
         warnings.warn(_EXPANDED, UserWarning, stacklevel=user_stacklevel())
     arrays = [k for k in key if not isinstance(k, slice)]
     if not accumulate and values._data.size == 1 and len(arrays) == 1 \
             and np.asarray(arrays[0]).dtype == np.bool_:
+        if shared:
+            warnings.warn(_EXPANDED_MASK, UserWarning, stacklevel=user_stacklevel())
         if _is_byte_mask(sources[0]):
             try:
                 a[key]      # the mask's shape is checked first
@@ -115,6 +126,36 @@ def _check_put(self, key, sources, values, accumulate, inplace=True):
                                "the written-to tensor refer to a single memory location. "
                                "Please clone() the tensor before performing the operation.")
     return False
+
+
+def _put_shared(self, key, values, accumulate, op):
+    """index_put_ into a tensor whose elements share memory (an expanded one): torch writes
+    element by element into the shared memory, so the last write to an element wins (or,
+    with accumulate, every value adds into it); here through each element's position in its
+    root's memory. Not recorded for autograd: refused when it would be."""
+    if _needs(self, values):
+        raise NotImplementedError(f"gradviz: {op} into an expanded tensor that requires grad "
+                                  f"is not implemented (torch: {_EXPANDED}); clone() it first, "
+                                  "or run with --backend torch to use PyTorch")
+    root = self if self._base_ is None else self._base_
+    r = root._array()
+    memory = storage_memory(r)
+    if memory is None or not memory.flags.writeable:
+        raise NotImplementedError(f"gradviz: {op} into an expanded view of a tensor whose "
+                                  "storage is not dense is not implemented; clone() it first, "
+                                  "or run with --backend torch to use PyTorch")
+    a = self._array()
+    try:
+        at = _positions(a, r, storage_offset(self))[key]
+    except IndexError as exc:
+        raise _index_error(exc, a, key) from None
+    new = np.broadcast_to(values._data, at.shape).reshape(-1)
+    if accumulate:
+        np.add.at(memory, at.reshape(-1), new)
+    else:
+        memory[at.reshape(-1)] = new
+    _commit(self, D["index_put"], (self, values), (key, accumulate, values.shape), op)
+    return self
 
 
 def _internal_overlap(a):
@@ -356,6 +397,8 @@ def _index_put_(self, indices, values):
     index_put_ (IndexPutBackward0)."""
     _check_inplace(self, values)
     a = self._array()
+    if _internal_overlap(a):
+        return _put_shared(self, indices, values, False, "setitem")
     try:
         a[indices] = values._data
     except IndexError as exc:
@@ -479,6 +522,8 @@ def index_put_(self, indices, values, accumulate=False):
         _index_put_(self, key, values)
         return self
     _check_inplace(self, values)
+    if _internal_overlap(self._array()):
+        return _put_shared(self, key, values, True, "index_put_")
     np.add.at(self._array(), key, values._data)
     _commit(self, D["index_put"], (self, values), (key, True, values.shape), "index_put_")
     return self

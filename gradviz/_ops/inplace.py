@@ -104,8 +104,12 @@ def _check_inplace(self, *others):
     base = self._base_
     # torch: a view requires grad when its base does, even one made in no_grad mode
     grad = self._rg or (base is not None and base._rg)
-    if not grad and not any(isinstance(o, Tensor) and o._rg for o in others):
-        return
+    if not grad:
+        for o in others:        # (a loop, not any() over a generator: every in-place op passes)
+            if isinstance(o, Tensor) and o._rg:
+                break
+        else:
+            return
     msg = None
     if base is not None:
         if self._creation is not None:

@@ -13,11 +13,11 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import _InferenceVersion, _empty_strided, _make, _wrap_dim
+from .._tensor import Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ..autograd.grad_mode import _state
 from ..autograd.graph import overlaps, writable_view
-from ._common import _as_tensor, _dims, _needs
+from ._common import _dims, _needs, _type_name
 from .pointwise import clone
 
 
@@ -459,21 +459,60 @@ def _iter(self):
 @export("cat", "concat", "concatenate", tensor=False)
 @records("cat")
 def cat(tensors, dim=0):
-    tensors = [_as_tensor(x) for x in tensors]
+    tensors = _tensor_list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     _check_cat(tensors, dim)
     d = _wrap_dim(dim, tensors[0].dim())
     rt = _dtype.result_type([x._data if x._data.ndim else x._data.reshape(1) for x in tensors])
     out = np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False)
-    if out.ndim not in (4, 5):
-        # torch's cat is C-ordered below 4 dims (NumPy keeps transposed inputs' order)
-        out = np.ascontiguousarray(out)
-    out = _make(out)
+    out = _make(_cat_layout(out, tensors))
     if _needs(*tensors):
         record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
     return out
 
+
+
+def _tensor_list(tensors):
+    """tensors as a list, refused with torch's parser error when one is not a tensor (a
+    number, a list, an array or None: torch converts none of them)."""
+    tensors = list(tensors)
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_type_name(x)}")
+    return tensors
+
+
+def _cat_layout(out, tensors):
+    """out in torch's memory format for cat (compute_output_memory_format): channels-last
+    when every input is (4-D or 5-D tensors whose strides suggest it), else C-ordered; NumPy
+    keeps the inputs' order of dims, whatever it is."""
+    if out.ndim in (4, 5) and all(_channels_last(x._data) for x in tensors):
+        # torch's channels-last strides, size-1 dims included: C 1, then W, H, (D,) N
+        shape, steps, step = out.shape, [0] * out.ndim, out.itemsize
+        for d in (1,) + tuple(range(out.ndim - 1, 1, -1)) + (0,):
+            steps[d] = step
+            step *= shape[d]
+        res = np.lib.stride_tricks.as_strided(np.empty(out.size, out.dtype), shape, steps)
+        res[...] = out
+        return res
+    return np.ascontiguousarray(out)
+
+
+def _channels_last(a):
+    """torch's suggest_memory_format is ChannelsLast(3d) for a (is_channels_last_strides_2d
+    and _3d): strides growing over C, then the spatial dims from the last, then N, with the
+    ambiguous layouts (a size-0 dim, a C of stride 0, N with C's stride) left C-ordered."""
+    if type(a) is not np.ndarray or a.ndim not in (4, 5) or a.strides[1] == 0:
+        return False
+    low = 0
+    for d in (1,) + tuple(range(a.ndim - 1, 1, -1)) + (0,):
+        size, stride = a.shape[d], a.strides[d] // a.itemsize
+        if size == 0 or stride < low or (d == 0 and low == a.strides[1] // a.itemsize):
+            return False
+        low = stride * size if size > 1 else stride
+    return True
 
 
 def _check_cat(tensors, dim):
@@ -499,7 +538,7 @@ def _check_cat(tensors, dim):
 @export("stack", tensor=False)
 @records("stack")
 def stack(tensors, dim=0):
-    tensors = [_as_tensor(x) for x in tensors]
+    tensors = _tensor_list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = _wrap_dim(dim, tensors[0].dim() + 1)

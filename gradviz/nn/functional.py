@@ -26,12 +26,17 @@ from .._registry import ops as _ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
 from ..autograd.callsite import user_stacklevel as _user_stacklevel
 from ..autograd.grad_mode import no_grad as _no_grad
+from .._keywords import argument_error as _argument_error
 from .._missing import module_getattr as _module_getattr
 
 
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d under torch's parameter names (`input=`)."""
-    return _ops.adaptive_avg_pool2d(input, output_size)
+    try:
+        return _ops.adaptive_avg_pool2d(input, output_size)
+    except Exception:
+        _called("size", input)
+        raise
 
 
 __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_loss",
@@ -50,15 +55,27 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
 
 
 def relu(input, inplace=False):
-    return relu_(input) if inplace else _pointwise.relu(input)
+    try:
+        return relu_(input) if inplace else _pointwise.relu(input)
+    except Exception:
+        _parsed("relu_" if inplace else "relu", ("input", input))
+        raise
 
 
 def tanh(input):
-    return _pointwise.tanh(input)
+    try:
+        return _pointwise.tanh(input)
+    except Exception:
+        _called("tanh", input)
+        raise
 
 
 def sigmoid(input):
-    return _pointwise.sigmoid(input)
+    try:
+        return _pointwise.sigmoid(input)
+    except Exception:
+        _called("sigmoid", input)
+        raise
 
 
 def _softmax_dim(name, ndim, stacklevel):
@@ -72,15 +89,25 @@ def _softmax_dim(name, ndim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (SoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _reductions.softmax(input, dim, dtype)
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)    # (torch reads it too)
+    return _refusing_non_tensors(_reductions.softmax, "softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (LogSoftmaxBackward0)."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _reductions.log_softmax(input, dim, dtype)
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)    # (torch reads it too)
+    return _refusing_non_tensors(_reductions.log_softmax, "log_softmax", input, dim, dtype)
+
+
+def _refusing_non_tensors(op, name, input, dim, dtype):
+    """op(input, dim, dtype) (softmax or log_softmax); a non-tensor input fails as torch's
+    input.<name>(dim) does."""
+    try:
+        return op(input, dim, dtype)
+    except Exception:
+        _called(name, input)
+        raise
 
 
 def linear(input, weight, bias=None):
@@ -93,19 +120,23 @@ def linear(input, weight, bias=None):
     >>> torch.nn.functional.linear(x, w, torch.zeros(4)).grad_fn
     <AddmmBackward0 ...>
     """
-    wt = _views.t(weight)
-    if bias is not None:
-        if input.dim() == 2:
-            return _linalg.addmm(bias, input, wt)
-        if input.is_contiguous():
-            # torch's _flatten_nd_linear: fold every leading dim into the rows of one addmm
-            lead = tuple(input.shape[:-1])
-            folded = _views.view(input, -1, input.shape[-1])
-            return _views.view(_linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
-    out = _linalg.matmul(input, wt)
-    if bias is None:
-        return out
-    return _add_(out, bias)      # torch adds the bias in place (version 1)
+    try:
+        wt = _views.t(weight)
+        if bias is not None:
+            if input.dim() == 2:
+                return _linalg.addmm(bias, input, wt)
+            if input.is_contiguous():
+                # torch's _flatten_nd_linear: fold every leading dim into the rows of one addmm
+                lead = tuple(input.shape[:-1])
+                folded = _views.view(input, -1, input.shape[-1])
+                return _views.view(_linalg.addmm(bias, folded, wt), *lead, weight.shape[0])
+        out = _linalg.matmul(input, wt)
+        if bias is None:
+            return out
+        return _add_(out, bias)      # torch adds the bias in place (version 1)
+    except Exception:
+        _parsed("linear", ("input", input), ("weight", weight), ("bias?", bias))
+        raise
 
 
 # ----- Activations -------------------------------------------------------------------------
@@ -117,7 +148,11 @@ def gelu(input, approximate="none"):
     >>> torch.nn.functional.gelu(torch.tensor([1.0]), approximate="tanh")
     tensor([0.8412])
     """
-    return _activation.gelu(input, approximate)
+    try:
+        return _activation.gelu(input, approximate)
+    except Exception:
+        _parsed("gelu", ("input", input))
+        raise
 
 
 def silu(input, inplace=False):
@@ -126,57 +161,101 @@ def silu(input, inplace=False):
         raise NotImplementedError("gradviz: torch.nn.functional.silu(inplace=True) is not "
                                   "implemented by gradviz's core; run with --backend torch to "
                                   "use PyTorch")
-    return _activation.silu(input)
+    try:
+        return _activation.silu(input)
+    except Exception:
+        _parsed("silu", ("input", input))
+        raise
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta (SoftplusBackward0)."""
-    return _activation.softplus(input, beta, threshold)
+    try:
+        return _activation.softplus(input, beta, threshold)
+    except Exception:
+        _parsed("softplus", ("input", input))
+        raise
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x, or negative_slope * x where x <= 0 (LeakyReluBackward0)."""
-    return _activation.leaky_relu(input, negative_slope, inplace)
+    try:
+        return _activation.leaky_relu(input, negative_slope, inplace)
+    except Exception:
+        _parsed("leaky_relu_" if inplace else "leaky_relu", ("input", input))
+        raise
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x, or alpha * (exp(x) - 1) where x <= 0 (EluBackward0)."""
-    return _activation.elu(input, alpha, inplace)
+    try:
+        return _activation.elu(input, alpha, inplace)
+    except Exception:
+        _parsed("elu_" if inplace else "elu", ("input", input))
+        raise
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped to [min_val, max_val] (HardtanhBackward0)."""
-    return _activation.hardtanh(input, min_val, max_val, inplace)
+    try:
+        return _activation.hardtanh(input, min_val, max_val, inplace)
+    except Exception:
+        _parsed("hardtanh_" if inplace else "hardtanh", ("input", input))
+        raise
 
 
 def leaky_relu_(input, negative_slope=0.01):
     """leaky_relu in place (LeakyReluBackward1)."""
-    return _activation.leaky_relu(input, negative_slope, True)
+    try:
+        return _activation.leaky_relu(input, negative_slope, True)
+    except Exception:
+        _parsed("leaky_relu_", ("input", input))
+        raise
 
 
 def elu_(input, alpha=1.0):
     """elu in place (EluBackward1)."""
-    return _activation.elu(input, alpha, True)
+    try:
+        return _activation.elu(input, alpha, True)
+    except Exception:
+        _parsed("elu_", ("input", input))
+        raise
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """hardtanh in place (HardtanhBackward0)."""
-    return _activation.hardtanh(input, min_val, max_val, True)
+    try:
+        return _activation.hardtanh(input, min_val, max_val, True)
+    except Exception:
+        _parsed("hardtanh_", ("input", input))
+        raise
 
 
 def relu6(input, inplace=False):
     """hardtanh(x, 0, 6), as torch records it (HardtanhBackward0)."""
-    return _activation.hardtanh(input, 0.0, 6.0, inplace)
+    try:
+        return _activation.hardtanh(input, 0.0, 6.0, inplace)
+    except Exception:
+        _parsed("relu6_" if inplace else "relu6", ("input", input))
+        raise
 
 
 def logsigmoid(input):
     """log(sigmoid(x)) (LogSigmoidBackward0)."""
-    return _activation.logsigmoid(input)
+    try:
+        return _activation.logsigmoid(input)
+    except Exception:
+        _parsed("log_sigmoid", ("input", input))
+        raise
 
 
 def glu(input, dim=-1):
     """a * sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
-    return _activation.glu(input, dim)
+    try:
+        return _activation.glu(input, dim)
+    except Exception:
+        _called("dim", input)
+        raise
 
 
 # ----- Losses ------------------------------------------------------------------------------
@@ -204,7 +283,8 @@ def _reduction(size_average, reduce, reduction):
 
 
 def _size_warning(input, target):
-    if target.shape != input.shape:
+    # size(), not shape: a non-tensor fails here as in torch ("no attribute 'size'")
+    if target.size() != input.size():
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
                       "to broadcasting. Please ensure they have the same size.",
@@ -277,7 +357,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)) for probabilities x (BinaryCrossEntropyBackward0)."""
     r = _reduction(size_average, reduce, reduction)
-    if target.shape != input.shape:
+    if target.size() != input.size():      # (a non-tensor fails here, as in torch)
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
                          f"size ({input.size()}) is deprecated. Please ensure they have the "
                          "same size.")
@@ -295,7 +375,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """binary_cross_entropy of sigmoid(input), computed stably
     (BinaryCrossEntropyWithLogitsBackward0)."""
     r = _reduction(size_average, reduce, reduction)
-    if target.shape != input.shape:
+    if target.size() != input.size():      # (a non-tensor fails here, as in torch)
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
     return _losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
@@ -317,6 +397,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "behave the same as 'batchmean' in the next major release.",
                           stacklevel=_user_stacklevel())
         r = _losses.reduction_enum(reduction)
+    # torch's parser refuses them first (an array input would give a loss here)
+    _parsed("kl_div", ("input", input), ("target", target))
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -334,14 +416,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """Negative log likelihood of class indices (NllLossBackward0; NllLoss2DBackward0 for
     (N, C, d) and (N, C, H, W) inputs, as in torch)."""
-    r = _reduction(size_average, reduce, reduction)
-    if input.dim() == 3:
-        # torch's nll_loss_nd: (N, C, d) is viewed as an image (N, C, d, 1).
-        n, c, d = input.shape
-        out = _losses.nll_loss(_views.view(input, n, c, d, 1),
-                              _views.view(target, *target.shape, 1), weight, r, ignore_index)
-        return _views.view(out, n, d) if r == 0 else out
-    return _losses.nll_loss(input, target, weight, r, ignore_index)
+    try:
+        r = _reduction(size_average, reduce, reduction)
+        if input.dim() == 3:
+            # torch's nll_loss_nd: (N, C, d) is viewed as an image (N, C, d, 1).
+            n, c, d = input.shape
+            out = _losses.nll_loss(_views.view(input, n, c, d, 1),
+                                  _views.view(target, *target.shape, 1), weight, r, ignore_index)
+            return _views.view(out, n, d) if r == 0 else out
+        return _losses.nll_loss(input, target, weight, r, ignore_index)
+    except Exception:
+        _parsed("nll_loss_nd", ("input", input), ("target", target), ("weight?", weight))
+        raise
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -354,22 +440,26 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     >>> torch.nn.functional.cross_entropy(x, torch.tensor([1, 3]), label_smoothing=0.1)
     tensor(1.3863, grad_fn=<AddBackward0>)
     """
-    r = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing:g}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = _reductions.log_softmax(input, class_dim)
-    if target.is_floating_point():
-        return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
-    if target.dim() == input.dim() and input.dim() > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    nll = nll_loss(logp, target, weight, None, ignore_index, None,
-                   ("none", "mean", "sum")[r])
-    if label_smoothing <= 0.0:
-        return nll
-    return _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing,
-                            class_dim)
+    try:
+        r = _reduction(size_average, reduce, reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing:g}")
+        class_dim = 0 if input.dim() == 1 else 1
+        logp = _reductions.log_softmax(input, class_dim)
+        if target.is_floating_point():
+            return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
+        if target.dim() == input.dim() and input.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        nll = nll_loss(logp, target, weight, None, ignore_index, None,
+                       ("none", "mean", "sum")[r])
+        if label_smoothing <= 0.0:
+            return nll
+        return _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing,
+                                class_dim)
+    except Exception:
+        _parsed("cross_entropy_loss", ("input", input), ("target", target), ("weight?", weight))
+        raise
 
 
 def _weight_view(weight, logp, class_dim):
@@ -442,7 +532,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             padding_idx = n + padding_idx
     else:
         padding_idx = -1
-    return _embedding.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    try:
+        return _embedding.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    except Exception:
+        _parsed("embedding", ("weight", weight), ("indices", input))
+        raise
 
 
 def one_hot(tensor, num_classes=-1):
@@ -453,14 +547,25 @@ def one_hot(tensor, num_classes=-1):
     tensor([[0, 0, 1],
             [1, 0, 0]])
     """
-    return _embedding.one_hot(tensor, num_classes)
+    try:
+        return _embedding.one_hot(tensor, num_classes)
+    except Exception:
+        _parsed("one_hot", ("input", tensor))
+        raise
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p in training and scale the rest by 1 / (1 - p)
     (MulBackward0 over a mask); the input itself when not training."""
     _check_p(p)
-    return (_dropout.dropout_ if inplace else _dropout.dropout)(input, p, training)
+    if not training and not isinstance(input, Tensor):
+        # (returned as it is below: torch's parser refuses it first)
+        _parsed("dropout_" if inplace else "dropout", ("input", input))
+    try:
+        return (_dropout.dropout_ if inplace else _dropout.dropout)(input, p, training)
+    except Exception:
+        _parsed("dropout_" if inplace else "dropout", ("input", input))
+        raise
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
@@ -468,7 +573,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
                         "of ints, not int")
-    return _normalization.layer_norm(input, normalized_shape, weight, bias, eps)
+    try:
+        return _normalization.layer_norm(input, normalized_shape, weight, bias, eps)
+    except Exception:
+        _parsed("layer_norm", ("input", input), (None, None), ("weight?", weight), ("bias?", bias))
+        raise
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -476,7 +585,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalize each channel over the batch (NativeBatchNormBackward0); in training the
     running statistics are updated in place, as torch does."""
     if training:
-        size = input.shape
+        size = input.size()        # (a non-tensor fails here, as in torch)
         n = 1
         for i, s in enumerate(size):
             if i != 1:
@@ -484,13 +593,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1 and len(size) >= 2:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.size()}")
-    return _normalization.batch_norm(input, weight, bias, running_mean, running_var, training,
-                                    momentum, eps)
+    try:
+        return _normalization.batch_norm(input, weight, bias, running_mean, running_var,
+                                        training, momentum, eps)
+    except Exception:
+        _parsed("batch_norm", ("input", input), ("weight?", weight), ("bias?", bias),
+                ("running_mean?", running_mean), ("running_var?", running_var))
+        raise
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalize groups of channels per sample (NativeGroupNormBackward0)."""
-    return _normalization.group_norm(input, num_groups, weight, bias, eps)
+    try:
+        return _normalization.group_norm(input, num_groups, weight, bias, eps)
+    except Exception:
+        _called("dim", input)
+        raise
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -746,6 +864,37 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 # multi-head attention is composed of the functions above (written as torch writes it)
 from .multihead import multi_head_attention_forward  # noqa: E402
+
+
+# ----- A non-tensor where a tensor is taken ----------------------------------------------------
+# torch 2.13 refuses None, a str, a list or a NumPy array given for a tensor: its C functions in
+# their argument parser ("relu(): argument 'input' (position 1) must be Tensor, not NoneType"),
+# its Python ones on the first method they call on it ("'NoneType' object has no attribute
+# 'tanh'"). gradviz's ops fail deeper ("no attribute '_data'"), so the functions below catch
+# the failure and say what torch says: checked only once the op has failed, the common call
+# pays nothing (a try block costs no instruction in Python 3.11).
+
+def _parsed(name, *params):
+    """Raise torch's parser error for the first (parameter, value) of params, in the parser's
+    order, whose value is not a tensor (a parameter ending in "?" also takes None; None for a
+    parameter that takes no tensor); return when there is none."""
+    for position, (param, value) in enumerate(params, 1):
+        if param is None or isinstance(value, Tensor) or (param[-1] == "?" and value is None):
+            continue
+        raise _argument_error(name, param.rstrip("?"), position, "Tensor", value) from None
+
+
+def _called(method, *values):
+    """Raise the error torch's Python code meets when it calls `method` on the first of values
+    that is not a tensor (AttributeError for None; a NumPy array's `size` is an int, not
+    callable); return when there is none."""
+    for value in values:
+        if not isinstance(value, Tensor):
+            try:
+                getattr(value, method)()
+            except Exception as exc:
+                raise exc.with_traceback(None) from None
+
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
 # Python's bare "has no attribute".
