@@ -561,8 +561,8 @@ class Tracer(_tracing.Tracer):
         locals, and `self` (a method's module: its `__del__` runs when the file drops it), are
         let go. Called when frame f makes a tensor: every kept frame not on a running stack
         returned. (A generator's frame is kept whole: it is suspended, not returned.)"""
-        running = callsite.running_around(f)
-        running.add(id(f))
+        # (only the user's function frames are ever kept: the walks stop at the host's frame)
+        running = {id(g) for g in callsite.user_functions(f)}
         if threading.active_count() > 1:
             _add_other_threads(running)
         still = []
@@ -703,8 +703,7 @@ def _add_other_threads(running):
     tops = sys._current_frames()
     del tops[threading.get_ident()]
     for top in tops.values():
-        running.add(id(top))
-        running.update(callsite.running_around(top))
+        running.update(id(g) for g in callsite.user_functions(top))
 
 
 # a generator's, coroutine's or async generator's frame: suspended, not returned, between calls
