@@ -726,7 +726,9 @@ class _Returned:
                     kept[name] = _Weak(value)
                 except TypeError:
                     pass        # an object that takes no weak reference: not a module
-            elif isinstance(value, (tensor_type, list, tuple, dict)) or _is_module(value):
+            elif issubclass(type(value), (tensor_type, list, tuple, dict)) or \
+                    _is_module(value):
+                # (by its real type: a user's object may fake or break __class__)
                 kept[name] = value
         self._locals = kept
 
