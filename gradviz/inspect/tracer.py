@@ -455,10 +455,9 @@ class Tracer(_tracing.Tracer):
             # The call's frame goes as it returns (a finished Module.__call__ frame holds the
             # module, its arguments and its result). frames: this method, the core's
             # _returned (not when the call raised), Module.__call__
-            f = _getframe(1)
-            if f.f_code is not self._call_code:
-                f = f.f_back
-            self.module_calls.pop(id(f), None)
+            f = callsite.frame_running(self._call_code, 2)
+            if f is not None:
+                self.module_calls.pop(id(f), None)
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
@@ -898,7 +897,6 @@ def _all_finite(a, quick=False):
 
 
 _ndarray = np.ndarray
-_getframe = sys._getframe
 _weakref = weakref.ref
 
 
