@@ -27,7 +27,7 @@ import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
-           "maker", "maker_frame", "user_functions", "running_around"]
+           "maker", "maker_frame", "user_functions", "running_around", "frame_running"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -202,6 +202,17 @@ def running_around(frame):
         running.add(id(f))
         f = f.f_back
     return running
+
+
+def frame_running(code, depth):
+    """The frame `depth` up (1: the caller of frame_running), or the one that called it, that
+    runs code object `code`; None when neither does."""
+    f = _getframe(depth)
+    for _ in range(2):
+        if f is None or f.f_code is code:
+            return f
+        f = f.f_back
+    return None
 
 
 def user_stacklevel():

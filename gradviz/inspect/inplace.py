@@ -174,9 +174,9 @@ def _invisible_edits(run, node, label, tname, data, vc, affected):
     if hasattr(run.tracer, "saved_of"):
         return out      # torch: an edit through .data cannot be told from other edits yet
     for ev in run.tracer.inplace_events:
-        if ev.seq <= idx or (vc is not None and ev.tensor._vc is vc):
+        if ev.seq <= idx or (vc is not None and ev.vc is vc):
             continue
-        d = ev.tensor._data
+        d = ev.data     # (the storage is kept weakly: a `.data` alias is freed at once)
         if isinstance(d, np.ndarray) and np.shares_memory(d, data):
             site = ev.site or (None, None)
             where = _site(run, node)

@@ -536,8 +536,8 @@ class _Builder:
         call = self.run.tracer.module_output.get(id(t))
         if call is None:
             return None
-        module, first = call
-        name = self._module_name(module)
+        module, first = call[0](), call[1]     # (weak references: the tracer's)
+        name = None if module is None else self._module_name(module)
         if name is None:
             return None
         first = None if first is None else first()

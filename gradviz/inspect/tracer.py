@@ -7,12 +7,17 @@ returned) and every node the engine ran, in the engine's order (the steps of `ru
 
 It never keeps a graph alive by itself: nodes are held weakly, so a training loop's earlier
 steps are freed as they would be under plain Python, and what they received goes with them.
-Output tensors are held strongly only for the last two backward generations (the forward of
-the last step, whose intermediates the report names), weakly before that.
+Nor does it keep the file's objects alive: output tensors, tensors edited in place and modules
+are held weakly (a `__del__`, a `weakref.finalize` or a WeakValueDictionary of the file's sees
+them go when plain Python would). What the report reads after the file ended is held strongly:
+the tensors and modules a function's last calls had in their locals (`main.x`, named after
+the run), and the nodes the engine ran in the last two backward calls (`run --step`).
 """
 
 import collections
 import math
+import sys
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -27,6 +32,7 @@ from ..autograd.graph import AccumulateGrad
 from ..autograd.saved import Held, hold
 from .report import VALUE_LIMIT, GradSummary
 from .modules import ModuleCalls
+from .names import _is_module
 
 __all__ = ["Tracer", "InplaceEvent", "HookEvent", "Step", "tracing"]
 
@@ -51,15 +57,33 @@ class _Edit(NamedTuple):
     """An in-place edit of the core's, with InplaceEvent's fields: the user's code object and
     instruction offset are kept, and the site read from them when asked (an optimizer edits
     every parameter at every step, and finding each edit's line as it happened cost a tenth
-    of the tracer's time). Made with tuple.__new__: no Python call per edit."""
+    of the tracer's time). Made with tuple.__new__: no Python call per edit.
 
-    tensor: object
+    The tensor is held weakly (an edited tensor the file dropped is freed, as under plain
+    Python), with the tensor it is a view of, its version counter and its storage: `tensor` is
+    the tensor, or once it is gone its base (an edit through a temporary view, `b[0] = 1`,
+    edited b), or None; `vc` and `data` (None once freed) let an edit through a temporary
+    `.data` alias still be matched with the storage it wrote."""
+
+    ref: object             # weak reference to the tensor edited
+    base: object            # weak reference to the tensor it is a view of (itself if none)
+    vc: object              # its version counter
+    data_ref: object        # weak reference to its NumPy storage (or a function giving None)
     op: str
     code: object
     offset: int
     version: int
     grad_enabled: bool
     seq: int
+
+    @property
+    def tensor(self):
+        t = self.ref()
+        return self.base() if t is None else t
+
+    @property
+    def data(self):
+        return self.data_ref()
 
     @property
     def site(self):
@@ -126,8 +150,8 @@ class Tracer(_tracing.Tracer):
                 entry[_LAST_EVENT].clear()
         self._drop_entry = drop_entry
         self._count = 0             # nodes created so far
-        self._recent = []           # outputs made since the previous backward began
-        self._previous = []         # outputs made in the generation before
+        self._recent = []           # outputs of several-output nodes made since the previous
+        self._previous = []         # backward began, and in the generation before (see made)
         # The gradients nodes received, in order: (node, grads) pairs with keep_history (and
         # on torch); else two lists, without an object per event: the nodes' weak references
         # and what each received (one gradient alone, several or a large one as a list).
@@ -177,11 +201,12 @@ class Tracer(_tracing.Tracer):
         self._frame_seq = 0
         self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
+        self._open = []             # kept frames that were running when last looked at
         # id(Module.__call__ frame) -> [frame, id of its last tensor], for the calls still open
         # (a finished call's frame holds its arguments, result and torch's closures: its
         # output is named in module_output, and the frame let go; see _drop_finished)
         self.module_calls = {}
-        self.module_output = {}     # id(tensor) -> (module, weakref to its first argument)
+        self.module_output = {}     # id(tensor) -> (weakrefs to module, to its first argument)
         self.modules = _ModuleCalls(self._nodes)    # which module call made each node
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
@@ -226,10 +251,15 @@ class Tracer(_tracing.Tracer):
                 outs = entry[_OUTS] = []
             elif type(outs) is not list:
                 outs = entry[_OUTS] = [outs]
+                if outs[0]() is not None:
+                    self._recent.append(outs[0]())
             while len(outs) <= nr:
                 outs.append(None)
             outs[nr] = weakref.ref(out)
-        self._recent.append(out)
+            # A node of several outputs (unbind, split, max along a dim) keeps them until the
+            # backward after next: the report lists each output of a node it shows, and one the
+            # file dropped while using its siblings (`for ii in x`) would be a row of '?'.
+            self._recent.append(out)
         if self.retain_grad and out._rg and not out._retains:
             out.retain_grad()
 
@@ -307,11 +337,22 @@ class Tracer(_tracing.Tracer):
         # at every step, and the edits are all kept; an offset past 256 is a new int each time)
         offset = self._offsets.setdefault(offset, offset)
         version = tensor._version
+        # weak references (an object's plain weak reference is made once and shared: an
+        # optimizer's edits of a parameter all hold the same one)
+        ref = base = _weakref(tensor)
+        if tensor._base_ is not None:
+            root = tensor._base_
+            while root._base_ is not None:
+                root = root._base_
+            base = _weakref(root)
+        data = tensor._data
+        data = _weakref(data) if type(data) is _ndarray else _none
         # several edits by one call: one walk to the user's line, an event per edit, each with
         # the version it made (the last one's is the counter's now)
         for k in range(times - 1, -1, -1):
-            self.inplace_events.append(_new_tuple(_Edit, (tensor, op, code, offset, version - k,
-                                                          _state.enabled, self._count)))
+            self.inplace_events.append(_new_tuple(_Edit, (
+                ref, base, tensor._vc, data, op, code, offset, version - k, _state.enabled,
+                self._count)))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
@@ -410,6 +451,13 @@ class Tracer(_tracing.Tracer):
 
     def module_return(self, module, result):
         self.modules.exit(module, result)
+        if self.module_calls:
+            # The call's frame goes as it returns (a finished Module.__call__ frame holds the
+            # module, its arguments and its result). frames: this method, the core's
+            # _returned (not when the call raised), Module.__call__
+            f = callsite.frame_running(self._call_code, 2)
+            if f is not None:
+                self.module_calls.pop(id(f), None)
 
     def ran(self, node, outs):
         """The engine finished node: record the step, and carry a hook's change downstream."""
@@ -488,6 +536,8 @@ class Tracer(_tracing.Tracer):
         """
         self._last_frame = f
         kept = self._frames
+        if self._open:
+            self._let_go(f)
         for f in reversed(callsite.user_functions(f, stop=kept)):
             code = f.f_code
             number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
@@ -497,8 +547,36 @@ class Tracer(_tracing.Tracer):
             if recent is None:
                 recent = self._frames_of[code] = collections.deque()
             recent.append(f)
+            if not code.co_flags & _SUSPENDS:
+                self._open.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
+
+    def _let_go(self, f):
+        """Replace the kept frames that have returned by what the report reads of them.
+
+        A returned frame still holds all its locals; under plain Python they would go now. The
+        report reads a frame's tensors, modules and containers (named_tensors); the rest of its
+        locals, and `self` (a method's module: its `__del__` runs when the file drops it), are
+        let go. Called when frame f makes a tensor: every kept frame not on a running stack
+        returned. (A generator's frame is kept whole: it is suspended, not returned.)"""
+        # (only the user's function frames are ever kept: the walks stop at the host's frame)
+        running = {id(g) for g in callsite.user_functions(f)}
+        if threading.active_count() > 1:
+            _add_other_threads(running)
+        still = []
+        for frame in self._open:
+            if id(frame) in running:
+                still.append(frame)
+                continue
+            entry = self._frames.pop(id(frame), None)
+            if entry is None:
+                continue    # let go already (its function's older calls are not kept)
+            done = _Returned(frame, self._tensor_type)
+            self._frames[id(done)] = (entry[0], done, entry[2])
+            recent = self._frames_of[frame.f_code]
+            recent[recent.index(frame)] = done
+        self._open = still
 
     @property
     def frames(self):
@@ -525,7 +603,9 @@ class Tracer(_tracing.Tracer):
         loc = call.f_locals
         args = loc.get("args") or ()
         first = args[0] if args and isinstance(args[0], self._tensor_type) else None
-        self.module_output[k] = (loc.get("self"), None if first is None else weakref.ref(first))
+        module = loc.get("self")
+        self.module_output[k] = (_none if module is None else weakref.ref(module),
+                                 None if first is None else weakref.ref(first))
 
     # ----- queries --------------------------------------------------------------------------
 
@@ -614,6 +694,59 @@ class Tracer(_tracing.Tracer):
     def leaves(self):
         """Tensors made to require grad, in order (None where one no longer exists)."""
         return [r() for r in self._leaves]
+
+
+def _add_other_threads(running):
+    """Add the ids of the frames other threads are running to the set `running` (this
+    thread's own frame is left alone: a frame holding itself would outlive its call)."""
+    tops = sys._current_frames()
+    del tops[threading.get_ident()]
+    for top in tops.values():
+        running.update(id(g) for g in callsite.user_functions(top))
+
+
+# a generator's, coroutine's or async generator's frame: suspended, not returned, between calls
+_SUSPENDS = 0x20 | 0x80 | 0x200
+
+
+class _Returned:
+    """What the report reads of a function's frame that returned (see Tracer._let_go): its
+    code and the locals named_tensors looks at (tensors of the backend's tensor_type, modules,
+    containers), a method's `self` held weakly."""
+
+    __slots__ = ("f_code", "_locals")
+
+    def __init__(self, frame, tensor_type):
+        self.f_code = frame.f_code
+        kept = {}
+        for name, value in frame.f_locals.items():
+            if name == "self":
+                try:
+                    kept[name] = _Weak(value)
+                except TypeError:
+                    pass        # an object that takes no weak reference: not a module
+            elif issubclass(type(value), (tensor_type, list, tuple, dict)) or \
+                    _is_module(value):
+                # (by its real type: a user's object may fake or break __class__)
+                kept[name] = value
+        self._locals = kept
+
+    @property
+    def f_locals(self):
+        out = {}
+        for name, value in self._locals.items():
+            if type(value) is _Weak:
+                value = value()
+                if value is None:
+                    continue
+            out[name] = value
+        return out
+
+
+class _Weak(weakref.ref):
+    """A weak reference to a frame's `self` (told apart from the frame's other values)."""
+
+    __slots__ = ()
 
 
 class _NodeRef(weakref.ref):
@@ -764,6 +897,12 @@ def _all_finite(a, quick=False):
 
 
 _ndarray = np.ndarray
+_weakref = weakref.ref
+
+
+def _none():
+    return None
+
 _isfinite = np.isfinite
 _isfinite_number = math.isfinite
 _count_nonzero = np.count_nonzero
