@@ -175,19 +175,15 @@ def _write_error(d, new, exc):
                         f"broadcast shape [{', '.join(map(str, full))}]")
 
 
-def bump_version(self, op, times=1):
-    """Count `times` in-place edits by one call (shared with views) and tell the inspector, if
-    one listens."""
+def bump_version(self, op):
+    """Count one in-place edit (shared with views) and tell the inspector, if one listens."""
     vc = self._vc
     if vc is None:
         vc = self._version_counter()
-    vc.v += times
+    vc.v += 1
     trace = _tracing.active
     if trace is not None:
-        if times == 1:      # a tracer whose inplace() takes no count keeps working
-            trace.inplace(self, op)
-        else:
-            trace.inplace(self, op, times)
+        trace.inplace(self, op)
 
 
 def _commit(self, entry, inputs, args, op):

@@ -61,11 +61,9 @@ class Tracer:
         """`tensor` is output number `tensor.output_nr` of `node` (its grad_fn from now on);
         once per differentiable output."""
 
-    def inplace(self, tensor, op, times=1):
+    def inplace(self, tensor, op):
         """`tensor` was edited in place by `op` (a name such as "add_" or "setitem"); its
-        version counter was already bumped. times: one call of the core made that many edits
-        in a row at the same place (an optimizer's `buf.mul_(m).add_(g)`, counted once each:
-        the counter went up by times, each edit in turn)."""
+        version counter was already bumped."""
 
     def refused(self, tensor, message):
         """Autograd is about to refuse an in-place edit of `tensor` (a leaf that requires

@@ -330,7 +330,7 @@ class Tracer(_tracing.Tracer):
         for i in bad:
             self.nonfinite.append((node, i))
 
-    def inplace(self, tensor, op, times=1):
+    def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
         # one int per offset, shared by its edits (an optimizer's line edits every parameter
@@ -347,12 +347,9 @@ class Tracer(_tracing.Tracer):
             base = _weakref(root)
         data = tensor._data
         data = _weakref(data) if type(data) is _ndarray else _none
-        # several edits by one call: one walk to the user's line, an event per edit, each with
-        # the version it made (the last one's is the counter's now)
-        for k in range(times - 1, -1, -1):
-            self.inplace_events.append(_new_tuple(_Edit, (
-                ref, base, tensor._vc, data, op, code, offset, version - k, _state.enabled,
-                self._count)))
+        self.inplace_events.append(_new_tuple(_Edit, (
+            ref, base, tensor._vc, data, op, code, offset, version, _state.enabled,
+            self._count)))
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
