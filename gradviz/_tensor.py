@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import _CPP_NAMES, Size, from_numpy_dtype
-from .autograd import tracing as _tracing
+from .autograd import callsite as _callsite, tracing as _tracing
 from .autograd.grad_mode import _outside, _state
 
 __all__ = ["Tensor"]
@@ -365,14 +365,11 @@ class Tensor(metaclass=_TorchClass):
 
     @property
     def grad_fn(self):
-        # A view whose base was edited since keeps its old grad_fn here (torch shows the one it
-        # regenerates, AsStridedBackward0): reading it must not add nodes under an inspector.
-        # The ops and backward that use the view regenerate it (autograd.graph.is_stale).
-        return self._fn
+        return _read_grad_fn(self)
 
     @property
     def is_leaf(self):
-        return self._fn is None
+        return _read_grad_fn(self) is None     # torch's reads the getter (which may refuse)
 
     @property
     def output_nr(self):
@@ -529,11 +526,14 @@ class Tensor(metaclass=_TorchClass):
 
     def __repr__(self):
         from ._tensor_str import tensor_repr
-        fn = self._fn
-        return tensor_repr(self._data, self._data.dtype.name,
-                           # torch prints the class name: <CopySlices>, not name()'s
-                           # "torch::autograd::CopySlices"
-                           grad_fn_name=None if fn is None else type(fn).__name__,
+        try:
+            fn = _read_grad_fn(self)
+            # torch prints the class name: <CopySlices>, not name()'s
+            # "torch::autograd::CopySlices"
+            name = None if fn is None else type(fn).__name__
+        except RuntimeError:
+            name = "Invalid"        # torch's, for a view whose grad_fn getter refuses
+        return tensor_repr(self._data, self._data.dtype.name, grad_fn_name=name,
                            requires_grad=self._rg)
 
     __str__ = __repr__
@@ -560,7 +560,31 @@ def _set_requires_grad(t, flag, dtype_message):
                            "InferenceMode is not allowed.")
     if flag and not t._rg and _tracing.active is not None:
         _tracing.active.leaf(t)
+    base = t._base_
+    if base is not None and base._rg and t._fn is None:
+        # torch: a view requires grad while its base does (one made in no_grad mode, say);
+        # its own flag only decides whether it has an AccumulateGrad (graph._through_base)
+        from .autograd.graph import _through_base
+        if not flag:
+            t._acc = _through_base
+        elif t._acc is _through_base:
+            t._acc = None
+        flag = True
     t._rg = bool(flag)
+
+
+def _read_grad_fn(t):
+    """t.grad_fn as torch's getter gives it: a view whose base, or another view of it, was
+    edited in place since its grad_fn was set gets a new one (AsStridedBackward0 over the
+    base's history), or torch's error for a view made in no_grad mode (autograd.graph.is_stale,
+    refresh). Only for a read by the user's code (the frame above the getter): the inspector
+    shows the graph as it was made, as its tracer of torch records it."""
+    vc = t._vc
+    if (t._base_ is not None and type(vc) is _Version and vc.v != t._fn_ver
+            and _callsite.called_by_user(3)):
+        from .autograd.graph import refresh
+        refresh(t)
+    return t._fn
 
 
 def _init(t, data):

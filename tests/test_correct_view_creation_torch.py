@@ -102,29 +102,9 @@ def _edit_view(t, view, edit, base):
     return v._version, v.tolist()
 
 
-# Known difference: in torch a view made in no_grad or inference mode of a tensor that
-# requires grad requires grad itself (with no grad_fn), so a view of it made in grad mode gets
-# a grad_fn and torch names that node ("Output 0 of Slice is a view of a view which was created
-# in no_grad mode ..."); gradviz's view does not require grad, and its error starts "A view
-# was created in no_grad mode ..." (setitem makes such a view with select).
-_VIEW_OF_NO_GRAD_VIEW = pytest.mark.xfail(
-    strict=True, reason="a view made in no_grad mode does not require grad in gradviz")
-
-
-def _known(view, edit):
-    if edit in ("no_grad_mul_", "inference_mul_"):
-        return False            # not checked outside grad mode
-    return view in ("no_grad_then_slice", "inference_then_view") or (
-        edit == "setitem" and view.startswith(("no_grad", "inference")))
-
-
-def _param(*args, known):
-    return pytest.param(*args, marks=_VIEW_OF_NO_GRAD_VIEW if known else ())
-
-
-@pytest.mark.parametrize("view, edit, base", [
-    _param(v, e, b, known=b != "no_grad" and _known(v, e))
-    for v in VIEWS for e in EDITS for b in ("leaf", "non_leaf", "no_grad")])
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("edit", EDITS)
+@pytest.mark.parametrize("base", ["leaf", "non_leaf", "no_grad"])
 def test_editing_a_view_in_place_is_refused_or_allowed_as_torch(view, edit, base):
     assert _edit_view(gradviz, view, edit, base) == _edit_view(torch, view, edit, base)
 
@@ -134,8 +114,7 @@ def _edit_base(t, view, edit):
     v = VIEWS[view](t, a)
     EDITS[edit](t, a)
     try:
-        # used by an op (gradviz regenerates a view's grad_fn there, not when .grad_fn is read)
-        fn = (v * 1).grad_fn.next_functions[0][0]
+        fn = (v * 1).grad_fn.next_functions[0][0]      # used by an op
     except RuntimeError as exc:
         return _first_sentence(exc)
     if fn is None:
@@ -145,15 +124,8 @@ def _edit_base(t, view, edit):
     return fn.name(), [n[0].name() for n in fn.next_functions], saved
 
 
-# Known difference: used after its base was edited, such a view is refused by torch (its
-# grad_fn getter), not by gradviz, where it does not require grad.
-_USED_AFTER_EDIT = pytest.mark.xfail(
-    strict=True, reason="a view made in no_grad mode does not require grad in gradviz")
-
-
-@pytest.mark.parametrize("view, edit", [
-    pytest.param(v, e, marks=_USED_AFTER_EDIT if v.startswith(("no_grad", "inference")) else ())
-    for v in VIEWS for e in ("mul_", "no_grad_mul_", "inference_mul_", "setitem")])
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("edit", ["mul_", "no_grad_mul_", "inference_mul_", "setitem"])
 def test_reading_a_views_grad_fn_after_its_base_was_edited_is_torchs(view, edit):
     assert _edit_base(gradviz, view, edit) == _edit_base(torch, view, edit)
 

@@ -83,10 +83,11 @@ def refresh_view(t):
         return                          # torch: nothing to regenerate, nothing to refuse
     if t._creation is not None:
         raise _view_error(t, True)
-    if t._fn_ver is None or t._fn is None:
+    if t._fn_ver is None and t._fn is not None:
         t._fn_ver = t._vc.v             # a grad_fn set elsewhere (a custom Function's output)
         return
     if base._rg:
+        # (a view made before its base required grad, too: torch regenerates it the same way)
         reread_from_base(base, t)       # (record sets _fn_ver)
     else:
         t._fn_ver = t._vc.v

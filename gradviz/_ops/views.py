@@ -16,7 +16,7 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ..autograd.grad_mode import _state
-from ..autograd.graph import overlaps, writable_view
+from ..autograd.graph import _through_base, overlaps, writable_view
 from ._common import _dims, _needs, _type_name
 from .pointwise import clone
 
@@ -42,6 +42,8 @@ def _make_view(src, data, step, multi=False):
         t._base_ = base
         t._view_fn = src._view_fn + (step,)
     t._vc = vc = src._version_counter()
+    if type(vc) is not _InferenceVersion:       # (which tracks no version)
+        t._fn_ver = vc.v    # the version it was made at (autograd.graph.is_stale)
     if base is None:
         vc.views = True
     creation = src._creation
@@ -61,11 +63,16 @@ def _set_creation(t, src, multi):
     new = "multi" if multi else None
     if not _state.enabled:
         new = "inference" if _state.inference else "no_grad"
+        if src._rg:
+            # torch: such a view requires grad while its base does, with no grad_fn and no
+            # AccumulateGrad (its own flag is off), so a view of it made in grad mode gets a
+            # node whose edge to it is (None, 0)
+            t._rg = True
+            t._acc = _through_base
     creation = src._creation
     if new is not None and creation != "inference":
         creation = new
     t._creation = creation
-    t._fn_ver = t._vc.v        # the version it was made at (autograd.graph.is_stale)
 
 
 def _reshape_view(a, shape):

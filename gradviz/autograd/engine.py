@@ -186,8 +186,7 @@ def _roots(tensors, grad_tensors, create_graph):
     roots, grads = [], []
     for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t._rg:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise _no_edge(k)
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -207,9 +206,17 @@ def _roots(tensors, grad_tensors, create_graph):
                 g = g.to(t.dtype)       # torch casts before the backward (ToCopyBackward0)
             if not create_graph:
                 g = g._data
-        roots.append(edge_of(t))
+        edge = edge_of(t)
+        if edge[0] is None:     # a view that requires grad only through its base: torch's check
+            raise _no_edge(k)
+        roots.append(edge)
         grads.append(g)
     return roots, grads
+
+
+def _no_edge(k):
+    return RuntimeError(f"element {k} of tensors does not require grad and does not have a "
+                        "grad_fn")
 
 
 def _to_tensor(g):

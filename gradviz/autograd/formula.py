@@ -609,6 +609,10 @@ def record(entry, out, inputs, args=()):
             fn = None if ref is None else ref()
             if fn is None:
                 fn = accumulator(t)
+                if fn is None:      # requires grad only through its base: no edge, as torch
+                    mask ^= bit >> 1
+                    nexts.append(None)
+                    continue
         elif t._nr:
             if nrs is None:
                 nrs = [0] * len(inputs)

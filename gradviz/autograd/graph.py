@@ -517,11 +517,21 @@ def refresh(t):
     refresh_view(t)
 
 
+def _through_base():
+    """The `_acc` of a leaf view that requires grad only through its base (one made in no_grad
+    or inference mode of a tensor that requires grad): like torch's grad_accumulator, which
+    reads the view's own flag, it has no AccumulateGrad, so gradient reaching it is dropped."""
+    return None
+
+
 def accumulator(t):
-    """The leaf's AccumulateGrad, shared while it is alive (torch keeps a weak reference)."""
+    """The leaf's AccumulateGrad, shared while it is alive (torch keeps a weak reference);
+    None for a view that requires grad only through its base (see _through_base)."""
     ref = t._acc
     acc = None if ref is None else ref()
     if acc is None:
+        if ref is _through_base:
+            return None
         acc = AccumulateGrad(t)
         t._acc = weakref.ref(acc)
     return acc
