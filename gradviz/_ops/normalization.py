@@ -160,8 +160,9 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         save_mean, save_invstd = mean, invstd
     else:
         if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation "
-                               "mode")
+            # torch names the first missing one
+            missing = "running_mean" if running_mean is None else "running_var"
+            raise RuntimeError(f"{missing} must be defined in evaluation mode")
         rstd = 1 / np.sqrt(running_var._data + eps)
         y = _affine((x - running_mean._data.reshape(shape)) * rstd.reshape(shape), weight,
                     bias, shape)
