@@ -294,7 +294,7 @@ def _first_wrong(name, overload, given, kwargs):
             continue
         # the stubs merge a Tensor overload and a Number one into "+": a single signature only
         # for the ops _ONE_SIGNATURE lists (floor_divide has two: torch's invalid combination)
-        one = kind == "" or (kind == "+" and name in _ONE_SIGNATURE)
+        one = kind in ("", "?") or (kind == "+" and name in _ONE_SIGNATURE)
         return param, position, value, "Tensor" if one else None
     return None
 

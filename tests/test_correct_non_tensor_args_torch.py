@@ -1,7 +1,8 @@
 """A non-tensor (None, a str, a list, a NumPy array, a number) given to torch.nn.functional
 where a tensor is taken, on gradviz and on torch 2.13: torch's error, the parser's TypeError
-("relu(): argument 'input' (position 1) must be Tensor, not NoneType") for the functions torch
-writes in C, the AttributeError of the first method its Python code calls for the others
+("relu(): argument 'input' (position 1) must be Tensor, not NoneType"; without the position
+for an argument passed by keyword to one of torch's builtins) for the functions torch writes
+in C, the AttributeError of the first method its Python code calls for the others
 ("'NoneType' object has no attribute 'size'"). Before, gradviz's ops failed deeper with
 "'NoneType' object has no attribute '_data'", and dropout in eval mode or kl_div on an array
 returned a result."""
@@ -71,6 +72,59 @@ CALLS = {
     "batch_norm_training": lambda t, F, b: F.batch_norm(b, None, None, training=True),
     "batch_norm_eval": lambda t, F, b: F.batch_norm(b, t.zeros(3), t.ones(3)),
     "adaptive_avg_pool2d": lambda t, F, b: F.adaptive_avg_pool2d(b, 1),
+    # torch's builtins name an argument given by keyword without its position
+    "gelu_input=": lambda t, F, b: F.gelu(input=b),
+    "linear_input=": lambda t, F, b: F.linear(input=b, weight=_t(t)),
+    "linear_weight=": lambda t, F, b: F.linear(_t(t), weight=b),
+    "linear_bias=": lambda t, F, b: F.linear(_t(t), _t(t), bias=b),
+    "softplus_input=": lambda t, F, b: F.softplus(input=b, beta=2),
+    "logsigmoid_input=": lambda t, F, b: F.logsigmoid(input=b),
+    "one_hot_input=": lambda t, F, b: F.one_hot(input=b),
+    "leaky_relu_input=": lambda t, F, b: F.leaky_relu(input=b),
+    "selu": lambda t, F, b: F.selu(b),
+    "selu_inplace": lambda t, F, b: F.selu(input=b, inplace=True),
+    "celu": lambda t, F, b: F.celu(b),
+    "celu_": lambda t, F, b: F.celu_(input=b),
+    "prelu_input": lambda t, F, b: F.prelu(b, t.ones(1)),
+    "prelu_weight=": lambda t, F, b: F.prelu(_t(t), weight=b),
+    "mish": lambda t, F, b: F.mish(b),
+    "hardswish_inplace": lambda t, F, b: F.hardswish(b, inplace=True),
+    "hardsigmoid": lambda t, F, b: F.hardsigmoid(input=b),
+    "softshrink_input=": lambda t, F, b: F.softshrink(input=b),
+    "hardshrink": lambda t, F, b: F.hardshrink(b),
+    "threshold": lambda t, F, b: F.threshold(b, 0.1, 0.0),
+    "threshold_": lambda t, F, b: F.threshold_(input=b, threshold=0.1, value=0.0),
+    "relu_": lambda t, F, b: F.relu_(b),
+    "relu__input=": lambda t, F, b: F.relu_(input=b),
+    "pad": lambda t, F, b: F.pad(b, (1, 1)),
+    "pad_input=": lambda t, F, b: F.pad(input=b, pad=(1, 1), mode="reflect"),
+    "max_pool2d": lambda t, F, b: F.max_pool2d(b, 2),
+    "max_pool2d_input=": lambda t, F, b: F.max_pool2d(input=b, kernel_size=2),
+    "max_pool2d_indices": lambda t, F, b: F.max_pool2d(b, 2, return_indices=True),
+    "avg_pool2d": lambda t, F, b: F.avg_pool2d(b, 2),
+    "avg_pool2d_input=": lambda t, F, b: F.avg_pool2d(input=b, kernel_size=2),
+    "conv1d_input": lambda t, F, b: F.conv1d(b, t.ones(1, 1, 2)),
+    "conv2d_weight=": lambda t, F, b: F.conv2d(t.ones(1, 1, 3, 3), weight=b),
+    "conv2d_bias": lambda t, F, b: F.conv2d(t.ones(1, 1, 3, 3), t.ones(1, 1, 2, 2), b),
+    "conv_transpose2d_bias": lambda t, F, b: F.conv_transpose2d(
+        t.ones(1, 1, 3, 3), t.ones(1, 1, 2, 2), b),
+    "conv_transpose1d_input=": lambda t, F, b: F.conv_transpose1d(input=b,
+                                                                  weight=t.ones(1, 1, 2)),
+    "bilinear": lambda t, F, b: F.bilinear(_t(t), _t(t), b),
+    "unfold": lambda t, F, b: F.unfold(b, 2),
+    "fold": lambda t, F, b: F.fold(b, (3, 3), 2),
+    "normalize": lambda t, F, b: F.normalize(b),
+    "cosine_similarity_x1=": lambda t, F, b: F.cosine_similarity(x1=b, x2=_t(t)),
+    "cosine_similarity_x2": lambda t, F, b: F.cosine_similarity(_t(t), b),
+    "sdpa_query=": lambda t, F, b: F.scaled_dot_product_attention(query=b, key=_t(t),
+                                                                   value=_t(t)),
+    "sdpa_attn_mask": lambda t, F, b: F.scaled_dot_product_attention(_t(t), _t(t), _t(t), b),
+    "group_norm_weight": lambda t, F, b: F.group_norm(t.ones(2, 2, 3), 1, b),
+    "batch_norm_running_mean": lambda t, F, b: F.batch_norm(_t(t), b, t.ones(3)),
+    "binary_cross_entropy_weight": lambda t, F, b: F.binary_cross_entropy(
+        t.ones(2, 3) / 2, t.ones(2, 3), b),
+    "binary_cross_entropy_with_logits_pos_weight": lambda t, F, b: (
+        F.binary_cross_entropy_with_logits(_t(t), _t(t), pos_weight=b)),
 }
 
 
@@ -109,3 +163,22 @@ def _list_outcome(t, call, bad):
 def test_a_non_tensor_in_cats_list_gets_torchs_error(call, bad):
     # before, gradviz made a tensor of it: torch.cat([t, [[1., 2., 3.]]]) concatenated a list
     assert _list_outcome(gradviz, call, bad) == _list_outcome(torch, call, bad)
+
+
+KEYWORD_CALLS = {
+    "avg_pool2d": lambda t, F, x: F.avg_pool2d(input=x, kernel_size=2),
+    "max_pool2d": lambda t, F, x: F.max_pool2d(input=x, kernel_size=2, return_indices=True)[1],
+    "conv2d": lambda t, F, x: F.conv2d(input=x, weight=t.ones(1, 1, 2, 2), bias=t.ones(1)),
+    "pad": lambda t, F, x: F.pad(input=x, pad=(1, 0), value=2.0),
+    "unfold": lambda t, F, x: F.unfold(input=x, kernel_size=3),
+    "one_hot": lambda t, F, x: F.one_hot(input=x.long().flatten()[:3], num_classes=12),
+    "sdpa": lambda t, F, x: F.scaled_dot_product_attention(query=x, key=x, value=x),
+    "relu_": lambda t, F, x: F.relu_(input=x - 3),
+}
+
+
+@pytest.mark.parametrize("call", list(KEYWORD_CALLS))
+def test_keyword_calls_are_taken_as_torch_takes_them(call):
+    def run(t):
+        return KEYWORD_CALLS[call](t, t.nn.functional, t.arange(16.0).reshape(1, 1, 4, 4))
+    assert run(gradviz).tolist() == run(torch).tolist()

@@ -20,6 +20,7 @@ code objects themselves are held in `_held`, so an id is never reused while it i
     True
 """
 
+import dis
 import os
 import sys
 import sysconfig
@@ -27,7 +28,8 @@ import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
-           "maker", "maker_frame", "user_functions", "running_around", "frame_running"]
+           "maker", "maker_frame", "user_functions", "running_around", "frame_running",
+           "call_keywords"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -287,3 +289,23 @@ def user_functions(frame, stop=()):
             chain.append(f)
         f = f.f_back
     return chain
+
+
+def call_keywords(depth):
+    """The names passed by keyword in the call that the frame `depth` levels up is making
+    (1: the caller of the function calling this one), read off its bytecode: the KW_NAMES
+    before the call, or the names CALL_KW takes; () when none or unknown (`f(**d)`). For a
+    function written in Python that words torch's parser error, which gives no position for an
+    argument passed by keyword: read only once a call has failed."""
+    frame = _getframe(depth + 1)
+    code = frame.f_code
+    before = [ins for ins in dis.get_instructions(code) if ins.offset <= frame.f_lasti]
+    call = before.pop()     # the call being made
+    while before and before[-1].opname == "PRECALL":
+        before.pop()
+    if not before:
+        return ()
+    last = before[-1]
+    if call.opname == "CALL_KW" and type(last.argval) is tuple:
+        return last.argval                  # Python 3.13
+    return code.co_consts[last.arg] if last.opname == "KW_NAMES" else ()

@@ -2,6 +2,7 @@
 cross_entropy, nll_loss, conv1d, conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, pad,
 scaled_dot_product_attention — with torch's grad_fn names (linear is AddmmBackward0)."""
 
+import functools as _functools
 import math
 import warnings
 
@@ -12,22 +13,118 @@ import numpy as np
 from .._ops import (activation as _activation, dropout as _dropout, embedding as _embedding,
                     linalg as _linalg, losses as _losses, normalization as _normalization,
                     pointwise as _pointwise, reductions as _reductions, views as _views)
-from .._ops.attention import scaled_dot_product_attention
+from .._ops import attention as _attention
 from .._ops import activation_extra as _more
-from .._ops.bilinear import bilinear
 from .._ops import upsample as _upsample
-from .._ops.convolution import conv1d, conv2d
-from .._ops.conv_transpose import conv_transpose1d, conv_transpose2d
-from .._ops.inplace import add_ as _add_, relu_
-from .._ops.im2col import col2im as fold, im2col as unfold
-from .._ops.padding import pad
-from .._ops.pooling import avg_pool2d, max_pool2d
-from .._registry import ops as _ops
+from .._ops.inplace import add_ as _add_, relu_ as _relu_
+from .._ops import im2col as _im2col, padding as _padding, pooling as _pooling
+from .._registry import TORCH as _TORCH, ops as _ops
 from .._tensor import Tensor, _make  # noqa: F401  (Tensor: torch.nn.functional.Tensor)
-from ..autograd.callsite import user_stacklevel as _user_stacklevel
+from ..autograd.callsite import (call_keywords as _call_keywords,
+                                 user_stacklevel as _user_stacklevel)
 from ..autograd.grad_mode import no_grad as _no_grad
 from .._keywords import argument_error as _argument_error
 from .._missing import module_getattr as _module_getattr
+
+
+# ----- A non-tensor where a tensor is taken ----------------------------------------------------
+# torch 2.13 refuses None, a str, a list or a NumPy array given for a tensor: its C functions in
+# their argument parser ("relu(): argument 'input' (position 1) must be Tensor, not NoneType"),
+# its Python ones on the first method they call on it ("'NoneType' object has no attribute
+# 'tanh'"). gradviz's ops fail deeper ("no attribute '_data'"), so the functions below catch
+# the failure and say what torch says: checked only once the op has failed, the common call
+# pays nothing (a try block costs no instruction in Python 3.11).
+
+def _parsed(name, *params, keywords=()):
+    """Raise torch's parser error for the first (parameter, value) of params, in the parser's
+    order, whose value is not a tensor (a parameter ending in "?" also takes None; None for a
+    parameter that takes no tensor); return when there is none. `keywords`: the names the
+    user passed by keyword to a function that is a builtin in torch (its parser sees the call
+    and gives no position for them); torch's Python functions pass their tensors on by
+    position."""
+    for position, (param, value) in enumerate(params, 1):
+        if param is None or isinstance(value, Tensor) or (param[-1] == "?" and value is None):
+            continue
+        param = param.rstrip("?")
+        raise _argument_error(name, param, None if param in keywords else position, "Tensor",
+                              value) from None
+
+
+def _keywords():
+    """The names passed by keyword in the call of the function calling this one."""
+    return _call_keywords(2)
+
+
+def _refusing(name, *params, builtin=False):
+    """Decorator for a function whose torch counterpart goes through the parser of `name`
+    with the tensor parameters `params` (in its order: None for another parameter, "?" for one
+    that also takes None); `builtin`: torch's function is that builtin itself. A non-tensor
+    there gets the parser's error, checked once the call has failed (one more Python call on
+    the ordinary path)."""
+    def wrap(fn):
+        code = fn.__code__
+        names = code.co_varnames[:code.co_argcount]
+
+        @_functools.wraps(fn)
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                given = dict(zip(names, args), **kwargs)
+                # (a parameter not given is left to Python's or the op's own error)
+                _parsed(name, *[(p if p is not None and p.rstrip("?") in given else None,
+                                 given.get(p.rstrip("?")) if p is not None else None)
+                                for p in params], keywords=kwargs if builtin else ())
+                raise
+        return call
+    return wrap
+
+
+def _called(method, *values):
+    """Raise the error torch's Python code meets when it calls `method` on the first of values
+    that is not a tensor (AttributeError for None; a NumPy array's `size` is an int, not
+    callable); return when there is none."""
+    for value in values:
+        if not isinstance(value, Tensor):
+            try:
+                getattr(value, method)()
+            except Exception as exc:
+                raise exc.with_traceback(None) from None
+
+
+# ----- Convolution, pooling, padding -----------------------------------------------------------
+# torch.nn.functional's convolutions and bilinear are torch's own builtins (torch.conv2d, ...):
+# the same functions here, with torch's parser's errors and keywords (gradviz._keywords)
+conv1d, conv2d, conv_transpose1d, conv_transpose2d, bilinear = (_TORCH[name] for name in (
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "bilinear"))
+pad = _refusing("pad", "input")(_padding.pad)
+unfold = _refusing("im2col", "input")(_im2col.im2col)
+fold = _refusing("col2im", "input")(_im2col.col2im)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The largest value of each window (MaxPool2DWithIndicesBackward0), and its index with
+    return_indices."""
+    try:
+        return _pooling.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode,
+                                   return_indices)
+    except Exception:
+        _parsed("max_pool2d_with_indices" if return_indices else "max_pool2d", ("input", input))
+        raise
+
+
+@_refusing("avg_pool2d", "input", builtin=True)
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window (AvgPool2DBackward0)."""
+    return _pooling.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+
+
+scaled_dot_product_attention = _refusing(
+    "scaled_dot_product_attention", "query", "key", "value", "attn_mask?", builtin=True)(
+    _attention.scaled_dot_product_attention)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -56,10 +153,16 @@ __all__ = ["relu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "mse_l
 
 def relu(input, inplace=False):
     try:
-        return relu_(input) if inplace else _pointwise.relu(input)
+        return _relu_(input) if inplace else _pointwise.relu(input)
     except Exception:
         _parsed("relu_" if inplace else "relu", ("input", input))
         raise
+
+
+@_refusing("relu_", "input", builtin=True)
+def relu_(input):
+    """relu in place (ReluBackward0)."""
+    return _relu_(input)
 
 
 def tanh(input):
@@ -135,7 +238,8 @@ def linear(input, weight, bias=None):
             return out
         return _add_(out, bias)      # torch adds the bias in place (version 1)
     except Exception:
-        _parsed("linear", ("input", input), ("weight", weight), ("bias?", bias))
+        _parsed("linear", ("input", input), ("weight", weight), ("bias?", bias),
+                keywords=_keywords())
         raise
 
 
@@ -151,7 +255,7 @@ def gelu(input, approximate="none"):
     try:
         return _activation.gelu(input, approximate)
     except Exception:
-        _parsed("gelu", ("input", input))
+        _parsed("gelu", ("input", input), keywords=_keywords())
         raise
 
 
@@ -173,7 +277,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     try:
         return _activation.softplus(input, beta, threshold)
     except Exception:
-        _parsed("softplus", ("input", input))
+        _parsed("softplus", ("input", input), keywords=_keywords())
         raise
 
 
@@ -209,7 +313,7 @@ def leaky_relu_(input, negative_slope=0.01):
     try:
         return _activation.leaky_relu(input, negative_slope, True)
     except Exception:
-        _parsed("leaky_relu_", ("input", input))
+        _parsed("leaky_relu_", ("input", input), keywords=_keywords())
         raise
 
 
@@ -218,7 +322,7 @@ def elu_(input, alpha=1.0):
     try:
         return _activation.elu(input, alpha, True)
     except Exception:
-        _parsed("elu_", ("input", input))
+        _parsed("elu_", ("input", input), keywords=_keywords())
         raise
 
 
@@ -227,7 +331,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     try:
         return _activation.hardtanh(input, min_val, max_val, True)
     except Exception:
-        _parsed("hardtanh_", ("input", input))
+        _parsed("hardtanh_", ("input", input), keywords=_keywords())
         raise
 
 
@@ -245,7 +349,7 @@ def logsigmoid(input):
     try:
         return _activation.logsigmoid(input)
     except Exception:
-        _parsed("log_sigmoid", ("input", input))
+        _parsed("log_sigmoid", ("input", input), keywords=_keywords())
         raise
 
 
@@ -361,7 +465,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
                          f"size ({input.size()}) is deprecated. Please ensure they have the "
                          "same size.")
-    if weight is not None and weight.shape != input.shape:
+    if weight is not None and weight.size() != input.size():   # (size(): torch's error too)
         shape = tuple(np.broadcast_shapes(weight.shape, input.shape))
         if shape != input.shape:
             raise RuntimeError(f"The size of tensor a ({weight.shape[-1]}) must match the size "
@@ -378,7 +482,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.size() != input.size():      # (a non-tensor fails here, as in torch)
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
-    return _losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+    try:
+        return _losses.binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+    except Exception:
+        _parsed("binary_cross_entropy_with_logits", ("input", input), ("target", target),
+                ("weight?", weight), ("pos_weight?", pos_weight))
+        raise
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -539,7 +648,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(input, num_classes=-1):
     """int64 one-hot rows of class indices.
 
     >>> import gradviz as torch
@@ -548,9 +657,9 @@ def one_hot(tensor, num_classes=-1):
             [1, 0, 0]])
     """
     try:
-        return _embedding.one_hot(tensor, num_classes)
+        return _embedding.one_hot(input, num_classes)
     except Exception:
-        _parsed("one_hot", ("input", tensor))
+        _parsed("one_hot", ("input", input), keywords=_keywords())
         raise
 
 
@@ -608,6 +717,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         return _normalization.group_norm(input, num_groups, weight, bias, eps)
     except Exception:
         _called("dim", input)
+        _parsed("group_norm", ("input", input), (None, None), ("weight?", weight),
+                ("bias?", bias))
         raise
 
 
@@ -615,17 +726,15 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(norm(input, p, dim), eps), composed as torch composes it."""
     if out is not None:
         raise _not_implemented("normalize(out=...)")
-    if not hasattr(input, "norm"):
-        raise _not_implemented("normalize, which needs Tensor.norm,")
+    _called("norm", input)      # torch calls input.norm first
     denom = _pointwise.clamp_min(input.norm(p, dim, keepdim=True), eps).expand_as(input)
     return input / denom
 
 
+@_refusing("cosine_similarity", "x1", "x2", builtin=True)
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     """sum(x1 / |x1| * x2 / |x2|) along dim, each norm clamped to eps without history, as
     torch 2.13 composes it."""
-    if not hasattr(x1, "norm"):
-        raise _not_implemented("cosine_similarity, which needs Tensor.norm,")
     if x1.shape != x2.shape:
         # torch's expand_outplace: both are expanded (ExpandBackward0) once the sizes differ
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
@@ -709,22 +818,33 @@ def selu(input, inplace=False):
     >>> torch.nn.functional.selu(torch.tensor([1.0, -1.0]))
     tensor([ 1.0507, -1.1113])
     """
-    return _more.selu_(input) if inplace else _more.selu(input)
+    try:
+        return _more.selu_(input) if inplace else _more.selu(input)
+    except Exception:
+        _parsed("selu_" if inplace else "selu", ("input", input))
+        raise
 
 
+@_refusing("selu_", "input", builtin=True)
 def selu_(input):
     return _more.selu_(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """elu(x, alpha) with exp(x / alpha) (CeluBackward0; CeluBackward1 in place)."""
-    return _more.celu_op(input, alpha, inplace)
+    try:
+        return _more.celu_op(input, alpha, inplace)
+    except Exception:
+        _parsed("celu_" if inplace else "celu", ("input", input))
+        raise
 
 
+@_refusing("celu_", "input", builtin=True)
 def celu_(input, alpha=1.0):
     return _more.celu_op(input, alpha, True)
 
 
+@_refusing("prelu", "input", "weight", builtin=True)
 def prelu(input, weight):
     """x where x > 0, else weight * x, one weight per channel (PreluKernelBackward0)."""
     return _more.prelu(input, weight)
@@ -732,17 +852,29 @@ def prelu(input, weight):
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x)) (MishBackward0)."""
-    return _more.mish(input, inplace)
+    try:
+        return _more.mish(input, inplace)
+    except Exception:
+        _parsed("mish_" if inplace else "mish", ("input", input))
+        raise
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6 (HardswishBackward0)."""
-    return _more.hardswish(input, inplace)
+    try:
+        return _more.hardswish(input, inplace)
+    except Exception:
+        _parsed("hardswish_" if inplace else "hardswish", ("input", input))
+        raise
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
-    return _more.hardsigmoid(input, inplace)
+    try:
+        return _more.hardsigmoid(input, inplace)
+    except Exception:
+        _parsed("hardsigmoid_" if inplace else "hardsigmoid", ("input", input))
+        raise
 
 
 def softsign(input):
@@ -755,11 +887,13 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+@_refusing("softshrink", "input", builtin=True)
 def softshrink(input, lambd=0.5):
     """x -+ lambd outside [-lambd, lambd], else 0 (SoftshrinkBackward0)."""
     return _more.softshrink(input, lambd)
 
 
+@_refusing("hardshrink", "input", builtin=True)
 def hardshrink(input, lambd=0.5):
     """x outside [-lambd, lambd], else 0 (HardshrinkBackward0)."""
     return _more.hardshrink(input, lambd)
@@ -767,9 +901,14 @@ def hardshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """value where x <= threshold, else x (ThresholdBackward0; ThresholdBackward1 in place)."""
-    return _more.threshold_op(input, threshold, value, inplace)
+    try:
+        return _more.threshold_op(input, threshold, value, inplace)
+    except Exception:
+        _parsed("threshold_" if inplace else "threshold", ("input", input))
+        raise
 
 
+@_refusing("threshold_", "input", builtin=True)
 def threshold_(input, threshold, value):
     return _more.threshold_op(input, threshold, value, True)
 
@@ -864,36 +1003,6 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 # multi-head attention is composed of the functions above (written as torch writes it)
 from .multihead import multi_head_attention_forward  # noqa: E402
-
-
-# ----- A non-tensor where a tensor is taken ----------------------------------------------------
-# torch 2.13 refuses None, a str, a list or a NumPy array given for a tensor: its C functions in
-# their argument parser ("relu(): argument 'input' (position 1) must be Tensor, not NoneType"),
-# its Python ones on the first method they call on it ("'NoneType' object has no attribute
-# 'tanh'"). gradviz's ops fail deeper ("no attribute '_data'"), so the functions below catch
-# the failure and say what torch says: checked only once the op has failed, the common call
-# pays nothing (a try block costs no instruction in Python 3.11).
-
-def _parsed(name, *params):
-    """Raise torch's parser error for the first (parameter, value) of params, in the parser's
-    order, whose value is not a tensor (a parameter ending in "?" also takes None; None for a
-    parameter that takes no tensor); return when there is none."""
-    for position, (param, value) in enumerate(params, 1):
-        if param is None or isinstance(value, Tensor) or (param[-1] == "?" and value is None):
-            continue
-        raise _argument_error(name, param.rstrip("?"), position, "Tensor", value) from None
-
-
-def _called(method, *values):
-    """Raise the error torch's Python code meets when it calls `method` on the first of values
-    that is not a tensor (AttributeError for None; a NumPy array's `size` is an int, not
-    callable); return when there is none."""
-    for value in values:
-        if not isinstance(value, Tensor):
-            try:
-                getattr(value, method)()
-            except Exception as exc:
-                raise exc.with_traceback(None) from None
 
 
 # A name PyTorch has and gradviz lacks says so, with the --backend torch hint, instead of
