@@ -33,6 +33,28 @@ OPTIMIZERS = {
                 ["step", "square_avg", "momentum_buffer", "grad_avg"]),
     "Adagrad": ("Adagrad", "lr=0.1", ["step", "sum"]),
     "Adadelta": ("Adadelta", "lr=0.1", ["step", "square_avg", "acc_delta"]),
+    # amsgrad's torch.maximum(..., out=max_exp_avg_sq) is an out= write ("maximum" before)
+    "Adam_amsgrad": ("Adam", "lr=0.1, amsgrad=True",
+                     ["step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"]),
+    "Adam_amsgrad_decay_maximize": ("Adam", "lr=0.1, amsgrad=True, weight_decay=0.1, "
+                                    "maximize=True",
+                                    ["step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"]),
+    "AdamW_amsgrad": ("AdamW", "lr=0.1, amsgrad=True",
+                      ["step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"]),
+    "Adam_maximize_decay": ("Adam", "lr=0.1, maximize=True, weight_decay=0.1",
+                            ["step", "exp_avg", "exp_avg_sq"]),
+    "SGD_plain": ("SGD", "lr=0.1", []),
+    "SGD_decay_maximize": ("SGD", "lr=0.1, weight_decay=0.1, maximize=True", []),
+    "SGD_dampening": ("SGD", "lr=0.1, momentum=0.9, dampening=0.5", ["momentum_buffer"]),
+    "RMSprop_plain": ("RMSprop", "lr=0.1", ["step", "square_avg"]),
+    "RMSprop_centered_decay": ("RMSprop", "lr=0.1, centered=True, weight_decay=0.1",
+                               ["step", "square_avg", "grad_avg"]),
+    "RMSprop_momentum_maximize": ("RMSprop", "lr=0.1, momentum=0.9, maximize=True",
+                                  ["step", "square_avg", "momentum_buffer"]),
+    "Adagrad_decay_maximize": ("Adagrad", "lr=0.1, weight_decay=0.1, lr_decay=0.01, "
+                               "maximize=True", ["step", "sum"]),
+    "Adadelta_decay_maximize": ("Adadelta", "lr=0.1, weight_decay=0.1, maximize=True",
+                                ["step", "square_avg", "acc_delta"]),
 }
 
 

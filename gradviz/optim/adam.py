@@ -71,8 +71,10 @@ class Adam(Optimizer):
         bias_correction2_sqrt = bias_correction2 ** 0.5
         if group["amsgrad"]:
             vmax = state["max_exp_avg_sq"]
+            # torch's torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq): an out=
+            # write, which the inspector records as "out" (as for any out= call)
             v = np.maximum(vmax._array(), v, out=vmax._array())
-            F.bump(vmax, "maximum")
+            F.bump(vmax, "out")
         dt = v.dtype.type
         denom = F.sqrt(v)
         denom /= dt(bias_correction2_sqrt)
