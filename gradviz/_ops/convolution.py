@@ -15,6 +15,7 @@ from .._tensor import Tensor, _make
 from .._windows import conv
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _needs
+from .views import channels_last_as
 from .views import squeeze, unsqueeze
 
 _C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
@@ -99,7 +100,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         # would keep a transposed view's order and ascontiguousarray would copy it again).
         r = np.add(r, b, out=r if r.flags.c_contiguous and r.dtype == dt else
                    np.empty(r.shape, dtype=dt))
-    out = _make(np.ascontiguousarray(r, dtype=x.dtype))
+    out = _make(channels_last_as(np.ascontiguousarray(r, dtype=x.dtype), x, w))
     if _needs(input, weight, bias):
         record(_E_CONV, out, (input, weight, bias),
                (input, weight, tuple(bias.shape) if bias is not None else (0,), tuple(stride),

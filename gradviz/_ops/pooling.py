@@ -15,6 +15,7 @@ from .._windows import avg_pool_grad, max_pool_grad, out_size, pads, windows
 from ..autograd.formula import record
 from ._common import _needs
 from .reductions import mean
+from .views import channels_last_as
 
 
 def _pair(value, name):
@@ -120,7 +121,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
             + (np.arange(out[1]) * s[1] - p[1])[None, :])
     indices += base
     res = _make(values)
-    idx = _make(indices)
+    idx = _make(channels_last_as(indices, a))       # values are laid out as a already
     if _needs(self):
         record(D["max_pool2d_with_indices"], res, (self,),
                (self, _saved(kernel_size), _saved(stride), _saved(padding), _saved(dilation),
@@ -199,7 +200,7 @@ def adaptive_avg_pool2d(self, output_size):
         return mean(self, (-1, -2), keepdim=True)
     a = self._array()
     bins = (_bins(h, size[0], a.dtype), _bins(w, size[1], a.dtype).T)
-    res = _make(np.matmul(np.matmul(bins[0], a), bins[1]))
+    res = _make(channels_last_as(np.matmul(np.matmul(bins[0], a), bins[1]), a))
     if _needs(self):
         record(D["adaptive_avg_pool2d"], res, (self,), (self, (bins[0], bins[1].T)))
     return res

@@ -496,15 +496,29 @@ def _cat_layout(out, tensors):
     when every input is (4-D or 5-D tensors whose strides suggest it), else C-ordered; NumPy
     keeps the inputs' order of dims, whatever it is."""
     if out.ndim in (4, 5) and all(_channels_last(x._data) for x in tensors):
-        # torch's channels-last strides, size-1 dims included: C 1, then W, H, (D,) N
-        shape, steps, step = out.shape, [0] * out.ndim, out.itemsize
-        for d in (1,) + tuple(range(out.ndim - 1, 1, -1)) + (0,):
-            steps[d] = step
-            step *= shape[d]
-        res = np.lib.stride_tricks.as_strided(np.empty(out.size, out.dtype), shape, steps)
-        res[...] = out
-        return res
+        return _to_channels_last(out)
     return np.ascontiguousarray(out)
+
+
+def channels_last_as(out, *inputs):
+    """The array out, or a channels-last copy of it when one of inputs' arrays is laid out
+    channels-last: the memory format torch gives the result of conv2d (input or weight),
+    max_pool2d's indices and adaptive_avg_pool2d (their input)."""
+    if out.ndim in (4, 5) and any(_channels_last(a) for a in inputs):
+        return _to_channels_last(out)
+    return out
+
+
+def _to_channels_last(out):
+    """A copy of out with torch's channels-last strides, size-1 dims included: C 1, then W, H,
+    (D,) N."""
+    shape, steps, step = out.shape, [0] * out.ndim, out.itemsize
+    for d in (1,) + tuple(range(out.ndim - 1, 1, -1)) + (0,):
+        steps[d] = step
+        step *= shape[d]
+    res = np.lib.stride_tricks.as_strided(np.empty(out.size, out.dtype), shape, steps)
+    res[...] = out
+    return res
 
 
 def _channels_last(a):
