@@ -149,3 +149,14 @@ def test_a_view_made_before_its_base_required_grad_gets_torchs_grad_fn():
         fn = w.grad_fn
         return before, _name(fn), _nexts(fn), fn._saved_storage_offset
     assert late(gradviz) == late(torch)
+
+
+def test_a_node_with_no_edge_keeps_the_values_torch_saves():
+    # torch saves a node's values that are not tensors whatever its edges: SliceBackward0 of
+    # a view that requires grad only through its base keeps dim, start, end and step
+    def saved(t):
+        _, v = _view(t)
+        fn = v[1:3].grad_fn
+        return (fn._saved_dim, fn._saved_start, fn._saved_end, fn._saved_step,
+                tuple(fn._saved_self_sym_sizes), (v * 3).grad_fn._saved_other)
+    assert saved(gradviz) == saved(torch)

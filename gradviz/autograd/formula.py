@@ -127,6 +127,10 @@ class Derivative:
         r = self._needed.get(mask)
         if r is None:
             used = set()
+            if not mask:
+                # no input has an edge (each requires grad only through its base): torch still
+                # saves the values that are not tensors (SliceBackward0's dim, start, ...)
+                used = {j for j, name in enumerate(self.args) if name not in self.tensor_params}
             for i, (_, idx) in enumerate(self.formulas):
                 if self.variadic or mask >> i & 1:
                     used.update(idx)
