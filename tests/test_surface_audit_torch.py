@@ -214,3 +214,18 @@ def test_loss_of_an_input_and_a_target_of_another_dtype(loss, x_dt, t_dt):
     assert ours[0] == theirs[0]          # the loss: dtype and value
     assert ours[1][0] == theirs[1][0]    # the gradient's dtype; its values within rounding
     np.testing.assert_allclose(ours[1][1], theirs[1][1], rtol=2e-3 if x_dt == "float16" else 1e-6)
+
+
+# ----- scaffolding: torch.set_default_device, as "Learning PyTorch with examples" calls it -----
+
+@pytest.mark.parametrize("device", ["cpu", None, "cpu:0", "cuda"])
+def test_set_default_device(device):
+    """("mps" is refused at once with torch's RuntimeError for an mps device; torch itself
+    fails at the next tensor, with a dispatcher NotImplementedError.)"""
+    def run(m):
+        try:
+            m.set_default_device(device)
+            return [m.ones(2) * 2, m.tensor([1.0]) + 0], str(m.get_default_device())
+        finally:
+            m.set_default_device("cpu")
+    assert _outcome(gradviz, run) == _outcome(torch, run)
