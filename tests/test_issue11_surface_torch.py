@@ -15,8 +15,10 @@ import pytest
 
 try:
     from .surface_cases import ITEMS
+    from .test_core_table import _walk_names
 except ImportError:
     from surface_cases import ITEMS
+    from test_core_table import _walk_names
 
 torch = pytest.importorskip("torch")
 import gradviz  # noqa: E402
@@ -33,24 +35,6 @@ EXACT = {"Generator + generator=", "manual_seed draws", "manual_seed large/dtype
     name for name in CASES if name.startswith("init.") and name != "init.orthogonal_"}
 
 TOL = {"float64": (1e-7, 1e-9), "float32": (2e-5, 1e-6), "float16": (2e-3, 1e-3)}
-
-
-def _graph(root):
-    """(name, next_functions names) of every node, breadth first from root."""
-    out, seen, queue = [], set(), [root]
-    while queue:
-        node = queue.pop(0)
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        saved = sorted(a for a in dir(node) if a.startswith("_saved_") and (
-            not isinstance(node, torch.autograd.graph.Node)
-            and isinstance(getattr(type(node), a, None), property)
-            or isinstance(node, torch.autograd.graph.Node)))
-        out.append((type(node).__name__, tuple((None if n is None else type(n).__name__, k)
-                                               for n, k in node.next_functions), saved))
-        queue.extend(n for n, _ in node.next_functions)
-    return out
 
 
 def _plain(x):
@@ -79,7 +63,7 @@ def observe(t, case):
             seen.append(("python", o))
             continue
         seen.append(("tensor", str(o.dtype), tuple(o.shape), o.detach().tolist(),
-                     _graph(o.grad_fn)))
+                     _walk_names(t, o.grad_fn)))
         if o.requires_grad:
             w = (t.arange(o.numel(), dtype=o.dtype) * 0.5 + 1).reshape(o.shape)
             total = (o * w).sum() if total is None else total + (o * w).sum()
