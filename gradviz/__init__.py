@@ -117,7 +117,7 @@ def _ops_names():
                             full, full_like, get_rng_state, initial_seed, is_tensor, linspace,
                             logspace, manual_seed, ones, ones_like, rand, rand_like, randint,
                             randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor,
-                            zeros, zeros_like)
+                            zeros, zeros_like, set_default_device, get_default_device)
     from ._random import Generator, default_generator
     from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
                           HalfTensor, IntTensor, LongTensor, ShortTensor)
@@ -161,7 +161,8 @@ def numel(input):
 __all__ = [
     "Tensor", "Size", "dtype", "device", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "bool", "float", "double", "half", "long", "int", "get_default_dtype",
-    "set_default_dtype", "set_printoptions", "tensor", "as_tensor",
+    "set_default_dtype", "set_default_device", "get_default_device", "set_printoptions",
+    "tensor", "as_tensor",
     "from_numpy", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
     "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "arange", "linspace",
     "eye", "logspace", "empty_strided", "manual_seed", "seed", "initial_seed", "randperm", "randint_like", "get_rng_state",

@@ -75,6 +75,20 @@ def _check_device(device):
                        "on the CPU only; run with --backend torch to use PyTorch")
 
 
+@export(tensor=False)
+def set_default_device(device):
+    """The device new tensors go to: only the CPU exists, so "cpu" (or None) is accepted, as
+    PyTorch's tutorials call it with the device they picked, and any other is refused."""
+    _check_device(device)
+
+
+@export(tensor=False)
+def get_default_device():
+    """device(type='cpu'): the only device gradviz's core has."""
+    from ._tensor import device
+    return device("cpu")
+
+
 def _check_pin_memory(name, pin_memory):
     if pin_memory:
         raise NotImplementedError(f"gradviz: torch.{name}(pin_memory=...) is not implemented by "

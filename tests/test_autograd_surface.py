@@ -120,7 +120,8 @@ def test_functional_errors_match_torch(name):
 
 
 @pytest.mark.parametrize("call", [
-    lambda: gradviz.autograd.functional.jacobian(f1, x3(gradviz), vectorize=True),
+    lambda: gradviz.autograd.functional.jacobian(f1, x3(gradviz), create_graph=True,
+                                                 vectorize=True),
     lambda: gradviz.autograd.functional.jacobian(f1, x3(gradviz), strategy="forward-mode"),
     lambda: gradviz.autograd.functional.hessian(s1, x3(gradviz), vectorize=True),
 ])

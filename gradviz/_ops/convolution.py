@@ -38,6 +38,11 @@ def _tuple(value, nd, name):
 
 def _check(input, weight, bias, nd, groups):
     x, w = input._data, weight._data
+    b = None if bias is None else bias._data
+    if b is not None and b.dtype != x.dtype:      # torch checks the bias's dtype first
+        raise RuntimeError(f"Input type ({_C_TYPE.get(x.dtype.name, x.dtype.name)}) and "
+                           f"bias type ({_C_TYPE.get(b.dtype.name, b.dtype.name)}) should "
+                           f"be the same")
     if w.ndim != nd + 2:
         raise RuntimeError(f"weight should have at least three dimensions" if w.ndim < 3 else
                            f"Expected {nd + 1}-dimensional input for {nd + 2}-dimensional weight "
@@ -55,16 +60,10 @@ def _check(input, weight, bias, nd, groups):
     if x.dtype != w.dtype:
         raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x.dtype.name]} but found "
                            f"{_TORCH_SCALAR[w.dtype.name]}")
-    if bias is not None:
-        b = bias._data
-        if b.dtype != x.dtype:
-            raise RuntimeError(f"Input type ({_C_TYPE.get(x.dtype.name, x.dtype.name)}) and "
-                               f"bias type ({_C_TYPE.get(b.dtype.name, b.dtype.name)}) should "
-                               f"be the same")
-        if b.ndim != 1 or b.shape[0] != w.shape[0]:
-            raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be "
-                               f"1-dimensional with {w.shape[0]} elements, but got bias of size "
-                               f"{list(b.shape)} instead")
+    if b is not None and (b.ndim != 1 or b.shape[0] != w.shape[0]):
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be "
+                           f"1-dimensional with {w.shape[0]} elements, but got bias of size "
+                           f"{list(b.shape)} instead")
 
 
 @export("convolution", tensor=False)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dmath
 from .._derivatives import DERIVATIVES as D
+from .._dtype import _promote
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -36,6 +37,22 @@ def _reduce(d, reduction):
     return d
 
 
+def _promoted(x, t):
+    """x and t in torch's result dtype: a float32 input with an int64 target stays float32
+    (NumPy's x - t would be float64)."""
+    if x.dtype == t.dtype:
+        return x, t
+    dt = _promote(x.dtype, t.dtype)
+    return x.astype(dt, copy=False), t.astype(dt, copy=False)
+
+
+def _same_dtype(x, t):
+    """torch's check in the losses whose kernels take input and target of one dtype."""
+    if x.dtype != t.dtype:
+        raise RuntimeError(f"Found dtype {_TORCH_SCALAR[t.dtype.name]} but expected "
+                           f"{_TORCH_SCALAR[x.dtype.name]}")
+
+
 def _not_differentiable(fn, name, t):
     if t is not None and _state.enabled and t._rg:
         raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
@@ -45,7 +62,7 @@ def _not_differentiable(fn, name, t):
 @records("mse_loss")
 def mse_loss(input, target, reduction=1):
     """Mean squared error (MseLossBackward0)."""
-    a, b = np.broadcast_arrays(input._data, target._data)
+    a, b = np.broadcast_arrays(*_promoted(input._data, target._data))
     out = _make(_reduce((a - b) ** 2, reduction))
     if _state.enabled and (input._rg or target._rg):
         record(D["mse_loss"], out, (input, target), (input, target, reduction))
@@ -180,6 +197,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
     (BinaryCrossEntropyBackward0)."""
     _not_differentiable("binary_cross_entropy", "weight", weight)
     x, t = self._data, target._data
+    _same_dtype(x, t)
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -240,7 +258,7 @@ def smooth_l1_loss(self, target, reduction=1, beta=1.0):
     (SmoothL1LossBackward0)."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    x, t = np.broadcast_arrays(self._data, target._data)
+    x, t = np.broadcast_arrays(*_promoted(self._data, target._data))
     z = np.abs(x - t)
     d = np.where(z < beta, 0.5 * z * z / beta if beta else z, z - 0.5 * beta)
     out = _make(_reduce(d.astype(z.dtype, copy=False), reduction))
@@ -255,6 +273,7 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     (HuberLossBackward0)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _same_dtype(self._data, target._data)
     x, t = np.broadcast_arrays(self._data, target._data)
     z = np.abs(x - t)
     d = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))

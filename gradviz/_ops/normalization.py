@@ -22,6 +22,19 @@ def _float_input(a, kernel):
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
 
 
+def _same_dtype(x, *params):
+    """torch's mixed-dtype check (ATen's mixed_type.h): parameters or running statistics of
+    another dtype than the input are refused, except float32 ones with a float16 input."""
+    for t in params:
+        if t is not None and t._data.dtype is not x.dtype and t._data.dtype != x.dtype:
+            if any(p is not None and p._data.dtype != np.float32 for p in params):
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type "
+                                   "of Float")
+            if x.dtype != np.float16:
+                raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+            return
+
+
 def _shape_text(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
 
@@ -79,6 +92,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
                                f"got {name} of shape {_shape_text(t.shape)} and "
                                f"normalized_shape = {_shape_text(shape)}")
     _float_input(x, "LayerNormKernelImpl")
+    _same_dtype(x, weight, bias)
     lead = x.shape[:x.ndim - k]
     n = math.prod(shape)
     # On the input viewed as rows of n, as torch's kernel views it.
@@ -123,6 +137,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got 1)")
     _float_input(x, "batch_norm")
+    _same_dtype(x, weight, bias, running_mean, running_var)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
@@ -194,6 +209,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
                                f"{_shape_text(t.shape)} and input of shape "
                                f"{_shape_text(x.shape)}")
     _float_input(x, "group_norm")
+    _same_dtype(x, weight, bias)
     hxw = int(np.prod(x.shape[2:], dtype=np.int64))
     g = x.reshape(n, num_groups, -1)
     mean = _mean(g, (2,))

@@ -154,7 +154,10 @@ def bernoulli(input, p=None, *, generator=None):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                                "(Could this error message be improved?  If so, please report "
                                "an enhancement request to PyTorch.)")
-        u = _random._unit_f64(_random._gen(generator), probs.size)
+        # torch's CPU kernel draws a double uniform for float64 probabilities and a float
+        # one (24 bits of one 32-bit output) for every other dtype
+        unit = _random._unit_f64 if input._data.dtype == np.float64 else _random._unit_f32
+        u = unit(_random._gen(generator), probs.size)
         return _make((u < probs).reshape(input.shape).astype(input._data.dtype))
     return bernoulli_(_make(np.empty_like(input._data)), p, generator=generator)
 

@@ -3,7 +3,9 @@
 Each follows the same steps as torch 2.13's (reverse mode, one backward pass per output
 element for jacobian; jvp and hvp by the double-backward trick), so results have torch's
 values and, with create_graph=True, torch's history; without it they are detached. Vectorized
-computation (`vectorize=True`) and forward mode (`strategy="forward-mode"`) are refused.
+jacobian with `vectorize=True` makes one batched grad() call, as torch's does (without
+create_graph, whose batched graph gradviz does not build); hessian's `vectorize=True` and forward
+mode (`strategy="forward-mode"`) are refused.
 
 >>> import gradviz as torch
 >>> from gradviz.autograd.functional import jacobian
@@ -107,7 +109,8 @@ def _check_requires_grad(inputs, input_type, strict):
             raise RuntimeError(_STRICT[input_type].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+                   is_grads_batched=False):
     """grad() that skips outputs which are None or do not require grad (allow_unused)."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
@@ -115,7 +118,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
     if not pairs:
         return (None,) * len(inputs)
     return _grad(tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
-                 allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+                 allow_unused=True, create_graph=create_graph, retain_graph=retain_graph,
+                 is_grads_batched=is_grads_batched)
 
 
 _FILL = {
@@ -251,11 +255,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                              'use "reverse-mode".')
     if strategy == "forward-mode":
         _refuse("jacobian", "strategy='forward-mode'")
-    if vectorize:
-        _refuse("jacobian", "vectorize=True")
+    if vectorize and create_graph:
+        _refuse("jacobian", "vectorize=True, create_graph=True")
     with _enable_grad():
         is_inputs_tuple, inputs = _setup(inputs, "jacobian", create_graph)
         is_outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
+        if vectorize:
+            jac = _vectorized_jacobian(outputs, inputs, strict)
+            return _unpack(_postprocess(jac, False), (is_outputs_tuple, is_inputs_tuple))
         jac = []
         for i, out in enumerate(outputs):
             rows = tuple([] for _ in inputs)
@@ -278,6 +285,31 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                              for k, row in enumerate(rows)))
         return _unpack(_postprocess(tuple(jac), create_graph),
                        (is_outputs_tuple, is_inputs_tuple))
+
+
+def _vectorized_jacobian(outputs, inputs, strict):
+    """jacobian(vectorize=True) as torch computes it: one grad() call whose batched
+    grad_outputs are the standard basis of all outputs' elements, split back per output."""
+    from .._creation import zeros_like
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
+    numels = tuple(out.numel() for out in outputs)
+    total = sum(numels)
+    basis, start = [], 0
+    for out, n in zip(outputs, numels):
+        chunk = out.new_zeros(total, n)
+        chunk.diagonal(start).fill_(1)
+        basis.append(chunk)
+        start -= n
+    flat = tuple(out.reshape(-1) for out in outputs)
+    per_input = _autograd_grad(flat, inputs, tuple(basis), is_grads_batched=True)
+    per_input = [zeros_like(inp).expand((total,) + inp.shape) if g is None else g
+                 for g, inp in zip(per_input, inputs)]
+    return tuple(zip(*[tuple(j.view(out.shape + inp.shape)
+                             for j, out in zip(g.split(numels, dim=0), outputs))
+                       for g, inp in zip(per_input, inputs)]))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,

@@ -96,12 +96,21 @@ def backend_module(backend):
 def _aliases(backend, mod):
     """sys.modules entries that make the other name import this backend for one run."""
     if backend == "gradviz":
+        import gradviz.autograd.functional
         import gradviz.autograd.graph
         import gradviz.nn.functional
         import gradviz.nn.init
+        import gradviz.optim.lr_scheduler
+        import gradviz.utils.data
+        # Every submodule a file may import by torch's name: one missing here was imported a
+        # second time under it (`from torch.utils import data` loaded a copy of gradviz whose
+        # dtypes NumPy could not read).
         return {"torch": mod, "torch.nn": mod.nn, "torch.nn.functional": mod.nn.functional,
                 "torch.nn.init": mod.nn.init, "torch.autograd": mod.autograd,
-                "torch.autograd.graph": mod.autograd.graph, "torch.optim": mod.optim}
+                "torch.autograd.functional": mod.autograd.functional,
+                "torch.autograd.graph": mod.autograd.graph, "torch.optim": mod.optim,
+                "torch.optim.lr_scheduler": mod.optim.lr_scheduler, "torch.utils": mod.utils,
+                "torch.utils.data": mod.utils.data}
     import torch.utils.data
     return {"gradviz": mod, "gradviz.nn": mod.nn, "gradviz.nn.functional": mod.nn.functional,
             "gradviz.nn.init": mod.nn.init, "gradviz.autograd": mod.autograd,

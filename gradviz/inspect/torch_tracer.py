@@ -851,10 +851,12 @@ class TorchTracer(Tracer):
             for attr in names:
                 self._unpacked = None
                 try:
-                    v = getattr(node, attr)
+                    v = self._read_saved(node, attr)
                 except RuntimeError:
                     return None
                 packed, self._unpacked = self._unpacked, None
+                if v is _UNREADABLE:
+                    continue
                 if v is None:
                     continue        # declared by the node, not saved for these inputs
                 if isinstance(v, self.torch.Tensor):
@@ -871,6 +873,19 @@ class TorchTracer(Tracer):
         finally:
             self._peeking = False
         return out
+
+    def _read_saved(self, node, attr):
+        """node's saved value under attr, never through the file's own saved_tensors_hooks:
+        torch calls their unpack hook on every read (the file would count more unpack calls
+        than under python), so such a value is read as the file's pack hook returned it when
+        that is a tensor (a hook that only looks returns its argument), else _UNREADABLE."""
+        raw = getattr(node, "_raw" + attr, None)
+        if isinstance(raw, (list, tuple)):
+            if any(getattr(r, "unpack_hook", None) not in (None, self.unpack) for r in raw):
+                return _UNREADABLE
+        elif getattr(raw, "unpack_hook", None) not in (None, self.unpack):
+            return raw.data if isinstance(raw.data, self.torch.Tensor) else _UNREADABLE
+        return getattr(node, attr)
 
     def _snapshot_saved(self, node):
         entry = self._entry(node)
@@ -1072,6 +1087,7 @@ def _same_view(a, b):
         return False
 
 
+_UNREADABLE = object()  # a saved value only the file's own unpack hook can read
 _SAVED_NAMES = {}       # node type -> its `_saved_*` attribute names, sorted
 
 
