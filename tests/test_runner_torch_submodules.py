@@ -25,3 +25,43 @@ def test_torch_submodule_imports_are_the_cores(tmp_path, line):
     report = run_file(str(path)).report()
     assert report["error"] is None, report["error"]
     assert report["stdout"].split()[-1] in ("torch.float32", "StepLR")
+
+
+MISSING = {
+    "import torch.distributions": "gradviz's core does not implement torch.distributions "
+                                  "(PyTorch 2.13.0 has it); run with --backend torch to run "
+                                  "this file on PyTorch",
+    "from torch.nn.parameter import Parameter":
+        "gradviz's core does not implement torch.nn.parameter (PyTorch 2.13.0 has it); run with "
+        "--backend torch to run this file on PyTorch",
+    "import torch.utils.tensorboard": "No module named 'torch.utils.tensorboard' in gradviz's "
+                                      "core; run with --backend torch to run this file on PyTorch",
+    "import torch.no_such_module": "No module named 'torch.no_such_module'",
+    "import torch.render": "No module named 'torch.render'",     # gradviz's own package
+    "import torch._C": "No module named 'torch._C'",
+}
+
+
+@pytest.mark.parametrize("line", sorted(MISSING))
+def test_a_torch_submodule_the_core_lacks_is_refused_with_the_backend_hint(tmp_path, line):
+    path = tmp_path / "prog.py"
+    path.write_text(f"import torch\n{line}\n")
+    error = run_file(str(path)).report()["error"]
+    assert error["type"] == "ModuleNotFoundError"
+    assert error["message"] == MISSING[line]
+    assert error["line"] == 2
+
+
+def test_a_torch_submodule_the_core_has_is_the_same_module_and_is_dropped_after_the_run(
+        tmp_path):
+    import sys
+
+    import gradviz.linalg
+    path = tmp_path / "prog.py"
+    path.write_text("import torch, gradviz.linalg\nimport torch.linalg as L\n"
+                    "print(L is gradviz.linalg, L.__spec__.name)\n")
+    report = run_file(str(path)).report()
+    assert report["error"] is None, report["error"]
+    assert report["stdout"].split() == ["True", "gradviz.linalg"]
+    assert gradviz.linalg.__spec__.name == "gradviz.linalg"
+    assert "torch.linalg" not in sys.modules or sys.modules["torch.linalg"] is not gradviz.linalg

@@ -30,6 +30,7 @@ import types
 import warnings
 
 from ..autograd import callsite
+from .submodules import torch_submodules
 
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
            "execute", "backend_module", "user_frames", "read_source"]
@@ -456,6 +457,8 @@ class ScriptEnvironment:
         stack = contextlib.ExitStack()
         stack.callback(self._restore_process, self._snapshot())
         stack.enter_context(_patched_modules(_aliases(self.backend, self.module)))
+        if self.backend == "gradviz":
+            stack.enter_context(torch_submodules())
         stack.enter_context(self.capture)
         stack.enter_context(_collected_warnings(self.capture))
         stack.enter_context(_patched(sys, "stdout", self.capture.stream))

@@ -1,0 +1,91 @@
+"""`import torch.X` during a run on the core: gradviz's module X, or a clear refusal.
+
+The runner puts gradviz under torch's name in sys.modules, with the submodules a file usually
+imports. Any other `torch.X` would otherwise be looked for as a file in gradviz's folder:
+either loaded a second time under torch's name (a copy whose classes are not the core's), or
+refused with Python's bare "No module named 'torch.distributions'", which reads like the
+user's own mistake. The finder below answers first: gradviz's module when the core has one
+(the same object under both names), and for a submodule that PyTorch has and the core lacks,
+the message `gradviz._missing` gives for a missing attribute (with the `--backend torch` hint).
+"""
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+from .._missing import missing
+
+# Names under torch's module that are gradviz's own packages, never PyTorch's.
+_OWN = frozenset({"inspect", "render"})
+
+# torch's namespaces whose public names gradviz knows (the owners of gradviz._missing).
+_OWNERS = {"torch": "torch", "torch.nn": "nn", "torch.nn.functional": "functional",
+           "torch.optim": "optim", "torch.linalg": "linalg", "torch.autograd": "autograd",
+           "torch.autograd.functional": "autograd.functional",
+           "torch.autograd.graph": "autograd.graph", "torch.nn.utils": "nn.utils"}
+
+
+class _Existing(importlib.abc.Loader):
+    """Loads a module that is already imported: the import gives that very object."""
+
+    def __init__(self, module):
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        module.__spec__ = self.spec     # the import machinery set torch's name's spec on it
+
+
+class TorchSubmodules(importlib.abc.MetaPathFinder):
+    """Finds `torch.X...` as gradviz's `gradviz.X...`; refuses what the core lacks. The names
+    it answered for are in `found`, to be taken out of sys.modules after the run."""
+
+    def __init__(self):
+        self.found = []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith("torch."):
+            return None
+        parts = fullname.split(".")[1:]
+        if parts[0] not in _OWN and not any(p.startswith("_") for p in parts):
+            real = "gradviz." + ".".join(parts)
+            try:
+                module = importlib.import_module(real)
+            except ModuleNotFoundError as exc:
+                if exc.name != real:
+                    raise
+            else:
+                self.found.append(fullname)
+                return importlib.util.spec_from_loader(fullname, _Existing(module))
+        raise ModuleNotFoundError(_message(fullname), name=fullname)
+
+
+def _message(fullname):
+    """gradviz._missing's sentence when PyTorch's parent namespace has the name; Python's own
+    when it does not; for a name under any other namespace, that the core has no such module."""
+    parent, _, name = fullname.rpartition(".")
+    owner = _OWNERS.get(parent)
+    if owner is None:
+        return (f"No module named '{fullname}' in gradviz's core; run with --backend torch "
+                "to run this file on PyTorch")
+    text = "" if name.startswith("_") else str(missing(owner, name, ()))
+    return text if text.startswith("gradviz's core") else f"No module named '{fullname}'"
+
+
+@contextlib.contextmanager
+def torch_submodules():
+    """For the duration, `import torch.X` finds gradviz's modules first (see the module doc)."""
+    finder = TorchSubmodules()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(finder)
+        for name in finder.found:       # real torch, imported later, must find its own
+            sys.modules.pop(name, None)
