@@ -69,9 +69,9 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
     from gradviz._gc import gc_paused
     from gradviz.inspect import run_file
     from gradviz.inspect.report import report_json
-    from gradviz.render.text import OutputFrame, run_header
     console = frame = None
     if not as_json:
+        from gradviz.render.text import OutputFrame, run_header
         # The header first, then the file's output as it runs.
         console = make_console(no_color)
         console.print(run_header(file, backward, backend))

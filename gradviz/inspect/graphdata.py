@@ -13,11 +13,17 @@ None: the caller builds the report.
 True
 """
 
+import math
 from typing import NamedTuple
 
-from .report import _Builder, _core_value, _dtype_name
+from numpy import ndarray
+
+from ..autograd.graph import AccumulateGrad
+from .report import _Builder, _clean, _core_value, _dtype_name
 
 __all__ = ["GraphColumns", "graph_columns"]
+
+_INFINITE = (math.inf, -math.inf)
 
 
 class GraphColumns(NamedTuple):
@@ -49,7 +55,10 @@ def graph_columns(run):
     nodes, outs, name_of = b.nodes, b.outs, b.name_of
     index = {id(node): i for i, node in enumerate(nodes)}
     kinds, nexts, made = [], [], []
-    for node, edges in zip(nodes, b.walked_edges):
+    # AccumulateGrad -> the node that uses it. One with two users may be drawn once per depth
+    # of use (render/dot.py's share_plan, which reads the report).
+    user = {}
+    for i, (node, edges) in enumerate(zip(nodes, b.walked_edges)):
         kind = type(node).__name__
         kinds.append(kind)
         if kind == "AccumulateGrad":
@@ -61,12 +70,19 @@ def graph_columns(run):
             continue
         if not node._plain:     # a hook or retain_grad was added to it
             return None
-        nexts.append(tuple([index[id(fn)] for fn, _ in edges if fn is not None]))
+        if len(edges) == 1:     # most nodes: no list to build
+            fn = edges[0][0]
+            out = () if fn is None else (index[id(fn)],)
+        else:
+            out = tuple([index[id(fn)] for fn, _ in edges if fn is not None])
+        for j in out:
+            if type(nodes[j]) is AccumulateGrad and user.setdefault(j, i) != i:
+                return None
+        nexts.append(out)
         made.append(outs.get((id(node), 0)))
     tensors = _tensors(b, index)
-    if tensors is None or not _each_used_once(kinds, nexts) or \
-            not all(name in tensors for kind, name in zip(kinds, made)
-                    if kind != "AccumulateGrad"):
+    if tensors is None or not all(name in tensors for kind, name in zip(kinds, made)
+                                  if kind != "AccumulateGrad"):
         return None
     return GraphColumns(run.path, _roots(b), kinds, nexts, made, list(b._node_sites()),
                         tensors)
@@ -82,17 +98,6 @@ def _plain_run(run):
                 or tracer.modules._count)
 
 
-def _each_used_once(kinds, nexts):
-    """Whether no AccumulateGrad has two users (one that has may be drawn once per depth of
-    use: render/dot.py's share_plan, which reads the report)."""
-    user = {}
-    for i, edges in enumerate(nexts):
-        for j in edges:
-            if kinds[j] == "AccumulateGrad" and user.setdefault(j, i) != i:
-                return False
-    return True
-
-
 def _roots(b):
     consumed = b.consumed
     return [name for name, t in b.named
@@ -103,25 +108,31 @@ def _tensors(b, index):
     """name -> the pieces of the tensor's report entry that a drawing shows (tensor_entry's
     values, read from the core's slots)."""
     consumed = b.consumed
-    made = [(n, t, False) for n, t in b.named] + [(n, t, True) for n, t, _, _ in b.generated]
     dtypes = {}     # NumPy dtype -> its name (_dtype_name)
     out = {}
-    for name, t, generated in made:
-        if t is None:       # an output the tracer did not keep: the report says less of it
-            return None
-        fn, data, grad = t._fn, t._data, t._grad
-        if fn is None:
-            root = node = None
-            file, line = b.tensor_site(t, name, generated, None)
-        else:
-            root, node = (id(fn), t._nr) not in consumed, index.get(id(fn))
-            file = line = None      # a node's tensor: the node says where
-        dtype = dtypes.get(data.dtype)
-        if dtype is None:
-            dtype = dtypes[data.dtype] = _dtype_name(t)
-        out[name] = (data.shape, dtype, bool(t._rg), fn is None,
-                     None if fn is None else type(fn).__name__, int(t._version),
-                     _core_value(data, False),
-                     None if grad is None else _core_value(grad._data, False),
-                     bool(root), node, type(t).__name__ == "Parameter", file, line)
+    pairs = [(name, t) for name, t, _, _ in b.generated]
+    for generated, made in ((False, b.named), (True, pairs)):
+        for name, t in made:
+            if t is None:       # an output the tracer did not keep: the report says less of it
+                return None
+            fn, data, grad = t._fn, t._data, t._grad
+            if fn is None:
+                root = node = kind = None
+                file, line = b.tensor_site(t, name, generated, None)
+            else:
+                root, node = (id(fn), t._nr) not in consumed, index.get(id(fn))
+                kind = type(fn).__name__
+                file = line = None      # a node's tensor: the node says where
+            dtype = dtypes.get(data.dtype)
+            if dtype is None:
+                dtype = dtypes[data.dtype] = _dtype_name(t)
+            if type(data) is ndarray and not data.ndim:     # _core_value's 0-d case, inline
+                value = data.item()
+                if value != value or value in _INFINITE:
+                    value = _clean(value)
+            else:
+                value = _core_value(data, False)
+            out[name] = (data.shape, dtype, bool(t._rg), fn is None, kind, int(t._version),
+                         value, None if grad is None else _core_value(grad._data, False),
+                         bool(root), node, type(t).__name__ == "Parameter", file, line)
     return out

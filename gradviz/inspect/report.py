@@ -320,6 +320,8 @@ class _Builder:
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
         starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
         began = self._walk(starts)
+        if len(began) < 2:
+            return      # one walk: its start is a root (a graph has no cycle to consume it)
         consumed = {k for k, _ in self.consumed}
         if all(id(fn) not in consumed for fn in began):
             return      # every walk began at a root: walking roots first gives the same order
@@ -387,6 +389,7 @@ class _Builder:
         inputs_of = None if self.gv else self._inputs
         # One pass over every node: a name depends on the names before it (its inputs', and
         # every earlier one it must not repeat).
+        op_names, add = _OP_NAMES, taken.add
         for i in order:
             node = nodes[i]
             k = id(node)
@@ -399,53 +402,55 @@ class _Builder:
                     generated.append((name, var, None, 0))
                 outs[(k, 0)] = name_of[id(var)]
                 continue
-            if (k, 0) in outs:
+            key = (k, 0)
+            if key in outs:
                 continue
             earlier = versions.get(k) if versions else None
             if earlier is not None:
                 # A named tensor edited in place since: this node made an earlier version
                 # of it. One tensor stays one row; the node is labelled with that version.
                 base, v = earlier
-                outs[(k, 0)] = f"{name_of[id(base)]} (v{v})"
+                outs[key] = f"{name_of[id(base)]} (v{v})"
                 continue
             t = None if output_of is None else output_of(node, 0)
-            short = f"%{i}"
             name = None
             inputs = getattr(node, "_inputs", None) if inputs_of is None else inputs_of(node)
             if inputs is not None:
                 if t is not None and calls:
                     name = self._call_name(t, taken)
                 if name is None:
-                    name = self._op_call(kind, node, inputs, taken)
+                    # `relu(h)`, `mul(w, …)`: kept when at most 40 characters and not taken
+                    name = f"{op_names.get(kind) or _op_name(node)}({self._args(inputs)})"
+                    if len(name) > 40 or name in taken:
+                        name = None
             if name is None:
-                name = short
-            taken.add(name)
-            outs[(k, 0)] = name
+                name = f"%{i}"
+            add(name)
+            outs[key] = name
             if t is not None and id(t) not in name_of:
                 name_of[id(t)] = name
                 if len(name) > 24:      # the only names an input is given by `%3` for
-                    shorts[id(t)] = short
+                    shorts[id(t)] = f"%{i}"
             generated.append((name, t, node, 0))
 
-    def _op_call(self, kind, node, inputs, taken):
-        """`relu(h)`, `mul(w, …)` from node's op and its inputs' names (… for a number or an
-        unnamed constant, `%3` for a name longer than 24 characters), or None when that is
-        longer than 40 characters or taken."""
+    def _args(self, inputs):
+        """The arguments of an op's generated name (`mul(w, …)`), joined: each input's name,
+        … for a number or an unnamed constant, `%3` for a name longer than 24 characters."""
+        outs, name_of, shorts = self.outs, self.name_of, self._short
         args = []
         for t in inputs:
             if t is None:
                 name = None
             elif type(t) is tuple:      # (node, nr): see _input_name
-                name = self.outs.get((id(t[0]), t[1]))
+                name = outs.get((id(t[0]), t[1]))
                 if name is not None and len(name) > 24:
                     name = f"%{self.node_ids[id(t[0])][1:]}"
             else:
-                name = self.name_of.get(id(t))
+                name = name_of.get(id(t))
                 if name is not None and len(name) > 24:
-                    name = self._short.get(id(t))
+                    name = shorts.get(id(t))
             args.append("…" if name is None else name)
-        name = f"{_OP_NAMES.get(kind) or _op_name(node)}({', '.join(args)})"
-        return name if len(name) <= 40 and name not in taken else None
+        return ", ".join(args)
 
     @property
     def aliases(self):
@@ -1037,7 +1042,8 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
     if not b.traced:
         return [], []
     tracer = run.tracer
-    by_id = {entry["id"]: entry for entry in nodes}
+    # a node's entry by its id: built once a hook needs it
+    by_id = _LazyIndex(nodes, "id")
 
     def target(node, kind, nr):
         if _node_type(node) == "AccumulateGrad":
@@ -1082,7 +1088,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
             by_id[nid]["hooks"].append({"kind": kind, "input_nr": nr, "function": function,
                                         "file": file, "line": line})
 
-    by_name = {entry["name"]: entry for entry in tensors}
+    by_name = _LazyIndex(tensors, "name")
     for t, call, hooks in tracer.changed_grads:
         name = b.name_of.get(id(t))
         if name in by_name:
@@ -1120,6 +1126,25 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
             "hooks": list(step.hooks),
             "accumulated": b.name_of.get(id(node.variable)) if acc else None})
     return user_hooks, calls
+
+
+class _LazyIndex:
+    """{entry[key]: entry} of a list of entries, built when first read (`in`, [])."""
+
+    def __init__(self, entries, key):
+        self._entries, self._key, self._index = entries, key, None
+
+    def _built(self):
+        if self._index is None:
+            key = self._key
+            self._index = {entry[key]: entry for entry in self._entries}
+        return self._index
+
+    def __contains__(self, k):
+        return k in self._built()
+
+    def __getitem__(self, k):
+        return self._built()[k]
 
 
 def _error_dict(error, path, names=()):

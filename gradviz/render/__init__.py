@@ -7,13 +7,7 @@ Nothing here imports the autograd core: every function reads the report's dicts 
 True
 """
 
-from .dot import (LARGE_GRAPH, build_dot, build_graph, count_nodes, escape_label, escape_tooltip,
-                  forward_name)
-from .drawing import GraphDrawing, output_targets
-from .output import OutputError, check_output, write_output
-from .renderer import FORMATS, RenderError, find_renderer, render
-from .tables import print_report, report_renderables
-from .terminal import printable
+import importlib
 
 __all__ = [
     "FORMATS",
@@ -36,3 +30,26 @@ __all__ = [
     "report_renderables",
     "write_output",
 ]
+
+# Each name is imported from its module when first asked for: `graph --dot` needs neither the
+# tables nor rich's table and panel modules they import, `run` not the DOT writer.
+_MODULES = {"FORMATS": "renderer", "GraphDrawing": "drawing", "LARGE_GRAPH": "dot",
+            "OutputError": "output", "RenderError": "renderer", "build_dot": "dot",
+            "build_graph": "dot", "check_output": "output", "count_nodes": "dot",
+            "escape_label": "dot", "escape_tooltip": "dot", "find_renderer": "renderer",
+            "forward_name": "dot", "output_targets": "drawing", "print_report": "tables",
+            "printable": "terminal", "render": "renderer", "report_renderables": "tables",
+            "write_output": "output"}
+
+
+def __getattr__(name):
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

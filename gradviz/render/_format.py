@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-__all__ = ["HARMLESS", "briefs", "format_shape", "is_modified", "saved_value", "summarize",
-           "version"]
+__all__ = ["HARMLESS", "briefs", "changed_mark", "format_shape", "is_modified", "saved_value",
+           "summarize", "version"]
 
 # A value with at most this many elements is shown whole even when summarizing.
 _SMALL = 6
@@ -25,6 +25,19 @@ def briefs(entries):
     [{'id': 'n0'}]
     """
     return getattr(entries, "briefs", entries)
+
+
+def changed_mark(indices):
+    """The note on a .grad that a hook changed.
+
+    >>> changed_mark([0, 2])
+    ' (changed by hook #1, #3)'
+    >>> changed_mark([])
+    ''
+    """
+    if not indices:
+        return ""
+    return " (changed by hook " + ", ".join(f"#{k + 1}" for k in indices) + ")"
 
 
 def format_shape(shape):

@@ -31,9 +31,9 @@ from graphviz.quoting import KEYWORDS as _DOT_KEYWORDS
 from graphviz.quoting import quote as _graphviz_quote
 
 from .._gc import gc_paused
-from ._format import HARMLESS, format_shape, is_modified, saved_value, summarize, version
+from ._format import (HARMLESS, changed_mark, format_shape, is_modified, saved_value, summarize,
+                      version)
 from .module_graph import box_label, module_layout
-from .steps import changed_mark
 
 __all__ = [
     "LARGE_GRAPH",
@@ -988,6 +988,9 @@ class _Builder:
         return result
 
 
+_CHUNK = 4096      # statements joined into one body entry (_ColumnBuilder)
+
+
 class _ColumnBuilder(_Builder):
     """The backward view drawn from GraphColumns (gradviz/inspect/graphdata.py) rather than
     a report: one pass over the nodes and one over the edges, reading only what the drawing
@@ -1080,10 +1083,15 @@ class _ColumnBuilder(_Builder):
         order = _walk_columns(nexts, starts)
         body, refs = self.graph.body, self.refs
         made_by, templates = self.made_by, self.templates
+        # The statements go to the body a chunk of _CHUNK at a time, each chunk joined: the
+        # same text, without keeping 100,000 line strings until the whole is joined.
+        lines = []
         ids = [None] * len(kinds)
         for i in order:
             kind, name = kinds[i], made[i]
             if kind == "AccumulateGrad":
+                body.append("".join(lines))
+                lines.clear()
                 ids[i] = self.accumulate(i, name)
                 continue
             t = tensors[name]       # (graph_columns: every other node makes a named tensor)
@@ -1099,14 +1107,26 @@ class _ColumnBuilder(_Builder):
                 label_name = tip_name = name
             else:
                 label_name, tip_name = self.label_text[name], self.tooltip_text[name]
-            dot_id = ids[i] = f"n{self.next_id}"
-            self.next_id += 1
+            dot_id = ids[i] = self.new_id()
             self.count += 1
-            body.append(f"\t{dot_id}{p1}{label_name}{p2}n{i}{p3}{tip_name}{p4}")
+            lines.append(f"\t{dot_id}{p1}{label_name}{p2}n{i}{p3}{tip_name}{p4}")
             refs[dot_id] = ("node", f"n{i}")
+            if len(lines) == _CHUNK:
+                body.append("".join(lines))
+                lines.clear()
+        body.append("".join(lines))
+        lines.clear()
         for i in order:
-            tail = ids[i]
-            body.extend([f"\t{tail} -> {ids[j]}\n" for j in nexts[i]])
+            heads = nexts[i]
+            if len(heads) == 1:     # most nodes: no list to build
+                lines.append(f"\t{ids[i]} -> {ids[heads[0]]}\n")
+            elif heads:
+                tail = ids[i]
+                lines.extend([f"\t{tail} -> {ids[j]}\n" for j in heads])
+            if len(lines) >= _CHUNK:
+                body.append("".join(lines))
+                lines.clear()
+        body.append("".join(lines))
         if self.count == 0:
             self.graph.attr(label="(no autograd graph)")
         if legend and self.kinds:

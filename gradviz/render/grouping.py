@@ -18,7 +18,6 @@ folds it into one box.
 from collections.abc import Sequence
 
 from ._format import briefs
-from .dot import _fold_chains
 
 __all__ = ["View", "FEW"]
 
@@ -38,12 +37,9 @@ class View:
         groups = [g if g["count"] > FEW else None for g in report.get("iterations") or []]
         tensors = report.get("tensors") or []
         nodes = report.get("nodes") or []
-        kept_tensors = _kept(briefs(tensors), groups, full)
-        kept_nodes = _kept(briefs(nodes), groups, full)
-        shown = set(kept_nodes)
-        self.hidden_nodes = {n["id"] for i, n in enumerate(briefs(nodes)) if i not in shown}
-        self.tensor_note = _note(groups, briefs(tensors), set(kept_tensors), full)
-        self.node_note = _note(groups, briefs(nodes), shown, full)
+        kept_tensors, _, self.tensor_note = _kept(briefs(tensors), groups, full)
+        kept_nodes, hidden, self.node_note = _kept(briefs(nodes), groups, full)
+        self.hidden_nodes = {briefs(nodes)[i]["id"] for i in hidden}
         self.hidden_calls = set()
         for g in groups:
             if g is not None and g["kind"] == "backward" and not full:
@@ -51,6 +47,7 @@ class View:
         self.chains = {}        # top node id -> [member ids, top first]
         self.by_id = {}         # node id -> its entry, for the nodes a chain folded
         if collapse:
+            from .dot import _fold_chains     # (the DOT writer and graphviz: only here)
             by_id = self.by_id = {nodes[i]["id"]: nodes[i] for i in kept_nodes}
             top_of = _fold_chains(list(by_id), by_id, set(by_id))
             for nid, top in top_of.items():
@@ -88,33 +85,24 @@ class _Picked(Sequence):
 
 
 def _kept(items, groups, full):
-    """The indices of the items to show, in order."""
-    if full:
-        return range(len(items))
-    return [i for i, item in enumerate(items) if not _earlier(item, groups)]
-
-
-def _earlier(item, groups):
-    """Made by an earlier iteration of a loop than the last?"""
-    group = item.get("loop")
-    if group is None or groups[group] is None:
-        return False
-    return item.get("iteration") != groups[group]["count"]
-
-
-def _note(groups, items, kept, full):
-    """" (× 1000 iterations, showing the last)" for each group that made some of items (kept:
-    the indices of those shown)."""
-    present, left_out, earlier = set(), set(), set()     # groups with members here, ...
+    """The indices of the items to show, in order, those of the items left out, and the
+    note for the title: " (× 1000 iterations, showing the last)" for each group that made
+    some of the items. One pass over the items."""
+    kept, hidden = [], []
+    present, earlier = set(), set()     # groups with members here, with earlier ones
+    counts = [None if g is None else g["count"] for g in groups]
     for i, item in enumerate(items):
         k = item.get("loop")
-        if k is None or groups[k] is None:
+        if k is None or counts[k] is None:
+            kept.append(i)
             continue
         present.add(k)
-        if i not in kept:
-            left_out.add(k)
-        if _earlier(item, groups):
+        # made by an earlier iteration of a loop than the last?
+        if item.get("iteration") == counts[k]:
+            kept.append(i)
+        else:
             earlier.add(k)
+            (kept if full else hidden).append(i)
     notes = []
     for k in sorted(present):
         g = groups[k]
@@ -124,10 +112,10 @@ def _note(groups, items, kept, full):
         if full:
             what = "showing all" if k in earlier or g["kind"] == "line" else \
                 "showing the last: the run freed the earlier ones"
-        elif k not in left_out and g["kind"] == "line":
+        elif k not in earlier and g["kind"] == "line":      # none left out
             what = "showing all"
         if g["kind"] == "backward":
             notes.append(f"× {g['count']} iterations, {what}")
         else:
             notes.append(f"× {g['count']} {g['grad_fn']} made at line {g['line']}, {what}")
-    return "".join(f" ({n})" for n in notes)
+    return kept, hidden, "".join(f" ({n})" for n in notes)

@@ -15,7 +15,7 @@ from ._fit import Fit, needed_width
 from ._format import briefs, summarize
 from .terminal import printable
 
-__all__ = ["user_hooks_table", "steps_renderable", "hook_label", "changed_mark"]
+__all__ = ["user_hooks_table", "steps_renderable", "hook_label"]
 
 _KIND_WORDS = {"tensor": "tensor hook", "pre": "node pre-hook", "post": "node post-hook",
                "retain_grad": "retain_grad", "post_accumulate": "post-accumulate-grad hook",
@@ -41,19 +41,6 @@ def hook_label(hook, file=None):
     elif hook.get("file"):
         at = f" ({_rel(hook['file'])}:{hook.get('line')})"
     return f"#{hook['index'] + 1} {hook.get('function')}{at}"
-
-
-def changed_mark(indices):
-    """The note on a .grad that a hook changed.
-
-    >>> changed_mark([0, 2])
-    ' (changed by hook #1, #3)'
-    >>> changed_mark([])
-    ''
-    """
-    if not indices:
-        return ""
-    return " (changed by hook " + ", ".join(f"#{k + 1}" for k in indices) + ")"
 
 
 def _rel(path):

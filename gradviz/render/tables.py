@@ -13,11 +13,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ._format import HARMLESS, briefs, format_shape, is_modified, saved_value, summarize, version
+from ._format import (HARMLESS, briefs, changed_mark, format_shape, is_modified, saved_value,
+                      summarize, version)
 from ._fit import Fit, Hanging, needed_width
 from .grouping import View
 from .modules_table import modules_table
-from .steps import changed_mark, steps_renderable, user_hooks_table
+from .steps import steps_renderable, user_hooks_table
 from .terminal import printable
 
 __all__ = ["print_report", "report_renderables"]
