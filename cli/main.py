@@ -38,6 +38,7 @@ from .common import StderrFailed as _StderrFailed
 from .common import StdoutFailed as _StdoutFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_RENDERER, EXIT_RENDERER_FAILED = 0, 1, 2, 3, 4
+EXIT_INTERNAL = 70             # EX_SOFTWARE: a fault in gradviz itself
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 130, 141, 143
 
 
@@ -249,7 +250,22 @@ def _main(argv):
         except OSError as error:
             return _stderr_failed(error)
         return exc.exit_code
+    except Exception as exc:        # noqa: BLE001 - the last line of defence, named as such
+        _say(_internal_error(exc))
+        return EXIT_INTERNAL
     return code if isinstance(code, int) else 0
+
+
+def _internal_error(exc):
+    """One paragraph for an exception that escaped gradviz's own code (the user's file's
+    errors are reported in its run): what it was and where in gradviz, never a traceback."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    message = " ".join(str(exc).split())[:500]
+    return (f"gradviz: internal error{where}: {type(exc).__name__}: {message}\n"
+            "This is a bug in gradviz, not in your file: please report it with the command "
+            "and the file.")
 
 
 if __name__ == "__main__":
