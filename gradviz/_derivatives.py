@@ -45,6 +45,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
 from ._dmath import diagonal_fill, keep_where, scale_by_mask, spread, times_one, zero_where
+from . import _scratch
 from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
@@ -2308,8 +2309,11 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     # 1 / np.sqrt(E) is a float64 NumPy scalar, which would take `ds *= sc` through float64
     # (two casts of the whole score matrix).
     sc = q.dtype.type(scale if scale is not None else 1.0 / np.sqrt(q.shape[-1]))
-    s = np.matmul(q, k.swapaxes(-2, -1))
-    s *= sc                 # (in place on the fresh product, as the forward: the same bits)
+    # The two (L, S) arrays are kept from one call to the next (gradviz._scratch: fresh
+    # each step, they cost a page fault per 4 KB); the products are the same.
+    sbuf = _scratch.take(q.shape[:-1] + k.shape[-2:-1], q.dtype)
+    s = np.matmul(q, k.swapaxes(-2, -1), out=sbuf)
+    s *= sc                 # (in place on the product, as the forward: the same bits)
     if attn_mask is not None:
         s = s + value_of(attn_mask)
     if is_causal:
@@ -2319,7 +2323,8 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     s -= value_of(logsumexp)[..., None]
     p = np.exp(s, out=s).astype(q.dtype, copy=False)
     dv = np.matmul(p.swapaxes(-2, -1), g)
-    ds = np.matmul(g, v.swapaxes(-2, -1))
+    dsbuf = _scratch.take(sbuf.shape, q.dtype)
+    ds = np.matmul(g, v.swapaxes(-2, -1), out=dsbuf)
     # The row sums of g * out by einsum: one pass and no (..., L, E) product array.
     ds -= np.einsum("...ij,...ij->...i", g, out)[..., None]
     ds *= p
@@ -2329,6 +2334,9 @@ def flash_attention_grads(grad, mask, query, key, value, result, logsumexp, drop
     del s, p
     dq = np.matmul(ds, k)
     dk = np.matmul(ds.swapaxes(-2, -1), q)
+    del ds
+    _scratch.give_back(dsbuf)
+    _scratch.give_back(sbuf)
     if isinstance(grad, Tensor):
         grads = list(ops.flash_attention_backward((grad, query, key, value, result),
                                                   (dq, dk, dv)))

@@ -782,6 +782,17 @@ def mse_loss_backward(grad, self, target, reduction):
     return g / np.size(d) if reduction == 1 else g   # 1: torch's Reduction::Mean
 
 
+_ROWS = [np.arange(0)]
+
+
+def row_numbers(n):
+    """np.arange(n), cached: a batch's row numbers are the same every step (nll_loss)."""
+    a = _ROWS[0]
+    if len(a) != n:
+        a = _ROWS[0] = np.arange(n)
+    return a
+
+
 def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
     """-weight[t] at each sample's target class (divided by the total weight for the mean),
     0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1.
@@ -791,22 +802,24 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
                                      ignore_index, total_weight)
     c = self.shape[0] if self.ndim == 1 else self.shape[1]
     t = value(target).reshape(-1).astype(np.int64, copy=False)
-    valid = t != ignore_index
-    if weight is None and self.ndim == 2 and reduction == 1 and len(t) and valid.all():
-        # The common case (a batch of class indices, none ignored, the mean): the same values
-        # as below, -grad / total_weight at each target, without the selections.
+    m = len(t)
+    tw = value(total_weight)
+    if weight is None and self.ndim == 2 and reduction == 1 and 0 < m <= 2048 and tw == m:
+        # The common case (a batch of class indices, the mean): the total weight counts the
+        # samples kept, so all m were kept (a count up to 2048 is exact even in float16). The
+        # same values as below, -grad / total_weight at each target, without the selections.
         out = np.zeros(self.shape, dtype=self.dtype)
-        out[np.arange(len(t)), t] = grad * -(self.dtype.type(1) / value(total_weight))
+        out[row_numbers(m), t] = grad * -(self.dtype.type(1) / tw)
         return out
+    valid = t != ignore_index
     safe = np.where(valid, t, 0)
     w = valid.astype(self.dtype) if weight is None else value(weight)[safe] * valid
     if reduction == 1:
         # Only the kept samples are divided: none left gives zeros, not 0 / 0 (as torch).
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(valid, w / value(total_weight), 0).astype(self.dtype, copy=False)
-    m = len(t)
     out = np.zeros((m, c), dtype=self.dtype)
-    out[np.arange(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
+    out[row_numbers(m), safe] = (grad.reshape(m) if reduction == 0 else grad) * -w
     if self.ndim == 1:
         return out.reshape(c)
     if self.ndim == 2:

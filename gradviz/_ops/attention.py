@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _scratch
 from .._derivatives import DERIVATIVES as D
 from .._creation import _laid_like
 from .._dmath import causal_fill
@@ -53,7 +54,9 @@ def _softmax_rows(s):
 def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, scale=None):
     q, k, v = query._data, key._data, value._data
     sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    s = np.matmul(q, k.swapaxes(-2, -1))
+    # the (L, S) scores in an array kept from the last call (gradviz._scratch)
+    sbuf = _scratch.take(q.shape[:-1] + k.shape[-2:-1], q.dtype)
+    s = np.matmul(q, k.swapaxes(-2, -1), out=sbuf)
     s *= q.dtype.type(sc)
     mask = None
     if attn_mask is not None:
@@ -74,6 +77,8 @@ def _flash_attention(query, key, value, dropout_p, is_causal, attn_mask=None, sc
     # (batch, tokens, heads * E) projection, out.transpose(1, 2).reshape(...) is then a view
     # (ViewBackward0, as in torch), not a copy (CloneBackward0 and UnsafeViewBackward0).
     out = _make(np.matmul(p, v, out=_laid_like(query, np.empty(q.size, dtype=p.dtype))))
+    del s, p
+    _scratch.give_back(sbuf)
     if _needs(query, key, value):
         record(D["scaled_dot_product_flash_attention_for_cpu"], out, (query, key, value),
                (query, key, value, _make(lse), float(dropout_p), is_causal, mask, scale))

@@ -10,6 +10,7 @@ the other ops exactly where torch composes them (cross_entropy is log_softmax th
 import numpy as np
 
 from .. import _dmath
+from .._dmath import row_numbers
 from .._derivatives import DERIVATIVES as D
 from .._dtype import _promote
 from .._registry import records
@@ -79,17 +80,6 @@ def _check_target(target):
     return t
 
 
-_ARANGE = [np.arange(0)]
-
-
-def _arange(n):
-    """np.arange(n), cached: a batch's row numbers are the same every step."""
-    a = _ARANGE[0]
-    if len(a) != n:
-        a = _ARANGE[0] = np.arange(n)
-    return a
-
-
 def _reduce_picked(vals, reduction, total_weight, shape, dtype):
     """nll_loss's (value, total_weight) from the weighted negated picks vals, in dtype."""
     dt = dtype.type
@@ -140,7 +130,7 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
         all_valid = True
         safe = t2
         try:
-            picked = x2[_arange(m), t2]
+            picked = x2[row_numbers(m), t2]
         except IndexError:
             pass
     if picked is None:
@@ -149,7 +139,7 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
         safe = t2 if all_valid else np.where(valid, t2, 0)
         if (safe.astype(np.uint64, copy=False) >= c).any():      # negatives wrap to huge
             raise IndexError(f"Target {safe[(safe < 0) | (safe >= c)][0]} is out of bounds.")
-        picked = x2[_arange(m), safe]
+        picked = x2[row_numbers(m), safe]
     dt = x.dtype.type
     if weight is None:
         w = None if all_valid else valid.astype(x.dtype)
