@@ -111,7 +111,6 @@ class Derivative:
             self.formulas.append((f, tuple(scope.index(p) for p in fparams[skip:])))
         self._needed = {}
         self._plans = {}
-        self._recorded = {}
         self.saves_tensors = False
         self.exact = False
         self.cls = make_node_class(self)
@@ -125,13 +124,13 @@ class Derivative:
 
     def recorded(self, key):
         """The plan of a node recorded with n inputs, those in `mask` needing a gradient, for
-        key = mask | 1 << n (cached in `_recorded`): an input count other than the row's
-        fails here, the first time a key is seen."""
+        key = mask | 1 << n: an input count other than the row's fails here, the first time a
+        key is seen. Cached in `_plans` under ~key (negative: never a mask)."""
         n = key.bit_length() - 1
         if self.n_inputs is not None and n != self.n_inputs:
             raise RowError(f"{self.op} ({self.node}) recorded with {n} inputs; its row has "
                            f"{self.n_inputs} differentiable parameters {self.inputs}")
-        p = self._recorded[key] = self.plan(key ^ 1 << n)
+        p = self._plans[~key] = self.plan(key ^ 1 << n)
         return p
 
     def needed(self, mask):
@@ -646,7 +645,7 @@ def record(entry, out, inputs, args=()):
         nexts.append(fn)
     # (bit is now 1 << len(inputs): the plan's key says how many inputs there were, and a
     # count other than the row's fails when the plan is first made)
-    plan = entry._recorded.get(mask | bit) or entry.recorded(mask | bit)
+    plan = entry._plans.get(~(mask | bit)) or entry.recorded(mask | bit)
     node = _new(entry.cls)
     if len(nexts) == 2:
         node._next, node._next1 = nexts     # no tuple per node (see gradviz.autograd.graph)
