@@ -393,6 +393,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
     heappop, heappush = heapq.heappop, heapq.heappush
     plain = needed is None and _tracing.active is None and not _state.anomaly
     private = None          # _layout_private(deps), found when a node first asks
+    release = not retain_graph      # (the saved values are freed by _apply itself then)
     while ready:
         node = heappop(ready)[1]
         grads = buffers.pop(node, None)
@@ -410,9 +411,8 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 try:
                     if not node._builtin:
                         mode.on()       # a custom Function's backward
-                    # (the saved values are freed by _apply itself, without retain_graph)
                     if node._into is None or create_graph:
-                        outs = node._apply(grads, create_graph, None, not retain_graph)
+                        outs = node._apply(grads, create_graph, None, release)
                     else:
                         if private is None:
                             private = _layout_private(deps)
@@ -424,7 +424,7 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                             if not retain_graph:
                                 node._release()
                         else:
-                            outs = node._apply(grads, create_graph, None, not retain_graph)
+                            outs = node._apply(grads, create_graph, None, release)
                 except Exception as exc:
                     _annotate(exc, node)
                     raise
@@ -445,22 +445,29 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
             continue
         else:
             outs = _execute(node, grads, create_graph, retain_graph, captures, found, needed, mode)
-        nrs = node._nrs
-        n_outs = len(outs)
         nexts = node._next          # edges(node), without the call
         if type(nexts) is not tuple:
             nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
-        for i, nxt in enumerate(nexts):
+        if len(outs) < len(nexts):      # (a node that sends nothing returns ())
+            outs = (*outs, *(None,) * (len(nexts) - len(outs)))
+        nrs = node._nrs
+        for nxt, g, nr in zip(nexts, outs, _ZEROS if nrs is None else nrs):
             if nxt is None:
                 continue
-            g = outs[i] if i < n_outs else None
             if g is not None:
-                nr = 0 if nrs is None else nrs[i]
                 buf = buffers.get(nxt)
                 if buf is None:
-                    buf = buffers[nxt] = [None] * nxt._n_out
-                old = buf[nr]
-                buf[nr] = g if old is None else _add(old, g)
+                    if nxt._n_out == 1:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * nxt._n_out
+                        buf[nr] = g
+                else:
+                    old = buf[nr]
+                    # small arrays are added as they are: _add's checks cost more than the
+                    # allocation they may save
+                    buf[nr] = g if old is None else old + g if (
+                        type(old) is not _ndarray or old.size < _INPLACE_MIN) else _add(old, g)
             d = deps[nxt] - 1
             deps[nxt] = d
             if d == 0:
@@ -501,6 +508,7 @@ _UNSHARED = 4
 _INPLACE_MIN = 4096
 _ndarray = np.ndarray
 _np_add = np.add
+_ZEROS = itertools.repeat(0)     # the output numbers of edges to output 0 (zip stops first)
 _getrefcount = sys.getrefcount
 
 

@@ -122,6 +122,17 @@ class Derivative:
             p = self._plans[mask] = Plan(self, mask)
         return p
 
+    def recorded(self, key):
+        """The plan of a node recorded with n inputs, those in `mask` needing a gradient, for
+        key = mask | 1 << n: an input count other than the row's fails here, the first time a
+        key is seen. Cached in `_plans` under ~key (negative: never a mask)."""
+        n = key.bit_length() - 1
+        if self.n_inputs is not None and n != self.n_inputs:
+            raise RowError(f"{self.op} ({self.node}) recorded with {n} inputs; its row has "
+                           f"{self.n_inputs} differentiable parameters {self.inputs}")
+        p = self._plans[~key] = self.plan(key ^ 1 << n)
+        return p
+
     def needed(self, mask):
         """Indices of args (and result) used by the formulas of inputs in `mask`."""
         r = self._needed.get(mask)
@@ -150,13 +161,13 @@ class Plan:
 
     `keep` lists the args kept alive (only those the needed formulas use, as torch saves
     only what it will need); the node stores them in that order, followed by the result at
-    backward time. `calls` are (input index, formula, positions into that list). The row's
-    `n_out`, `variadic` and `saves_tensors` are copied here, where a node reads them faster than
-    through its class.
+    backward time. `calls` are (input index, formula, positions into that list, the one
+    position or None). The row's `n_out`, `variadic` and `saves_tensors` are copied here, where
+    a node reads them faster than through its class.
     """
 
     __slots__ = ("mask", "keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_args", "n_out", "variadic", "saves_tensors")
+                 "n_out", "variadic", "saves_tensors")
 
     def __init__(self, entry, mask):
         self.mask = mask
@@ -168,8 +179,9 @@ class Plan:
                            f"{entry.n_inputs} differentiable parameters {entry.inputs}")
         needed = entry.needed(mask)
         self.keep = tuple(j for j in needed if j != entry.result_index)
-        self.n_args = len(entry.args)
-        self.all_args = self.keep == tuple(range(self.n_args))
+        # the number of args when the node keeps them all (record then keeps the tuple it
+        # was given), else -1
+        self.all_args = len(entry.args) if self.keep == tuple(range(len(entry.args))) else -1
         self.saves_result = entry.result_index in needed
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
@@ -177,10 +189,14 @@ class Plan:
         # torch's generated backward computes the inputs' gradients in the alphabetical order
         # of their names (MulBackward0: `other` before `self`), which orders the nodes a
         # create_graph=True backward makes, hence the order the engine adds gradients in.
-        self.calls = tuple((i, f, tuple(self.position[j] for j in idx))
-                           for i, (f, idx) in sorted(enumerate(entry.formulas),
-                                                     key=lambda c: entry.inputs[c[0]])
-                           if entry.variadic or mask >> i & 1)
+        # Each call also has the position of the one saved value of a formula that uses one
+        # (the common case: called without a list to unpack), else None.
+        calls = []
+        for i, (f, idx) in sorted(enumerate(entry.formulas), key=lambda c: entry.inputs[c[0]]):
+            if entry.variadic or mask >> i & 1:
+                pos = tuple(self.position[j] for j in idx)
+                calls.append((i, f, pos, pos[0] if len(pos) == 1 else None))
+        self.calls = tuple(calls)
 
 
 DERIVATIVES = {}
@@ -314,20 +330,21 @@ class FormulaNode(Node):
             # rather than in a method of its own: one call fewer per node.)
             vers = self._vers
             vals = []
-            for k, v in enumerate(saved):
+            for v in saved:         # (v is saved[len(vals)])
                 if isinstance(v, _Tensor):
                     vc = v._vc
                     if vc is not None:
+                        k = len(vals)
                         want = 0 if vers is None else vers[k]
                         if vc.v != want:
                             raise self._modified(k, v, want)
                     vals.append(v if create_graph else v._data)
                 else:
-                    vals.append(v)
                     if kept is None:
                         kept = [None] * len(saved)
                     if not isinstance(v, _ndarray):
-                        kept[k] = v
+                        kept[len(vals)] = v
+                    vals.append(v)
             if plan.saves_result:
                 vc = self._resvc        # None: the output never had an edit nor a view
                 want = 0 if vers is None else vers[-1]
@@ -338,7 +355,7 @@ class FormulaNode(Node):
         grad = grads[0] if plan.n_out == 1 else grads
         calls = plan.calls
         if plan.variadic:
-            _, f, pos = calls[0]
+            _, f, pos, _ = calls[0]
             mask = self._mask if need is None else self._mask & need
             if not mask:        # no edge wants a gradient (_unpack): no formula runs
                 out = [None] * len(edges(self))
@@ -352,14 +369,13 @@ class FormulaNode(Node):
                 # does not run
                 calls = [c for c in calls if need >> c[0] & 1]
             out = [None] * plan.n_inputs
-            for i, f, pos in calls:
-                n = len(pos)
-                if n == 1:
-                    out[i] = f(grad, vals[pos[0]])
-                elif n == 0:
-                    out[i] = f(grad)
-                else:
+            for i, f, pos, one in calls:
+                if one is not None:
+                    out[i] = f(grad, vals[one])
+                elif pos:
                     out[i] = f(grad, *[vals[p] for p in pos])
+                else:
+                    out[i] = f(grad)
         meta = self._meta
         if meta is not None:
             for i, m in enumerate(meta):
@@ -371,8 +387,12 @@ class FormulaNode(Node):
                 if g is not None and not (type(g) is _ndarray and g.shape == m[0]
                                           and g.dtype == m[1]):
                     out[i] = fit_to(g, m[0], m[1])
-        if release:
-            self._free(kept)
+        if release and plan.saves_tensors:      # _free, without the call
+            self._saved = _ALL_FREED if kept is None else _Freed(kept)
+            if plan.saves_result:
+                self._res = None
+            if self._packed:
+                self._packs = None
         return out
 
     def _modified(self, k, v, want):
@@ -584,10 +604,6 @@ def record(entry, out, inputs, args=()):
     Only inputs that require grad get an edge (the others get (None, 0), as in torch), and only
     the values that the needed formulas use are kept alive and version-checked later.
     """
-    n = entry.n_inputs
-    if n is not None and len(inputs) != n:
-        raise RowError(f"{entry.op} ({entry.node}) recorded with {len(inputs)} inputs; its row "
-                       f"has {n} differentiable parameters {entry.inputs}")
     # Every op of a user's program passes here: written for speed, one pass over the inputs.
     nexts = []
     nrs = meta = None
@@ -595,8 +611,13 @@ def record(entry, out, inputs, args=()):
     bit = 1
     od = out._data
     tod = type(od)
+    # Whether the inputs' shapes and dtypes are compared with the output's: 1 for an array
+    # output; 2 for a NumPy scalar, compared only with an input of another type (two NumPy
+    # scalars of one type have one dtype and shape (), and reading a scalar's .dtype and .shape
+    # costs more than the rest of this loop); 0 for a row whose formulas give each input its
+    # own shape and dtype.
+    fits = 0 if entry.exact else 1 if tod is _ndarray else 2
     shape = dt = None
-    fits = not entry.exact      # whether input shapes and dtypes are compared with the output's
     for t in inputs:
         if t is None or not t._rg:
             nexts.append(None)
@@ -622,9 +643,7 @@ def record(entry, out, inputs, args=()):
                 nrs = [0] * len(inputs)
             nrs[len(nexts)] = t._nr
         d = t._data
-        # Two NumPy scalars of one type have one dtype and shape (); reading .dtype and .shape
-        # of a scalar costs more than the rest of this loop.
-        if fits and d is not od and (type(d) is not tod or tod is _ndarray):
+        if fits and d is not od and (fits == 1 or type(d) is not tod):
             if shape is None:
                 shape, dt = od.shape, od.dtype
             if d.dtype is not dt and d.dtype != dt or d.shape != shape:
@@ -632,7 +651,9 @@ def record(entry, out, inputs, args=()):
                     meta = [None] * len(inputs)
                 meta[len(nexts)] = (d.shape, d.dtype)
         nexts.append(fn)
-    plan = entry._plans.get(mask) or entry.plan(mask)
+    # (bit is now 1 << len(inputs): the plan's key says how many inputs there were, and a
+    # count other than the row's fails when the plan is first made)
+    plan = entry._plans.get(~(mask | bit)) or entry.recorded(mask | bit)
     node = _new(entry.cls)
     if len(nexts) == 2:
         node._next, node._next1 = nexts     # no tuple per node (see gradviz.autograd.graph)
@@ -648,7 +669,7 @@ def record(entry, out, inputs, args=()):
     node._plan = plan
     if meta is not None:
         node._meta = tuple(meta)
-    if plan.all_args and len(args) == plan.n_args:
+    if len(args) == plan.all_args:
         saved = args
     else:
         saved = tuple([args[j] for j in plan.keep])
