@@ -357,7 +357,8 @@ class Tracer(_tracing.Tracer):
         if site is None:
             site = self._edit_site[key] = len(self._edit_sites)
             self._edit_sites.append((op, code, offset, key[3]))
-        self._edit_rows.extend((k, site, tensor._version, self._count))
+        # (vc.v, not the _version property: bump_version just counted this edit on vc)
+        self._edit_rows.extend((k, site, vc.v, self._count))
 
     def _new_who(self, tensor, vc, data):
         """A record of an edited tensor: weak references to it, to the tensor it is a view of
@@ -526,7 +527,12 @@ class Tracer(_tracing.Tracer):
         snap = []
         for g in outs:
             snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
-        entry = self._entry(node)       # (the torch backend's tracer keys its entries its way)
+        if self._tensor_type is Tensor:     # _entry, inline
+            entry = self._nodes.get(id(node))
+            if entry is not None and entry[_REF]() is not node:
+                entry = None
+        else:
+            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
         grads = None if entry is None else entry[_LAST_GRAD]
         if grads is not None and type(grads) is not list:
             grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
@@ -578,11 +584,16 @@ class Tracer(_tracing.Tracer):
         """
         self._last_frame = f
         kept = self._frames
+        # the user's function frames running now, innermost first (one walk for both uses)
+        chain = callsite.user_functions(f)
         if self._open:
-            self._let_go(f)
-        added = False
-        for f in reversed(callsite.user_functions(f, stop=kept)):
-            added = True
+            self._let_go(chain)
+        new = []
+        for f in chain:
+            if id(f) in kept:
+                break       # kept already, and so are the frames around it
+            new.append(f)
+        for f in reversed(new):
             code = f.f_code
             number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
             self._frame_seq += 1
@@ -595,19 +606,20 @@ class Tracer(_tracing.Tracer):
                 self._open.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
-        if added:
+        if new:
             self._frame_threads.add(_get_ident())
 
-    def _let_go(self, f):
+    def _let_go(self, chain):
         """Replace the kept frames that have returned by what the report reads of them.
 
         A returned frame still holds all its locals; under plain Python they would go now. The
         report reads a frame's tensors, modules and containers (named_tensors); the rest of its
         locals, and `self` (a method's module: its `__del__` runs when the file drops it), are
-        let go. Called when frame f makes a tensor: every kept frame not on a running stack
-        returned. (A generator's frame is kept whole: it is suspended, not returned.)"""
-        # (only the user's function frames are ever kept: the walks stop at the host's frame)
-        running = {id(g) for g in callsite.user_functions(f)}
+        let go. Called when a frame makes a tensor, with the user's function frames running
+        around it (`chain`, up to the host's frame: only those are ever kept): every kept
+        frame not on a running stack returned. (A generator's frame is kept whole: it is
+        suspended, not returned.)"""
+        running = {id(g) for g in chain}
         if len(self._frame_threads) > 1 or _get_ident() not in self._frame_threads:
             # (only a thread whose frames were kept can be running one: the runner's own
             # threads, reading the file's output, are not looked at)
