@@ -255,3 +255,109 @@ def test_an_optimizers_double_edit_is_two_events_named_as_torchs(tmp_path, monke
                                                       evs[-1].version + 1))
         assert evs[-1].version == evs[-1].tensor._version
     assert len(walks) == len(run.tracer.inplace_events)
+
+
+def test_in_place_edits_are_kept_by_column_not_one_object_each():
+    # an optimizer's edits of a parameter at every step: the tracer keeps each as four ints,
+    # with the tensor's weak references and the site shared by record, and makes the _Edit
+    # tuples only when they are read
+    w = gradviz.nn.Parameter(gradviz.ones(3))
+    opt = gradviz.optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = gradviz.ones(3)
+    tracer = Tracer()
+    with tracing(tracer):
+        opt.step()
+        gc.collect()
+        before = len(gc.get_objects())
+        for _ in range(500):
+            opt.step()
+        gc.collect()
+        grown = len(gc.get_objects()) - before
+    assert grown < 50                       # one tracked tuple per edit was 1,500
+    assert len(tracer._edit_who) == 2 and len(tracer._edit_sites) == 3
+    edits = tracer.inplace_events
+    assert len(edits) == 1 + 3 * 500        # the first step makes the momentum buffer
+    assert tracer.inplace_events is edits   # made once, then extended
+    assert [e.op for e in edits[-3:]] == ["mul_", "add_", "add_"]
+    buf = opt.state[w]["momentum_buffer"]
+    assert edits[-1].tensor is w and edits[-2].tensor is buf
+    assert edits[-1].version == w._version and edits[-2].version == buf._version
+    assert edits[-1].data is w._data and edits[-1].vc is w._vc
+    assert edits[-1].site == (__file__, edits[-1].site[1]) and edits[-1].grad_enabled is False
+
+
+def test_an_edit_after_a_new_storage_or_a_reused_id_gets_its_own_record():
+    tracer = Tracer()
+    with tracing(tracer):
+        a = gradviz.ones(3)
+        a.add_(1)
+        old = a.data
+        a.data = gradviz.zeros(3)           # a new storage: edits of it are matched with it
+        a.add_(1)
+        old.mul_(2)                         # through the .data alias of the old storage
+        del a
+        b = gradviz.ones(2)
+        b.sub_(1)
+    edits = tracer.inplace_events
+    assert [e.op for e in edits] == ["add_", "add_", "mul_", "sub_"]
+    assert edits[0].data is not edits[1].data and edits[2].data is old._data
+    assert edits[3].tensor is b and edits[3].version == 1
+
+
+def test_returned_frames_are_not_looked_for_in_the_runners_threads(tmp_path, monkeypatch):
+    # the runner reads the file's output in a thread of its own: only a thread that had
+    # frames kept can be running one of them
+    from gradviz.inspect import tracer as tracer_module
+    looks = []
+    real = tracer_module._add_other_threads
+
+    def counted(running):
+        looks.append(1)
+        real(running)
+    monkeypatch.setattr(tracer_module, "_add_other_threads", counted)
+    path = tmp_path / "steps.py"
+    path.write_text(textwrap.dedent("""
+        import gradviz as torch
+
+        def step(i):
+            y = torch.ones(2) * i
+            return y + 1
+
+        outs = [step(i) for i in range(5)]
+    """))
+    run = run_file(str(path))
+    assert run.error is None and looks == []
+    assert [n for f, n, _ in run.tracer.frames] == [3, 4, 5]
+
+
+def test_a_frame_kept_in_another_thread_is_let_go_only_once_it_returned(tmp_path):
+    path = tmp_path / "threads.py"
+    path.write_text(textwrap.dedent("""
+        import threading
+        import gradviz as torch
+
+        started, go = threading.Event(), threading.Event()
+
+        def worker():
+            tag = "worker's"
+            big = torch.ones(3) * 2
+            started.set()
+            go.wait()
+            return big
+
+        t = threading.Thread(target=worker)
+        t.start()
+        started.wait()
+        def main():
+            return torch.ones(2) + 1
+        z = main()
+        go.set()
+        t.join()
+    """))
+    run = run_file(str(path))
+    assert run.error is None
+    kept = {f.f_code.co_name: f for f, _, _ in run.tracer.frames}
+    # worker was running while main made its tensor: its frame was not let go then (a frame
+    # let go keeps only its tensors, modules and containers, not `tag`)
+    assert set(kept) == {"worker", "main"}
+    assert {"tag", "big"} <= set(kept["worker"].f_locals)

@@ -14,6 +14,7 @@ the tensors and modules a function's last calls had in their locals (`main.x`, n
 the run), and the nodes the engine ran in the last two backward calls (`run --step`).
 """
 
+import array
 import collections
 import math
 import sys
@@ -57,7 +58,8 @@ class _Edit(NamedTuple):
     """An in-place edit of the core's, with InplaceEvent's fields: the user's code object and
     instruction offset are kept, and the site read from them when asked (an optimizer edits
     every parameter at every step, and finding each edit's line as it happened cost a tenth
-    of the tracer's time). Made with tuple.__new__: no Python call per edit.
+    of the tracer's time). Made with tuple.__new__ when the edits are read
+    (Tracer.inplace_events), from the tracer's columns.
 
     The tensor is held weakly (an edited tensor the file dropped is freed, as under plain
     Python), with the tensor it is a view of, its version counter and its storage: `tensor` is
@@ -158,6 +160,12 @@ class Tracer(_tracing.Tracer):
         self._events = []
         self._event_refs = []
         self._event_grads = []
+        # In-place edits, by column (an optimizer edits every parameter at every step, and the
+        # edits are all kept: one object per edit was one more for the cyclic collector to
+        # walk at each collection, for the rest of the run). Each edit is four ints in
+        # _edit_rows: its tensor's record in _edit_who, its site's in _edit_sites, the version
+        # it made, the nodes created before it. inplace_events makes the _Edit tuples when
+        # asked.
         self.inplace_events = []
         self.retain_grad = retain_grad
         self.keep_grads = keep_grads
@@ -170,7 +178,6 @@ class Tracer(_tracing.Tracer):
         self.made_by = {}
         self._makers = {}           # (function, id(code), offset, grad enabled) -> made_of's
         #                             (function, code, offset, grad enabled), shared
-        self._offsets = {}          # instruction offsets of in-place edits, shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
         self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
         self.call_marks = []        # nodes created before each backward/grad call began
@@ -202,6 +209,7 @@ class Tracer(_tracing.Tracer):
         self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
         self._open = []             # kept frames that were running when last looked at
+        self._frame_threads = set()     # idents of the threads whose frames were kept
         # id(Module.__call__ frame) -> [frame, id of its last tensor], for the calls still open
         # (a finished call's frame holds its arguments, result and torch's closures: its
         # output is named in module_output, and the frame let go; see _drop_finished)
@@ -333,23 +341,61 @@ class Tracer(_tracing.Tracer):
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
         code, offset = _user_frame(3)
-        # one int per offset, shared by its edits (an optimizer's line edits every parameter
-        # at every step, and the edits are all kept; an offset past 256 is a new int each time)
-        offset = self._offsets.setdefault(offset, offset)
-        version = tensor._version
-        # weak references (an object's plain weak reference is made once and shared: an
-        # optimizer's edits of a parameter all hold the same one)
+        data = tensor._data
+        if type(data) is not _ndarray:
+            data = None
+        vc = tensor._vc
+        k = self._edited.get(id(tensor))
+        if k is not None:
+            ref, _, counter, data_ref = self._edit_who[k]
+            if ref() is not tensor or counter is not vc or data_ref() is not data:
+                k = None    # another tensor with this id, or a new storage or counter
+        if k is None:
+            k = self._edited[id(tensor)] = self._new_who(tensor, vc, data)
+        key = (op, id(code), offset, _state.enabled)
+        site = self._edit_site.get(key)
+        if site is None:
+            site = self._edit_site[key] = len(self._edit_sites)
+            self._edit_sites.append((op, code, offset, key[3]))
+        # (vc.v, not the _version property: bump_version just counted this edit on vc)
+        self._edit_rows.extend((k, site, vc.v, self._count))
+
+    def _new_who(self, tensor, vc, data):
+        """A record of an edited tensor: weak references to it, to the tensor it is a view of
+        (itself if none) and to its storage, and its version counter (see _Edit)."""
+        # (an object's plain weak reference is made once and shared)
         ref = base = _weakref(tensor)
         if tensor._base_ is not None:
             root = tensor._base_
             while root._base_ is not None:
                 root = root._base_
             base = _weakref(root)
-        data = tensor._data
-        data = _weakref(data) if type(data) is _ndarray else _none
-        self.inplace_events.append(_new_tuple(_Edit, (
-            ref, base, tensor._vc, data, op, code, offset, version, _state.enabled,
-            self._count)))
+        self._edit_who.append((ref, base, vc, _none if data is None else _weakref(data)))
+        return len(self._edit_who) - 1
+
+    @property
+    def inplace_events(self):
+        """_Edit per in-place edit, oldest first (InplaceEvent's fields)."""
+        rows, made = self._edit_rows, self._edit_list
+        if 4 * len(made) < len(rows):
+            who, sites = self._edit_who, self._edit_sites
+            for j in range(4 * len(made), len(rows), 4):
+                op, code, offset, enabled = sites[rows[j + 1]]
+                made.append(_new_tuple(_Edit, who[rows[j]] + (
+                    op, code, offset, rows[j + 2], enabled, rows[j + 3])))
+        return made
+
+    @inplace_events.setter
+    def inplace_events(self, events):
+        if events:
+            raise ValueError("the core's tracer records in-place edits itself: only [] "
+                             "(none yet) can be given")
+        self._edit_rows = array.array("q")
+        self._edit_who = []         # (ref, base, vc, data_ref) per edited tensor and storage
+        self._edited = {}           # id(tensor) -> its latest record in _edit_who
+        self._edit_sites = []       # (op, code, offset, grad enabled) per site
+        self._edit_site = {}        # (op, id(code), offset, grad enabled) -> index in _edit_sites
+        self._edit_list = []        # the _Edit tuples made so far
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
@@ -481,7 +527,12 @@ class Tracer(_tracing.Tracer):
         snap = []
         for g in outs:
             snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
-        entry = self._entry(node)       # (the torch backend's tracer keys its entries its way)
+        if self._tensor_type is Tensor:     # _entry, inline
+            entry = self._nodes.get(id(node))
+            if entry is not None and entry[_REF]() is not node:
+                entry = None
+        else:
+            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
         grads = None if entry is None else entry[_LAST_GRAD]
         if grads is not None and type(grads) is not list:
             grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
@@ -533,9 +584,16 @@ class Tracer(_tracing.Tracer):
         """
         self._last_frame = f
         kept = self._frames
+        # the user's function frames running now, innermost first (one walk for both uses)
+        chain = callsite.user_functions(f)
         if self._open:
-            self._let_go(f)
-        for f in reversed(callsite.user_functions(f, stop=kept)):
+            self._let_go(chain)
+        new = []
+        for f in chain:
+            if id(f) in kept:
+                break       # kept already, and so are the frames around it
+            new.append(f)
+        for f in reversed(new):
             code = f.f_code
             number = self.function_calls[code] = self.function_calls.get(code, 0) + 1
             self._frame_seq += 1
@@ -548,18 +606,23 @@ class Tracer(_tracing.Tracer):
                 self._open.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
+        if new:
+            self._frame_threads.add(_get_ident())
 
-    def _let_go(self, f):
+    def _let_go(self, chain):
         """Replace the kept frames that have returned by what the report reads of them.
 
         A returned frame still holds all its locals; under plain Python they would go now. The
         report reads a frame's tensors, modules and containers (named_tensors); the rest of its
         locals, and `self` (a method's module: its `__del__` runs when the file drops it), are
-        let go. Called when frame f makes a tensor: every kept frame not on a running stack
-        returned. (A generator's frame is kept whole: it is suspended, not returned.)"""
-        # (only the user's function frames are ever kept: the walks stop at the host's frame)
-        running = {id(g) for g in callsite.user_functions(f)}
-        if threading.active_count() > 1:
+        let go. Called when a frame makes a tensor, with the user's function frames running
+        around it (`chain`, up to the host's frame: only those are ever kept): every kept
+        frame not on a running stack returned. (A generator's frame is kept whole: it is
+        suspended, not returned.)"""
+        running = {id(g) for g in chain}
+        if len(self._frame_threads) > 1 or _get_ident() not in self._frame_threads:
+            # (only a thread whose frames were kept can be running one: the runner's own
+            # threads, reading the file's output, are not looked at)
             _add_other_threads(running)
         still = []
         for frame in self._open:
@@ -895,6 +958,7 @@ def _all_finite(a, quick=False):
 
 _ndarray = np.ndarray
 _weakref = weakref.ref
+_get_ident = threading.get_ident
 
 
 def _none():
