@@ -65,3 +65,12 @@ def test_a_torch_submodule_the_core_has_is_the_same_module_and_is_dropped_after_
     assert report["stdout"].split() == ["True", "gradviz.linalg"]
     assert gradviz.linalg.__spec__.name == "gradviz.linalg"
     assert "torch.linalg" not in sys.modules or sys.modules["torch.linalg"] is not gradviz.linalg
+
+
+def test_torch_backends_submodules_import_by_name(tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text("import torch\nimport torch.backends.mps\nimport torch.backends.cudnn as c\n"
+                    "print(torch.backends.mps.is_available(), c.is_available())\n")
+    report = run_file(str(path)).report()
+    assert report["error"] is None, report["error"]
+    assert report["stdout"].split() == ["False", "False"]

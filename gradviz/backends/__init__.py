@@ -6,6 +6,7 @@ cuDNN and TF32 flags exist with torch's defaults (and do nothing, as on a CPU-on
 (False, False)
 """
 
+import sys
 import types
 
 __all__ = ["mps", "cuda", "cudnn"]
@@ -36,3 +37,6 @@ cudnn.enabled = True
 cudnn.benchmark = False
 cudnn.deterministic = False
 cudnn.allow_tf32 = True
+
+# `import torch.backends.mps` works on torch: the three are importable by name here too.
+sys.modules.update({m.__name__: m for m in (mps, cuda, cudnn)})
