@@ -18,13 +18,22 @@ SUBMODULES = {
 }
 
 
+def _report(tmp_path, source):
+    path = tmp_path / "prog.py"
+    path.write_text(source)
+    return run_file(str(path)).report()
+
+
+def _stdout(tmp_path, source):
+    report = _report(tmp_path, source)
+    assert report["error"] is None, report["error"]
+    return report["stdout"].split()
+
+
 @pytest.mark.parametrize("line", sorted(SUBMODULES))
 def test_torch_submodule_imports_are_the_cores(tmp_path, line):
-    path = tmp_path / "prog.py"
-    path.write_text(f"import torch\n{line}\n{SUBMODULES[line]}\n")
-    report = run_file(str(path)).report()
-    assert report["error"] is None, report["error"]
-    assert report["stdout"].split()[-1] in ("torch.float32", "StepLR")
+    out = _stdout(tmp_path, f"import torch\n{line}\n{SUBMODULES[line]}\n")
+    assert out[-1] in ("torch.float32", "StepLR")
 
 
 MISSING = {
@@ -44,9 +53,7 @@ MISSING = {
 
 @pytest.mark.parametrize("line", sorted(MISSING))
 def test_a_torch_submodule_the_core_lacks_is_refused_with_the_backend_hint(tmp_path, line):
-    path = tmp_path / "prog.py"
-    path.write_text(f"import torch\n{line}\n")
-    error = run_file(str(path)).report()["error"]
+    error = _report(tmp_path, f"import torch\n{line}\n")["error"]
     assert error["type"] == "ModuleNotFoundError"
     assert error["message"] == MISSING[line]
     assert error["line"] == 2
@@ -57,20 +64,15 @@ def test_a_torch_submodule_the_core_has_is_the_same_module_and_is_dropped_after_
     import sys
 
     import gradviz.linalg
-    path = tmp_path / "prog.py"
-    path.write_text("import torch, gradviz.linalg\nimport torch.linalg as L\n"
-                    "print(L is gradviz.linalg, L.__spec__.name)\n")
-    report = run_file(str(path)).report()
-    assert report["error"] is None, report["error"]
-    assert report["stdout"].split() == ["True", "gradviz.linalg"]
+    out = _stdout(tmp_path, "import torch, gradviz.linalg\nimport torch.linalg as L\n"
+                            "print(L is gradviz.linalg, L.__spec__.name)\n")
+    assert out == ["True", "gradviz.linalg"]
     assert gradviz.linalg.__spec__.name == "gradviz.linalg"
     assert "torch.linalg" not in sys.modules or sys.modules["torch.linalg"] is not gradviz.linalg
 
 
 def test_torch_backends_submodules_import_by_name(tmp_path):
-    path = tmp_path / "prog.py"
-    path.write_text("import torch\nimport torch.backends.mps\nimport torch.backends.cudnn as c\n"
-                    "print(torch.backends.mps.is_available(), c.is_available())\n")
-    report = run_file(str(path)).report()
-    assert report["error"] is None, report["error"]
-    assert report["stdout"].split() == ["False", "False"]
+    out = _stdout(tmp_path, "import torch\nimport torch.backends.mps\n"
+                            "import torch.backends.cudnn as c\n"
+                            "print(torch.backends.mps.is_available(), c.is_available())\n")
+    assert out == ["False", "False"]
