@@ -12,6 +12,8 @@ Exit codes (one table for every command, also in the README):
          to stdout for --svg -)
     4    graph: the renderer failed (cannot be run, exited non-zero or was killed, wrote
          nothing)
+    70   internal error: gradviz itself failed (a bug in gradviz, not in the file); one
+         paragraph on stderr, never a traceback
     130  interrupted (Ctrl-C)
     141  standard output (or error) was closed early (`| head`): nothing more is printed, as
          a program killed by SIGPIPE would report
@@ -76,7 +78,8 @@ def cli():
     \b
     Exit codes: 0 ok, 1 the file raised / backward failed / a check failed,
     2 usage error or an output that cannot be written, 3 no Graphviz renderer,
-    4 the renderer failed, 130 interrupted, 141 stdout closed early, 143 terminated.
+    4 the renderer failed, 70 internal error (a bug in gradviz), 130 interrupted,
+    141 stdout closed early, 143 terminated.
     """
 
 

@@ -76,3 +76,13 @@ def test_torch_backends_submodules_import_by_name(tmp_path):
                             "import torch.backends.cudnn as c\n"
                             "print(torch.backends.mps.is_available(), c.is_available())\n")
     assert out == ["False", "False"]
+
+
+def test_real_torchs_submodules_imported_earlier_are_out_of_reach_during_a_core_run(tmp_path):
+    real = pytest.importorskip("torch")
+    import torch.distributions     # noqa: F401 - now in sys.modules, as after a torch test
+    import sys
+    error = _report(tmp_path, "import torch\nimport torch.distributions\n")["error"]
+    assert error is not None and error["message"] == MISSING["import torch.distributions"]
+    assert sys.modules["torch.distributions"].__name__ == "torch.distributions"
+    assert sys.modules["torch"] is real

@@ -456,9 +456,10 @@ class ScriptEnvironment:
     def __enter__(self):
         stack = contextlib.ExitStack()
         stack.callback(self._restore_process, self._snapshot())
-        stack.enter_context(_patched_modules(_aliases(self.backend, self.module)))
+        aliases = _aliases(self.backend, self.module)
+        stack.enter_context(_patched_modules(aliases))
         if self.backend == "gradviz":
-            stack.enter_context(torch_submodules())
+            stack.enter_context(torch_submodules(keep=aliases))
         stack.enter_context(self.capture)
         stack.enter_context(_collected_warnings(self.capture))
         stack.enter_context(_patched(sys, "stdout", self.capture.stream))

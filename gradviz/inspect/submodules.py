@@ -78,8 +78,13 @@ def _message(fullname):
 
 
 @contextlib.contextmanager
-def torch_submodules():
-    """For the duration, `import torch.X` finds gradviz's modules first (see the module doc)."""
+def torch_submodules(keep=()):
+    """For the duration, `import torch.X` finds gradviz's modules first (see the module doc).
+    PyTorch's own submodules already imported in this process (torch itself imported
+    earlier, outside the run) are taken out of sys.modules meanwhile, except `keep` (the
+    runner's aliases), so that the file cannot reach real torch through them."""
+    hidden = {k: sys.modules.pop(k) for k in [k for k in sys.modules
+                                              if k.startswith("torch.") and k not in keep]}
     finder = TorchSubmodules()
     sys.meta_path.insert(0, finder)
     try:
@@ -89,3 +94,4 @@ def torch_submodules():
             sys.meta_path.remove(finder)
         for name in finder.found:       # real torch, imported later, must find its own
             sys.modules.pop(name, None)
+        sys.modules.update(hidden)
