@@ -86,3 +86,15 @@ def test_real_torchs_submodules_imported_earlier_are_out_of_reach_during_a_core_
     assert error is not None and error["message"] == MISSING["import torch.distributions"]
     assert sys.modules["torch.distributions"].__name__ == "torch.distributions"
     assert sys.modules["torch"] is real
+
+
+def test_a_module_under_a_core_module_that_is_not_a_package_gets_the_hint(tmp_path):
+    import gradviz.nn.modules
+    error = _report(tmp_path, "import torch\nfrom torch.nn.modules.module import Module\n")["error"]
+    assert error["message"] == ("No module named 'torch.nn.modules.module' in gradviz's core; "
+                                "run with --backend torch to run this file on PyTorch")
+    assert not hasattr(gradviz.nn.modules, "__path__")
+    assert gradviz.nn.modules.__spec__.name == "gradviz.nn.modules"
+    import gradviz.backends
+    _stdout(tmp_path, "import torch.backends.mps\n")
+    assert gradviz.backends.mps.__loader__ is None and gradviz.backends.mps.__package__ is None

@@ -32,18 +32,22 @@ class _Existing(importlib.abc.Loader):
 
     def __init__(self, module):
         self.module = module
-        self.spec = module.__spec__
+        self.attrs = {k: getattr(module, k, None) for k in ("__spec__", "__loader__",
+                                                             "__package__")}
+        self.had_path = hasattr(module, "__path__")
 
     def create_module(self, spec):
         return self.module
 
     def exec_module(self, module):
-        module.__spec__ = self.spec     # the import machinery set torch's name's spec on it
+        # the import machinery set torch's name's spec (and, where None, loader and package)
+        for k, v in self.attrs.items():
+            setattr(module, k, v)
 
 
 class TorchSubmodules(importlib.abc.MetaPathFinder):
     """Finds `torch.X...` as gradviz's `gradviz.X...`; refuses what the core lacks. The names
-    it answered for are in `found`, to be taken out of sys.modules after the run."""
+    it answered for, with their loaders, are in `found`, to be undone after the run."""
 
     def __init__(self):
         self.found = []
@@ -60,8 +64,11 @@ class TorchSubmodules(importlib.abc.MetaPathFinder):
                 if exc.name != real:
                     raise
             else:
-                self.found.append(fullname)
-                return importlib.util.spec_from_loader(fullname, _Existing(module))
+                # as a package, so that `import torch.nn.modules.module` comes back here (and
+                # gets the sentence below) rather than Python's "... is not a package"
+                loader = _Existing(module)
+                self.found.append((fullname, loader))
+                return importlib.util.spec_from_loader(fullname, loader, is_package=True)
         raise ModuleNotFoundError(_message(fullname), name=fullname)
 
 
@@ -92,6 +99,9 @@ def torch_submodules(keep=()):
     finally:
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(finder)
-        for name in finder.found:       # real torch, imported later, must find its own
+        for name, loader in finder.found:   # real torch, imported later, must find its own
             sys.modules.pop(name, None)
+            if not loader.had_path:
+                with contextlib.suppress(AttributeError):
+                    del loader.module.__path__
         sys.modules.update(hidden)
