@@ -24,12 +24,13 @@ import dis
 import os
 import sys
 import sysconfig
+import threading
 import traceback
 
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
            "maker", "maker_frame", "user_functions", "running_around", "frame_running",
-           "call_keywords"]
+           "call_keywords", "mark", "edit_frame"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -134,6 +135,44 @@ def user_frame(depth):
             return code, f.f_lasti
         f = f.f_back
     return None, 0
+
+
+class _Mark(threading.local):
+    # This thread's mark (see mark): the code object of the frames it serves, and the user's
+    # (code object, instruction offset) that those frames' edits are made by.
+    code = None
+    site = None
+
+
+_mark = _Mark()
+
+
+def mark(code, site):
+    """Until the next mark on this thread, an in-place edit counted by a frame running code
+    object `code` is made by `site`, the user's (code object, instruction offset), without a
+    walk; returns the mark before, (None, None) when none, to be given back by the caller.
+
+    A gradviz loop that runs none of the user's code (an optimizer's update of every
+    parameter) marks its caller's frame once, so that its edits, seven frames below the
+    user's `optimizer.step()` line, skip the walk there. The mark holds no frame and is this
+    thread's only; an edit of any other frame (the user's own, a `__del__` run by the
+    collector inside the loop, another thread's) still walks.
+
+    >>> mark(None, None)
+    (None, None)
+    """
+    before = _mark.code, _mark.site
+    _mark.code, _mark.site = code, site
+    return before
+
+
+def edit_frame(depth):
+    """user_frame(depth) for an in-place edit (1: the caller of edit_frame): this thread's
+    mark when the frame `depth` up runs the marked code object."""
+    m = _mark
+    if m.code is not None and _getframe(depth).f_code is m.code:
+        return m.site
+    return user_frame(depth + 1)
 
 
 def line_at(code, offset):

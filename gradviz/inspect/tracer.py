@@ -26,8 +26,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import callsite, tracing as _tracing
-from ..autograd.callsite import maker_frame as _maker_frame, site_at, \
-    user_frame as _user_frame, user_site
+from ..autograd.callsite import edit_frame as _edit_frame, maker_frame as _maker_frame, \
+    site_at, user_site
 from ..autograd.grad_mode import _state
 from ..autograd.graph import AccumulateGrad
 from ..autograd.saved import Held, hold
@@ -340,7 +340,7 @@ class Tracer(_tracing.Tracer):
 
     def inplace(self, tensor, op):
         # frames: this method, the core's bump_version, the op that edited the tensor
-        code, offset = _user_frame(3)
+        code, offset = _edit_frame(3)
         data = tensor._data
         if type(data) is not _ndarray:
             data = None
