@@ -43,12 +43,16 @@ def _affine(y, weight, bias, shape):
     """y * weight + bias, with weight and bias viewed as `shape` to broadcast (in place: y is
     a fresh array)."""
     if weight is not None:
-        w = weight._data
-        np.multiply(y, w if w.shape == shape[1:] else w.reshape(shape), out=y, casting="unsafe")
+        np.multiply(y, _per_channel(weight._data, shape), out=y, casting="unsafe")
     if bias is not None:
-        b = bias._data
-        np.add(y, b if b.shape == shape[1:] else b.reshape(shape), out=y, casting="unsafe")
+        np.add(y, _per_channel(bias._data, shape), out=y, casting="unsafe")
     return y
+
+
+def _per_channel(v, shape):
+    """The vector v viewed as `shape` to broadcast over the input; as it is when it already
+    does (a 2-D input's (C,)): no reshape call on the hot path."""
+    return v if v.shape == shape[1:] else v.reshape(shape)
 
 
 def _mean(a, dims):
@@ -169,9 +173,9 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         # As torch's kernel: one per-channel factor, invstd * weight, so that the batch is
         # multiplied once; xc is fresh, the output is written over it.
         alpha = invstd if weight is None else invstd * weight._data
-        y = np.multiply(xc, alpha.reshape(shape), out=xc, casting="unsafe")
+        y = np.multiply(xc, _per_channel(alpha, shape), out=xc, casting="unsafe")
         if bias is not None:
-            np.add(y, bias._data.reshape(shape), out=y, casting="unsafe")
+            np.add(y, _per_channel(bias._data, shape), out=y, casting="unsafe")
         save_mean, save_invstd = mean, invstd
     else:
         if running_mean is None or running_var is None:

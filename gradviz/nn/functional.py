@@ -560,8 +560,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
         if target.dim() == input.dim() and input.dim() > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        nll = nll_loss(logp, target, weight, None, ignore_index, None,
-                       ("none", "mean", "sum")[r])
+        if logp.dim() == 3:     # nll_loss views it as an image
+            nll = nll_loss(logp, target, weight, None, ignore_index, None,
+                           ("none", "mean", "sum")[r])
+        else:   # the reduction already parsed; a non-tensor is refused below, as cross_entropy
+            nll = _losses.nll_loss(logp, target, weight, r, ignore_index)
         if label_smoothing <= 0.0:
             return nll
         return _label_smoothing(logp, nll, target, weight, r, ignore_index, label_smoothing,
