@@ -160,6 +160,9 @@ class Tracer(_tracing.Tracer):
         self._events = []
         self._event_refs = []
         self._event_grads = []
+        # Threads run backward at once (a thread per optimizer): the two lists stay in step,
+        # and a pruning does not drop another thread's new event, under this lock.
+        self._history_lock = threading.Lock()
         # In-place edits, by column (an optimizer edits every parameter at every step, and the
         # edits are all kept: one object per edit was one more for the cyclic collector to
         # walk at each collection, for the rest of the run). Each edit is four ints in
@@ -286,7 +289,8 @@ class Tracer(_tracing.Tracer):
             return
         if self.keep_history:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            self._events.append((node, snap))
+            with self._history_lock:
+                self._events.append((node, snap))
             entry[_LAST_GRAD] = snap
             return
         # A node that lives on (a parameter's AccumulateGrad in a training loop) keeps each
@@ -310,8 +314,9 @@ class Tracer(_tracing.Tracer):
             entry[_LAST_GRAD] = snap
             if _large(snap):
                 snap = entry[_LAST_EVENT] = list(snap)
-        self._event_refs.append(entry[_REF])
-        self._event_grads.append(snap)
+        with self._history_lock:
+            self._event_refs.append(entry[_REF])
+            self._event_grads.append(snap)
 
     def produced(self, node, outs):
         # The core's engine runs backward with NumPy's overflow warnings off: its gradients
@@ -558,13 +563,14 @@ class Tracer(_tracing.Tracer):
     def _settle_history(self):
         """Once per backward: drop the events of dead nodes whenever the lists doubled
         (amortized constant time per event)."""
-        events = self._events
-        if len(events) + len(self._event_refs) > 2 * self._pruned_at + 64:
-            self._events = events = [e for e in events if e[0]() is not None]
-            live = [k for k, r in enumerate(self._event_refs) if r() is not None]
-            self._event_refs = [self._event_refs[k] for k in live]
-            self._event_grads = [self._event_grads[k] for k in live]
-            self._pruned_at = len(events) + len(live)
+        with self._history_lock:
+            events = self._events
+            if len(events) + len(self._event_refs) > 2 * self._pruned_at + 64:
+                self._events = events = [e for e in events if e[0]() is not None]
+                live = [k for k, r in enumerate(self._event_refs) if r() is not None]
+                self._event_refs = [self._event_refs[k] for k in live]
+                self._event_grads = [self._event_grads[k] for k in live]
+                self._pruned_at = len(events) + len(live)
 
     def _forget(self, ref):
         k = self._made_ids.pop(ref, None)
