@@ -160,9 +160,11 @@ class Tracer(_tracing.Tracer):
         self._events = []
         self._event_refs = []
         self._event_grads = []
-        # Threads run backward at once (a thread per optimizer): the two lists stay in step,
-        # and a pruning does not drop another thread's new event, under this lock.
-        self._history_lock = threading.Lock()
+        # Threads run backward and step optimizers at once (a thread per optimizer): under
+        # this lock the gradient history's two lists stay in step, a pruning drops no other
+        # thread's new event, and an in-place edit's columns point at its own records.
+        # Reentrant: a collection inside (a `__del__` or gc callback of the file's) may edit.
+        self._lock = threading.RLock()
         # In-place edits, by column (an optimizer edits every parameter at every step, and the
         # edits are all kept: one object per edit was one more for the cyclic collector to
         # walk at each collection, for the rest of the run). Each edit is four ints in
@@ -289,7 +291,7 @@ class Tracer(_tracing.Tracer):
             return
         if self.keep_history:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            with self._history_lock:
+            with self._lock:
                 self._events.append((node, snap))
             entry[_LAST_GRAD] = snap
             return
@@ -314,7 +316,7 @@ class Tracer(_tracing.Tracer):
             entry[_LAST_GRAD] = snap
             if _large(snap):
                 snap = entry[_LAST_EVENT] = list(snap)
-        with self._history_lock:
+        with self._lock:
             self._event_refs.append(entry[_REF])
             self._event_grads.append(snap)
 
@@ -350,20 +352,22 @@ class Tracer(_tracing.Tracer):
         if type(data) is not _ndarray:
             data = None
         vc = tensor._vc
-        k = self._edited.get(id(tensor))
-        if k is not None:
-            ref, _, counter, data_ref = self._edit_who[k]
-            if ref() is not tensor or counter is not vc or data_ref() is not data:
-                k = None    # another tensor with this id, or a new storage or counter
-        if k is None:
-            k = self._edited[id(tensor)] = self._new_who(tensor, vc, data)
         key = (op, id(code), offset, _state.enabled)
-        site = self._edit_site.get(key)
-        if site is None:
-            site = self._edit_site[key] = len(self._edit_sites)
-            self._edit_sites.append((op, code, offset, key[3]))
-        # (vc.v, not the _version property: bump_version just counted this edit on vc)
-        self._edit_rows.extend((k, site, vc.v, self._count))
+        with self._lock:        # (the records' numbers are list positions: one thread at a time)
+            k = self._edited.get(id(tensor))
+            if k is not None:
+                ref, _, counter, data_ref = self._edit_who[k]
+                if ref() is not tensor or counter is not vc or data_ref() is not data:
+                    k = None    # another tensor with this id, or a new storage or counter
+            if k is None:
+                k = self._edited[id(tensor)] = self._new_who(tensor, vc, data)
+            site = self._edit_site.get(key)
+            if site is None:
+                record = (op, code, offset, key[3])     # (made first: no collection between
+                site = self._edit_site[key] = len(self._edit_sites)     # len and append)
+                self._edit_sites.append(record)
+            # (vc.v, not the _version property: bump_version just counted this edit on vc)
+            self._edit_rows.extend((k, site, vc.v, self._count))
 
     def _new_who(self, tensor, vc, data):
         """A record of an edited tensor: weak references to it, to the tensor it is a view of
@@ -563,7 +567,7 @@ class Tracer(_tracing.Tracer):
     def _settle_history(self):
         """Once per backward: drop the events of dead nodes whenever the lists doubled
         (amortized constant time per event)."""
-        with self._history_lock:
+        with self._lock:
             events = self._events
             if len(events) + len(self._event_refs) > 2 * self._pruned_at + 64:
                 self._events = events = [e for e in events if e[0]() is not None]
