@@ -429,7 +429,8 @@ class Tracer(_tracing.Tracer):
         if call is not None:
             self._module_call(call, id(tensor), tensor)
         if frame is not self._last_frame and frame is not None:
-            self._saw_frame(frame)
+            with self._lock:    # (the kept frames are shared by the file's threads)
+                self._saw_frame(frame)
 
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
