@@ -82,8 +82,9 @@ def _ops_names():
     from ._ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,
                                    log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std,
                                    std_mean, sum, var, var_mean)
-    from ._ops.scatter import (argwhere, gather, index_add, index_fill, index_select, masked_fill,
-                               masked_select, nonzero, scatter, scatter_add, take_along_dim)
+    from ._ops.scatter import (argwhere, gather, index_add, index_copy, index_fill, index_select,
+                               masked_fill, masked_scatter, masked_select, nonzero, scatter,
+                               scatter_add, take_along_dim)
     from ._ops.sorting import (argsort, median, msort, nanmedian, sort, topk)
     from ._ops.selection import cummax, cummin, kthvalue
     from ._ops.reductions import nanmean, nansum

@@ -1587,7 +1587,10 @@ def scattered_into_zeros(grad, shape, mask):
     shape = np.broadcast_shapes(tuple(shape), np.shape(value(mask)))
     if on_tensors(grad):
         return ops.masked_scatter(zeroed(shape, grad), as_tensor(value(mask)), grad)
-    return put(grad, shape, (np.broadcast_to(value(mask), shape),))
+    # masked_scatter reads its source flat, as many elements as the mask holds (the gradient
+    # of masked_scatter_backward is source-shaped, and may be longer)
+    m = np.broadcast_to(value(mask), shape)
+    return put(np.reshape(grad, -1)[:np.count_nonzero(m)], shape, (m,))
 
 
 def masked_select_grad(grad, self, mask):
@@ -1661,6 +1664,11 @@ defderiv("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar
          nondiff=("index",),
          self=lambda grad: grad,
          source=index_add_source_grad)
+defderiv("index_copy(Tensor self, int dim, Tensor index, Tensor source)",
+         "IndexCopyBackward0", ("dim", "index", "source", "source_dim"), nondiff=("index",),
+         self=lambda grad, dim, index: index_zero(grad, dim, index),
+         source=lambda grad, dim, index, source, source_dim:
+             index_add_source_grad(grad, dim, index, source, source_dim, 1))
 defderiv("index_fill(Tensor self, int dim, Tensor index, Scalar value)",
          "IndexFillBackward0", ("dim", "index"), nondiff=("index",),
          self=lambda grad, dim, index: index_zero(grad, dim, index))

@@ -65,6 +65,7 @@ EXAMPLES = {
     "index_select": (lambda x: x.index_select(1, torch.tensor([2, 0, 2])), (M23,), {}),
     "index_add": (lambda x, y: x.index_add(1, torch.tensor([2, 2]), y, alpha=2), (M23, M22),
                   {}),
+    "index_copy": (lambda x, y: x.index_copy(1, torch.tensor([2, 0]), y), (M23, M22), {}),
     "index_fill": (lambda x: x.index_fill(1, torch.tensor([0, 2]), -1.5), (M23,), {}),
     "index_fill_tensor": (lambda x, v: x.index_fill(0, torch.tensor([1]), v), (M23, 0.5), {}),
     "masked_fill": (lambda x: x.masked_fill(x.detach() > 0.5, 0.25), (M23,), {}),

@@ -150,7 +150,7 @@ def test_vectorized_jacobian_with_create_graph_is_refused():
                                              create_graph=True)
 
 
-# ----- surface gradviz's core still lacks ----------------------------------------------------
+# ----- in-place ops learners use -------------------------------------------------------------
 
 def _inplace(body):
     def run(m):
@@ -162,8 +162,6 @@ def _inplace(body):
     return run
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.fill_diagonal_ is not implemented "
-                                       "(AttributeError naming --backend torch)")
 def test_fill_diagonal_():
     def run(m):
         y, g, name = _inplace(lambda m, y: y.fill_diagonal_(-1.0))(m)
@@ -171,14 +169,11 @@ def test_fill_diagonal_():
     _same(run)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.masked_scatter_ is not implemented (the "
-                                       "masked_scatter row exists; the in-place method does not)")
 def test_masked_scatter_():
     _same(lambda m: _inplace(lambda m, y: y.masked_scatter_(
         y > 3, m.arange(9.0, dtype=m.float64) * -1))(m)[:2])
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.index_copy_ / index_copy are not implemented")
 def test_index_copy_():
     _same(lambda m: _inplace(lambda m, y: y.index_copy_(
         0, m.tensor([2]), m.ones(1, 3, dtype=m.float64)))(m)[:2])

@@ -8,17 +8,20 @@
 (True, 1)
 """
 
+import numbers
+
 import numpy as np
 
 from .. import _registry
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.formula import record
-from ._common import _dims, _needs
+from ._common import _dims, _needs, _type_name
 from .arithmetic import _floatify
 from .inplace import _check_inplace, bump_version, inplace_unary, pow_
 from .pointwise import _no_bool_kernel
+from .strided import as_strided, storage_offset
 from .views import _squeeze_view, _transpose_view, _unsqueeze_view
 
 
@@ -52,6 +55,39 @@ def square_(self):
 
 
 method("negative_")(_registry.TENSOR["neg_"])
+
+
+@method()
+def fill_diagonal_(self, fill_value, wrap=False):
+    """self with fill_value written on its main diagonal (every dim the same length when more
+    than 2); wrap: a tall matrix's diagonal starts again below each square block. Composed as
+    torch's Fill.cpp composes it: fill_ on an as_strided view of the diagonal (CopySlices over
+    FillBackward0, one version bump per view written).
+
+    >>> import gradviz as torch
+    >>> torch.zeros(2, 2).fill_diagonal_(1.0)
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if isinstance(fill_value, Tensor) and not fill_value._data.ndim and not fill_value._rg:
+        fill_value = fill_value.item()      # torch's parser takes such a tensor as a Number
+    if isinstance(fill_value, Tensor) or not isinstance(fill_value, numbers.Number):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' (position 1) must be Number, "
+                        f"not {_type_name(fill_value)}")
+    shape, strides = self.shape, self.stride()
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(n != shape[0] for n in shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    height, width = shape[0], shape[1]
+    size, step, offset = min(height, width), sum(strides), storage_offset(self)
+    as_strided(self, (size,), (step,), offset).fill_(fill_value)
+    if wrap and len(shape) == 2 and height > width + 1:
+        # (torch counts the wrapped diagonal's length on the element count, as if contiguous)
+        wrap_size = (self.numel() + width) // (width + 1) - size
+        as_strided(self, (wrap_size,), (step,), offset + strides[0] * (width + 1)).fill_(
+            fill_value)
+    return self
 
 
 

@@ -1,6 +1,7 @@
 """Gather, scatter and masks: gather, scatter, scatter_add, index_select, index_add,
-index_fill, masked_fill, masked_select, take_along_dim, nonzero, and the in-place forms
-(masked_fill_, scatter_, scatter_add_, index_add_, index_fill_).
+index_copy, index_fill, masked_fill, masked_scatter, masked_select, take_along_dim, nonzero, and
+the in-place forms (masked_fill_, masked_scatter_, scatter_, scatter_add_, index_add_,
+index_copy_, index_fill_).
 
 An out-of-place op writes into a copy of self; its in-place form writes into self's storage,
 bumps the version and, through a view, rewrites the base's history (CopySlices), as in torch.
@@ -349,6 +350,80 @@ def index_add_(self, dim, index, source, *, alpha=1):
     return self
 
 
+def _index_copy_into(self, dim, index, source, target):
+    """Write source's slices into `target` (an array shaped like self) at index along dim,
+    after torch's index_copy_ checks, in torch's order; the wrapped dim."""
+    a, s, idx = self._data, source._data, index._data
+    d = _wrap_dim(dim, a.ndim)
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    if s.ndim == 0 and idx.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {idx.size})")
+    if s.ndim != a.ndim and s.ndim and a.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({s.ndim}), "
+                         f"destination dimensionality ({a.ndim})")
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_TORCH_SCALAR[idx.dtype.name]}")
+    if s.dtype != a.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_TORCH_SCALAR[a.dtype.name]} and (source) "
+                           f"{_TORCH_SCALAR[s.dtype.name]}")
+    # torch prints the sizes other than dim's (c10's vector printing: space-separated)
+    sliced = [n for k, n in enumerate(a.shape) if k != d]
+    s_sliced = [n for k, n in enumerate(s.shape) if k != d]
+    if sliced != s_sliced:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, sliced))} at "
+                           f"dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, s_sliced))} at dimension 0.")
+    if s.ndim and idx.size != s.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({s.shape[d]})")
+    size = a.shape[d] if a.ndim else 1
+    idx = idx.reshape(-1)
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {idx[bad][0]} is out of bounds for dimension "
+                         f"{d} with size {size}")
+    t1 = target.reshape(target.shape or (1,))
+    # a repeated index keeps its last slice, as torch's CPU kernel (one slice after another)
+    t1[(slice(None),) * d + (idx,)] = s.reshape(s.shape or (1,))
+    return d
+
+
+@export()
+@records("index_copy")
+def index_copy(self, dim, index, source):
+    """A copy of self with source's slices written at the positions in index along dim
+    (torch.index_copy's out= is gradviz._keywords' write_out).
+
+    >>> import gradviz as torch
+    >>> torch.zeros(3).index_copy(0, torch.tensor([2, 0]), torch.tensor([1.0, 2.0]))
+    tensor([2., 0., 1.])
+    """
+    res = np.array(self._data, copy=True)
+    d = _index_copy_into(self, dim, index, source, res)
+    out = _make(res)
+    if _needs(self, source):
+        record(D["index_copy"], out, (self, source), (d, index, source, source.dim()))
+    return out
+
+
+@method("index_copy_")
+@records("index_copy")
+def index_copy_(self, dim, index, source):
+    _check_inplace(self, source)
+    res = np.array(self._data, copy=True)
+    d = _index_copy_into(self, dim, index, source, res)
+    _write(self, res)
+    _commit(self, D["index_copy"], (self, source), (d, index, source, source.dim()),
+            "index_copy_")
+    return self
+
+
 def _index_fill_into(self, dim, index, value, target):
     a = self._data
     d = _wrap_dim(dim, a.ndim)
@@ -496,17 +571,57 @@ def masked_select(self, mask, *, out=None):
     return out
 
 
+def _masked_scatter_into(mask, source, a):
+    """Write source's first elements into the array a where mask, expanded to a's shape,
+    holds, in order, after torch's masked_scatter_ checks, in its order."""
+    src = source._data
+    if src.dtype != a.dtype:
+        # (no space after "got": torch's words)
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_TORCH_SCALAR[a.dtype.name]} and {_TORCH_SCALAR[src.dtype.name]}")
+    m = expand(mask, *a.shape)._data
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_TORCH_SCALAR[m.dtype.name]}")
+    n = np.count_nonzero(m)
+    if n > src.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    a[m] = src.reshape(-1)[:n]
+
+
+@export()
 @records("masked_scatter")
 def masked_scatter(self, mask, source):
-    """self (of the broadcast shape) with source's first elements written where mask holds,
-    in order: torch's masked_scatter (MaskedScatterBackward0), the gradient of masked_select
-    under create_graph=True. Not a public name of gradviz."""
-    a, m = np.broadcast_arrays(self._data, mask._data)
-    out = _make(np.array(a, copy=True))
-    out._data[m] = source._data.reshape(-1)[:np.count_nonzero(m)]
+    """self (broadcast with mask) with source's first elements written where mask holds, in
+    order (MaskedScatterBackward0; also the gradient of masked_select under create_graph=True).
+
+    >>> import gradviz as torch
+    >>> torch.zeros(3).masked_scatter(torch.tensor([True, False, True]), torch.tensor([1.0, 2.0]))
+    tensor([1., 0., 2.])
+    """
+    # torch: self and mask expanded to their broadcast shape first (expand_outplace), then
+    # a contiguous clone of self is edited by masked_scatter_
+    try:
+        shape = np.broadcast_shapes(self._data.shape, mask._data.shape)
+    except ValueError as exc:
+        raise _broadcast_error(mask._data, self._data, exc) from None
+    res = np.array(np.broadcast_to(self._data, shape), copy=True, order="C")
+    _masked_scatter_into(mask, source, res)
+    out = _make(res)
     if _needs(self, source):
         record(D["masked_scatter"], out, (self, source), (mask, source.shape))
     return out
+
+
+@method("masked_scatter_")
+@records("masked_scatter")
+def masked_scatter_(self, mask, source):
+    _check_inplace(self, source)
+    res = np.array(self._data, copy=True)
+    _masked_scatter_into(mask, source, res)
+    _write(self, res)
+    _commit(self, D["masked_scatter"], (self, source), (mask, source.shape), "masked_scatter_")
+    return self
 
 
 @export()

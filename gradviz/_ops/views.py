@@ -13,7 +13,7 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
+from .._tensor import _TYPE_NAMES, Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ..autograd.grad_mode import _state
 from ..autograd.graph import _through_base, overlaps, writable_view
@@ -249,7 +249,10 @@ def expand(self, *sizes):
     sizes = _shape_args(sizes, "expand")
     shape = self._data.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, "
+        # torch names the tensor's type as c10 does: torch.LongTensor, but CPUBoolType
+        kind = ("CPUBoolType" if self._data.dtype == np.bool_ else
+                f"torch.{_TYPE_NAMES[self._data.dtype.name]}")
+        raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, "
                            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
                            f"({len(sizes)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({len(shape)})")
