@@ -26,7 +26,7 @@ import gradviz  # noqa: E402
 CASES = dict(ITEMS)
 
 # Items the core refuses (NotImplementedError or the missing-name AttributeError).
-REFUSED = {"scatter_reduce_arg", "index_copy_", "masked_scatter_", "fill_diagonal_"}
+REFUSED = {"scatter_reduce_arg"}
 
 # Random draws and initialisations: torch's values bit for bit.
 EXACT = {"Generator + generator=", "manual_seed draws", "manual_seed large/dtypes",
