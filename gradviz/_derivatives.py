@@ -42,6 +42,7 @@ from ._dmath import (expand, log, mask, matmul, put, put_view, reshape, scale,
                      select_backward, slice_backward, mse_loss_backward,
                      huber_loss_backward, smooth_l1_loss_backward, nll_loss_backward,
                      ones_like, binary_cross_entropy_backward, clamped_unrecorded, logit)
+from ._dmath import fit_to
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
 from ._dmath import diagonal_fill, keep_where, scale_by_mask, spread, times_one, zero_where
@@ -495,15 +496,23 @@ def bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
     else:
         t = product(pos_weight, target)        # torch: pos_weight.mul(target).add(1)...
         g = (plus(t, 1) - target) * s - t
-    return loss_scale(g, grad, weight, reduction)
+    return in_dtype_of(loss_scale(g, grad, weight, reduction), self)
 
 
-def bce_logits_grad_target(grad, self, weight, pos_weight, reduction):
+def bce_logits_grad_target(grad, self, target, weight, pos_weight, reduction):
     if pos_weight is None:
         g = -self
     else:
         g = log_sigmoid(-self) - times_constant(log_sigmoid(self), value(pos_weight))
-    return loss_scale(g, grad, weight, reduction)
+    return in_dtype_of(loss_scale(g, grad, weight, reduction), target)
+
+
+def in_dtype_of(g, x):
+    """g in x's dtype. torch's engine casts every gradient to its input's dtype; a node keeps
+    nothing to fit the inputs of its output's shape and dtype with (gradviz.autograd.formula),
+    and this loss's dtype is the target's: a float64 input's gradient, or a pos_weight of a
+    wider dtype, would widen the target's or the input's."""
+    return fit_to(g, np.shape(value(x)), value(x).dtype)
 
 
 def loss_mean(g, reduction, self):

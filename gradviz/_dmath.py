@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ._creation import zeros as tzeros
-from ._dtype import from_numpy_dtype
+from ._dtype import _TORCH_SCALAR, from_numpy_dtype
 from ._registry import ops
 from ._tensor import Tensor, _make
 from .autograd.graph import apply_view
@@ -865,6 +865,10 @@ def huber_loss_backward(grad, self, target, reduction, delta):
     tt = _tensors(grad, self, target)
     if tt is not None:
         return ops.huber_loss_backward(*tt, reduction, delta)
+    if self.dtype != target.dtype:
+        # torch's backward kernel takes one dtype (its forward computes in the promoted one)
+        raise RuntimeError(f"Found dtype {_TORCH_SCALAR[target.dtype.name]} but expected "
+                           f"{_TORCH_SCALAR[self.dtype.name]}")
     g = np.clip(self - target, -delta, delta) * grad
     return g / np.size(g) if reduction == 1 else g
 

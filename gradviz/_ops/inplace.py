@@ -154,11 +154,12 @@ def _write(self, new, uniform=False):
         self._data = np.asarray(new, dtype=d.dtype).reshape(np.shape(d))[()]
 
 
-def _check_cast(rt, dt):
+def _check_cast(rt, dt, of_tensors=False):
     """torch's canCast of a result dtype rt into self's dtype dt: no float into an integer or
-    bool, no integer into a bool."""
+    bool, no integer into a bool. torch names a float result Float (a Python number's), or
+    its own dtype when rt is the promotion of tensors' dtypes (of_tensors)."""
     if (rt.kind == "f" and dt.kind in "iub") or (rt.kind in "iu" and dt.kind == "b"):
-        name = "Float" if rt.kind == "f" else _TORCH_SCALAR[rt.name]
+        name = "Float" if rt.kind == "f" and not of_tensors else _TORCH_SCALAR[rt.name]
         raise RuntimeError(f"result type {name} can't be cast to the desired output type "
                            f"{_TORCH_SCALAR[dt.name]}")
 

@@ -17,7 +17,8 @@ from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._common import _TORCH_SCALAR, _needs
+from ._common import _F16, _TORCH_SCALAR, _needs
+from .inplace import _check_cast
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
@@ -117,6 +118,11 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
             raise RuntimeError(f"weight tensor should be defined either for all {c} classes or "
                                f"no classes but got weight tensor of shape: "
                                f"[{', '.join(map(str, weight._data.shape))}]")
+        if weight._data.dtype != x.dtype:
+            # torch's kernel reads the weights as the input's scalar type (cross_entropy's
+            # class weights too)
+            raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x.dtype.name]} but found "
+                               f"{_TORCH_SCALAR[weight._data.dtype.name]}")
     if x.ndim == 2:
         x2, t2 = x, t.reshape(-1)
     else:
@@ -224,6 +230,18 @@ def np_log_sigmoid(a):
     return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
 
 
+def _into(ufunc, a, b, dt):
+    """ufunc(a, b) in torch's promoted dtype, written into a tensor of dtype dt: an in-place
+    op's cast, and its refusal of a float result into an integer."""
+    pt = _promote(a.dtype, b.dtype)
+    _check_cast(pt, dt, of_tensors=True)
+    r = ufunc(a.astype(pt, copy=False), b.astype(pt, copy=False))
+    if r.shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast "
+                           f"shape {list(r.shape)}")
+    return r.astype(dt, copy=False)
+
+
 @records("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     """-w (pos_weight t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed without
@@ -231,13 +249,28 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     x, t = self._data, target._data
+    # torch's Loss.cpp, step by step, each result in the dtype torch writes it to: the loss
+    # is (1 - target), edited in place, so it has the target's dtype (a float64 target makes
+    # a float32 input's loss float64; an integer target is refused), and log_sigmoid(x) keeps
+    # the input's (float16: computed in float32, rounded once)
+    if t.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    log_sig = np_log_sigmoid(x.astype(np.float32) if x.dtype == _F16 else x).astype(x.dtype)
     if pos_weight is not None:
-        log_weight = (pos_weight._data - 1) * t + 1
-        d = (1 - t) * x - log_weight * np_log_sigmoid(x)
-    else:
-        d = (1 - t) * x - np_log_sigmoid(x)
-    return _weighted_loss("binary_cross_entropy_with_logits", d, self, target, weight,
-                          reduction, (self, target, weight, pos_weight, reduction))
+        pw = pos_weight._data
+        dt = _promote(pw.dtype, t.dtype)
+        log_weight = (pw - pw.dtype.type(1)).astype(dt) * t.astype(dt) + dt.type(1)
+        log_sig = _into(np.multiply, log_sig, log_weight, x.dtype)
+    d = _into(np.multiply, t.dtype.type(1) - t, x, t.dtype)
+    d = _into(np.subtract, d, log_sig, t.dtype)
+    if weight is not None:
+        d = _into(np.multiply, d, weight._data, t.dtype)
+    out = _make(_reduce(d, reduction))
+    if _needs(self, target):
+        record(D["binary_cross_entropy_with_logits"], out, (self, target),
+               (self, target, weight, pos_weight, reduction))
+    return out
 
 
 # ----- Smooth L1 and Huber -------------------------------------------------------------------
@@ -263,11 +296,14 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     (HuberLossBackward0)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _same_dtype(self._data, target._data)
-    x, t = np.broadcast_arrays(self._data, target._data)
+    # torch: computed in the promoted dtype, written into a loss of the input's dtype (its
+    # backward refuses the mixed dtypes: _dmath.huber_loss_backward)
+    x, t = np.broadcast_arrays(*_promoted(self._data, target._data))
+    dt = self._data.dtype
+    _check_cast(x.dtype, dt, of_tensors=True)
     z = np.abs(x - t)
     d = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
-    out = _make(_reduce(d.astype(z.dtype, copy=False), reduction))
+    out = _make(_reduce(d.astype(dt, copy=False), reduction))
     if _needs(self, target):
         record(D["huber_loss"], out, (self, target), (self, target, reduction, delta))
     return out
