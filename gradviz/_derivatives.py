@@ -587,6 +587,15 @@ def layer_norm_array_grads(grad, mask, x, normalized_shape, weight, mean, rstd):
     grad_input = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), and over the rows
     grad_weight = sum(grad * xhat), grad_bias = sum(grad). Row and column sums are einsum's
     (one pass, no product array); xhat's array is reused for xhat * mean(gw * xhat)."""
+    if np.result_type(x) == np.float16:
+        # torch's kernel computes a float16 input's gradients in float32 and rounds each once
+        # to its input's dtype (the weight's and bias's may be float32: mixed types)
+        dts = [np.float16] + [np.float16 if weight is None else np.result_type(weight)] * 2
+        out = layer_norm_array_grads(
+            np.asarray(grad, np.float32), mask, np.asarray(x, np.float32), normalized_shape,
+            None if weight is None else np.asarray(weight, np.float32),
+            np.asarray(mean, np.float32), np.asarray(rstd, np.float32))
+        return [None if g is None else g.astype(dt) for g, dt in zip(out, dts)]
     n = math.prod(normalized_shape)
     m = math.prod(np.shape(x)[:np.ndim(x) - len(normalized_shape)])
     g = np.reshape(grad, (m, n))

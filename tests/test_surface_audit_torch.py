@@ -75,9 +75,6 @@ def test_normalization_with_parameters_of_another_dtype(op, x_dt, w_dt, stats_dt
     _same(norm)
 
 
-@pytest.mark.xfail(strict=True, reason="float16 layer_norm rounds the normalized values to "
-                   "float16 before weight and bias; torch applies them in float32 and rounds once "
-                   "(2.0027e-05 where gradviz gives 0.0)")
 @pytest.mark.parametrize("w_dt", [_F16, _F32])
 def test_float16_layer_norm_with_an_affine(w_dt):
     _same(lambda m: m.nn.functional.layer_norm(m.arange(12, dtype=m.float16).reshape(6, 2), (2,),

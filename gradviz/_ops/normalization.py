@@ -13,7 +13,7 @@ from .._derivatives import batch_norm_grads, constant, layer_norm_grads
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
-from ._common import _TORCH_SCALAR, _needs
+from ._common import _F16, _TORCH_SCALAR, _needs
 
 
 def _float_input(a, kernel):
@@ -100,8 +100,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
     lead = x.shape[:x.ndim - k]
     n = math.prod(shape)
     # On the input viewed as rows of n, as torch's kernel views it.
-    mean, xc, rstd = _row_moments(x.reshape(math.prod(lead), n), eps)
-    y = _affine(np.multiply(xc, rstd[:, None], out=xc), weight, bias, (n,))
+    if x.dtype == _F16:
+        y, mean, rstd = _half_layer_norm(x.reshape(math.prod(lead), n), weight, bias, eps)
+    else:
+        mean, xc, rstd = _row_moments(x.reshape(math.prod(lead), n), eps)
+        y = _affine(np.multiply(xc, rstd[:, None], out=xc), weight, bias, (n,))
     out = _make(y.reshape(x.shape))
     if _needs(input, weight, bias):
         stats = lead + (1,) * k
@@ -109,6 +112,22 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
                (input, shape, weight, bias, _make(mean.reshape(stats)),
                 _make(rstd.reshape(stats)), eps))
     return out
+
+
+def _half_layer_norm(x2, weight, bias, eps):
+    """torch's CPU kernel on float16 rows x2: the moments, x * rstd - rstd * mean, the weight
+    and the bias all in float32, rounded to float16 once (rounding the normalized values first
+    loses small outputs: 2.0027e-05 became 0.0); mean and rstd stay float32 when the
+    parameters are (torch's mixed types), else float16. (y, mean, rstd)."""
+    mean, _, rstd = _row_moments(x2.astype(np.float32), eps)
+    y = x2.astype(np.float32) * rstd[:, None] + (-rstd * mean)[:, None]
+    if weight is not None:
+        y *= weight._data.astype(np.float32, copy=False)
+    if bias is not None:
+        y += bias._data.astype(np.float32, copy=False)
+    mixed = any(p is not None and p._data.dtype != _F16 for p in (weight, bias))
+    stats = np.float32 if mixed else _F16
+    return y.astype(_F16), mean.astype(stats), rstd.astype(stats)
 
 
 def _row_moments(x2, eps):
