@@ -452,6 +452,7 @@ class Tensor(metaclass=_TorchClass):
         self._fn = None
         self._nr = 0
         self._rg = False
+        _flag_to_followers(self)
         return self
 
     def retain_grad(self):
@@ -561,16 +562,30 @@ def _set_requires_grad(t, flag, dtype_message):
     if flag and not t._rg and _tracing.active is not None:
         _tracing.active.leaf(t)
     base = t._base_
+    from .autograd.graph import _through_base
     if base is not None and base._rg and t._fn is None:
         # torch: a view requires grad while its base does (one made in no_grad mode, say);
         # its own flag only decides whether it has an AccumulateGrad (graph._through_base)
-        from .autograd.graph import _through_base
         if not flag:
             t._acc = _through_base
         elif t._acc is _through_base:
             t._acc = None
         flag = True
+    elif flag and t._acc is _through_base:
+        t._acc = None           # its own flag now, not only its base's (views._follows_base)
     t._rg = bool(flag)
+    _flag_to_followers(t)
+
+
+def _flag_to_followers(t):
+    """The views of t made in no_grad mode require grad while t does (views._follows_base)."""
+    refs = t.__dict__.get("_flag_followers")
+    if refs:
+        from .autograd.graph import _through_base
+        for ref in refs:
+            v = ref()
+            if v is not None and v._acc is _through_base:
+                v._rg = t._rg
 
 
 def _read_grad_fn(t):

@@ -6,6 +6,7 @@ import math
 import operator
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -69,10 +70,25 @@ def _set_creation(t, src, multi):
             # node whose edge to it is (None, 0)
             t._rg = True
             t._acc = _through_base
+            _follows_base(t)
     creation = src._creation
     if new is not None and creation != "inference":
         creation = new
     t._creation = creation
+
+
+def _follows_base(t):
+    """Remember the view t, which requires grad only through its base: torch reads such a
+    view's flag from its base at each call, so t follows the base's later requires_grad_()
+    and detach_() (gradviz._tensor._flag_to_followers). Dead views are dropped as the list
+    doubles."""
+    base = t._base_
+    refs = base.__dict__.get("_flag_followers")
+    if refs is None:
+        refs = base._flag_followers = []
+    elif len(refs) >= 64 and not len(refs) & (len(refs) - 1):
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(weakref.ref(t))
 
 
 def _reshape_view(a, shape):
