@@ -124,6 +124,31 @@ def test_batch_norm_training_matches_torch_bits_and_running_stats(shape):
         np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=2e-5)
 
 
+def test_batch_norm_training_calls_with_other_sizes_and_numbers_keep_their_own_constants():
+    # batch_norm caches its training constants per (n, eps, dtype, momentum, stats dtype): a
+    # call after another with a different batch, momentum, eps or dtype uses its own.
+    torch = pytest.importorskip("torch")
+    import gradviz
+
+    rng = np.random.default_rng(9)
+    calls = [((32, 5), 0.1, 1e-5, np.float32), ((7, 5), 0.1, 1e-5, np.float32),
+             ((32, 5), 0.3, 1e-5, np.float32), ((32, 5), 0.1, 0.5, np.float32),
+             ((32, 5), 0.1, 1e-5, np.float64), ((2, 5, 3), 0.0, 1e-5, np.float32),
+             ((32, 5), 1, 1e-5, np.float32)]
+    for shape, momentum, eps, dtype in calls:
+        x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+        rm0, rv0 = rng.standard_normal(5).astype(dtype), rng.uniform(0.5, 2, 5).astype(dtype)
+        results = []
+        for lib in (gradviz, torch):
+            rm, rv = lib.tensor(rm0), lib.tensor(rv0)
+            out = lib.nn.functional.batch_norm(lib.tensor(x), rm, rv, training=True,
+                                               momentum=momentum, eps=eps)
+            results.append([t.numpy() for t in (out, rm, rv)])
+        for ours, theirs in zip(*results):
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("rows", [27, 600])
 def test_embedding_backward_sums_repeated_rows_as_torch(rows):
     torch = pytest.importorskip("torch")

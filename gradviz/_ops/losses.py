@@ -124,13 +124,15 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
             raise RuntimeError(f"expected scalar type {_TORCH_SCALAR[x.dtype.name]} but found "
                                f"{_TORCH_SCALAR[weight._data.dtype.name]}")
     if x.ndim == 2:
-        x2, t2 = x, t.reshape(-1)
+        x2 = x
     else:
         x2 = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
-        t2 = t.reshape(-1)
+    t2 = t if t.ndim == 1 else t.reshape(-1)
     m = len(t2)
     picked = None
-    if m and 0 <= t2.min() and not 0 <= ignore_index < c:
+    # (np.minimum.reduce: ndarray.min adds a Python wrapper that costs more than the 32
+    # comparisons of a batch)
+    if m and 0 <= np.minimum.reduce(t2) and not 0 <= ignore_index < c:
         # The common case, no target ignored: one reduction instead of the masks below, and
         # the indexing itself finds a target past the last class.
         all_valid = True

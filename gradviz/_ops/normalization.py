@@ -166,7 +166,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
                     ("weight", weight), ("bias", bias)):
         if t is not None and t._data.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
-    dims = (0,) + tuple(range(2, x.ndim))
+    dims = 0 if x.ndim == 2 else (0,) + tuple(range(2, x.ndim))
     shape = (1, c) + (1,) * (x.ndim - 2)
     if training:
         # np.add.reduce rather than np.mean: the same sums without mean's overhead, which
@@ -174,21 +174,20 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         # (`constant`): the same arithmetic, cheaper on vectors of C channels.
         n = x.size // c
         dt = x.dtype
-        cn = constant(n, dt)
+        stats = running_mean if running_mean is not None else running_var
+        cn, one, ceps, cm, cunbiased, ckeep = _train_constants(
+            n, eps, dt, *((0.0, dt) if stats is None else (momentum, stats._data.dtype)))
         mean = np.add.reduce(x, axis=dims, dtype=dt) / cn
         xc = x - (mean if x.ndim == 2 else mean.reshape(shape))
         var = np.add.reduce(xc * xc, axis=dims, dtype=dt) / cn
-        invstd = np.divide(constant(1, dt), np.sqrt(var + constant(eps, dt)))
+        invstd = np.divide(one, np.sqrt(var + ceps))
         # The running statistics change in place without a version bump, as in torch.
         if running_mean is not None:
             rm = running_mean._data
-            np.add(constant(momentum, dt) * mean, constant(1 - momentum, rm.dtype) * rm,
-                   out=rm, casting="unsafe")
+            np.add(cm * mean, ckeep * rm, out=rm, casting="unsafe")
         if running_var is not None:
             rv = running_var._data
-            unbiased = var * constant(n / (n - 1), dt) if n > 1 else var * np.inf
-            np.add(constant(momentum, dt) * unbiased, constant(1 - momentum, rv.dtype) * rv,
-                   out=rv, casting="unsafe")
+            np.add(cm * (var * cunbiased), ckeep * rv, out=rv, casting="unsafe")
         # As torch's kernel: one per-channel factor, invstd * weight, so that the batch is
         # multiplied once; xc is fresh, the output is written over it.
         alpha = invstd if weight is None else invstd * weight._data
@@ -211,6 +210,27 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
                (input, weight, running_mean, running_var, _make(save_mean),
                 _make(save_invstd), bool(training), eps))
     return out
+
+
+def _train_constants(n, eps, dt, momentum, stats_dt):
+    """batch_norm's numbers in training, as `constant`s: n, 1, eps and momentum in the
+    input's dtype, n / (n - 1) (the unbiased variance's factor; inf for n = 1, as var * inf),
+    and 1 - momentum in the running statistics' dtype (momentum is unused, and may be None,
+    without them). One cached tuple per call's arguments: six lookups of `constant` cost more
+    than their arithmetic on C channels."""
+    key = (n, eps, dt, momentum, stats_dt)
+    c = _TRAIN_CONSTANTS.get(key)
+    if c is None:
+        if len(_TRAIN_CONSTANTS) >= 64:
+            _TRAIN_CONSTANTS.clear()
+        c = _TRAIN_CONSTANTS[key] = (
+            constant(n, dt), constant(1, dt), constant(eps, dt), constant(momentum, dt),
+            constant(n / (n - 1) if n > 1 else math.inf, dt),
+            constant(1 - momentum, stats_dt))
+    return c
+
+
+_TRAIN_CONSTANTS = {}
 
 
 # ----- group_norm --------------------------------------------------------------------------

@@ -216,7 +216,7 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
     if a.ndim == 0:
         r = zero_d(a)
-    elif a.dtype == np.float16 and row == "softmax":
+    elif row == "softmax" and a.dtype == np.float16:
         # torch's CPU softmax computes half in float and rounds once (log_softmax does not).
         r = quietly(formula, a.astype(np.float32), d).astype(np.float16)
     else:
