@@ -10,7 +10,7 @@ public torch name.
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D, embedding_grad, masked_scatter_source_grad
-from .._dmath import mask
+from .._dmath import mask, tanh_grad_array
 from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
@@ -20,7 +20,7 @@ from ._common import _needs
 @records("tanh_backward")
 def tanh_backward(grad_output, output):
     g, y = grad_output._data, output._data
-    out = _make(np.asarray(g * (1 - y * y)))
+    out = _make(np.asarray(tanh_grad_array(g, y)))
     if _needs(grad_output, output):
         record(D["tanh_backward"], out, (grad_output, output), (grad_output, output))
     return out

@@ -1,0 +1,113 @@
+"""Learner files print PyTorch's numbers under `gradviz run`.
+
+Each file in tests/learner_files/ is written the way PyTorch's beginner tutorials, d2l.ai's
+first chapters and the makemore lectures write their code (`import torch`, data replaced by
+small random or synthetic data). The test runs every file twice: with `python FILE` on
+PyTorch 2.13, and through `gradviz.inspect.run_file` (what `gradviz run FILE` does: the
+file's `import torch` gets the core, under the tracer). The printed output must be the same
+character for character, object addresses aside. Files that still differ are strict xfails
+naming the difference.
+
+Each backend runs all files in one process (importing torch once).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_files")
+
+# File -> why its output still differs from torch's (each a strict xfail). Two causes, both in
+# the last float32 digit, which training then carries into printed losses: NumPy's float32
+# exp, log and tanh are 1 ulp from torch's in 25-40% of elements, and float32 sums add in
+# NumPy's pairwise order, not torch's vectorized cascade (a 16-element sum differs about
+# every other time).
+_EXP = "float32 exp/log of log_softmax 1 ulp from torch's"
+_TANH = "float32 tanh 1 ulp from torch's"
+_SUM = "float32 sums in another order than torch's"
+DIFFERENT = {
+    "makemore_bigrams.py": f"{_EXP}: the loss's 7th digit (1.748934268951416 on torch)",
+    "makemore_mlp_lr.py": f"{_TANH}: losses from the 7th digit on (29.218839645385742 on torch)",
+    "makemore_activations.py": f"{_TANH}, {_SUM}: stds in the 7th digit, the sign of a "
+                               "mean of -1e-10",
+    "makemore_backprop_ninja.py": f"{_TANH}, {_SUM}: cmp()'s maxdiff values (exact/approximate "
+                                  "columns agree)",
+    "makemore_wavenet.py": f"{_SUM}, {_TANH}: train/val losses in the 7th digit",
+    "tut_optimization.py": f"{_EXP}, {_SUM}: losses in the 7th digit",
+    "nn_tutorial.py": f"{_EXP}, {_SUM}: losses from the 5th digit (lr 0.5 on random data "
+                      "amplifies them)",
+    "poly_tensor_module.py": f"{_SUM}: the 2,000-point loss in its 7th digit",
+    "d2l_builders_layers.py": f"{_SUM}: CenteredLayer's Y.mean() prints tensor(0.), torch "
+                              "2.3283e-09",
+    "d2l_weight_decay.py": f"{_SUM}: the L2 norm of w in the 8th digit",
+    "d2l_softmax_concise.py": f"{_EXP}, {_SUM}: losses in the 6th digit",
+}
+
+_RUNNER = r"""
+import contextlib, io, json, os, runpy, sys, warnings
+warnings.simplefilter("ignore")
+backend, paths = sys.argv[1], sys.argv[2:]
+out = {}
+if backend == "torch":
+    import torch
+    for path in paths:
+        buf = io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(buf):
+            try:
+                sys.argv = [path]
+                runpy.run_path(path, run_name="__main__")
+            except SystemExit as exc:
+                code = exc.code
+            except Exception as exc:
+                code = type(exc).__name__ + ": " + str(exc).split("\n")[0]
+        out[os.path.basename(path)] = [code, buf.getvalue()]
+else:
+    from gradviz.inspect import run_file
+    for path in paths:
+        run = run_file(path)
+        code = 0
+        if run.error is not None:
+            code = run.error.type + ": " + run.error.message.split("\n")[0]
+        out[os.path.basename(path)] = [code, run.stdout]
+sys.__stdout__.write(json.dumps(out))
+"""
+
+
+def _files():
+    return sorted(f for f in os.listdir(FILES) if f.endswith(".py"))
+
+
+def _params():
+    return [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=DIFFERENT[f]))
+            if f in DIFFERENT else f for f in _files()]
+
+
+def _without_addresses(result):
+    code, text = result
+    return [code, re.sub(r"0x[0-9a-f]+", "0x", text)]
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    pytest.importorskip("torch")
+    paths = [os.path.join(FILES, f) for f in _files()]
+    res = {}
+    for backend in ("gradviz", "torch"):
+        # one thread: torch's pool spins against the other processes of a busy machine
+        env = dict(os.environ, COLUMNS="100", OMP_NUM_THREADS="1")
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, backend, *paths],
+                              capture_output=True, text=True, cwd=FILES, timeout=900, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        res[backend] = json.loads(proc.stdout)
+    return res
+
+
+@pytest.mark.parametrize("name", _params())
+def test_learner_file_prints_what_torch_prints(outputs, name):
+    assert (_without_addresses(outputs["gradviz"][name])
+            == _without_addresses(outputs["torch"][name]))
