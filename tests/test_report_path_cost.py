@@ -70,12 +70,13 @@ def test_a_long_chain_is_written_in_chunks_with_the_same_text(tmp_path, monkeypa
     run = run_file(str(path), retain_graph=True)
     whole = GraphDrawing.of_run(run).source
     monkeypatch.setattr(dot_module, "_CHUNK", 7)
-    columns = graph_columns(run)
-    builder = dot_module._ColumnBuilder(columns)
-    assert builder.build(True) == whole
-    # 51 node statements and 51 edges, 7 a chunk (the AccumulateGrad and its leaf apart)
-    assert 14 <= len(builder.graph.body) - 8 <= 24
-    assert max(len(line.splitlines()) for line in builder.graph.body) == 7
+    chunks = dot_module._ColumnBuilder(graph_columns(run)).build(True)
+    assert all(type(chunk) is bytes for chunk in chunks)
+    assert b"".join(chunks).decode() == whole
+    # the header, 51 node statements and 51 edges, 7 a chunk (the AccumulateGrad and its leaf
+    # apart), the legend and the closing brace
+    assert 16 <= len(chunks) <= 24
+    assert max(len(chunk.splitlines()) for chunk in chunks[1:-1]) == 7
 
 
 def test_view_picks_rows_and_notes_in_one_pass():
