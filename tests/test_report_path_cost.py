@@ -94,3 +94,12 @@ def test_view_picks_rows_and_notes_in_one_pass():
     assert len(full.tensors) == 4 and full.hidden_nodes == set()
     assert full.tensor_note == " (× 3 MulBackward0 made at line 5, showing all)"
     assert full.node_note == " (× 3 iterations, showing all)"
+
+
+def test_the_graph_table_finds_a_node_by_its_number_without_a_dict_of_all():
+    from gradviz.render.tables import _ById
+    entries = [{"id": "n0"}, {"id": "n1"}, {"id": "x"}, {"id": "n03"}]
+    nodes = _ById(entries)
+    assert nodes.get("n1") is entries[1] and nodes.by_id is None
+    assert nodes.get("x") is entries[2] and nodes.get("n03") is entries[3]
+    assert nodes.get("n9", {}) == {} and nodes.get("n3") is None

@@ -17,8 +17,6 @@ True
 import math
 from typing import NamedTuple
 
-from numpy import ndarray
-
 from ..autograd.graph import AccumulateGrad
 from .report import _Builder, _clean, _core_value, _dtype_name, core_sites
 
@@ -107,7 +105,7 @@ def _links(nodes, index, edges):
 def _tensors(b):
     """name -> the pieces of the tensor's report entry that a drawing shows (tensor_entry's
     values, read from the core's slots), for the named tensors, then the generated ones."""
-    index, is_root = b.index, b.is_root
+    index, fed, fed_other = b.index, b.fed, b.fed_other
     dtypes = {}     # NumPy dtype -> its name (_dtype_name)
     out = {}
     pairs = [(name, t) for name, t, _, _ in b.generated]
@@ -118,18 +116,21 @@ def _tensors(b):
                 root = node = kind = None
                 file, line = b.tensor_site(t, name, generated, None)
             else:
-                root, node = is_root(fn, t._nr), index.get(id(fn))
+                # b.is_root, inline
+                node, nr = index.get(id(fn)), t._nr
+                root = node is None or (not fed[node] & 1 if nr == 0
+                                        else (node, nr) not in fed_other)
                 kind = type(fn).__name__
                 file = line = None      # a node's tensor: the node says where
             dtype = dtypes.get(data.dtype)
             if dtype is None:
                 dtype = dtypes[data.dtype] = _dtype_name(t)
-            if type(data) is ndarray and not data.ndim:     # _core_value's 0-d case, inline
+            if data.ndim:
+                value = _core_value(data, False)
+            else:       # a NumPy scalar or 0-d array: _core_value's case, inline
                 value = data.item()
                 if value != value or value in _INFINITE:
                     value = _clean(value)
-            else:
-                value = _core_value(data, False)
             out[name] = (data.shape, dtype, bool(t._rg), fn is None, kind, int(t._version),
                          value, None if grad is None else _core_value(grad._data, False),
                          bool(root), node, type(t).__name__ == "Parameter", file, line)
