@@ -43,6 +43,17 @@ globals()["we\\\\ird \\"&<name>"] = f()
 o = torch.ones(2, requires_grad=True)
 o2 = o.sin().cos().tan().exp().log().neg().abs().sqrt().sigmoid().tanh().relu()
 ''',
+    # two names for one tensor, a named tensor that is another's input (the walk starts again
+    # from the roots), a second output named, long generated names shortened to `%N`
+    "names": """\
+import gradviz as torch
+x = torch.ones(3, requires_grad=True)
+a = b = x * 2
+c = (a + b).exp().sin().cos().tan().exp().log().neg().abs()
+first, second = torch.ones(2, 3, requires_grad=True).unbind(0)
+d = second * c
+e = first.sum() + a.sum()
+""",
 }
 
 NOT_PLAIN = {
@@ -117,3 +128,26 @@ def test_graph_command_draws_a_plain_run_without_building_its_report(tmp_path, m
     assert r.exit_code == 0
     assert out.read_text() == expected.source
     assert f"wrote {out} (602 nodes, DOT)" in r.stderr.replace("\n", " ")
+
+
+def test_a_drawing_from_columns_is_written_chunk_by_chunk(tmp_path):
+    import io
+
+    from gradviz.render.drawing import output_targets
+    run = _run(tmp_path, PLAIN["names"])
+    drawing = GraphDrawing.of_run(run, **DEFAULT)
+    assert drawing._source is None and all(type(c) is bytes for c in drawing.chunks)
+    expected = GraphDrawing(run.report(saved=False, loops=False), **DEFAULT)
+    out = tmp_path / "g.dot"
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    targets = output_targets(dot=str(out), output="-", stdout=stdout)
+    assert len(list(drawing.write(targets, stdout=stdout))) == 1
+    assert out.read_text() == stdout.buffer.getvalue().decode() == expected.source
+    assert drawing._source is None          # written without joining the text
+    assert drawing.source == expected.source and drawing.refs == expected.refs
+
+
+def test_refs_from_columns_are_in_drawing_order(tmp_path):
+    run = _run(tmp_path, PLAIN["kinds"])
+    expected = GraphDrawing(run.report(saved=False, loops=False), **DEFAULT)
+    assert list(GraphDrawing.of_run(run, **DEFAULT).refs.items()) == list(expected.refs.items())

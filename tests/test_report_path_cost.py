@@ -70,12 +70,13 @@ def test_a_long_chain_is_written_in_chunks_with_the_same_text(tmp_path, monkeypa
     run = run_file(str(path), retain_graph=True)
     whole = GraphDrawing.of_run(run).source
     monkeypatch.setattr(dot_module, "_CHUNK", 7)
-    columns = graph_columns(run)
-    builder = dot_module._ColumnBuilder(columns)
-    assert builder.build(True) == whole
-    # 51 node statements and 51 edges, 7 a chunk (the AccumulateGrad and its leaf apart)
-    assert 14 <= len(builder.graph.body) - 8 <= 24
-    assert max(len(line.splitlines()) for line in builder.graph.body) == 7
+    chunks = dot_module._ColumnBuilder(graph_columns(run)).build(True)
+    assert all(type(chunk) is bytes for chunk in chunks)
+    assert b"".join(chunks).decode() == whole
+    # the header, 51 node statements and 51 edges, 7 a chunk (the AccumulateGrad and its leaf
+    # apart), the legend and the closing brace
+    assert 16 <= len(chunks) <= 24
+    assert max(len(chunk.splitlines()) for chunk in chunks[1:-1]) == 7
 
 
 def test_view_picks_rows_and_notes_in_one_pass():
@@ -93,3 +94,12 @@ def test_view_picks_rows_and_notes_in_one_pass():
     assert len(full.tensors) == 4 and full.hidden_nodes == set()
     assert full.tensor_note == " (× 3 MulBackward0 made at line 5, showing all)"
     assert full.node_note == " (× 3 iterations, showing all)"
+
+
+def test_the_graph_table_finds_a_node_by_its_number_without_a_dict_of_all():
+    from gradviz.render.tables import _ById
+    entries = [{"id": "n0"}, {"id": "n1"}, {"id": "x"}, {"id": "n03"}]
+    nodes = _ById(entries)
+    assert nodes.get("n1") is entries[1] and nodes.by_id is None
+    assert nodes.get("x") is entries[2] and nodes.get("n03") is entries[3]
+    assert nodes.get("n9", {}) == {} and nodes.get("n3") is None

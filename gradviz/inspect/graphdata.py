@@ -3,11 +3,12 @@
 The report (report.py) describes every tensor and node in full, as dicts; a drawing of a
 100,000-node graph reads a few fields of each. For the plain case (the backward view of a run
 on gradviz's core, nothing but forward ops recorded), this reads those fields straight from the
-recorded graph into columns: per node its type, edges, tensor made and site, per tensor the
-pieces its label and tooltip show. render/dot.py draws them (build_columns) with the same
-bytes as from the report. Anything else the drawing would show (a hook, a gradient, an in-place
-edit, an anomaly, a module call, a leaf used by two nodes, an error) makes graph_columns answer
-None: the caller builds the report.
+recorded graph into columns indexed by node number: per node its type, edges, tensor made and
+site, per tensor the pieces its label and tooltip show, from the report's numbering and names
+(_Builder.traverse and output_names, without the entries). render/dot.py draws them
+(build_columns) with the same bytes as from the report. Anything else the drawing would show
+(a hook, a gradient, an in-place edit, an anomaly, a module call, a leaf used by two nodes, an
+error) makes graph_columns answer None: the caller builds the report.
 
 >>> graph_columns(None) is None     # not a Run on gradviz's core
 True
@@ -16,10 +17,8 @@ True
 import math
 from typing import NamedTuple
 
-from numpy import ndarray
-
 from ..autograd.graph import AccumulateGrad
-from .report import _Builder, _clean, _core_value, _dtype_name
+from .report import _Builder, _clean, _core_value, _dtype_name, core_sites
 
 __all__ = ["GraphColumns", "graph_columns"]
 
@@ -52,39 +51,15 @@ def graph_columns(run):
     b = _Builder(run, False, saved=False)
     b.traverse()
     b.output_names()
-    nodes, outs, name_of = b.nodes, b.outs, b.name_of
-    index = {id(node): i for i, node in enumerate(nodes)}
-    kinds, nexts, made = [], [], []
-    # AccumulateGrad -> the node that uses it. One with two users may be drawn once per depth
-    # of use (render/dot.py's share_plan, which reads the report).
-    user = {}
-    for i, (node, edges) in enumerate(zip(nodes, b.walked_edges)):
-        kind = type(node).__name__
-        kinds.append(kind)
-        if kind == "AccumulateGrad":
-            var = node.variable
-            if getattr(var, "_hooks", None) or getattr(var, "_post_hooks", None):
-                return None
-            nexts.append(())
-            made.append(name_of.get(id(var)))
-            continue
-        if not node._plain:     # a hook or retain_grad was added to it
-            return None
-        if len(edges) == 1:     # most nodes: no list to build
-            fn = edges[0][0]
-            out = () if fn is None else (index[id(fn)],)
-        else:
-            out = tuple([index[id(fn)] for fn, _ in edges if fn is not None])
-        for j in out:
-            if type(nodes[j]) is AccumulateGrad and user.setdefault(j, i) != i:
-                return None
-        nexts.append(out)
-        made.append(outs.get((id(node), 0)))
-    tensors = _tensors(b, index)
-    if tensors is None or not all(name in tensors for kind, name in zip(kinds, made)
-                                  if kind != "AccumulateGrad"):
+    if any(t is None for _, t, _, _ in b.generated):
+        return None     # an output the tracer did not keep: the report says less of it
+    columns = _links(b.nodes, b.index, b.walked_edges)
+    if columns is None:
         return None
-    return GraphColumns(run.path, _roots(b), kinds, nexts, made, list(b._node_sites()),
+    kinds, nexts = columns
+    tensors = _tensors(b)
+    roots = [name for name, t in b.named if t._fn is not None and b.is_root(t._fn, t._nr)]
+    return GraphColumns(run.path, roots, kinds, nexts, b.made, list(core_sites(b.nodes)),
                         tensors)
 
 
@@ -98,40 +73,64 @@ def _plain_run(run):
                 or tracer.modules._count)
 
 
-def _roots(b):
-    consumed = b.consumed
-    return [name for name, t in b.named
-            if t._fn is not None and (id(t._fn), t._nr) not in consumed]
+def _links(nodes, index, edges):
+    """(kinds, nexts) of the numbered nodes; None when a node's drawing needs the report (a
+    hook on it or on a leaf, a leaf used by two nodes)."""
+    kinds, nexts = [], []
+    user = {}       # AccumulateGrad -> the node that uses it
+    for i, (node, e) in enumerate(zip(nodes, edges)):
+        kind = type(node).__name__
+        kinds.append(kind)
+        if kind == "AccumulateGrad":
+            var = node.variable
+            if getattr(var, "_hooks", None) or getattr(var, "_post_hooks", None):
+                return None
+            nexts.append(())
+            continue
+        if not node._plain:     # a hook or retain_grad was added to it
+            return None
+        if len(e) == 1:     # most nodes: no list to build
+            out = () if e[0] is None else (index[id(e[0])],)
+        else:
+            out = tuple([index[id(fn)] for fn in e if fn is not None])
+        for j in out:
+            # one with two users may be drawn once per depth of use (render/dot.py's
+            # share_plan, which reads the report)
+            if type(nodes[j]) is AccumulateGrad and user.setdefault(j, i) != i:
+                return None
+        nexts.append(out)
+    return kinds, nexts
 
 
-def _tensors(b, index):
+def _tensors(b):
     """name -> the pieces of the tensor's report entry that a drawing shows (tensor_entry's
-    values, read from the core's slots)."""
-    consumed = b.consumed
+    values, read from the core's slots), for the named tensors, then the generated ones."""
+    index, fed, fed_other = b.index, b.fed, b.fed_other
     dtypes = {}     # NumPy dtype -> its name (_dtype_name)
     out = {}
     pairs = [(name, t) for name, t, _, _ in b.generated]
     for generated, made in ((False, b.named), (True, pairs)):
         for name, t in made:
-            if t is None:       # an output the tracer did not keep: the report says less of it
-                return None
             fn, data, grad = t._fn, t._data, t._grad
             if fn is None:
                 root = node = kind = None
                 file, line = b.tensor_site(t, name, generated, None)
             else:
-                root, node = (id(fn), t._nr) not in consumed, index.get(id(fn))
+                # b.is_root, inline
+                node, nr = index.get(id(fn)), t._nr
+                root = node is None or (not fed[node] & 1 if nr == 0
+                                        else (node, nr) not in fed_other)
                 kind = type(fn).__name__
                 file = line = None      # a node's tensor: the node says where
             dtype = dtypes.get(data.dtype)
             if dtype is None:
                 dtype = dtypes[data.dtype] = _dtype_name(t)
-            if type(data) is ndarray and not data.ndim:     # _core_value's 0-d case, inline
+            if data.ndim:
+                value = _core_value(data, False)
+            else:       # a NumPy scalar or 0-d array: _core_value's case, inline
                 value = data.item()
                 if value != value or value in _INFINITE:
                     value = _clean(value)
-            else:
-                value = _core_value(data, False)
             out[name] = (data.shape, dtype, bool(t._rg), fn is None, kind, int(t._version),
                          value, None if grad is None else _core_value(grad._data, False),
                          bool(root), node, type(t).__name__ == "Parameter", file, line)

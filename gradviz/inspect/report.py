@@ -11,7 +11,6 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from itertools import repeat
 
 import numpy as np
 
@@ -301,8 +300,11 @@ class _Builder:
         self.traced = self.gv or self.on_torch
         self.named = run.named
         self.name_of = {id(t): n for n, t in self.named}
-        self.node_ids = {}
         self.nodes = []
+        self.index = {}              # id(node) -> its number (3 for "n3")
+        self._node_ids = None        # id(node) -> its report id, "n3" (node_ids)
+        self.made = []               # name of each node's output 0, after output_names
+        self.outs = {}               # (id(node), nr) -> name of an output nr > 0 the file named
         self.generated = []          # (name, tensor or None, node, nr)
         self._short = {}             # id(tensor) -> "%3", for a generated name too long to nest
         self._edits_of = None        # id(tensor) -> its in-place edits (tracer events)
@@ -312,7 +314,10 @@ class _Builder:
         self._edges = {}             # id(node) -> next_functions, for the entries built whole
         self._outputs = {}           # id(node) -> its output 0 (tracer), looked up once
         self._sites = {}             # id(node) -> (file, line) of the code that made it
-        self.consumed = set()        # (id(node), nr) of every edge, after traverse
+        # what the edges consume, after traverse: per node number, 1 when its output 0 is
+        # some edge's, 2 when another output is (those are in fed_other as (number, nr))
+        self.fed = bytearray()
+        self.fed_other = set()
 
     # ----- graph traversal (iterative, stable: preorder in next_functions order) ------------
 
@@ -322,59 +327,100 @@ class _Builder:
         began = self._walk(starts)
         if len(began) < 2:
             return      # one walk: its start is a root (a graph has no cycle to consume it)
-        consumed = {k for k, _ in self.consumed}
-        if all(id(fn) not in consumed for fn in began):
+        index, fed = self.index, self.fed
+        if not any(fed[index[id(fn)]] for fn in began):
             return      # every walk began at a root: walking roots first gives the same order
-        roots = [fn for fn in starts if id(fn) not in consumed]
-        self.node_ids, self.nodes = {}, []
+        roots = [fn for fn in starts if not fed[index[id(fn)]]]
         self._walk(roots + starts)
 
     def _walk(self, starts):
-        """Preorder from each start not seen yet; returns those starts. Sets `consumed` from
-        the edges of every node it numbers (read here once, and again only for the entries
-        built whole)."""
-        began = []
-        node_ids, nodes = self.node_ids, self.nodes
-        consumed = self.consumed = set()
-        edges = self.walked_edges = []      # next_functions of nodes[i], as read here
-        next_functions = _core_next_functions if self.gv else _next_functions
-        for start in starts:
-            if id(start) in node_ids:
-                continue
-            began.append(start)
-            stack = [start]
-            while stack:
-                node = stack.pop()
-                k = id(node)
-                if k in node_ids:
-                    continue
-                node_ids[k] = f"n{len(nodes)}"
-                nodes.append(node)
-                e = next_functions(node)
-                edges.append(e)
-                if len(e) == 1:     # most nodes: no list to build
-                    fn, nr = e[0]
-                    if fn is not None:
-                        stack.append(fn)
-                        consumed.add((id(fn), nr))
-                    continue
-                for fn, nr in e:
-                    if fn is not None:
-                        consumed.add((id(fn), nr))
-                stack.extend(reversed([fn for fn, _ in e if fn is not None]))
+        """Preorder from each start not seen yet; returns those starts. Numbers the nodes
+        (nodes, index) and sets what their edges consume (fed, fed_other)."""
+        if self.gv:
+            return self._core_walk(starts)
+        edges = self.edges
+        nodes, index, _, began = _preorder(starts, lambda node: [fn for fn, _ in edges(node)])
+        self._numbered(nodes, index)
+        for node in nodes:
+            for fn, nr in edges(node):
+                if fn is not None:
+                    self._feed(index[id(fn)], nr)
         return began
 
+    def _core_walk(self, starts):
+        """_walk on gradviz's core: each node's edges read once from its slots."""
+        nodes, index, edges, began = _preorder(starts, _core_edges)
+        self._numbered(nodes, index)
+        self.walked_edges = edges       # each node's edges, as autograd.graph.edges reads them
+        fed = self.fed
+        for node, e in zip(nodes, edges):
+            nrs = node._nrs
+            if nrs is None:
+                for fn in e:
+                    if fn is not None:
+                        fed[index[id(fn)]] |= 1
+                continue
+            for fn, nr in zip(e, nrs):
+                if fn is not None:
+                    self._feed(index[id(fn)], nr)
+        return began
+
+    def _numbered(self, nodes, index):
+        self.nodes, self.index, self._node_ids = nodes, index, None
+        self.fed, self.fed_other = bytearray(len(nodes)), set()
+
+    @property
+    def node_ids(self):
+        """id(node) -> its report id, "n3" (made when first asked for: a drawing from
+        graphdata's columns numbers its nodes without them)."""
+        ids = self._node_ids
+        if ids is None:
+            ids = self._node_ids = {k: f"n{i}" for k, i in self.index.items()}
+        return ids
+
+    def _feed(self, i, nr):
+        """An edge consumes output nr of node number i."""
+        if nr == 0:
+            self.fed[i] |= 1
+        else:
+            self.fed[i] |= 2
+            self.fed_other.add((i, nr))
+
+    def is_root(self, fn, nr):
+        """Whether no edge consumes output nr of node fn (a node not numbered: none does)."""
+        i = self.index.get(id(fn))
+        if i is None:
+            return True
+        return not self.fed[i] & 1 if nr == 0 else (i, nr) not in self.fed_other
+
+    def out_name(self, k, nr):
+        """The name of output nr of the node whose id() is k, after output_names; None for an
+        output with no name (one the file did not name, but output 0) or a node not
+        numbered."""
+        if nr:
+            return self.outs.get((k, nr))
+        i = self.index.get(k)
+        return None if i is None else self.made[i]
+
     def output_names(self):
-        """(node id, nr) -> tensor name. Unnamed outputs get a name from what made them,
-        `relu(h)` or `mul(w, …)` (… for a number or an unnamed constant), or `%3` (the node's
-        index) when that would be long or taken; `%3` is accepted for every one of them."""
-        outs = self.outs = {}
-        taken = set(self.name_of.values())
+        """The name of each node's output 0 (made, by node number), and of the other outputs
+        the file named (outs). Unnamed outputs get a name from what made them, `relu(h)` or
+        `mul(w, …)` (… for a number or an unnamed constant), or `%3` (the node's index) when
+        that would be long or taken; `%3` is accepted for every one of them."""
+        outs, index = self.outs, self.index
+        nodes, name_of, generated = self.nodes, self.name_of, self.generated
+        made = self.made = [None] * len(nodes)
+        taken = set(name_of.values())
         for name, t in self.named:
             fn = t.grad_fn
-            if fn is not None and id(fn) in self.node_ids:
-                outs.setdefault((id(fn), t.output_nr), name)
-        nodes, name_of, generated = self.nodes, self.name_of, self.generated
+            i = None if fn is None else index.get(id(fn))
+            if i is None:
+                continue
+            nr = t.output_nr
+            if nr:
+                outs.setdefault((id(fn), nr), name)
+            elif made[i] is None:
+                made[i] = name
         order = range(len(nodes))       # the nodes' indices, inputs before their outputs
         if self.gv:
             seqs = [getattr(node, "_seq", 0) for node in nodes]
@@ -389,10 +435,9 @@ class _Builder:
         inputs_of = None if self.gv else self._inputs
         # One pass over every node: a name depends on the names before it (its inputs', and
         # every earlier one it must not repeat).
-        op_names, add = _OP_NAMES, taken.add
+        add = taken.add
         for i in order:
             node = nodes[i]
-            k = id(node)
             kind = type(node).__name__
             if kind == "AccumulateGrad":
                 var = node.variable
@@ -400,17 +445,16 @@ class _Builder:
                     name = f"%{i}"
                     name_of[id(var)] = name
                     generated.append((name, var, None, 0))
-                outs[(k, 0)] = name_of[id(var)]
+                made[i] = name_of[id(var)]
                 continue
-            key = (k, 0)
-            if key in outs:
+            if made[i] is not None:
                 continue
-            earlier = versions.get(k) if versions else None
+            earlier = versions.get(id(node)) if versions else None
             if earlier is not None:
                 # A named tensor edited in place since: this node made an earlier version
                 # of it. One tensor stays one row; the node is labelled with that version.
                 base, v = earlier
-                outs[key] = f"{name_of[id(base)]} (v{v})"
+                made[i] = f"{name_of[id(base)]} (v{v})"
                 continue
             t = None if output_of is None else output_of(node, 0)
             name = None
@@ -420,37 +464,26 @@ class _Builder:
                     name = self._call_name(t, taken)
                 if name is None:
                     # `relu(h)`, `mul(w, …)`: kept when at most 40 characters and not taken
-                    name = f"{op_names.get(kind) or _op_name(node)}({self._args(inputs)})"
+                    name = _op_call(node, kind, inputs, name_of, shorts, self._node_arg)
                     if len(name) > 40 or name in taken:
                         name = None
             if name is None:
                 name = f"%{i}"
             add(name)
-            outs[key] = name
+            made[i] = name
             if t is not None and id(t) not in name_of:
                 name_of[id(t)] = name
                 if len(name) > 24:      # the only names an input is given by `%3` for
                     shorts[id(t)] = f"%{i}"
             generated.append((name, t, node, 0))
 
-    def _args(self, inputs):
-        """The arguments of an op's generated name (`mul(w, …)`), joined: each input's name,
-        … for a number or an unnamed constant, `%3` for a name longer than 24 characters."""
-        outs, name_of, shorts = self.outs, self.name_of, self._short
-        args = []
-        for t in inputs:
-            if t is None:
-                name = None
-            elif type(t) is tuple:      # (node, nr): see _input_name
-                name = outs.get((id(t[0]), t[1]))
-                if name is not None and len(name) > 24:
-                    name = f"%{self.node_ids[id(t[0])][1:]}"
-            else:
-                name = name_of.get(id(t))
-                if name is not None and len(name) > 24:
-                    name = shorts.get(id(t))
-            args.append("…" if name is None else name)
-        return ", ".join(args)
+    def _node_arg(self, x):
+        """The name of an input given as (node, nr) (the torch tracer's inputs_of) in an op's
+        generated name: its output's name, `%3` for one longer than 24 characters."""
+        name = self.out_name(id(x[0]), x[1])
+        if name is not None and len(name) > 24:
+            name = f"%{self.node_ids[id(x[0])][1:]}"
+        return name
 
     @property
     def aliases(self):
@@ -566,7 +599,7 @@ class _Builder:
         if t is None:
             return None
         if type(t) is tuple:
-            return self.outs.get((id(t[0]), t[1]))
+            return self.out_name(id(t[0]), t[1])
         return self.name_of.get(id(t))
 
     def site(self, node):
@@ -580,24 +613,13 @@ class _Builder:
         return site
 
     def _node_sites(self):
-        """site(node) for each node in order. A core node's site is read from its slots (as
-        Node._where does), once for a run of nodes made by the same instruction (a loop's
-        chain), and not kept per node."""
-        if not self.gv:
-            yield from map(self.site, self.nodes)
-            return
-        last_code = last_lasti = site = None
-        for node in self.nodes:
-            code, lasti = node._code, node._lasti
-            if code is not last_code or lasti != last_lasti or site is None:
-                last_code, last_lasti = code, lasti
-                site = (None, None) if code is None else site_at(code, lasti)
-            yield site
+        """site(node) for each node in order (core_sites on gradviz's core)."""
+        return core_sites(self.nodes) if self.gv else map(self.site, self.nodes)
 
     def tensor_briefs(self, made):
         """The keys of tensor_entry that every command reads (see Entries), for each (name,
         tensor or None, generated, node that made it) of made: one pass, names bound once."""
-        node_ids, consumed, gv = self.node_ids, self.consumed, self.gv
+        node_ids, is_root, gv = self.node_ids, self.is_root, self.gv
         edits = self._edits() if self.traced else {}
         briefs = []
         for name, t, generated, node in made:
@@ -618,7 +640,7 @@ class _Builder:
             if nr is None:
                 nr = t.output_nr
             briefs.append({"name": name, "node": node_ids.get(id(fn)), "accumulator": None,
-                           "is_root": (id(fn), nr) not in consumed, "generated": generated,
+                           "is_root": is_root(fn, nr), "generated": generated,
                            "edits": len(edits.get(id(t), ())) if edits else 0})
         return briefs
 
@@ -783,12 +805,11 @@ class _Builder:
     def node_briefs(self):
         """The keys of node_entry that every command reads (see Entries), for every node:
         one pass, names bound once."""
-        node_ids, outs, name_of = self.node_ids, self.outs, self.name_of
+        node_ids, name_of = self.node_ids, self.name_of
         briefs = []
-        for node, (file, line) in zip(self.nodes, self._node_sites()):
-            k = id(node)
+        for node, made, (file, line) in zip(self.nodes, self.made, self._node_sites()):
             kind = type(node).__name__
-            briefs.append({"id": node_ids[k], "name": kind, "tensor": outs.get((k, 0)),
+            briefs.append({"id": node_ids[id(node)], "name": kind, "tensor": made,
                            "variable": name_of.get(id(node.variable))
                            if kind == "AccumulateGrad" else None,
                            "file": file, "line": line})
@@ -830,17 +851,69 @@ def _is_module_value(value):
         return False
 
 
+def _preorder(starts, edges_of):
+    """Preorder from each start not seen yet, the edges of a node (its next nodes, None for
+    an edge to nothing) in the order edges_of(node) gives them: (nodes, {id(node): index},
+    each node's edges as edges_of gave them, the starts a walk began at)."""
+    nodes, index, edges, began = [], {}, [], []
+    for start in starts:
+        if id(start) in index:
+            continue
+        began.append(start)
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            k = id(node)
+            if k in index:
+                continue
+            index[k] = len(nodes)
+            nodes.append(node)
+            e = edges_of(node)
+            edges.append(e)
+            if len(e) == 1:     # most nodes: no list to build
+                if e[0] is not None:
+                    stack.append(e[0])
+            elif e:
+                stack.extend(reversed([fn for fn in e if fn is not None]))
+    return nodes, index, edges, began
+
+
+def _op_call(node, kind, inputs, name_of, shorts, node_arg):
+    """An op's generated name, `mul(w, …)`: each input's name (name_of: id(tensor) -> name),
+    `…` for a number or an unnamed constant, `%3` for a name longer than 24 characters
+    (shorts: id(tensor) -> `%3`); an input given as (node, nr) is named by node_arg."""
+    args = []
+    for x in inputs:
+        if x is None:
+            arg = None
+        elif type(x) is tuple:
+            arg = node_arg(x)
+        else:
+            arg = name_of.get(id(x))
+            if arg is not None and len(arg) > 24:
+                arg = shorts.get(id(x))
+        args.append("…" if arg is None else arg)
+    return f"{_OP_NAMES.get(kind) or _op_name(node)}({', '.join(args)})"
+
+
+def core_sites(nodes):
+    """(file, line) of the code that made each core node, in order: read from its slots (as
+    Node._where does), once for a run of nodes made by the same instruction (a loop's chain),
+    and not kept per node."""
+    last_code = last_lasti = site = None
+    for node in nodes:
+        code, lasti = node._code, node._lasti
+        if code is not last_code or lasti != last_lasti or site is None:
+            last_code, last_lasti = code, lasti
+            site = (None, None) if code is None else site_at(code, lasti)
+        yield site
+
+
 def _next_functions(node):
     try:
         return tuple(node.next_functions)
     except RuntimeError:
         return ()
-
-
-def _core_next_functions(node):
-    """A core node's next_functions, read from its slots (Node.next_functions, for less)."""
-    nrs = node._nrs
-    return tuple(zip(_core_edges(node), repeat(0) if nrs is None else nrs))
 
 
 def _plain_value(v):
@@ -936,7 +1009,7 @@ def _build(run, full, saved=True, loops=True, lazy=False):
             for nr, g in enumerate(grads):
                 if g is None:
                     continue
-                target = b.outs.get((id(node), nr))
+                target = b.out_name(id(node), nr)
                 hooks.append({"target": target or b.node_ids[id(node)],
                               "node": b.node_ids[id(node)],
                               "kind": "tensor" if target else "node",
@@ -1048,7 +1121,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
     def target(node, kind, nr):
         if _node_type(node) == "AccumulateGrad":
             return b.name_of.get(id(node.variable))
-        name = b.outs.get((id(node), nr or 0))
+        name = b.out_name(id(node), nr or 0)
         if name is None:
             t = tracer.output_of(node, nr or 0)
             name = None if t is None else b.name_of.get(id(t))
@@ -1102,7 +1175,7 @@ def _hooks_and_steps(run, b, tensors, nodes, full):
         by_gradviz = k == cli_call
         calls.append({
             "call": k, "kind": "grad" if capture else "backward",
-            "roots": [None if r is None else (b.outs.get((id(r), 0)) or _node_type(r))
+            "roots": [None if r is None else (b.out_name(id(r), 0) or _node_type(r))
                       for r in roots],
             "file": None if by_gradviz or site is None else site[0],
             "line": None if by_gradviz or site is None else site[1],

@@ -988,7 +988,7 @@ class _Builder:
         return result
 
 
-_CHUNK = 4096      # statements joined into one body entry (_ColumnBuilder)
+_CHUNK = 4096      # statements joined and encoded as one chunk (_ColumnBuilder)
 
 
 class _ColumnBuilder(_Builder):
@@ -999,17 +999,22 @@ class _ColumnBuilder(_Builder):
 
     A node that makes a tensor is written from a template kept per node type, site and
     tensor pieces (every step of a chain shares one): its statement around the node's ids
-    and the tensor's name."""
+    and the tensor's name. The text is kept as UTF-8 chunks of _CHUNK statements (build()
+    returns them), each written out in turn: a 100,000-node chain's 34 MB of DOT is never
+    joined into one string, nor encoded whole."""
 
     def __init__(self, columns):
         super().__init__({}, "backward", [], False, None, False, True)
         self.columns = columns
-        made_by = self.made_by
-        for i, (kind, name) in enumerate(zip(columns.kinds, columns.made)):
-            if name is not None and kind != "AccumulateGrad":
-                made_by.setdefault(name, i)
+        kinds, made = columns.kinds, columns.made
+        # tensor name -> the first node that makes it: the last of a reversed zip
+        makers = [None if kind == "AccumulateGrad" else name for kind, name in zip(kinds, made)]
+        self.made_by = dict(zip(reversed(makers), range(len(makers) - 1, -1, -1)))
+        self.made_by.pop(None, None)
         self.shapes = {}        # shape -> format_shape(shape)
         self.templates = {}     # what sets a node's statement but its names -> template()
+        self.encoded = []       # the node and edge statements, as UTF-8 chunks
+        self.order, self.ids = [], []   # the nodes drawn, in order; each node's DOT id
 
     def pieces(self, t):
         """The text pieces of a tensor (see tensor_tail) from its GraphColumns entry."""
@@ -1070,7 +1075,28 @@ class _ColumnBuilder(_Builder):
             self.graph.body.append(f"\t{dot_id} -> {self.var(name)}\n")
         return dot_id
 
+    def flush(self, lines):
+        """What the graph's body holds (an AccumulateGrad and its leaf), then lines, as
+        chunks."""
+        body, encoded = self.graph.body, self.encoded
+        if body:
+            encoded.append("".join(body).encode())
+            body.clear()
+        if lines:
+            encoded.append("".join(lines).encode())
+            lines.clear()
+
     def _build(self, legend):
+        """The whole DOT text as UTF-8 chunks (build_graph's text, joined)."""
+        self.draw()
+        if legend and self.kinds:
+            self.legend()
+        lines = list(self.graph)
+        rest = len(self.graph.body) + 1     # the legend (or a label), then the closing brace
+        return ["".join(lines[:-rest]).encode(), *self.encoded, "".join(lines[-rest:]).encode()]
+
+    def draw(self):
+        """Write the nodes and edges to self.encoded; the graph's body is left empty."""
         c = self.columns
         kinds, nexts, made, sites, tensors = c.kinds, c.nexts, c.made, c.sites, c.tensors
         starts = []
@@ -1081,24 +1107,27 @@ class _ColumnBuilder(_Builder):
             else:
                 starts.append(node)
         order = _walk_columns(nexts, starts)
-        body, refs = self.graph.body, self.refs
-        made_by, templates = self.made_by, self.templates
-        # The statements go to the body a chunk of _CHUNK at a time, each chunk joined: the
-        # same text, without keeping 100,000 line strings until the whole is joined.
+        made_by, templates, label_text, tooltip_text = \
+            self.made_by, self.templates, self.label_text, self.tooltip_text
         lines = []
-        ids = [None] * len(kinds)
+        ids = self.ids = [None] * len(kinds)
+        self.order = order
+        next_id, count = self.next_id, self.count
         for i in order:
             kind, name = kinds[i], made[i]
             if kind == "AccumulateGrad":
-                body.append("".join(lines))
-                lines.clear()
+                self.flush(lines)
+                self.next_id, self.count = next_id, count
                 ids[i] = self.accumulate(i, name)
+                next_id, count = self.next_id, self.count
                 continue
             t = tensors[name]       # (graph_columns: every other node makes a named tensor)
             site, root = sites[i], t[8] and t[9] == made_by.get(name)
             # what sets the statement's text but the names: one template for every step of
             # a chain (whose values differ, but not as summarize shows them)
-            key = kind, site, t[:6], summarize(t[6]), summarize(t[7]), root
+            value, grad = t[6], t[7]
+            key = (kind, site, t[:6], f"{value:.4g}" if type(value) is float
+                   else summarize(value), None if grad is None else summarize(grad), root)
             parts = templates.get(key)
             if parts is None:
                 parts = templates[key] = self.template(kind, site, t, root)
@@ -1106,16 +1135,15 @@ class _ColumnBuilder(_Builder):
             if _plain(name):
                 label_name = tip_name = name
             else:
-                label_name, tip_name = self.label_text[name], self.tooltip_text[name]
-            dot_id = ids[i] = self.new_id()
-            self.count += 1
+                label_name, tip_name = label_text[name], tooltip_text[name]
+            dot_id = ids[i] = f"n{next_id}"
+            next_id += 1
             lines.append(f"\t{dot_id}{p1}{label_name}{p2}n{i}{p3}{tip_name}{p4}")
-            refs[dot_id] = ("node", f"n{i}")
+            count += 1
             if len(lines) == _CHUNK:
-                body.append("".join(lines))
-                lines.clear()
-        body.append("".join(lines))
-        lines.clear()
+                self.flush(lines)
+        self.next_id, self.count = next_id, count
+        self.flush(lines)
         for i in order:
             heads = nexts[i]
             if len(heads) == 1:     # most nodes: no list to build
@@ -1124,39 +1152,49 @@ class _ColumnBuilder(_Builder):
                 tail = ids[i]
                 lines.extend([f"\t{tail} -> {ids[j]}\n" for j in heads])
             if len(lines) >= _CHUNK:
-                body.append("".join(lines))
-                lines.clear()
-        body.append("".join(lines))
+                self.flush(lines)
+        self.flush(lines)
         if self.count == 0:
             self.graph.attr(label="(no autograd graph)")
-        if legend and self.kinds:
-            self.legend()
-        return self.graph.source
+
+    def all_refs(self):
+        """refs, with the nodes written from templates, in drawing order as _Builder keeps
+        them (made when asked: only the interactive report reads them)."""
+        refs, kinds, ids = dict(self.refs), self.columns.kinds, self.ids
+        refs.update((ids[i], ("node", f"n{i}")) for i in self.order if kinds[i] != "AccumulateGrad")
+        # every DOT id here is n<k>, k counting the nodes as they were drawn
+        return dict(sorted(refs.items(), key=_drawn_number))
+
+
+def _drawn_number(item):
+    return int(item[0][1:])
 
 
 def _walk_columns(nexts, starts):
     """_walk over GraphColumns' node indices (no max_depth): breadth-first from starts."""
-    seen, order = set(), []
+    seen, order = bytearray(len(nexts)), []
     queue = deque()
     for i in starts:
-        if i not in seen:
-            seen.add(i)
+        if not seen[i]:
+            seen[i] = 1
             queue.append(i)
     while queue:
         i = queue.popleft()
         order.append(i)
         for j in nexts[i]:
-            if j not in seen:
-                seen.add(j)
+            if not seen[j]:
+                seen[j] = 1
                 queue.append(j)
     return order
 
 
 def build_columns(columns, *, legend=True):
-    """build_graph's drawing (backward view, no other option) of graphdata's GraphColumns."""
+    """build_graph's drawing (backward view, no other option) of graphdata's GraphColumns,
+    its DOT text as UTF-8 chunks (BuiltGraph.chunks; source None) and its refs made when
+    asked (a function)."""
     builder = _ColumnBuilder(columns)
-    source = builder.build(legend)
-    return BuiltGraph(source, builder.count, {}, builder.refs)
+    chunks = builder.build(legend)
+    return BuiltGraph(None, builder.count, {}, builder.all_refs, chunks)
 
 
 def _tensor_kind(root, requires_grad, is_parameter, is_leaf):
@@ -1215,6 +1253,7 @@ class BuiltGraph(NamedTuple):
     count: int
     shared: dict
     refs: dict
+    chunks: list = None     # build_columns: the source as UTF-8 chunks (source is None)
 
 
 def build_graph(report, *, view="backward", roots=None, show_saved=False, legend=True,

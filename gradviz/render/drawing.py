@@ -128,9 +128,24 @@ class GraphDrawing:
         built = build_graph(report, view=view, roots=roots, show_saved=show_saved,
                             legend=legend, max_depth=max_depth, collapse=collapse,
                             modules=modules)
-        self.source, self.count, self.shared, self.refs = built
+        self._source, self.count, self.shared, self._refs, self.chunks = built
         folded = modules is not None and modules.get("depth") is not None
         self.notes = _notes(report, built.count, collapse, max_depth, folded)
+
+    @property
+    def source(self):
+        """The DOT text (joined from chunks the first time it is asked for)."""
+        if self._source is None:
+            self._source = b"".join(self.chunks).decode("utf-8")
+        return self._source
+
+    @property
+    def refs(self):
+        """{DOT node id: what it shows} (dot.BuiltGraph; made the first time it is asked
+        for when the drawing came from columns)."""
+        if callable(self._refs):
+            self._refs = self._refs()
+        return self._refs
 
     @classmethod
     def of_run(cls, run, *, roots=(), **options):
@@ -153,7 +168,7 @@ class GraphDrawing:
         """The drawing of graphdata's GraphColumns (for the options _plain_options accepts)."""
         drawing = cls.__new__(cls)
         built = build_columns(columns, legend=legend)
-        drawing.source, drawing.count, drawing.shared, drawing.refs = built
+        drawing._source, drawing.count, drawing.shared, drawing._refs, drawing.chunks = built
         folded = modules is not None and modules.get("depth") is not None
         drawing.notes = _notes({"file": columns.file}, built.count, False, None, folded)
         return drawing
@@ -172,7 +187,8 @@ class GraphDrawing:
             # The path as the user wrote it, unless their file changed the directory.
             path = target.path if os.path.abspath(target.path) == target.resolved \
                 else target.resolved
-            render(self.source, target.fmt, path, renderer=renderer, protected=protected,
+            dot_text = self.chunks if target.fmt == "dot" and self.chunks else self.source
+            render(dot_text, target.fmt, path, renderer=renderer, protected=protected,
                    dot_copy=dot_copy)
             if target.fmt == "dot" and dot_copy is None:
                 dot_copy = path
@@ -180,10 +196,13 @@ class GraphDrawing:
                                  f"{target.fmt.upper()})", keep=""))
 
     def _bytes(self, fmt, renderer, dot_copy):
-        """The drawing as fmt for standard output; without a renderer, RenderError (exit 3)
-        says where the DOT source is, as render does for a file."""
+        """The drawing as fmt for standard output, as a list of byte chunks; without a
+        renderer, RenderError (exit 3) says where the DOT source is, as render does for a
+        file."""
+        if fmt == "dot" and self.chunks:
+            return self.chunks
         try:
-            return render_bytes(self.source, fmt, renderer=renderer)
+            return [render_bytes(self.source, fmt, renderer=renderer)]
         except RenderError as exc:
             if exc.exit_code != EXIT_NO_RENDERER:
                 raise
@@ -193,18 +212,19 @@ class GraphDrawing:
             raise RenderError(f"{exc}\n{where}", EXIT_NO_RENDERER) from None
 
 
-def _write_stdout(data, stream, fmt):
-    """Write the bytes of fmt to a text stream's binary buffer, after what the stream holds;
-    a stream with no buffer (io.StringIO) takes the text formats as text."""
+def _write_stdout(chunks, stream, fmt):
+    """Write the byte chunks of fmt to a text stream's binary buffer, after what the stream
+    holds; a stream with no buffer (io.StringIO) takes the text formats as text."""
     stream.flush()
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
         if fmt in _BINARY:
             raise RenderError(f"cannot write {fmt.upper()} to a text-only stream", exit_code=2)
-        stream.write(data.decode("utf-8"))
+        stream.write(b"".join(chunks).decode("utf-8"))
         stream.flush()
         return
-    buffer.write(data)
+    for chunk in chunks:
+        buffer.write(chunk)
     buffer.flush()
 
 

@@ -38,8 +38,9 @@ class View:
         tensors = report.get("tensors") or []
         nodes = report.get("nodes") or []
         kept_tensors, _, self.tensor_note = _kept(briefs(tensors), groups, full)
-        kept_nodes, hidden, self.node_note = _kept(briefs(nodes), groups, full)
-        self.hidden_nodes = {briefs(nodes)[i]["id"] for i in hidden}
+        node_briefs = briefs(nodes)
+        kept_nodes, hidden, self.node_note = _kept(node_briefs, groups, full)
+        self.hidden_nodes = {node_briefs[i]["id"] for i in hidden}
         self.hidden_calls = set()
         for g in groups:
             if g is not None and g["kind"] == "backward" and not full:

@@ -122,8 +122,9 @@ def check_output(path, protected=None):
 
 
 def write_output(path, produce, protected=None):
-    """Write the bytes produce() returns to path, following the rules in this module's
-    docstring, and return path. produce() runs before anything at path changes.
+    """Write the bytes produce() returns (or the list of byte chunks, one after the other) to
+    path, following the rules in this module's docstring, and return path. produce() runs
+    before anything at path changes.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "g.dot"
@@ -140,16 +141,18 @@ def write_output(path, produce, protected=None):
 
 
 def _write_into(path, data):
-    """Write data into an existing file that is not replaced: a device, a FIFO, /dev/stdout."""
+    """Write data (bytes, or a list of byte chunks) into an existing file that is not
+    replaced: a device, a FIFO, /dev/stdout."""
     try:
         # O_APPEND: /dev/stdout redirected to a file must not overwrite what is already there.
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror}") from None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for chunk in [data] if isinstance(data, bytes) else data:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror}") from None
     finally:
@@ -169,7 +172,11 @@ def _replace(path, st, produce):
         raise OutputError(f"cannot write {path}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(produce())
+            data = produce()
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                f.writelines(data)
         if st is not None:
             os.chmod(tmp, stat.S_IMODE(st.st_mode))
         os.replace(tmp, real)

@@ -198,6 +198,7 @@ def _no_renderer(dot_source, fmt, out_path, protected, dot_copy):
 
 def render(dot_source, fmt, out_path, renderer=None, protected=None, dot_copy=None):
     """Render DOT source to out_path as svg, png, pdf or dot, and return the path written.
+    For dot, dot_source may be a list of the text's UTF-8 chunks.
 
     The output is written by gradviz.render.output.write_output: atomically, and never over a
     file in protected ({path: what it is}), a device, a symlink or a read-only file (RenderError,
@@ -215,7 +216,8 @@ def render(dot_source, fmt, out_path, renderer=None, protected=None, dot_copy=No
         raise RenderError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}", 2)
     out_path = Path(out_path)
     if fmt == "dot":
-        produce = dot_source.encode
+        # DOT text, or already its UTF-8 chunks (dot.build_columns), each written in turn
+        produce = dot_source.encode if isinstance(dot_source, str) else lambda: dot_source
     else:
         found = find_renderer(renderer, fmt)
         if found is None:

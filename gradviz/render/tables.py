@@ -177,9 +177,27 @@ def _chain_title(node, chain, nodes):
                      + (f": {' … '.join(ends)})" if ends else ")"), keep="")
 
 
+class _ById:
+    """A report's node briefs by id, for the few a table looks up: "n3" is read where it
+    should be (the report numbers its nodes in order), a dict of all of them is made only for
+    an id found elsewhere (no 100,000-entry dict for the 40 rows of a big graph)."""
+
+    def __init__(self, entries):
+        self.entries, self.by_id = entries, None
+
+    def get(self, nid, default=None):
+        if type(nid) is str and nid[:1] == "n" and nid[1:].isdigit():
+            k = int(nid[1:])
+            if k < len(self.entries) and self.entries[k]["id"] == nid:
+                return self.entries[k]
+        if self.by_id is None:
+            self.by_id = {n["id"]: n for n in self.entries}
+        return self.by_id.get(nid, default)
+
+
 def _graph_table(view, report, full=False):
     """The Graph table: every grad_fn node, named after the tensor it made."""
-    nodes = {n["id"]: n for n in briefs(report.get("nodes") or [])}
+    nodes = _ById(briefs(report.get("nodes") or []))
     table = _table("Graph" + view.node_note, "id", "node", "next_functions", "saved",
                    folding=("node", "next_functions", "saved"))
     shown, left_out, gap = _capped(view.nodes, full)
