@@ -148,6 +148,32 @@ def test_module_hooks_and_post_accumulate_hooks_reach_the_tracer():
     assert names.index("module_hook") < names.index("begin")
 
 
+def test_a_subclass_overriding_produced_or_ran_has_both_called_for_sent():
+    from gradviz.inspect.tracer import Tracer
+
+    class Counting:
+        def produced(self, node, outs):
+            self.seen.append(type(node).__name__)
+            super().produced(node, outs)
+
+    class Direct(Counting, Tracer):     # produced in a class it mixes in
+        pass
+
+    class Sub(Tracer):
+        def ran(self, node, outs):
+            self.seen.append(type(node).__name__)
+            super().ran(node, outs)
+
+    for cls in (Direct, Sub):
+        t = cls()
+        t.seen = []
+        with tracing.installed(t):
+            x = torch.tensor(2.0, requires_grad=True)
+            (x * 3).exp().backward()
+        assert t.seen == ["ExpBackward0", "MulBackward0", "AccumulateGrad"], cls
+        assert [type(s.node).__name__ for s in t.steps] == t.seen
+
+
 def test_install_restores_on_exceptions_and_accepts_only_tracers():
     outer, inner = Recorder(), Recorder()
     with tracing.installed(outer):

@@ -321,24 +321,99 @@ class Tracer(_tracing.Tracer):
             self._event_grads.append(snap)
 
     def produced(self, node, outs):
+        self._sent(node, outs, True, False)
+
+    def ran(self, node, outs):
+        """The engine finished node: record the step, and carry a hook's change downstream."""
+        self._sent(node, outs, False, True)
+
+    def _sent(self, node, outs, check=True, record=True):
+        """What node's backward sent: `check` whether it turned finite gradients into nan or
+        inf (produced), `record` the step (ran); both in one pass over outs for a node
+        without post-hooks (sent)."""
         # The core's engine runs backward with NumPy's overflow warnings off: its gradients
         # may take the quick look (a sum of squares, which can overflow).
         quick = self._tensor_type is Tensor
+        # Copies: the report makes values of them (summaries of large ones), for the last two
+        # backward calls only (see begin). A loop, not a comprehension: a comprehension is
+        # one more Python call per node.
+        snap = [] if record and self.keep_grads else None
+        bad = False
         for g in outs:
             if g is None:
+                if snap is not None:
+                    snap.append(None)
                 continue
-            if type(g) is _ndarray and g.dtype.char in "fd":
-                # the common case, inline: a finite sum of squares (see _all_finite)
-                r = g.ravel()
-                if quick and _isfinite_number(r.dot(r)):
+            if type(g) is _ndarray:
+                if snap is not None:
+                    snap.append(g.copy())
+                if not check or bad:
                     continue
-            if not _all_finite(g._data if isinstance(g, Tensor) else g, quick):
-                break
-        else:
+                if g.dtype.char in "fd":
+                    # the common case, inline: a finite sum of squares (see _all_finite)
+                    r = g.ravel()
+                    if quick and _isfinite_number(r.dot(r)):
+                        continue
+            else:
+                if snap is not None:
+                    snap.append(_snapshot(g))
+                if not check or bad:
+                    continue
+            bad = not _all_finite(g._data if isinstance(g, Tensor) else g, quick)
+        if bad:
+            self._nonfinite(node, outs)
+        if snap is None:
             return
+        # the step, with the hooks that fired at node; a hook's change is carried downstream
+        call = len(self._calls) - 1
+        events = self.hook_events
+        hooks = []
+        taint = self._taint.pop(node, None) if self._taint else None
+        if events and events[-1].node is node:
+            for k in range(len(events) - 1, -1, -1):
+                e = events[k]
+                if e.node is not node or e.call != call:
+                    break
+                hooks.append(k)
+            hooks.reverse()
+            changed = [k for k in hooks if events[k].changed]
+            if changed:
+                taint = set(taint or ())
+                taint.update(changed)
+        if self._tensor_type is Tensor:     # _entry, inline
+            entry = self._nodes.get(id(node))
+            if entry is not None and entry[_REF]() is not node:
+                entry = None
+        else:
+            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
+        grads = None if entry is None else entry[_LAST_GRAD]
+        if grads is not None and type(grads) is not list:
+            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
+        self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
+        if not taint:
+            return
+        variable = getattr(node, "variable", None)
+        if variable is not None and type(node).__name__ == "AccumulateGrad":
+            self.changed_grads.append((variable, call, frozenset(taint)))
+        for i, (nxt, _) in enumerate(node.next_functions):
+            if nxt is not None and i < len(snap) and snap[i] is not None:
+                self._taint.setdefault(nxt, set()).update(taint)
+
+    sent = _sent
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a subclass (or a class it mixes in) that changes produced or ran gets both called
+        if cls.sent is Tracer.sent and (cls.produced is not Tracer.produced or
+                                        cls.ran is not Tracer.ran):
+            cls.sent = _tracing.Tracer.sent
+
+    def _nonfinite(self, node, outs):
+        """node sent a nan or an inf: note each output that did, when node received only
+        finite gradients (only a node that turned finite gradients into nan/inf is where they
+        came from)."""
         bad = [i for i, g in enumerate(outs)
                if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g)]
-        # Only a node that turned finite gradients into nan/inf is where they came from.
         received = self.last_grad.get(node, ())
         if any(g is not None and not _all_finite(g) for g in received):
             return
@@ -511,50 +586,6 @@ class Tracer(_tracing.Tracer):
             f = callsite.frame_running(self._call_code, 2)
             if f is not None:
                 self.module_calls.pop(id(f), None)
-
-    def ran(self, node, outs):
-        """The engine finished node: record the step, and carry a hook's change downstream."""
-        if not self.keep_grads:
-            return
-        call = len(self._calls) - 1
-        events = self.hook_events
-        hooks = []
-        taint = self._taint.pop(node, None) if self._taint else None
-        if events and events[-1].node is node:
-            for k in range(len(events) - 1, -1, -1):
-                e = events[k]
-                if e.node is not node or e.call != call:
-                    break
-                hooks.append(k)
-            hooks.reverse()
-            changed = [k for k in hooks if events[k].changed]
-            if changed:
-                taint = set(taint or ())
-                taint.update(changed)
-        # Copies: the report makes values of them (summaries of large ones), for the last two
-        # backward calls only (see begin). A loop, not a comprehension: a comprehension is
-        # one more Python call per node.
-        snap = []
-        for g in outs:
-            snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
-        if self._tensor_type is Tensor:     # _entry, inline
-            entry = self._nodes.get(id(node))
-            if entry is not None and entry[_REF]() is not node:
-                entry = None
-        else:
-            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
-        grads = None if entry is None else entry[_LAST_GRAD]
-        if grads is not None and type(grads) is not list:
-            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
-        self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
-        if not taint:
-            return
-        variable = getattr(node, "variable", None)
-        if variable is not None and type(node).__name__ == "AccumulateGrad":
-            self.changed_grads.append((variable, call, frozenset(taint)))
-        for i, (nxt, _) in enumerate(node.next_functions):
-            if nxt is not None and i < len(snap) and snap[i] is not None:
-                self._taint.setdefault(nxt, set()).update(taint)
 
     def hooked(self, node, nr, hook):
         self._hook_changes.append((node if self.keep_history else weakref.ref(node), nr, hook))
