@@ -119,17 +119,14 @@ def test_a_custom_tracer_receives_the_documented_calls_in_order():
         ("made", "tensor", "AddBackward0"),
         ("created", "tensor"), ("node", "ExpBackward0"), ("made", "tensor", "ExpBackward0"),
         ("begin", "list", None, False),
-        ("grad", "ExpBackward0", "list"), ("produced", "ExpBackward0", "list"),
-        ("ran", "ExpBackward0", "list"),
+        ("grad", "ExpBackward0", "list"), ("sent", "ExpBackward0", "list"),
         ("created", "tensor"), ("created", "tensor"),
         ("fired", "AddBackward0", "tensor", 0, "function", "float32", "tensor"),
         ("hooked", "AddBackward0", 0, "function"),
-        ("grad", "AddBackward0", "list"), ("produced", "AddBackward0", "list"),
-        ("ran", "AddBackward0", "list"),
-        ("grad", "MulBackward0", "list"), ("produced", "MulBackward0", "list"),
-        ("ran", "MulBackward0", "list"),
+        ("grad", "AddBackward0", "list"), ("sent", "AddBackward0", "list"),
+        ("grad", "MulBackward0", "list"), ("sent", "MulBackward0", "list"),
         ("grad", "AccumulateGrad", "list"), ("created", "tensor"),
-        ("produced", "AccumulateGrad", "tuple"), ("ran", "AccumulateGrad", "tuple"),
+        ("sent", "AccumulateGrad", "tuple"),
     ]
     assert a.grad.item() == pytest.approx(6 * float(c))
 
@@ -146,6 +143,47 @@ def test_module_hooks_and_post_accumulate_hooks_reach_the_tracer():
     assert ("fired", "AccumulateGrad", "post_accumulate", 0, "function", "ndarray",
             "tensor") in rec.calls
     assert names.index("module_hook") < names.index("begin")
+
+
+def test_a_node_with_post_hooks_gets_produced_and_ran_around_them():
+    # what it produced, then what its post-hooks made of it: `sent` only without post-hooks
+    rec = Recorder()
+    with tracing.installed(rec):
+        a = torch.tensor(2.0, requires_grad=True)
+        b = a * 3
+        b.grad_fn.register_hook(lambda gin, gout: (gin[0] * 2, None))
+        b.backward()
+    names = [c[:2] for c in rec.calls if c[0] in ("grad", "produced", "fired", "ran", "sent")]
+    assert names == [("grad", "MulBackward0"), ("produced", "MulBackward0"),
+                     ("fired", "MulBackward0"), ("ran", "MulBackward0"),
+                     ("grad", "AccumulateGrad"), ("sent", "AccumulateGrad")]
+    assert a.grad.item() == 6.0
+
+
+def test_a_subclass_overriding_produced_or_ran_has_both_called_for_sent():
+    from gradviz.inspect.tracer import Tracer
+
+    class Counting:
+        def produced(self, node, outs):
+            self.seen.append(type(node).__name__)
+            super().produced(node, outs)
+
+    class Direct(Counting, Tracer):     # produced in a class it mixes in
+        pass
+
+    class Sub(Tracer):
+        def ran(self, node, outs):
+            self.seen.append(type(node).__name__)
+            super().ran(node, outs)
+
+    for cls in (Direct, Sub):
+        t = cls()
+        t.seen = []
+        with tracing.installed(t):
+            x = torch.tensor(2.0, requires_grad=True)
+            (x * 3).exp().backward()
+        assert t.seen == ["ExpBackward0", "MulBackward0", "AccumulateGrad"], cls
+        assert [type(s.node).__name__ for s in t.steps] == t.seen
 
 
 def test_install_restores_on_exceptions_and_accepts_only_tracers():

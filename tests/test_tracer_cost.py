@@ -84,7 +84,7 @@ def test_a_dead_nodes_large_gradient_is_let_go_before_its_event_is_pruned(tmp_pa
     tracer = run.tracer
     # (a one-gradient event keeps the copy alone, a large one in a list)
     dead = [snap if type(snap) is list else [snap]
-            for ref, snap in zip(tracer._event_refs, tracer._event_grads) if ref() is None]
+            for ref, snap in zip(tracer._event_log[::2], tracer._event_log[1::2]) if ref() is None]
     assert dead and all(snap == [] or all(g.size <= 64 for g in snap) for snap in dead)
     assert any(snap == [] for snap in dead)     # each step's MulBackward0 got 100 elements
 

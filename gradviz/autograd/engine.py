@@ -391,7 +391,11 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
     no tracer, no captures and no anomaly mode takes the short path straight to its formula.
     """
     heappop, heappush = heapq.heappop, heapq.heappush
-    plain = needed is None and _tracing.active is None and not _state.anomaly
+    trace = _tracing.active
+    plain = needed is None and trace is None and not _state.anomaly
+    # A tracer listens: a node without hooks runs between its two calls (grad, sent), not
+    # through _execute's full path
+    traced = needed is None and trace is not None and not _state.anomaly
     private = None          # _layout_private(deps), found when a node first asks
     release = not retain_graph      # (the saved values are freed by _apply itself then)
     while ready:
@@ -428,6 +432,17 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 except Exception as exc:
                     _annotate(exc, node)
                     raise
+        elif traced and node._plain and (grads[0] is not None or len(grads) > 1):
+            mode.on()       # (the tracer's calls may read the grad mode)
+            trace.grad(node, grads)
+            try:
+                outs = node._apply(grads, create_graph, None)
+            except Exception as exc:
+                _annotate(exc, node)
+                raise
+            trace.sent(node, outs)
+            if not retain_graph and not trace.retain_all:
+                node._release()
         elif (plain and type(node) is AccumulateGrad and not create_graph
               and node._hooks is None and node._prehooks is None):
             # A leaf without hooks: AccumulateGrad's plain case, here (it has no next node).
@@ -561,9 +576,9 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed, m
     except Exception as exc:
         _annotate(exc, node)
         raise
-    if trace is not None:
-        trace.produced(node, outs)
     if node._hooks:
+        if trace is not None:
+            trace.produced(node, outs)
         gin = tuple(None if g is None else _to_tensor(g) for g in outs)
         gout = tuple(None if g is None else _to_tensor(g) for g in grads)
         for hook in list(node._hooks.values()):
@@ -573,8 +588,10 @@ def _execute(node, grads, create_graph, retain_graph, captures, found, needed, m
             if r is not None:
                 _check_hook_values(hook, gin, r)
                 outs = [None if g is None else (g if create_graph else _raw(g)) for g in r]
-    if trace is not None:
-        trace.ran(node, outs)
+        if trace is not None:
+            trace.ran(node, outs)
+    elif trace is not None:
+        trace.sent(node, outs)      # (no post-hook: what it produced is what it sends)
     if not retain_graph and (trace is None or not trace.retain_all):
         node._release()
     # torch's evaluate_function checks for nan last: after the post-hooks, with the saved

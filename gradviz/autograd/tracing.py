@@ -1,7 +1,8 @@
 """The tracer interface: what the autograd core reports while it runs, and to whom.
 
 The core knows nothing about who listens. A listener subclasses `Tracer`, overrides the
-methods it cares about (each one is a no-op here) and is installed for a run:
+methods it cares about (each one is a no-op here, but `sent`, which calls two of them) and is
+installed for a run:
 
     >>> import gradviz as torch
     >>> from gradviz.autograd import tracing
@@ -31,7 +32,8 @@ active = None
 
 
 class Tracer:
-    """Base class of everything that listens to the core: each method is a no-op.
+    """Base class of everything that listens to the core: each method is a no-op (`sent` calls
+    `produced` and `ran`).
 
     Arguments are the core's own objects, alive while the method runs: nodes (grad_fn
     objects, `gradviz.autograd.graph.Node`), tensors, and gradients as NumPy arrays or, with
@@ -113,6 +115,13 @@ class Tracer:
     def ran(self, node, outs):
         """node is done: outs is what goes to each next function, after its post-hooks.
         Saved values are freed after this call (unless retain_graph or retain_all)."""
+
+    def sent(self, node, outs):
+        """`produced` and then `ran`, for a node without post-hooks (what it produced is what
+        it sends): the engine makes one call where there is nothing between the two. A tracer
+        that overrides either gets them both called, as here."""
+        self.produced(node, outs)
+        self.ran(node, outs)
 
 
 METHODS = tuple(name for name, value in vars(Tracer).items()

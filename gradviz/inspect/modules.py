@@ -22,6 +22,7 @@ keeps only the last frames of a function), and a node's call goes with the node.
 """
 
 import collections
+import threading
 import weakref
 
 from .._tensor import Tensor
@@ -35,7 +36,7 @@ class ModuleCall:
     """One call of a module: its qualified name, class, the shapes it got and returned, its
     parameter count (its own and its children's), its call number and the call it ran in."""
 
-    __slots__ = ("index", "name", "cls", "number", "parent", "root", "inputs", "outputs",
+    __slots__ = ("index", "name", "cls", "number", "parent", "root", "_inputs", "_outputs",
                  "parameters", "nodes", "boundary", "module_id", "__weakref__")
 
     def __init__(self, index, name, cls, number, parent, root, inputs, parameters):
@@ -45,12 +46,24 @@ class ModuleCall:
         self.number = number        # 1 for the module's first call, 2 for its second...
         self.parent = parent        # the ModuleCall this one ran inside, or None (a root)
         self.root = root            # index of its root module (ModuleCalls.roots)
-        self.inputs = inputs        # shapes of its tensor arguments ([] when none)
-        self.outputs = None         # shapes of the tensors it returned (None until it returns)
+        # Shapes, kept as tuples (a training loop's calls are listed for 512 calls: tuples of
+        # numbers are objects the cyclic collector stops tracking) and read as lists.
+        self._inputs = inputs       # shapes of its tensor arguments (() when none)
+        self._outputs = None        # shapes of the tensors it returned (None until it returns)
         self.parameters = parameters
         self.nodes = 0              # nodes attributed to it
         self.boundary = ()          # torch: the grad_fn nodes of its inputs (where walks stop)
         self.module_id = None       # id() of the module while the call is open
+
+    @property
+    def inputs(self):
+        """[shape, ...] of its tensor arguments, each shape a list ([] when none)."""
+        return _listed(self._inputs)
+
+    @property
+    def outputs(self):
+        """[shape, ...] of the tensors it returned (None until it returns or when it raised)."""
+        return _listed(self._outputs)
 
     def chain(self):
         """This call and the calls it ran inside, outermost first."""
@@ -66,7 +79,12 @@ class ModuleCalls:
     """The recorder: module calls as they begin and end, and the call each node belongs to."""
 
     def __init__(self, kept=_CALLS_KEPT):
-        self.stack = []             # calls open now, innermost last
+        # thread ident -> the calls open now in that thread, innermost last: threads call
+        # modules at once (one model per thread), and a call runs inside its own thread's
+        self._stacks = {}
+        # held while a call is numbered and listed (the numbers are counts, a root's index is
+        # its position in roots: another thread's call must not come in between)
+        self._lock = threading.Lock()
         self.recent = collections.deque(maxlen=kept)
         self.roots = []             # weakrefs to the root modules, in order first called
         self._names = {}            # id(root) -> {id(module): qualified name}
@@ -80,23 +98,34 @@ class ModuleCalls:
 
     # ----- what the core (or torch's hooks) report ------------------------------------------
 
+    @property
+    def stack(self):
+        """The calls open now in the running thread, innermost last."""
+        stack = self._stacks.get(_get_ident())
+        if stack is None:
+            stack = self._stacks[_get_ident()] = []
+        return stack
+
     def enter(self, module, args):
-        parent = self.stack[-1] if self.stack else None
-        if parent is None:
-            root = self._root_index(module)
-            name = ""
-        else:
-            root = parent.root
-            name = self._name(module, parent)
-        key = (root, name)
-        number = self._numbers[key] = self._numbers.get(key, 0) + 1
-        call = ModuleCall(self._count, name, type(module).__name__, number, parent, root,
-                          _shapes(args), self._parameter_count(module))
-        self._last[key] = call
-        self._count += 1
+        stack = self.stack
+        parent = stack[-1] if stack else None
+        inputs, parameters = _shapes(args), self._parameter_count(module)
+        with self._lock:
+            if parent is None:
+                root = self._root_index(module)
+                name = ""
+            else:
+                root = parent.root
+                name = self._name(module, parent)
+            key = (root, name)
+            number = self._numbers[key] = self._numbers.get(key, 0) + 1
+            call = ModuleCall(self._count, name, type(module).__name__, number, parent, root,
+                              inputs, parameters)
+            self._last[key] = call
+            self._count += 1
+            self.recent.append(call)
         call.module_id = id(module)
-        self.stack.append(call)
-        self.recent.append(call)
+        stack.append(call)
         return call
 
     def exit(self, module, result):
@@ -109,7 +138,7 @@ class ModuleCalls:
         while True:
             call = stack.pop()
             if call.module_id == key:
-                call.outputs = None if result is None else _shapes(result)
+                call._outputs = None if result is None else _shapes(result)
                 if call.cls != type(module).__name__:
                     # a lazy module (LazyConv2d) became its class, its parameters set, in its
                     # first forward: torch's global pre-hook saw it before
@@ -124,8 +153,9 @@ class ModuleCalls:
         """A node made now belongs to the innermost open call. A parameter's AccumulateGrad
         (made at its first use, kept from step to step) belongs to the module owning the
         parameter instead (add_modules), as on torch, where the walk skips it."""
-        if self.stack and type(node).__name__ != "AccumulateGrad":
-            self.attribute(node, self.stack[-1])
+        stack = self.stack
+        if stack and type(node).__name__ != "AccumulateGrad":
+            self.attribute(node, stack[-1])
 
     def attribute(self, node, call):
         call.nodes += 1
@@ -194,6 +224,9 @@ class ModuleCalls:
         return n
 
 
+_get_ident = threading.get_ident
+
+
 def _qualified_names(root):
     try:
         return {id(m): name for name, m in root.named_modules()}
@@ -202,11 +235,11 @@ def _qualified_names(root):
 
 
 def _shapes(value):
-    """[shape, ...] of the tensors in a module's arguments or result (tuples, lists, dicts one
-    level down); a lone tensor gives one shape."""
+    """(shape, ...) of the tensors in a module's arguments or result (tuples, lists, dicts one
+    level down), each shape a tuple; a lone tensor gives one shape."""
     shape = _shape(value)
     if shape is not None:
-        return [shape]
+        return (shape,)
     out = []
     items = value.values() if isinstance(value, dict) else \
         value if isinstance(value, (tuple, list)) else ()
@@ -214,17 +247,22 @@ def _shapes(value):
         shape = _shape(v)
         if shape is not None:
             out.append(shape)
-    return out
+    return tuple(out)
 
 
 def _shape(value):
-    """A tensor's shape as a list (None for anything else). The core's tensors are told apart
-    first: a training loop calls its modules at every step."""
+    """A tensor's shape as a tuple of ints (None for anything else). The core's tensors are
+    told apart first: a training loop calls its modules at every step."""
     if isinstance(value, Tensor):
-        return list(value._data.shape)
+        return value._data.shape
     if hasattr(value, "shape") and hasattr(value, "grad_fn"):
-        return list(value.shape)
+        return tuple(value.shape)
     return None
+
+
+def _listed(shapes):
+    """Shapes as the report lists them: a list of lists (None stays None)."""
+    return None if shapes is None else [list(s) for s in shapes]
 
 
 # ----- the report's "module", "modules" and "module_calls" ----------------------------------

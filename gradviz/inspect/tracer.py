@@ -155,15 +155,19 @@ class Tracer(_tracing.Tracer):
         self._recent = []           # outputs of several-output nodes made since the previous
         self._previous = []         # backward began, and in the generation before (see made)
         # The gradients nodes received, in order: (node, grads) pairs with keep_history (and
-        # on torch); else two lists, without an object per event: the nodes' weak references
-        # and what each received (one gradient alone, several or a large one as a list).
+        # on torch); else one list, without an object per event, of the nodes' weak references
+        # each followed by what it received (one gradient alone, several or a large one as a
+        # list): [ref, grads, ref, grads, ...]. Each pair is added by one extend, which no
+        # other thread can split (it runs no Python code).
         self._events = []
-        self._event_refs = []
-        self._event_grads = []
-        # Threads run backward and step optimizers at once (a thread per optimizer): under
-        # this lock the gradient history's two lists stay in step, a pruning drops no other
-        # thread's new event, and an in-place edit's columns point at its own records.
-        # Reentrant: a collection inside (a `__del__` or gc callback of the file's) may edit.
+        self._event_log = []
+        # Threads run backward and step optimizers at once (a thread per optimizer). The
+        # records every thread adds to go in with one C call each (an append, an extend:
+        # atomic under the GIL); this lock is taken where that is not enough: by one pruning
+        # of the gradient history at a time (which leaves what is appended meanwhile alone),
+        # for a new record of an in-place edit (its number is its list position) and for the
+        # kept frames. Reentrant: a collection inside (a `__del__` or gc callback of the
+        # file's) may edit.
         self._lock = threading.RLock()
         # In-place edits, by column (an optimizer edits every parameter at every step, and the
         # edits are all kept: one object per edit was one more for the cyclic collector to
@@ -184,7 +188,15 @@ class Tracer(_tracing.Tracer):
         self._makers = {}           # (function, id(code), offset, grad enabled) -> made_of's
         #                             (function, code, offset, grad enabled), shared
         self._made_ids = {}         # weakref(tensor) -> id(tensor), to forget dead tensors
-        self._calls = []            # (weakrefs to root nodes, site, capture) per backward/grad
+        # per backward/grad call: (site, capture) in _calls and the weak reference to its
+        # root node (a tuple of them for several) in _call_roots; (root nodes, site, capture)
+        # in _calls alone with keep_history. (A training loop makes one call a step for the
+        # whole run: the pair holds no object the cyclic collector tracks, once it looked.)
+        self._calls = []
+        self._call_roots = []
+        self._call_of = {}          # thread ident -> index in _calls of its last call
+        self._fired_at = {}         # node -> (call, indices in hook_events of the hooks that
+        #                             fired at it), until it ran
         self.call_marks = []        # nodes created before each backward/grad call began
         self._hook_changes = []     # (weakref node, output nr, hook)
         self.saved_snapshot = _SavedSlot(self, _SNAPSHOT)  # node -> its saved values before
@@ -221,6 +233,7 @@ class Tracer(_tracing.Tracer):
         self.module_calls = {}
         self.module_output = {}     # id(tensor) -> (weakrefs to module, to its first argument)
         self.modules = _ModuleCalls(self._nodes)    # which module call made each node
+        self._module_stacks = self.modules._stacks
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
 
@@ -241,7 +254,7 @@ class Tracer(_tracing.Tracer):
         ref.key = k
         entry = self._nodes[k] = [self._count, ref, None, None, None, None, None]
         self._count += 1
-        stack = self.modules.stack
+        stack = self._module_stacks.get(_get_ident())     # (ModuleCalls.stack, inline)
         if stack and type(node).__name__ != "AccumulateGrad":
             # ModuleCalls.node's attribution, inline: a forward inside a module call makes
             # every node of a training loop's step here
@@ -291,8 +304,7 @@ class Tracer(_tracing.Tracer):
             return
         if self.keep_history:
             snap = [None if g is None else _snapshot(g) for g in grads]
-            with self._lock:
-                self._events.append((node, snap))
+            self._events.append((node, snap))
             entry[_LAST_GRAD] = snap
             return
         # A node that lives on (a parameter's AccumulateGrad in a training loop) keeps each
@@ -316,29 +328,97 @@ class Tracer(_tracing.Tracer):
             entry[_LAST_GRAD] = snap
             if _large(snap):
                 snap = entry[_LAST_EVENT] = list(snap)
-        with self._lock:
-            self._event_refs.append(entry[_REF])
-            self._event_grads.append(snap)
+        self._event_log.extend((entry[_REF], snap))     # (one call: see __init__)
 
     def produced(self, node, outs):
+        self._sent(node, outs, True, False)
+
+    def ran(self, node, outs):
+        """The engine finished node: record the step, and carry a hook's change downstream."""
+        self._sent(node, outs, False, True)
+
+    def _sent(self, node, outs, check=True, record=True):
+        """What node's backward sent: `check` whether it turned finite gradients into nan or
+        inf (produced), `record` the step (ran); both in one pass over outs for a node
+        without post-hooks (sent)."""
         # The core's engine runs backward with NumPy's overflow warnings off: its gradients
         # may take the quick look (a sum of squares, which can overflow).
         quick = self._tensor_type is Tensor
+        # Copies: the report makes values of them (summaries of large ones), for the last two
+        # backward calls only (see begin). A loop, not a comprehension: a comprehension is
+        # one more Python call per node.
+        snap = [] if record and self.keep_grads else None
+        bad = False
         for g in outs:
             if g is None:
+                if snap is not None:
+                    snap.append(None)
                 continue
-            if type(g) is _ndarray and g.dtype.char in "fd":
-                # the common case, inline: a finite sum of squares (see _all_finite)
-                r = g.ravel()
-                if quick and _isfinite_number(r.dot(r)):
+            if type(g) is _ndarray:
+                if snap is not None:
+                    snap.append(g.copy())
+                if not check or bad:
                     continue
-            if not _all_finite(g._data if isinstance(g, Tensor) else g, quick):
-                break
-        else:
+                if g.dtype.char in "fd":
+                    # the common case, inline: a finite sum of squares (see _all_finite)
+                    r = g.ravel()
+                    if quick and _isfinite_number(r.dot(r)):
+                        continue
+            else:
+                if snap is not None:
+                    snap.append(_snapshot(g))
+                if not check or bad:
+                    continue
+            bad = not _all_finite(g._data if isinstance(g, Tensor) else g, quick)
+        if bad:
+            self._nonfinite(node, outs)
+        if snap is None:
             return
+        # the step, with the hooks that fired at node; a hook's change is carried downstream
+        # (call: this thread's backward call, where another thread may have begun one since)
+        call = self._call_of.get(_get_ident(), len(self._calls) - 1)
+        hooks = []
+        taint = self._taint.pop(node, None) if self._taint else None
+        if self._fired_at:
+            hooks = self._hooks_fired(node, call, True)
+            changed = [k for k in hooks if self.hook_events[k].changed]
+            if changed:
+                taint = set(taint or ())
+                taint.update(changed)
+        if self._tensor_type is Tensor:     # _entry, inline
+            entry = self._nodes.get(id(node))
+            if entry is not None and entry[_REF]() is not node:
+                entry = None
+        else:
+            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
+        grads = None if entry is None else entry[_LAST_GRAD]
+        if grads is not None and type(grads) is not list:
+            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
+        self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
+        if not taint:
+            return
+        variable = getattr(node, "variable", None)
+        if variable is not None and type(node).__name__ == "AccumulateGrad":
+            self.changed_grads.append((variable, call, frozenset(taint)))
+        for i, (nxt, _) in enumerate(node.next_functions):
+            if nxt is not None and i < len(snap) and snap[i] is not None:
+                self._taint.setdefault(nxt, set()).update(taint)
+
+    sent = _sent
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a subclass (or a class it mixes in) that changes produced or ran gets both called
+        if cls.sent is Tracer.sent and (cls.produced is not Tracer.produced or
+                                        cls.ran is not Tracer.ran):
+            cls.sent = _tracing.Tracer.sent
+
+    def _nonfinite(self, node, outs):
+        """node sent a nan or an inf: note each output that did, when node received only
+        finite gradients (only a node that turned finite gradients into nan/inf is where they
+        came from)."""
         bad = [i for i, g in enumerate(outs)
                if g is not None and not _all_finite(g._data if isinstance(g, Tensor) else g)]
-        # Only a node that turned finite gradients into nan/inf is where they came from.
         received = self.last_grad.get(node, ())
         if any(g is not None and not _all_finite(g) for g in received):
             return
@@ -353,21 +433,34 @@ class Tracer(_tracing.Tracer):
             data = None
         vc = tensor._vc
         key = (op, id(code), offset, _state.enabled)
-        with self._lock:        # (the records' numbers are list positions: one thread at a time)
-            k = self._edited.get(id(tensor))
-            if k is not None:
-                ref, _, counter, data_ref = self._edit_who[k]
-                if ref() is not tensor or counter is not vc or data_ref() is not data:
-                    k = None    # another tensor with this id, or a new storage or counter
+        # The tensor's record and the site's, known already (an optimizer edits the same
+        # parameters from the same line at every step): read without the lock (a record,
+        # once made, never changes place).
+        k = self._edited.get(id(tensor))
+        if k is not None:
+            ref, _, counter, data_ref = self._edit_who[k]
+            if ref() is not tensor or counter is not vc or data_ref() is not data:
+                k = None    # another tensor with this id, or a new storage or counter
+        site = self._edit_site.get(key)
+        if k is None or site is None:
+            k, site = self._new_records(tensor, vc, data, key, code, k, site)
+        # (vc.v, not the _version property: bump_version just counted this edit on vc; one
+        # extend, which no other thread can split)
+        self._edit_rows.extend((k, site, vc.v, self._count))
+
+    def _new_records(self, tensor, vc, data, key, code, k, site):
+        """(record of tensor, record of its site) for an in-place edit, made when missing
+        (k or site None), under the lock: a record's number is its list position."""
+        with self._lock:
             if k is None:
                 k = self._edited[id(tensor)] = self._new_who(tensor, vc, data)
-            site = self._edit_site.get(key)
             if site is None:
-                record = (op, code, offset, key[3])     # (made first: no collection between
-                site = self._edit_site[key] = len(self._edit_sites)     # len and append)
-                self._edit_sites.append(record)
-            # (vc.v, not the _version property: bump_version just counted this edit on vc)
-            self._edit_rows.extend((k, site, vc.v, self._count))
+                site = self._edit_site.get(key)     # (another thread may have made it)
+            if site is None:
+                record = (key[0], code, key[2], key[3])     # (made first: no collection
+                site = self._edit_site[key] = len(self._edit_sites)     # between len and
+                self._edit_sites.append(record)                         # append)
+        return k, site
 
     def _new_who(self, tensor, vc, data):
         """A record of an edited tensor: weak references to it, to the tensor it is a view of
@@ -435,57 +528,89 @@ class Tracer(_tracing.Tracer):
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
         site = user_site(3)
-        self._taint = {}
-        self.call_marks.append(self._count)
-        if self.keep_history:
-            self._calls.append(([n for n, _ in roots], site, capture))
-            return
-        self._previous, self._recent = self._recent, []
-        self._settle_history()
-        self._calls.append(([weakref.ref(n) for n, _ in roots], site, capture))
-        # The engine's steps of a long loop: the last two calls are kept, not every step's.
-        keep_from = len(self._calls) - 2
-        if keep_from > self.steps_from_call:
-            self.steps = [st for st in self.steps if st.call >= keep_from]
-            self.steps_from_call = keep_from
+        # (a call's number is its position in _calls and in call_marks: one thread at a time)
+        with self._lock:
+            self._taint = {}
+            self._call_of[_get_ident()] = len(self._calls)
+            if self._fired_at:
+                # the firings at nodes that did not run (a grad() input's node that is not
+                # needed runs its tensor hooks only): no thread's running call has them
+                running = set(self._call_of.values())
+                for node, (call, _) in list(self._fired_at.items()):
+                    if call not in running:
+                        self._fired_at.pop(node, None)
+            self.call_marks.append(self._count)
+            if self.keep_history:
+                self._calls.append(([n for n, _ in roots], site, capture))
+                return
+            self._previous, self._recent = self._recent, []
+            self._settle_history()
+            self._calls.append((site, capture))
+            self._call_roots.append(_weakref(roots[0][0]) if len(roots) == 1 else
+                                    tuple(_weakref(n) for n, _ in roots))
+            # The engine's steps of a long loop: the last two calls are kept, not every
+            # step's (pruned in place: another thread's steps appended meanwhile stay).
+            keep_from = len(self._calls) - 2
+            if keep_from > self.steps_from_call:
+                n = len(self.steps)
+                self.steps[:n] = [st for st in self.steps[:n] if st.call >= keep_from]
+                self.steps_from_call = keep_from
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
         if not self.keep_grads or getattr(hook, "_gradviz_module_hook", False):
             return      # a module's backward hooks are reported by module_hook, one by one
-        call = len(self._calls) - 1
+        call = self._call_of.get(_get_ident(), len(self._calls) - 1)
         given, returned, changed = self._kept_firing(given, returned)
         taint = set(self._taint.get(node, ()))
-        for k in range(len(self.hook_events) - 1, -1, -1):
+        for k in self._hooks_fired(node, call):
             e = self.hook_events[k]
-            if e.node is not node or e.call != call:
-                break
             if e.changed and (kind != "retain_grad" or e.nr == nr):
                 taint.add(k)
         event = HookEvent(call, node, kind, nr, hook, given, returned, changed,
                           frozenset(taint))
-        self.hook_events.append(event)
+        index = self._add_hook_event(event)
+        at = self._fired_at.get(node)
+        if at is None or at[0] != call:
+            at = self._fired_at[node] = (call, [])
+        at[1].append(index)
         if kind == "retain_grad" and taint:
             t = self.output_of(node, nr)
             if t is not None:
                 self.changed_grads.append((t, call, event.taint))
         if kind == "post_accumulate" and changed:
-            self.changed_grads.append((node.variable, call, frozenset([len(self.hook_events) - 1])))
+            self.changed_grads.append((node.variable, call, frozenset([index])))
+        return index
+
+    def _hooks_fired(self, node, call, done=False):
+        """The indices in hook_events of the hooks that fired at node in backward call `call`
+        so far (done: node ran, and they are forgotten). Kept by node: another thread's
+        firings may come in between."""
+        fired = self._fired_at.pop(node, None) if done else self._fired_at.get(node)
+        return () if fired is None or fired[0] != call else fired[1]
+
+    def _add_hook_event(self, event):
+        """Append event to hook_events; its index there (the lock: another thread's event
+        must not come between the append and the count)."""
+        with self._lock:
+            self.hook_events.append(event)
+            return len(self.hook_events) - 1
 
     def module_hook(self, kind, module, hook, given, returned, node):
         """A module hook of the file's ran: forward_pre / forward (node None: given and
         returned are the args or output) or backward_pre / backward at node (see HookEvent)."""
         given, returned = self._hook_tensors(given), self._hook_tensors(returned)
+        index = None
         if node is not None:
-            self.fired(node, "module_" + kind, None, hook, given, returned)
+            index = self.fired(node, "module_" + kind, None, hook, given, returned)
         elif self.keep_grads:
             given, returned, changed = self._kept_firing(given, returned)
             # call: the backward call before it (the report says which one came after)
-            self.hook_events.append(HookEvent(len(self._calls) - 1, None, "module_" + kind,
-                                              None, hook, given, returned, changed,
-                                              frozenset()))
+            index = self._add_hook_event(HookEvent(len(self._calls) - 1, None,
+                                                   "module_" + kind, None, hook, given,
+                                                   returned, changed, frozenset()))
         if self.keep_grads:
-            self.hook_modules[len(self.hook_events) - 1] = module
+            self.hook_modules[len(self.hook_events) - 1 if index is None else index] = module
 
     def _kept_firing(self, given, returned):
         """(given, returned, changed) of a firing as HookEvent keeps them: changed is decided
@@ -512,50 +637,6 @@ class Tracer(_tracing.Tracer):
             if f is not None:
                 self.module_calls.pop(id(f), None)
 
-    def ran(self, node, outs):
-        """The engine finished node: record the step, and carry a hook's change downstream."""
-        if not self.keep_grads:
-            return
-        call = len(self._calls) - 1
-        events = self.hook_events
-        hooks = []
-        taint = self._taint.pop(node, None) if self._taint else None
-        if events and events[-1].node is node:
-            for k in range(len(events) - 1, -1, -1):
-                e = events[k]
-                if e.node is not node or e.call != call:
-                    break
-                hooks.append(k)
-            hooks.reverse()
-            changed = [k for k in hooks if events[k].changed]
-            if changed:
-                taint = set(taint or ())
-                taint.update(changed)
-        # Copies: the report makes values of them (summaries of large ones), for the last two
-        # backward calls only (see begin). A loop, not a comprehension: a comprehension is
-        # one more Python call per node.
-        snap = []
-        for g in outs:
-            snap.append(g.copy() if type(g) is _ndarray else None if g is None else _snapshot(g))
-        if self._tensor_type is Tensor:     # _entry, inline
-            entry = self._nodes.get(id(node))
-            if entry is not None and entry[_REF]() is not node:
-                entry = None
-        else:
-            entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
-        grads = None if entry is None else entry[_LAST_GRAD]
-        if grads is not None and type(grads) is not list:
-            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
-        self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
-        if not taint:
-            return
-        variable = getattr(node, "variable", None)
-        if variable is not None and type(node).__name__ == "AccumulateGrad":
-            self.changed_grads.append((variable, call, frozenset(taint)))
-        for i, (nxt, _) in enumerate(node.next_functions):
-            if nxt is not None and i < len(snap) and snap[i] is not None:
-                self._taint.setdefault(nxt, set()).update(taint)
-
     def hooked(self, node, nr, hook):
         self._hook_changes.append((node if self.keep_history else weakref.ref(node), nr, hook))
 
@@ -567,15 +648,19 @@ class Tracer(_tracing.Tracer):
 
     def _settle_history(self):
         """Once per backward: drop the events of dead nodes whenever the lists doubled
-        (amortized constant time per event)."""
+        (amortized constant time per event). The lists are pruned in place, up to their
+        length when the pruning began: another thread's events appended meanwhile stay."""
         with self._lock:
-            events = self._events
-            if len(events) + len(self._event_refs) > 2 * self._pruned_at + 64:
-                self._events = events = [e for e in events if e[0]() is not None]
-                live = [k for k, r in enumerate(self._event_refs) if r() is not None]
-                self._event_refs = [self._event_refs[k] for k in live]
-                self._event_grads = [self._event_grads[k] for k in live]
-                self._pruned_at = len(events) + len(live)
+            events, log = self._events, self._event_log
+            if len(events) + len(log) // 2 <= 2 * self._pruned_at + 64:
+                return
+            n = len(events)
+            events[:n] = [e for e in events[:n] if e[0]() is not None]
+            n = len(log)
+            pairs = iter(log[:n])
+            log[:n] = [x for ref, grads in zip(pairs, pairs) if ref() is not None
+                       for x in (ref, grads)]
+            self._pruned_at = len(events) + len(log) // 2
 
     def _forget(self, ref):
         k = self._made_ids.pop(ref, None)
@@ -666,7 +751,9 @@ class Tracer(_tracing.Tracer):
         entry = calls.get(id(call))
         if entry is None:
             if calls:
-                _drop_finished(calls, call)
+                # (another thread's calls are running too when one of its frames was kept)
+                _drop_finished(calls, call, len(self._frame_threads) > 1 or
+                               _get_ident() not in self._frame_threads)
             entry = calls[id(call)] = [call, None]
         if entry[1] is not None:
             self.module_output.pop(entry[1], None)
@@ -740,7 +827,8 @@ class Tracer(_tracing.Tracer):
             node = ref()
             if node is not None:
                 out.append((node, snap))
-        for ref, snap in zip(self._event_refs, self._event_grads):
+        pairs = iter(list(self._event_log))
+        for ref, snap in zip(pairs, pairs):
             node = ref()
             if node is not None:
                 out.append((node, _grad_list(snap)))
@@ -751,8 +839,11 @@ class Tracer(_tracing.Tracer):
         """(root nodes still alive, site, capture) for each backward / grad call."""
         if self.keep_history:
             return self._calls
-        return [([n for n in (r() for r in refs) if n is not None], site, capture)
-                for refs, site, capture in self._calls]
+        out = []
+        for (site, capture), refs in zip(self._calls, self._call_roots):
+            refs = refs if type(refs) is tuple else (refs,)
+            out.append(([n for n in (r() for r in refs) if n is not None], site, capture))
+        return out
 
     @property
     def hook_changes(self):
@@ -923,16 +1014,25 @@ def _summary(g):
     return g.text("; earlier backward call") if isinstance(g, GradSummary) else g
 
 
-def _drop_finished(calls, call):
+def _drop_finished(calls, call, threads=False):
     """A module call begins: drop the calls that are not running around it (they finished).
 
     Their frames are not kept: a finished Module.__call__ frame still holds the call's
     arguments, its result and (torch's `_call_impl`) the closures of its hooks, and with them
     the step's whole graph; a training loop would keep 64 steps' graphs alive. A running
-    frame is held (its id, the key, cannot be reused while it runs)."""
+    frame is held (its id, the key, cannot be reused while it runs). With `threads`, the
+    frames the other threads are running count as running too."""
     running = callsite.running_around(call)
-    for key in [k for k in calls if k not in running]:
-        del calls[key]
+    if threads:
+        tops = sys._current_frames()
+        del tops[threading.get_ident()]
+        for top in tops.values():
+            running.add(id(top))
+            running.update(callsite.running_around(top))
+    # (list() in one call: another thread's module call may add or drop an entry meanwhile)
+    for key in list(calls):
+        if key not in running:
+            calls.pop(key, None)
 
 
 def _large(grads):
