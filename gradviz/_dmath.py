@@ -22,36 +22,38 @@ _add_reduce = np.add.reduce
 
 
 def _t(x):
+    # (this module's own functions test isinstance(x, Tensor) inline: a call fewer per test,
+    # on every formula of a backward)
     return isinstance(x, Tensor)
 
 
 def exp(x):
-    return x.exp() if _t(x) else np.exp(x)
+    return x.exp() if isinstance(x, Tensor) else np.exp(x)
 
 
 def log(x):
-    return x.log() if _t(x) else np.log(x)
+    return x.log() if isinstance(x, Tensor) else np.log(x)
 
 
 def sin(x):
-    return x.sin() if _t(x) else np.sin(x)
+    return x.sin() if isinstance(x, Tensor) else np.sin(x)
 
 
 def cos(x):
-    return x.cos() if _t(x) else np.cos(x)
+    return x.cos() if isinstance(x, Tensor) else np.cos(x)
 
 
 def sign(x):
-    return x.sign() if _t(x) else np.sign(x)
+    return x.sign() if isinstance(x, Tensor) else np.sign(x)
 
 
 def mask(cond, x):
     """x where cond, else 0; cond is a constant boolean array (never differentiated). On
     arrays a select, as torch's formulas (where, masked_fill, threshold_backward): an inf or
     nan of x where cond is False gives 0, where multiplying by the mask gives nan."""
-    if _t(cond):
+    if isinstance(cond, Tensor):
         cond = cond._data
-    if _t(x):
+    if isinstance(x, Tensor):
         return x * _make(np.asarray(cond, dtype=x._data.dtype))
     x = np.asarray(x)
     if x.dtype.kind != "f":
@@ -69,7 +71,7 @@ def scale_by_mask(cond, x):
     """x times the constant boolean cond, for the formulas torch writes as a multiplication
     (amax/amin's scale_grad_by_count, the inf-norm): there an inf or nan of x where cond is
     False gives nan, in torch too."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return mask(cond, x)
     return _times_mask(cond, x)
 
@@ -80,11 +82,11 @@ def _times_mask(cond, x):
 
 def value(x):
     """The raw array of a saved value (for masks, shapes and indices)."""
-    return x._data if _t(x) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def expand(x, shape):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.expand(*shape)
     return np.broadcast_to(x, shape)
 
@@ -92,11 +94,11 @@ def expand(x, shape):
 def reshape(x, shape):
     if type(x) is _ndarray:
         return x.reshape(shape)         # np.reshape's own call, without its Python wrapper
-    return x.reshape(*shape) if _t(x) else np.reshape(x, shape)
+    return x.reshape(*shape) if isinstance(x, Tensor) else np.reshape(x, shape)
 
 
 def sum_dims(x, dims, keepdim=False):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.sum(dim=dims, keepdim=keepdim)
     # What np.sum calls for arrays, scalars and numbers, without its Python wrappers.
     return _add_reduce(x, axis=dims, keepdims=keepdim)
@@ -104,7 +106,7 @@ def sum_dims(x, dims, keepdim=False):
 
 def unsqueeze_dims(x, dims, ndim):
     """Re-insert reduced dims (given as non-negative dims of the ndim-D input) into x."""
-    if _t(x):
+    if isinstance(x, Tensor):
         for d in sorted(dims):
             x = x.unsqueeze(d)      # torch's unsqueeze_multiple (UnsqueezeBackward0)
         return x
@@ -115,47 +117,47 @@ def unsqueeze_dims(x, dims, ndim):
 
 
 def transpose(x, d0=-2, d1=-1):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.transpose(d0, d1)
     return x.swapaxes(d0, d1)       # the method: np.swapaxes adds a Python wrapper
 
 
 def permute(x, dims):
-    return x.permute(*dims) if _t(x) else np.transpose(x, dims)
+    return x.permute(*dims) if isinstance(x, Tensor) else np.transpose(x, dims)
 
 
 def matmul(a, b):
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor(a) @ _tensor(b)
     return np.matmul(a, b)
 
 
 def outer(a, b):
     # torch's ger: a.reshape({n, 1}) * b
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor(a).reshape(-1, 1) * _tensor(b)
     return np.multiply.outer(a, b)
 
 
 def product(a, b):
     """a * b, a Tensor product (MulBackward0, a's edge first) when either is a Tensor."""
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor(a) * _tensor(b)
     return a * b
 
 
 def _tensor(x):
-    return x if _t(x) else _make(np.asarray(x))
+    return x if isinstance(x, Tensor) else _make(np.asarray(x))
 
 
 def mat_t(x):
     """The transpose of a matrix: torch's formulas call `.t()` on 2-D tensors (TBackward0)."""
-    return x.t() if _t(x) else x.swapaxes(-2, -1)
+    return x.t() if isinstance(x, Tensor) else x.swapaxes(-2, -1)
 
 
 def bmm(a, b):
     """A batched matrix product (BmmBackward0 on Tensors, never matmul's reshapes)."""
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return ops.bmm(_tensor(a), _tensor(b))
     return np.matmul(a, b)
 
@@ -163,7 +165,7 @@ def bmm(a, b):
 def const_minus(s, x):
     """s - x for a Python number s. torch's C++ `1 - t` subtracts from a wrapped number:
     SubBackward0 with no edge for s (not Python's RsubBackward1)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.sub(_make(np.asarray(s, dtype=x._data.dtype)), x)
     return s - x
 
@@ -171,7 +173,7 @@ def const_minus(s, x):
 def const_over(s, x):
     """s / x for a Python number s: C++ `value / t` divides a wrapped number (DivBackward0
     with no edge for s)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.div(_make(np.asarray(s, dtype=x._data.dtype)), x)
     return s / x
 
@@ -179,7 +181,7 @@ def const_over(s, x):
 def masked_zero(x, cond):
     """x with 0 where the constant boolean cond holds: torch's `x.masked_fill(cond, 0)`
     (MaskedFillBackward0 on Tensors)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.masked_fill(x, _make(np.asarray(cond)), 0)
     return where0(cond, x)
 
@@ -187,7 +189,7 @@ def masked_zero(x, cond):
 def div_rounded(a, b, rounding_mode):
     """a.div(b, rounding_mode=...) (DivBackward2 on Tensors: its gradient is 0); on arrays a
     constant."""
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return ops.div(_tensor(a), _tensor(b), rounding_mode=rounding_mode)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.true_divide(a, b)
@@ -196,7 +198,7 @@ def div_rounded(a, b, rounding_mode):
 
 def sgn(x):
     """torch's x.sgn() (SgnBackward0 on Tensors); the sign, 0 at 0 and at nan."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.sgn(x)
     r = np.sign(x)
     return np.where(r != r, r.dtype.type(0), r) if np.result_type(r).kind == "f" else r
@@ -205,7 +207,7 @@ def sgn(x):
 def unsqueeze_to(grad, dim, sizes):
     """torch's unsqueeze_to: the gradient of a squeeze, unsqueezed back where sizes had a 1
     (UnsqueezeBackward0 on Tensors; a reshape on arrays). dim None: every size-1 dim."""
-    if not _t(grad):
+    if not isinstance(grad, Tensor):
         return np.reshape(grad, sizes)
     dims = range(len(sizes)) if dim is None else (dim,) if isinstance(dim, int) else dim
     for d in sorted(d % len(sizes) for d in dims):
@@ -220,28 +222,28 @@ def pow_(x, e):
 
 def scale(x, s):
     """x * s for a Python number s; on Tensors torch's mul(Tensor, Scalar) (MulBackward1)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.mul_scalar(x, s)
     return x * s
 
 
 def divide_by(x, s):
     """x / s for a Python number s; on Tensors torch's div(Tensor, Scalar) (DivBackward1)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.div_scalar(x, s)
     return x / s
 
 
 def shift(x, s):
     """x + s for a Python number s; on Tensors torch's sub(Tensor, Scalar) (SubBackward1)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.sub_scalar(x, -s)
     return x + s
 
 
 def plus(x, s):
     """x + s for a Python number s; on Tensors torch's add(Tensor, Scalar) (AddBackward1)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.add_scalar(x, s)
     return x + s
 
@@ -249,7 +251,7 @@ def plus(x, s):
 def where0(cond, x):
     """0 where the constant boolean cond holds, else x (torch's at::where(cond, zeros, x)):
     unlike mask(), a nan or inf in x under cond does not leak through as nan."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.where(_make(np.asarray(cond)), 0, x)
     return np.where(cond, x.dtype.type(0) if hasattr(x, "dtype") else 0, x)
 
@@ -260,7 +262,7 @@ def sum_to(x, shape):
     shape = tuple(shape)
     if xs == shape:
         return x
-    if not shape and _t(x):
+    if not shape and isinstance(x, Tensor):
         return x.sum()      # torch's sum_to: to a 0-d shape, one sum() (SumBackward0)
     lead = len(xs) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
@@ -273,7 +275,7 @@ def sum_to(x, shape):
 def fit_to(g, shape, dtype):
     """A gradient summed to an input's shape and cast to its dtype (engine-wide rule)."""
     g = sum_to(g, shape)
-    if _t(g):
+    if isinstance(g, Tensor):
         return g if g._data.dtype == dtype else g.to(from_numpy_dtype(dtype))
     gd = g.dtype if type(g) is _ndarray else np.result_type(g)
     return g if gd == dtype else np.asarray(g, dtype=dtype)
@@ -292,14 +294,14 @@ def causal_fill(s):
 
 def zeros_like(x):
     """Zeros shaped like x, without history (torch's grad.zeros_like() in a formula)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return _make(np.zeros_like(x._data))
     return np.zeros_like(x)
 
 
 def ones_like(x):
     """Ones shaped like x, without history (torch's ones_like(grad_output) in a formula)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return _make(np.ones_like(x._data))
     return np.ones_like(x)
 
@@ -310,14 +312,14 @@ def maybe_multiply(x, s):
 
 
 def zeros(shape, like):
-    if _t(like):
+    if isinstance(like, Tensor):
         return tzeros(*shape, dtype=like.dtype)
     return np.zeros(shape, dtype=np.result_type(like))
 
 
 def put(grad, shape, key, accumulate=False):
     """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.index_put_impl(tzeros(*shape, dtype=grad.dtype), key, grad, accumulate)
     out = np.zeros(shape, dtype=np.result_type(grad))
     if accumulate:
@@ -331,7 +333,7 @@ def put_view(grad, shape, steps):
     """zeros(shape) with grad written through the view steps (the backward of a view after an
     in-place edit). Under create_graph=True it is an index_put of recorded ops, so second
     derivatives flow through it (they were silently cut off)."""
-    if _t(grad) and grad.requires_grad:
+    if isinstance(grad, Tensor) and grad.requires_grad:
         where = view_positions(shape, steps).reshape(-1)
         flat = tzeros(math.prod(shape), dtype=grad.dtype)
         if np.unique(where).size < where.size:     # a view that overlaps itself: sums
@@ -347,7 +349,7 @@ def put_view(grad, shape, steps):
         # of every place that reads it, as torch's as_strided backward sums them
         np.add.at(out.reshape(-1), view_positions(shape, steps).reshape(-1),
                   np.broadcast_to(g, view.shape).reshape(-1))
-    return _make(out) if _t(grad) else out
+    return _make(out) if isinstance(grad, Tensor) else out
 
 
 def view_positions(shape, steps):
@@ -357,7 +359,7 @@ def view_positions(shape, steps):
 
 
 def take(grad, key):
-    return grad[key] if not _t(grad) else grad[_wrap_key(key)]
+    return grad[key] if not isinstance(grad, Tensor) else grad[_wrap_key(key)]
 
 
 def _wrap_key(key):
@@ -368,7 +370,7 @@ def _wrap_key(key):
 
 def stack_grads(grads, like_shape, dim, dtype):
     """Stack per-output gradients along dim, zeros where an output got no gradient."""
-    if any(_t(g) for g in grads):
+    if any(isinstance(g, Tensor) for g in grads):
         parts = [g if g is not None else tzeros(*like_shape) for g in grads]
         return ops.stack([_tensor(p) for p in parts], dim)
     parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
@@ -378,7 +380,7 @@ def stack_grads(grads, like_shape, dim, dtype):
 def split_grad(grad, sizes, dim):
     """Pieces of grad along dim (the backward of cat)."""
     bounds = np.cumsum(sizes)[:-1]
-    if _t(grad):
+    if isinstance(grad, Tensor):
         out, start = [], 0
         for s in sizes:
             out.append(grad.narrow(dim, start, s))
@@ -389,13 +391,13 @@ def split_grad(grad, sizes, dim):
 
 def unstack_grad(grad, dim, n):
     """The backward of stack: the slices of grad along dim (views, no copies, on arrays)."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return [grad.select(dim, i) for i in range(n)]
     return list(np.moveaxis(np.asarray(grad), dim, 0))
 
 
 def select_grad(grad, dim, index):
-    return grad.select(dim, index) if _t(grad) else np.take(grad, index, axis=dim)
+    return grad.select(dim, index) if isinstance(grad, Tensor) else np.take(grad, index, axis=dim)
 
 
 def is_transposed(a):
@@ -406,7 +408,7 @@ def is_transposed(a):
 def floor_div(a, b):
     """a // b on values (a constant in remainder's formula: never differentiated)."""
     q = np.floor_divide(value(a), value(b))
-    return _make(q) if _t(a) or _t(b) else q
+    return _make(q) if isinstance(a, Tensor) or isinstance(b, Tensor) else q
 
 
 # ----- Activations, losses and normalization (gradviz.nn.functional) -------------------------
@@ -419,11 +421,11 @@ def np_erf(a):
 
 
 def tanh(x):
-    return x.tanh() if _t(x) else np.tanh(x)
+    return x.tanh() if isinstance(x, Tensor) else np.tanh(x)
 
 
 def sigmoid(x):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.sigmoid()
     with np.errstate(over="ignore"):
         return np.reciprocal(1 + np.exp(-x))
@@ -432,13 +434,13 @@ def sigmoid(x):
 def times_constant(x, factor):
     """x * factor for a constant array (never differentiated): the gradient of piecewise
     linear functions (leaky_relu's slope where x <= 0)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return x * _make(np.asarray(factor, dtype=x._data.dtype))
     return x * factor.astype(np.result_type(x), copy=False)
 
 
 def mean_dims(x, dims, keepdim=False):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.mean(dim=dims, keepdim=keepdim)
     # np.add.reduce, not np.mean: the same sum without np.mean's per-call overhead.
     shape = np.shape(x)
@@ -449,13 +451,13 @@ def mean_dims(x, dims, keepdim=False):
 
 
 def cat(parts, dim):
-    if any(_t(p) for p in parts):
+    if any(isinstance(p, Tensor) for p in parts):
         return ops.cat([_tensor(p) for p in parts], dim)
     return np.concatenate(parts, axis=dim)
 
 
 def narrow(x, dim, start, length):
-    if _t(x):
+    if isinstance(x, Tensor):
         return x.narrow(dim, start, length)
     key = [slice(None)] * np.ndim(x)
     key[dim] = slice(start, start + length)
@@ -496,12 +498,12 @@ def as_tensor(x):
 
 def clamp_min(x, lo):
     """max(x, lo) for a Python number lo (torch's clamp_min in a formula)."""
-    return ops.clamp(x, min=lo) if _t(x) else np.maximum(x, lo)
+    return ops.clamp(x, min=lo) if isinstance(x, Tensor) else np.maximum(x, lo)
 
 
 def log_sigmoid(x):
     """log(sigmoid(x)) without overflow, on arrays or Tensors (LogSigmoidBackward0)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.logsigmoid(x)
     return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 # ----- Reductions, scans, gather and scatter ---------------------------------------------
@@ -520,7 +522,7 @@ def along(index, dim):
 def gather(x, dim, index):
     """x.gather(dim, index)."""
     idx = value(index)
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.gather(x, dim, _tensor(idx))
     return x[along(idx, dim)]
 
@@ -528,7 +530,7 @@ def gather(x, dim, index):
 def scatter_to(shape, dim, index, src):
     """zeros(shape).scatter(dim, index, src): the backward of sort, topk and median."""
     idx = value(index)
-    if _t(src):
+    if isinstance(src, Tensor):
         return ops.scatter(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     out[along(idx, dim)] = src
@@ -538,7 +540,7 @@ def scatter_to(shape, dim, index, src):
 def scatter_add_to(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): the backward of gather."""
     idx = value(index)
-    if _t(src):
+    if isinstance(src, Tensor):
         return ops.scatter_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     np.add.at(out, along(idx, dim), src)
@@ -548,7 +550,7 @@ def scatter_add_to(shape, dim, index, src):
 def zero_at(grad, dim, index):
     """grad.scatter(dim, index, 0): the gradient of what scatter overwrote is 0."""
     idx = value(index)
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.scatter(grad, dim, _tensor(idx), 0)
     out = np.array(grad, copy=True)
     out[along(idx, dim)] = 0
@@ -557,7 +559,7 @@ def zero_at(grad, dim, index):
 
 def index_select(x, dim, index):
     idx = np.reshape(value(index), -1)
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.index_select(x, dim, _tensor(idx))
     return np.take(x, idx, axis=dim)
 
@@ -565,7 +567,7 @@ def index_select(x, dim, index):
 def index_add_to(shape, dim, index, src):
     """zeros(shape).index_add(dim, index, src): the backward of index_select."""
     idx = np.reshape(value(index), -1)
-    if _t(src):
+    if isinstance(src, Tensor):
         return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     np.add.at(out, (slice(None),) * dim + (idx,), src)
@@ -575,7 +577,7 @@ def index_add_to(shape, dim, index, src):
 def index_zero(grad, dim, index):
     """grad.index_fill(dim, index, 0)."""
     idx = np.reshape(value(index), -1)
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.index_fill(grad, dim, _tensor(idx), 0)
     out = np.array(grad, copy=True)
     out[(slice(None),) * dim + (idx,)] = 0
@@ -583,28 +585,28 @@ def index_zero(grad, dim, index):
 
 
 def cumsum(x, dim):
-    return ops.cumsum(x, dim) if _t(x) else np.cumsum(x, axis=dim)
+    return ops.cumsum(x, dim) if isinstance(x, Tensor) else np.cumsum(x, axis=dim)
 
 
 def reverse_cumsum(x, dim):
     """Sums from each position to the end along dim (the backward of cumsum): torch's
     reversed_cumsum, x.flip(dim).cumsum(dim).flip(dim) (FlipBackward0 on Tensors)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.flip(ops.cumsum(ops.flip(x, (dim,)), dim), (dim,))
     return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
 
 
 def abs_(x):
-    return x.abs() if _t(x) else np.abs(x)
+    return x.abs() if isinstance(x, Tensor) else np.abs(x)
 
 
 def cumprod(x, dim):
-    return ops.cumprod(x, dim) if _t(x) else np.cumprod(x, axis=dim)
+    return ops.cumprod(x, dim) if isinstance(x, Tensor) else np.cumprod(x, axis=dim)
 
 
 def fill_where(x, cond, v):
     """x with the number v where the constant boolean cond holds (masked_fill)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.masked_fill(x, _make(np.asarray(cond)), v)
     return np.where(cond, np.asarray(v, dtype=x.dtype), x)
 
@@ -612,38 +614,38 @@ def fill_where(x, cond, v):
 # ----- Shape and linear algebra (tril/triu, flip, roll, diagonal, cross, split) ---------------
 
 def tril(x, k):
-    return ops.tril(x, k) if _t(x) else np.tril(x, k)
+    return ops.tril(x, k) if isinstance(x, Tensor) else np.tril(x, k)
 
 
 def triu(x, k):
-    return ops.triu(x, k) if _t(x) else np.triu(x, k)
+    return ops.triu(x, k) if isinstance(x, Tensor) else np.triu(x, k)
 
 
 def flip(x, dims):
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.flip(x, dims)
     return np.flip(x, dims) if np.ndim(x) else x
 
 
 def roll(x, shifts, dims):
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.roll(x, shifts, dims)
     return np.roll(x, shifts, axis=dims if dims else None)
 
 
 def rot90(x, k, dims):
-    return ops.rot90(x, k, dims) if _t(x) else np.rot90(x, k, axes=dims)
+    return ops.rot90(x, k, dims) if isinstance(x, Tensor) else np.rot90(x, k, axes=dims)
 
 
 def diagonal(x, offset, d1, d2):
     """The diagonal of x (a copy on arrays; the view op on Tensors)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.diagonal(x, offset, d1, d2)
     return np.diagonal(x, offset, d1, d2)
 
 
 def cross(a, b, dim):
-    if _t(a) or _t(b):
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
         return ops._linalg_cross(_tensor(a), _tensor(b), dim)
     return np.cross(a, b, axis=dim)
 
@@ -659,33 +661,33 @@ def cat_grads(grads, sizes, shape, dim):
             part[dim] = s
             g = np.zeros(part, dtype=dtype)
         parts.append(g)
-    if any(_t(g) for g in parts):
+    if any(isinstance(g, Tensor) for g in parts):
         return ops.cat([_tensor(p) for p in parts], dim)
     return np.concatenate(parts, axis=dim)
 
 
 def inverse(x):
-    return ops.linalg_inv(x) if _t(x) else np.linalg.inv(x)
+    return ops.linalg_inv(x) if isinstance(x, Tensor) else np.linalg.inv(x)
 
 
 # ----- Pointwise and special functions -----------------------------------------------------
 
 def rsqrt(x):
-    return x.rsqrt() if _t(x) else 1 / np.sqrt(x)
+    return x.rsqrt() if isinstance(x, Tensor) else 1 / np.sqrt(x)
 
 
 def sinh(x):
-    return x.sinh() if _t(x) else np.sinh(x)
+    return x.sinh() if isinstance(x, Tensor) else np.sinh(x)
 
 
 def cosh(x):
-    return x.cosh() if _t(x) else np.cosh(x)
+    return x.cosh() if isinstance(x, Tensor) else np.cosh(x)
 
 
 def xlogy(x, y):
     """x * log(y), 0 where x == 0 unless y is nan (torch's xlogy). On Tensors, torch's xlogy op
     (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
-    if _t(x) or _t(y):
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
         return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = x * np.log(y)
@@ -699,7 +701,7 @@ def trunc_div(a, b):
     """a / b rounded toward zero, on values (a constant in fmod's formula)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.trunc(np.true_divide(value(a), value(b)))
-    return _make(q) if _t(a) or _t(b) else q
+    return _make(q) if isinstance(a, Tensor) or isinstance(b, Tensor) else q
 
 
 def _one_minus_square64(y):
@@ -790,21 +792,21 @@ def log_softmax_backward_data(grad, output, dim):
 
 def select_backward(grad, input_sizes, dim, index, key):
     """zeros(input_sizes) with grad at [key]; SelectBackwardBackward0 on Tensors."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.select_backward(grad, input_sizes, dim, index, key)
     return put(grad, input_sizes, key)
 
 
 def slice_backward(grad, input_sizes, dim, start, end, step, key):
     """zeros(input_sizes) with grad at [key]; SliceBackwardBackward0 on Tensors."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.slice_backward(grad, input_sizes, dim, start, end, step, key)
     return put(grad, input_sizes, key)
 
 
 def _tensors(*xs):
     """Each of xs as a Tensor when any is one (create_graph), else None."""
-    return [_tensor(x) for x in xs] if any(_t(x) for x in xs) else None
+    return [_tensor(x) for x in xs] if any(isinstance(x, Tensor) for x in xs) else None
 
 
 def mse_loss_backward(grad, self, target, reduction):
@@ -833,7 +835,7 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     """-weight[t] at each sample's target class (divided by the total weight for the mean),
     0 elsewhere and for ignored samples; (N, C, H, W) inputs have their classes on dim 1.
     NllLossBackwardBackward0 (NllLoss2DBackwardBackward0) on Tensors."""
-    if _t(grad) or _t(self):
+    if isinstance(grad, Tensor) or isinstance(self, Tensor):
         return ops.nll_loss_backward(_tensor(grad), _tensor(self), target, weight, reduction,
                                      ignore_index, total_weight)
     c = self.shape[0] if self.ndim == 1 else self.shape[1]
@@ -892,7 +894,7 @@ def cdist_backward(grad, x1, x2, p, cdist):
 
 def contiguous(x):
     """x.contiguous() (CloneBackward0 when x is not) on Tensors; arrays as they are."""
-    return x.contiguous() if _t(x) else x
+    return x.contiguous() if isinstance(x, Tensor) else x
 
 
 def huber_loss_backward(grad, self, target, reduction, delta):
@@ -924,7 +926,7 @@ def smooth_l1_loss_backward(grad, self, target, reduction, beta):
 
 def logit(x):
     """log(x / (1 - x)); LogitBackward0 on Tensors."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.logit(x)
     return np.log(x / (1 - x))
 
@@ -950,7 +952,7 @@ def binary_cross_entropy_backward(grad, self, target, weight, reduction):
 def clamped_unrecorded(x, lo):
     """x raised to lo where below it, in place and unrecorded on a Tensor (torch's clamp_min_
     under NoGradGuard in a formula: the gradient flows through x as if unclamped)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         np.maximum(x._data, lo, out=x._data)
         return x
     return np.maximum(x, lo)
@@ -962,14 +964,14 @@ def clamped_unrecorded(x, lo):
 
 def keep_where(cond, grad):
     """grad where the constant boolean cond holds, else 0: torch's where(cond, grad, 0)."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.where(_make(np.asarray(cond)), grad, 0)
     return mask(cond, grad)
 
 
 def zero_where(cond, grad):
     """0 where the constant boolean cond holds, else grad: torch's where(cond, 0, grad)."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.where(_make(np.asarray(cond)), 0, grad)
     return mask(~cond, grad)
 
@@ -977,21 +979,21 @@ def zero_where(cond, grad):
 def spread(hit, x):
     """x where the constant boolean hit holds, else 0: torch's
     zeros_like(input).masked_fill_(hit, x) (MaskedFillBackward1) with x a 0-d Tensor."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.masked_fill(tzeros(*np.shape(hit), dtype=x.dtype), _make(np.asarray(hit)), x)
     return mask(hit, x)
 
 
 def times_one(grad):
     """grad * 1, which torch's formulas write (MulBackward1) and arrays need not compute."""
-    return ops.mul_scalar(grad, 1) if _t(grad) else grad
+    return ops.mul_scalar(grad, 1) if isinstance(grad, Tensor) else grad
 
 
 def diagonal_fill(grad, sizes):
     """zeros(sizes) with grad (0-d) on the main diagonal: torch's trace_backward, which
     index_fills a flat zeros (IndexFillBackward1) and views it as sizes."""
     rows, cols = sizes
-    if _t(grad):
+    if isinstance(grad, Tensor):
         flat = tzeros(rows * cols, dtype=grad.dtype)
         steps = _make(np.arange(0, rows * cols, cols + 1))
         return ops.index_fill(flat, 0, steps, grad).view(rows, cols)
@@ -1002,7 +1004,7 @@ def diagonal_fill(grad, sizes):
 def masked_sum(x, cond):
     """The sum of x where the constant boolean cond holds: torch's `x.masked_select(cond).sum()`
     (SumBackward0 of MaskedSelectBackward0 on Tensors)."""
-    if _t(x):
+    if isinstance(x, Tensor):
         return ops.masked_select(x, _make(np.asarray(cond))).sum()
     return _add_reduce(where0(~cond, x), axis=None)
 
@@ -1010,7 +1012,7 @@ def masked_sum(x, cond):
 def zeroed(shape, like):
     """torch's at::zeros called by a backward formula: empty().zero_(), so that on Tensors
     the zeros come back with _version 1 (and no history)."""
-    if _t(like):
+    if isinstance(like, Tensor):
         return tzeros(*shape, dtype=like.dtype).zero_()
     return np.zeros(shape, dtype=np.result_type(like))
 
@@ -1018,7 +1020,7 @@ def zeroed(shape, like):
 def zero_at_key(grad, key, values_shape):
     """grad with 0 written at key: torch's `grad.index_put(indices, zeros_like(values))`
     (IndexPutBackward0 on Tensors), the gradient of index_put_ w.r.t. the edited tensor."""
-    if _t(grad):
+    if isinstance(grad, Tensor):
         return ops.index_put(grad, key, tzeros(*values_shape, dtype=grad.dtype))
     out = np.array(grad, copy=True)
     out[key] = 0

@@ -96,7 +96,37 @@ def _reshape_view(a, shape):
     return a.reshape(shape, copy=False)
 
 
+def _plain_size(shape, numel):
+    """`_infer_shape(_shape_args(shape), numel)` for the common call, without its parsing: ints,
+    or one tuple of them, that give `numel` elements, with at most one -1 and no other negative
+    size. None for anything else: the general parse then gives the result or torch's error."""
+    if len(shape) == 1 and type(shape[0]) is tuple:
+        shape = shape[0]
+    if not _INTS.issuperset(map(type, shape)):     # (bool, NumPy ints, floats: the parse)
+        return None
+    n = math.prod(shape)
+    if n == numel:
+        return shape if min(shape, default=0) >= 0 else None
+    if n < 0 and min(shape) == -1 and shape.count(-1) == 1 and numel % n == 0:
+        i = shape.index(-1)
+        return shape[:i] + (numel // -n,) + shape[i + 1:]
+    return None
+
+
+_INTS = frozenset((int,))
+
+
 def _infer_shape(shape, numel):
+    if min(shape, default=0) < -1:
+        # torch's infer_size, dim by dim: a second -1 is refused before a later negative size
+        inferred = False
+        for i, s in enumerate(shape):
+            if s == -1 and inferred:
+                break
+            inferred = inferred or s == -1
+            if s < -1:
+                raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                                   f"[{', '.join(map(str, shape))}]")
     if -1 in shape:
         if shape.count(-1) > 1:
             raise RuntimeError("only one dimension can be inferred")
@@ -146,9 +176,12 @@ def _view_op(self, entry, step, args):
 @method("view")
 @records("view")
 def view(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-        raise NotImplementedError("view(dtype) is not supported by gradviz")
-    shape = _infer_shape(_shape_args(shape), self.numel())
+    size = _plain_size(shape, self._data.size)
+    if size is None:
+        if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+            raise NotImplementedError("view(dtype) is not supported by gradviz")
+        size = _infer_shape(_shape_args(shape), self.numel())
+    shape = size
     try:
         return _view_op(self, D["view"], (_reshape_view, (shape,)), (self.shape,))
     except ValueError:
@@ -160,10 +193,13 @@ def view(self, *shape):
 @export()
 @records("view", "reshape_alias")
 def reshape(self, *shape):
-    shape = _infer_shape(_shape_args(shape, "reshape", "shape"), self.numel())
+    size = _plain_size(shape, self._data.size)
+    if size is None:
+        size = _infer_shape(_shape_args(shape, "reshape", "shape"), self.numel())
+    shape = size
     a = self._array()
     try:
-        np.reshape(a, shape, copy=False)
+        _reshape_view(a, shape)
     except ValueError:
         # Not viewable: torch copies (CloneBackward0) and then _unsafe_view.
         return _unsafe_view(clone(self), shape)

@@ -193,7 +193,10 @@ def _roots(tensors, grad_tensors, create_graph):
             if t._data.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = np.ones(t._data.shape, t._data.dtype)     # (np.ones_like: twice the work)
+            # ones (np.ones is a Python function over these two C calls; np.ones_like does
+            # twice the work)
+            g = _np_empty(t._data.shape, t._data.dtype)
+            g.fill(1)
             if create_graph:
                 g = _to_tensor(g)
         else:
@@ -329,16 +332,17 @@ class _PassMode:
     node but a built-in one on the engine's plain path), and a pass of built-in nodes alone
     never switches: two writes of the thread's mode fewer per backward."""
 
-    __slots__ = ("_mode", "_on")
+    __slots__ = ("_create_graph", "_mode", "_on")
 
     def __init__(self, create_graph):
-        self._mode = _GradMode(create_graph)
+        self._create_graph = create_graph
         self._on = False
         if create_graph:
             self.on()
 
     def on(self):
         if not self._on:
+            self._mode = _GradMode(self._create_graph)     # (made only by a pass that switches)
             self._mode.__enter__()
             self._on = True
 
@@ -523,6 +527,7 @@ _UNSHARED = 4
 _INPLACE_MIN = 4096
 _ndarray = np.ndarray
 _np_add = np.add
+_np_empty = np.empty
 _ZEROS = itertools.repeat(0)     # the output numbers of edges to output 0 (zip stops first)
 _getrefcount = sys.getrefcount
 
