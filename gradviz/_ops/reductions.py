@@ -79,18 +79,27 @@ def _float_data(self, dtype, name):
 def mean(self, dim=None, keepdim=False, dtype=None):
     a = _float_data(self, dtype, "mean")
     if dim is None:
-        out = _make(_rounded(quietly(np.mean, a, dtype=_opmath(a.dtype), keepdims=keepdim),
-                             a.dtype))
+        out = _make(_rounded(_np_mean(a, dtype=_opmath(a.dtype), keepdims=keepdim), a.dtype))
         if _needs(self):
             record(D["mean"], out, (self,), (a.shape, a.size))
         return out
     dims = _dims(dim, a.ndim) if a.ndim else ()
-    out = _make(_rounded(quietly(np.mean, a, axis=dims, keepdims=keepdim,
-                                 dtype=_opmath(a.dtype)), a.dtype) if a.ndim else a)
+    out = _make(_rounded(_np_mean(a, axis=dims, keepdims=keepdim, dtype=_opmath(a.dtype)),
+                         a.dtype) if a.ndim else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
         record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count))
     return out
+
+
+def _np_mean(a, **kwargs):
+    """np.mean, quietly; over no elements nan without NumPy's "Mean of empty slice"
+    RuntimeWarning, which torch does not give (torch.empty(3, 0).mean(1))."""
+    if a.size:
+        return quietly(np.mean, a, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return quietly(np.mean, a, **kwargs)
 
 
 @export()

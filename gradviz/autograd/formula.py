@@ -22,6 +22,7 @@ import re
 import numpy as np
 
 from .._dmath import fit_to
+from .._dtype import Size
 from .._tensor import Tensor, _make
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
@@ -501,6 +502,13 @@ class FormulaNode(Node):
         return self._wrapped(name, self._saved[k])
 
     def _wrapped(self, name, v):
+        tv = type(v)
+        if tv is Size:
+            return tuple(v)         # torch gives a saved SymInt[] as a plain tuple
+        if tv is np.ndarray:
+            return _make(v)         # a tensor argument saved as its array (where's condition)
+        if tv is tuple and any(type(x) is np.ndarray for x in v):
+            return tuple(_make(x) if type(x) is np.ndarray else x for x in v)   # index's
         if name in self._entry.wrapped and isinstance(v, (bool, int, float)):
             # torch wraps a Python number passed as a Tensor argument into a 0-d tensor
             # (bool, int64 or float64); the formulas keep using the plain number.

@@ -29,6 +29,17 @@ STEP_LIMIT = 16           # elements of a gradient written in full in a backward
 _HISTORY = 20             # in-place edits of one tensor listed without --full (the last ones)
 
 
+def _grad_fn(t):
+    """t.grad_fn, or None where torch refuses to read it: a view made in no_grad mode whose
+    base was then edited in place (torch's RuntimeError; its repr shows grad_fn=<Invalid>).
+    The core's inspector reads its slot, None there too: on both backends such a view is
+    described as a leaf without a grad_fn."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
+
+
 def to_json_value(x, full=False):
     """Nested lists / numbers; nan and inf become the strings "nan", "inf", "-inf"."""
     if x is None:
@@ -323,7 +334,7 @@ class _Builder:
 
     def traverse(self):
         """Number the nodes: roots' graphs first, then the rest, each in preorder."""
-        starts = [t.grad_fn for _, t in self.named if t.grad_fn is not None]
+        starts = [fn for fn in map(_grad_fn, (t for _, t in self.named)) if fn is not None]
         began = self._walk(starts)
         if len(began) < 2:
             return      # one walk: its start is a root (a graph has no cycle to consume it)
@@ -412,7 +423,7 @@ class _Builder:
         made = self.made = [None] * len(nodes)
         taken = set(name_of.values())
         for name, t in self.named:
-            fn = t.grad_fn
+            fn = _grad_fn(t)
             i = None if fn is None else index.get(id(fn))
             if i is None:
                 continue
@@ -510,7 +521,7 @@ class _Builder:
         """[(node, version it made)] for t's recorded in-place edits, oldest first, starting
         with the node that made t: each in-place node's first edge is the version before."""
         recorded = [e for e in self._edits().get(id(t), ()) if e.grad_enabled]
-        nodes, node = [], t.grad_fn
+        nodes, node = [], _grad_fn(t)
         for _ in range(len(recorded) + 1):
             if node is None:
                 break
@@ -629,7 +640,7 @@ class _Builder:
                                "edits": 0})
                 continue
             # the core's slots (grad_fn, output_nr): the same values, for less
-            fn, nr = (t._fn, t._nr) if gv else (t.grad_fn, None)
+            fn, nr = (t._fn, t._nr) if gv else (_grad_fn(t), None)
             if fn is None:
                 briefs.append({"name": name, "node": None,
                                "accumulator": self.accumulators().get(id(t))
@@ -657,7 +668,7 @@ class _Builder:
                     "retains_grad": False, "is_parameter": False, "is_root": False,
                     "data": None, "grad": None, "file": None, "line": None,
                     "generated": True, "history": history, "edits": 0}
-        fn = t.grad_fn
+        fn = _grad_fn(t)
         if brief["edits"]:
             history = self.history(t)
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
@@ -675,7 +686,7 @@ class _Builder:
             "shape": shape,
             "dtype": _dtype_name(t),
             "requires_grad": bool(t.requires_grad),
-            "is_leaf": bool(t.is_leaf),
+            "is_leaf": fn is None,     # torch's is_leaf (which refuses where grad_fn does)
             "grad_fn": None if fn is None else type(fn).__name__,
             "node": brief["node"],
             "accumulator": brief["accumulator"],
