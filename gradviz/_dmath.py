@@ -759,9 +759,10 @@ def tanh_backward(grad, result):
 
 
 def sigmoid_backward(grad, result):
-    """grad * result * (1 - result); SigmoidBackwardBackward0 on Tensors."""
+    """grad * (1 - result) * result; SigmoidBackwardBackward0 on Tensors."""
     if not (isinstance(result, Tensor) or isinstance(grad, Tensor)):
-        return grad * result * (1 - result)
+        # in torch's kernel's order: grad * result first rounded otherwise in ~35% of elements
+        return grad * (1 - result) * result
     return ops.sigmoid_backward(*_both(grad, result))
 
 

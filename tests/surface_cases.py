@@ -641,6 +641,11 @@ def _so(t):
     return {"names": names}
 _af("second-order names", _so)
 # scaffolding
+# Tensor.nbytes / itemsize (makemore's MLP lecture): a view counts its own elements
+ITEMS.append(("nbytes_itemsize", lambda t: {
+    "n": t.arange(18).view(3, 6)[1:].nbytes, "i": t.arange(18).itemsize,
+    "f": t.ones(2, 3, dtype=t.float32).t().nbytes, "h": t.zeros(5, dtype=t.float16).itemsize,
+    "e": t.zeros(3).expand(4, 3).nbytes, "z": t.tensor(2.5).nbytes}))
 ITEMS.append(("cuda.is_available", lambda t: {"c": t.cuda.is_available(),
         "m": t.backends.mps.is_available(), "n": t.cuda.device_count()}))
 def _dev(t):

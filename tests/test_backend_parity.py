@@ -94,6 +94,22 @@ KNOWN = {
                                            "errD_real.backward() without its root, and 85 "
                                            "leaf-gradient records where the core has 101 "
                                            "(the nodes each backward call runs are the same)",
+    ("graph", "autograd_jacobian_product.py"): "torch.matmul(x, w) with a 1-D x: torch's matmul "
+                                               "squeezes mm's result in place (squeeze_), and "
+                                               "that tensor's row shows SqueezeBackward4 on "
+                                               "the core (read at the report), MmBackward0 on "
+                                               "torch (recorded when it was made)",
+    ("calls", "autograd_jacobian_product.py"): "the tensor hooks listed: the core also lists "
+                                               "those of the first graph (loss, add(inp, …)), "
+                                               "the torch tracer starts at out",
+    ("graph", "freeze_parameters_finetune.py"): "model[4] is replaced after a first backward: "
+                                                "the first forward's intermediates are named "
+                                                "relu(%7) on the core, relu(…) on torch",
+    ("values", "freeze_parameters_finetune.py"): "the same naming: t(…) is paired with the "
+                                                 "other Linear's transposed weight",
+    ("calls", "freeze_parameters_finetune.py"): "the tensor hooks listed: the core also lists "
+                                                "those of the earlier graphs (loss, pow(…)), "
+                                                "the torch tracer starts at out2",
     ("calls", "jacobian_hessian.py"): "the nodes autograd.functional made in its earlier "
                                       "calls: the core's are still alive when the report is "
                                       "made (the roots of calls 5-8, the gradients that reached "

@@ -183,6 +183,24 @@ CHECKS = {
         ("checkpoint['loss']", "data"): 0.03986, ("checkpoint['loss']", "grad_fn"): None,
         ("checkpoint['loss']", "version"): 1, ("new_model.0.weight", "version"): 12,
         ("model.0.weight", "version"): 31, ("state['state'][0]['step']", "data"): 30.0}),
+    "micrograd_neuron_check.py": ([], 0, {
+        ("o", "data"): [0.7071066904050358], ("o", "grad_fn"): "TanhBackward0",
+        ("n", "next_functions"): [["AddBackward0", 0], ["AccumulateGrad", 0]],
+        ("x1", "grad"): [-1.5000003851533106], ("w1", "grad"): [1.0000002567688737],
+        ("x2", "grad"): [0.5000001283844369], ("w2", "grad"): [0.0], ("x1", "dtype"): "float64"}),
+    "autograd_jacobian_product.py": ([], 0, {
+        ("loss", "grad_fn"): "BinaryCrossEntropyWithLogitsBackward0",
+        ("b", "grad"): [0.2661, 0.1179, 0.0027], ("z_det", "grad_fn"): None,
+        ("out", "grad_fn"): "TBackward0", ("out", "next_functions"): [["PowBackward0", 0]],
+        ("inp", "grad"): [[4.0 if i == j else 2.0 for j in range(5)] for i in range(4)]}),
+    "freeze_parameters_finetune.py": ([], 0, {
+        ("model.0.weight", "requires_grad"): False, ("model.4.weight", "requires_grad"): True,
+        ("model.4.bias", "grad"): [1.0] * 10, ("Q", "grad_fn"): "SubBackward0",
+        ("x", "grad"): [102.4, 1024.0, 0.1024], ("out", "grad_fn"): "SumBackward0"}),
+    "shared_parameters_init.py": ([], 0, {
+        ("net.0.weight", "shape"): [8, 4], ("net.0.weight", "version"): 5,
+        ("net.0.weight", "is_parameter"): True, ("net.0.weight", "grad"): None,
+        ("shared.weight", "shape"): [8, 8], ("net.2.bias", "shape"): [1]}),
 }
 
 

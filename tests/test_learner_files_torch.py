@@ -8,7 +8,8 @@ file's `import torch` gets the core, under the tracer). The printed output must 
 character for character, object addresses aside. Files that still differ are strict xfails
 naming the difference.
 
-Each backend runs all files in one process (importing torch once).
+Each backend runs all files in one process (importing torch once); on torch each file starts
+after test_examples_torch's manual_seed, which the files' own seeds override.
 """
 
 import json
@@ -18,6 +19,11 @@ import subprocess
 import sys
 
 import pytest
+
+try:
+    from .test_examples_torch import _RUNNER as _TORCH_RUNNER
+except ImportError:
+    from test_examples_torch import _RUNNER as _TORCH_RUNNER
 
 FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_files")
 
@@ -47,33 +53,17 @@ DIFFERENT = {
     "d2l_softmax_concise.py": f"{_EXP}, {_SUM}: losses in the 6th digit",
 }
 
-_RUNNER = r"""
-import contextlib, io, json, os, runpy, sys, warnings
+# `gradviz run FILE` for each file, in one process (torch's side is test_examples_torch's
+# runner: python FILE on PyTorch)
+_CORE_RUNNER = r"""
+import json, os, sys, warnings
 warnings.simplefilter("ignore")
-backend, paths = sys.argv[1], sys.argv[2:]
+from gradviz.inspect import run_file
 out = {}
-if backend == "torch":
-    import torch
-    for path in paths:
-        buf = io.StringIO()
-        code = 0
-        with contextlib.redirect_stdout(buf):
-            try:
-                sys.argv = [path]
-                runpy.run_path(path, run_name="__main__")
-            except SystemExit as exc:
-                code = exc.code
-            except Exception as exc:
-                code = type(exc).__name__ + ": " + str(exc).split("\n")[0]
-        out[os.path.basename(path)] = [code, buf.getvalue()]
-else:
-    from gradviz.inspect import run_file
-    for path in paths:
-        run = run_file(path)
-        code = 0
-        if run.error is not None:
-            code = run.error.type + ": " + run.error.message.split("\n")[0]
-        out[os.path.basename(path)] = [code, run.stdout]
+for path in sys.argv[1:]:
+    run = run_file(path)
+    code = 0 if run.error is None else run.error.type + ": " + run.error.message.split("\n")[0]
+    out[os.path.basename(path)] = [code, run.stdout]
 sys.__stdout__.write(json.dumps(out))
 """
 
@@ -97,10 +87,10 @@ def outputs():
     pytest.importorskip("torch")
     paths = [os.path.join(FILES, f) for f in _files()]
     res = {}
-    for backend in ("gradviz", "torch"):
+    for backend, runner in (("gradviz", [_CORE_RUNNER]), ("torch", [_TORCH_RUNNER, "torch"])):
         # one thread: torch's pool spins against the other processes of a busy machine
         env = dict(os.environ, COLUMNS="100", OMP_NUM_THREADS="1")
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, backend, *paths],
+        proc = subprocess.run([sys.executable, "-c", *runner, *paths],
                               capture_output=True, text=True, cwd=FILES, timeout=900, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         res[backend] = json.loads(proc.stdout)

@@ -1,5 +1,6 @@
-"""tanh's gradient rounds as torch's CPU kernel: `grad * (1 - y*y)` with `1 - y*y` rounded
-once (torch's vector code computes it with a fused multiply-add). Rounding the square first
+"""tanh's and sigmoid's gradients round as torch's CPU kernels: tanh's `grad * (1 - y*y)` with
+`1 - y*y` rounded once (torch's vector code computes it with a fused multiply-add), sigmoid's
+`grad * (1 - y) * y` in that order. Rounding the square first
 differed from torch in about half the elements, which the makemore "backprop ninja" lecture
 shows: its cmp() of the hand-written `(1.0 - h**2) * dh` against autograd prints
 `exact: False` on torch and printed `exact: True` on the core.
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 
 import gradviz
+from gradviz._dmath import sigmoid_backward as sigmoid_formula
 from gradviz._dmath import tanh_backward as tanh_formula
-from gradviz._ops.backward import tanh_backward
+from gradviz._ops.backward import sigmoid_backward, tanh_backward
 
 torch = pytest.importorskip("torch")
 
@@ -43,3 +45,15 @@ def test_tanh_backward_node_matches_torch_bit_for_bit(dtype):
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
 
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_backward_matches_torch_bit_for_bit(dtype):
+    # torch's kernel computes grad * (1 - y) * y; grad * y * (1 - y) rounds otherwise in ~35%
+    rng = np.random.RandomState(8)
+    y = torch.sigmoid(torch.from_numpy(rng.randn(4099) * 3).to(getattr(torch, dtype)))
+    g = torch.from_numpy(rng.randn(4099)).to(getattr(torch, dtype))
+    expected = torch.ops.aten.sigmoid_backward(g, y).numpy()
+    op = sigmoid_backward(gradviz.tensor(g.numpy()), gradviz.tensor(y.numpy())).numpy()
+    np.testing.assert_array_equal(op, expected)
+    np.testing.assert_array_equal(sigmoid_formula(g.numpy(), y.numpy()), expected)

@@ -23,7 +23,7 @@ from gradviz._torch_api import SIGNATURES
 
 # The NumPy spellings torch's argument parser takes on top of every signature.
 NUMPY = {"axis", "keepdims", "x", "a", "x1", "x2"}
-PROPERTIES = {"H", "T", "mH", "mT"}
+PROPERTIES = {"H", "T", "mH", "mT", "itemsize", "nbytes"}
 
 
 def _exports():

@@ -29,7 +29,7 @@ def tanh_backward(grad_output, output):
 @records("sigmoid_backward")
 def sigmoid_backward(grad_output, output):
     g, y = grad_output._data, output._data
-    out = _make(np.asarray(g * y * (1 - y)))
+    out = _make(np.asarray(g * (1 - y) * y))     # torch's kernel's order
     if _needs(grad_output, output):
         record(D["sigmoid_backward"], out, (grad_output, output), (grad_output, output))
     return out
