@@ -17,6 +17,7 @@ parameter's name. Checks that make a broken row an import error, never a None gr
 """
 
 import inspect
+import operator
 import re
 
 import numpy as np
@@ -191,12 +192,15 @@ class Plan:
         # of their names (MulBackward0: `other` before `self`), which orders the nodes a
         # create_graph=True backward makes, hence the order the engine adds gradients in.
         # Each call also has the position of the one saved value of a formula that uses one
-        # (the common case: called without a list to unpack), else None.
+        # (the common case: called without a list to unpack), else None; and an itemgetter of
+        # the positions of a formula that uses several (a C call, where a list comprehension
+        # is a Python frame), else None.
         calls = []
         for i, (f, idx) in sorted(enumerate(entry.formulas), key=lambda c: entry.inputs[c[0]]):
             if entry.variadic or mask >> i & 1:
                 pos = tuple(self.position[j] for j in idx)
-                calls.append((i, f, pos, pos[0] if len(pos) == 1 else None))
+                many = operator.itemgetter(*pos) if len(pos) > 1 else None
+                calls.append((i, f, pos, pos[0] if len(pos) == 1 else None, many))
         self.calls = tuple(calls)
 
 
@@ -356,7 +360,7 @@ class FormulaNode(Node):
         grad = grads[0] if plan.n_out == 1 else grads
         calls = plan.calls
         if plan.variadic:
-            _, f, pos, _ = calls[0]
+            _, f, pos, _, _ = calls[0]
             mask = self._mask if need is None else self._mask & need
             if not mask:        # no edge wants a gradient (_unpack): no formula runs
                 out = [None] * len(edges(self))
@@ -370,11 +374,11 @@ class FormulaNode(Node):
                 # does not run
                 calls = [c for c in calls if need >> c[0] & 1]
             out = [None] * plan.n_inputs
-            for i, f, pos, one in calls:
+            for i, f, _, one, many in calls:
                 if one is not None:
                     out[i] = f(grad, vals[one])
-                elif pos:
-                    out[i] = f(grad, *[vals[p] for p in pos])
+                elif many is not None:
+                    out[i] = f(grad, *many(vals))
                 else:
                     out[i] = f(grad)
         meta = self._meta
