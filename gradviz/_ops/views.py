@@ -142,16 +142,56 @@ def _infer_shape(shape, numel):
 
 
 def _shape_args(shape, op="view", param="size"):
-    """A size given as ints or as one tuple/list of them, as a tuple of ints. A float (2.5,
-    even 2.0) is torch's TypeError, never truncated."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    try:
-        return tuple(map(operator.index, shape))
-    except TypeError:
-        pos, bad = next((i, s) for i, s in enumerate(shape) if not _is_index(s))
-        raise TypeError(f"{op}(): argument '{param}' (position 1) must be tuple of ints, but "
-                        f"found element of type {type(bad).__name__} at pos {pos}") from None
+    """A size given as ints or as one tuple/list of them, as a tuple of ints, parsed as torch's
+    argument parser does: the first element decides whether the call is a size at all (a bool,
+    a float or nothing there is refused), a later bool counts as an int, and a later float
+    (2.5, even 2.0) is refused, never truncated. No size at all is the empty size: gradviz's
+    own code calls `view(x, *shape)` for a 0-dim shape (torch refuses `x.view()`)."""
+    packed = len(shape) == 1 and isinstance(shape[0], (tuple, list))
+    seq = shape[0] if packed else shape
+    if not seq or _is_size(seq[0]):
+        try:
+            return tuple(map(operator.index, seq))
+        except TypeError:
+            pos, bad = next((i, s) for i, s in enumerate(seq) if not _is_index(s))
+            raise TypeError(f"{op}(): argument '{param}' failed to unpack the object at pos "
+                            f"{pos + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(bad).__name__}\"") from None
+    raise TypeError(_refused_size(shape, packed, op, param))
+
+
+def _is_size(s):
+    """Whether s can begin a size: an int-like that is not a bool."""
+    return not isinstance(s, bool) and _is_index(s)
+
+
+def _refused_size(shape, packed, op, param):
+    """torch's TypeError for a size whose first element is not one (or no size at all)."""
+    if op == "view":
+        got = ", ".join(type(s).__name__ for s in shape)
+        lines = [f"view() received an invalid combination of arguments - got ({got}), but "
+                 "expected one of:"]
+        for signature in (" * (torch.dtype dtype)", " * (tuple of ints size)"):
+            lines.append(signature)
+            if len(shape) == 1:
+                lines.append("      didn't match because some of the arguments have invalid "
+                             f"types: (!{_typed(shape[0])}!)")
+        return "\n".join(lines) + "\n"
+    if len(shape) > 1:
+        return f"{op}() takes 1 positional argument but {len(shape)} were given"
+    if packed:
+        return (f"{op}(): argument '{param}' (position 1) must be tuple of ints, but found "
+                f"element of type {type(shape[0][0]).__name__} at pos 0")
+    return (f"{op}(): argument '{param}' (position 1) must be tuple of ints, not "
+            f"{type(shape[0]).__name__}")
+
+
+def _typed(a):
+    """An argument as torch's parser names it: `tuple of (bool, int)`, `float`."""
+    if isinstance(a, (tuple, list)):
+        inner = ", ".join(type(s).__name__ for s in a)
+        return f"tuple of ({inner})" if isinstance(a, tuple) else f"list of [{inner}]"
+    return type(a).__name__
 
 
 def _is_index(s):
