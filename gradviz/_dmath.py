@@ -87,14 +87,14 @@ def value(x):
 
 def expand(x, shape):
     if isinstance(x, Tensor):
-        return x.expand(*shape)
+        return x.expand(tuple(shape))
     return np.broadcast_to(x, shape)
 
 
 def reshape(x, shape):
     if type(x) is _ndarray:
         return x.reshape(shape)         # np.reshape's own call, without its Python wrapper
-    return x.reshape(*shape) if isinstance(x, Tensor) else np.reshape(x, shape)
+    return x.reshape(tuple(shape)) if isinstance(x, Tensor) else np.reshape(x, shape)
 
 
 def sum_dims(x, dims, keepdim=False):
@@ -123,7 +123,7 @@ def transpose(x, d0=-2, d1=-1):
 
 
 def permute(x, dims):
-    return x.permute(*dims) if isinstance(x, Tensor) else np.transpose(x, dims)
+    return x.permute(tuple(dims)) if isinstance(x, Tensor) else np.transpose(x, dims)
 
 
 def matmul(a, b):
@@ -337,8 +337,8 @@ def put_view(grad, shape, steps):
         where = view_positions(shape, steps).reshape(-1)
         flat = tzeros(math.prod(shape), dtype=grad.dtype)
         if np.unique(where).size < where.size:     # a view that overlaps itself: sums
-            return ops.index_put_impl(flat, (where,), grad.reshape(-1), True).view(*shape)
-        return ops.index_put(flat, (where,), grad.reshape(-1)).view(*shape)
+            return ops.index_put_impl(flat, (where,), grad.reshape(-1), True).view(tuple(shape))
+        return ops.index_put(flat, (where,), grad.reshape(-1)).view(tuple(shape))
     g = value(grad)
     out = np.zeros(shape, dtype=np.result_type(g))
     view = apply_view(out, steps)

@@ -334,7 +334,7 @@ def avg_pool_grad(grad, geometry):
     shape = tuple(np.shape(g._data if _t(g) else g))
     full = shape + tuple(kernel)
     g = reshape(g, shape + (1,) * nd)
-    g = g.expand(*full) if _t(g) else np.broadcast_to(g, full)
+    g = g.expand(full) if _t(g) else np.broadcast_to(g, full)
     return crop(col2im(g, padded, kernel, stride, (1,) * nd, out), amounts)
 
 

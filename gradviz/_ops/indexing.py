@@ -453,7 +453,7 @@ def _copy_to(dst, src):
         i = 0
         while i < len(shape) and shape[i] == 1:
             i += 1
-        _copy(dst, expand(view(src, *shape[i:]), *dst.shape), "setitem")
+        _copy(dst, expand(view(src, shape[i:]), tuple(dst.shape)), "setitem")
 
 
 # ----- index_put_ / index_put with a tuple of index tensors ----------------------------------

@@ -466,7 +466,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         dist = _make(np.sqrt(np.maximum(d2, 0)).astype(a.dtype, copy=False))
         if _needs(x1, x2):
             record(D["euclidean_dist"], dist, (x1, x2), (x1, x2))
-        return reshape(dist, *dist.shape)
+        return reshape(dist, tuple(dist.shape))
     diff = a[..., :, None, :] - b[..., None, :, :]
     if p == 0:
         r = np.count_nonzero(diff, axis=-1).astype(a.dtype)
@@ -653,17 +653,17 @@ def tensordot(a, b, dims=2, out=None):
     size1 = int(np.prod([t1.shape[d] for d in fa])) if fa else 1
     size2 = int(np.prod([t2.shape[d] for d in fb])) if fb else 1
     rsizes = [t1.shape[d] for d in fa] + [t2.shape[d] for d in fb]
-    t1 = permute(t1, *(fa + da))
-    t2 = permute(t2, *(db + fb))
+    t1 = permute(t1, fa + da)
+    t2 = permute(t2, db + fb)
     if size1 == 1 and size2 == 1:
         # torch 2.13 contracts to one number with dot when both permuted operands are
         # contiguous, else as (squeeze(a) * squeeze(b)).sum().
         if t1._data.flags.c_contiguous and t2._data.flags.c_contiguous:
             v1 = t1 if t1.dim() == 1 else reshape(t1, csize)
             v2 = t2 if t2.dim() == 1 else reshape(t2, csize)
-            return reshape(dot(v1, v2), *rsizes)
-        return reshape(sum_(mul(squeeze(t1), squeeze(t2))), *rsizes)
-    return reshape(mm(reshape(t1, size1, csize), reshape(t2, csize, size2)), *rsizes)
+            return reshape(dot(v1, v2), tuple(rsizes))
+        return reshape(sum_(mul(squeeze(t1), squeeze(t2))), tuple(rsizes))
+    return reshape(mm(reshape(t1, size1, csize), reshape(t2, csize, size2)), tuple(rsizes))
 
 
 # ----- einsum --------------------------------------------------------------------------------
@@ -721,9 +721,9 @@ def _sumproduct_pair(left, right, sum_dims):
     operm = [0] * len(lperm)
     for k, d in enumerate(lperm):
         operm[d] = k
-    left = reshape(permute(left, *lperm), lro_size, lo_size, sum_size)
-    right = reshape(permute(right, *rperm), lro_size, sum_size, ro_size)
-    return permute(reshape(bmm(left, right), *out_size), *operm)
+    left = reshape(permute(left, tuple(lperm)), lro_size, lo_size, sum_size)
+    right = reshape(permute(right, tuple(rperm)), lro_size, sum_size, ro_size)
+    return permute(reshape(bmm(left, right), tuple(out_size)), tuple(operm))
 
 
 # torch's two messages for a stray '.', on the left side (per operand) and on the output.
@@ -899,7 +899,7 @@ def einsum(*args):
                 op = unsqueeze(op, dim)
                 perm[k] = dim
                 dim += 1
-        ops_.append(permute(op, *perm))
+        ops_.append(permute(op, tuple(perm)))
     while len(ops_) > 1:
         a, b = ops_[0], ops_[1]
         del ops_[:2]
@@ -932,4 +932,4 @@ def einsum(*args):
 
 def _drop_summed(x, shape):
     # torch's einsum uses view (not reshape) to drop the summed dims of size 1.
-    return _ops.view(x, *shape)
+    return _ops.view(x, tuple(shape))

@@ -27,12 +27,12 @@ for _name, _op in (("__radd__", add), ("__rmul__", mul), ("__iadd__", add_),
 
 @method()
 def view_as(self, other):
-    return view(self, *other.shape)
+    return view(self, tuple(other.shape))
 
 
 @method()
 def reshape_as(self, other):
-    return reshape(self, *other.shape)
+    return reshape(self, tuple(other.shape))
 
 
 # ----- dtype shorthands (ToCopyBackward0 when the dtype changes) ---------------------------

@@ -248,15 +248,18 @@ def take_along_dim(input, indices, dim=None, *, out=None):
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
     d = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        # torch reads input.size(d) of the wrapped dim, which a 0-dim tensor refuses
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     sizes = list(input.shape)
     sizes[d] = indices.shape[d]
     try:
         shape = list(np.broadcast_shapes(tuple(sizes), tuple(indices.shape)))
     except ValueError as exc:
         raise _broadcast_error(np.empty(sizes), indices._data, exc) from None
-    idx = expand(indices, *shape)
+    idx = expand(indices, tuple(shape))
     shape[d] = input.shape[d]
-    return gather(expand(input, *shape), d, idx)
+    return gather(expand(input, tuple(shape)), d, idx)
 
 
 # ----- Index along a dim -------------------------------------------------------------------
@@ -579,7 +582,7 @@ def _masked_scatter_into(mask, source, a):
         # (no space after "got": torch's words)
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{_TORCH_SCALAR[a.dtype.name]} and {_TORCH_SCALAR[src.dtype.name]}")
-    m = expand(mask, *a.shape)._data
+    m = expand(mask, tuple(a.shape))._data
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {_TORCH_SCALAR[m.dtype.name]}")

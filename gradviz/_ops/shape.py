@@ -201,6 +201,8 @@ def flip(self, *dims, **kwargs):
         if set(kwargs) != {"dims"} or dims:
             raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
         dims = (kwargs["dims"],)
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')   # torch's
     dims = _check_dims_unique(_int_tuple(dims), max(self.dim(), 1))
     a = self._data
     out = _make(np.ascontiguousarray(np.flip(a, dims)) if a.ndim else a.copy())
@@ -282,6 +284,8 @@ def repeat(self, *repeats, **kwargs):
             raise TypeError(f"repeat() got an unexpected keyword argument "
                             f"'{next(iter(kwargs))}'")
         repeats = (kwargs["repeats"],)
+    if not repeats:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     repeats = _int_tuple(repeats)
     if len(repeats) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -306,10 +310,12 @@ def tile(self, *dims, **kwargs):
         if set(kwargs) != {"dims"} or dims:
             raise TypeError(f"tile() got an unexpected keyword argument '{next(iter(kwargs))}'")
         dims = (kwargs["dims"],)
+    if not dims:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
     dims = _int_tuple(dims)
     if len(dims) < self.dim():
         dims = (1,) * (self.dim() - len(dims)) + dims
-    return repeat(self, *dims)
+    return repeat(self, dims)
 
 
 @export()
@@ -493,13 +499,13 @@ def movedim(self, source, destination):
     if len(set(wd)) != len(wd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
     if n == 0:
-        return permute(self)
+        return permute(self, ())
     order = [-1] * n
     for s, d in zip(ws, wd):
         order[d] = s
     rest = iter(d for d in range(n) if d not in ws)
     order = [o if o != -1 else next(rest) for o in order]
-    return permute(self, *order)
+    return permute(self, tuple(order))
 
 
 @export()
@@ -561,7 +567,7 @@ def unflatten(self, dim, sizes):
                            f"multiply up to the size of dim {dim} ({size}) in the input tensor")
     shape = tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1:])
     # torch's unflatten is a view, even of a non-contiguous tensor whose dim can be split.
-    return view(self, *shape)
+    return view(self, shape)
 
 
 # ----- Broadcasting and grids --------------------------------------------------------------
@@ -570,7 +576,7 @@ def unflatten(self, dim, sizes):
 def broadcast_to(self, size):
     """expand under NumPy's name (a view, ExpandBackward0): `torch.ones(3).broadcast_to((2,
     3)).shape`."""
-    return expand(self, *_int_tuple(size))
+    return expand(self, _int_tuple(size))
 
 
 @export(tensor=False)
@@ -586,7 +592,7 @@ def broadcast_tensors(*tensors):
             shape = np.broadcast_shapes(shape, t.shape)
         except ValueError:
             raise _broadcast_error(np.empty(shape), t._data, None) from None
-    return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else expand(t, tuple(shape)) for t in tensors)
 
 
 @export(tensor=False)
@@ -754,7 +760,7 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
             if extra is not x and extra.dim() == 0:
                 shape = list(x.shape)
                 shape[d] = 1
-                extra = expand(extra, *shape)
+                extra = expand(extra, tuple(shape))
             parts.append(extra)
         x = cat(parts, d)
     for _ in range(n):

@@ -145,8 +145,12 @@ def _shape_args(shape, op="view", param="size"):
     """A size given as ints or as one tuple/list of them, as a tuple of ints, parsed as torch's
     argument parser does: the first element decides whether the call is a size at all (a bool,
     a float or nothing there is refused), a later bool counts as an int, and a later float
-    (2.5, even 2.0) is refused, never truncated. No size at all is the empty size: gradviz's
-    own code calls `view(x, *shape)` for a 0-dim shape (torch refuses `x.view()`)."""
+    (2.5, even 2.0) is refused, never truncated. No size at all (`x.view()`) is torch's
+    TypeError; gradviz's own code passes a shape packed (`view(x, shape)`), never as `*shape`."""
+    if not shape:
+        if op == "view":
+            raise TypeError(_refused_size(shape, False, op, param))
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{param}"')
     packed = len(shape) == 1 and isinstance(shape[0], (tuple, list))
     seq = shape[0] if packed else shape
     if not seq or _is_size(seq[0]):
@@ -216,7 +220,7 @@ def _view_op(self, entry, step, args):
 @method("view")
 @records("view")
 def view(self, *shape):
-    size = _plain_size(shape, self._data.size)
+    size = _plain_size(shape, self._data.size) if shape else None
     if size is None:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise NotImplementedError("view(dtype) is not supported by gradviz")
@@ -233,7 +237,7 @@ def view(self, *shape):
 @export()
 @records("view", "reshape_alias")
 def reshape(self, *shape):
-    size = _plain_size(shape, self._data.size)
+    size = _plain_size(shape, self._data.size) if shape else None
     if size is None:
         size = _infer_shape(_shape_args(shape, "reshape", "shape"), self.numel())
     shape = size
@@ -361,7 +365,7 @@ def expand(self, *sizes):
 
 @method("expand_as")
 def expand_as(self, other):
-    return expand(self, *other.shape)
+    return expand(self, tuple(other.shape))
 
 
 def _transpose_view(a, d0, d1):
@@ -423,7 +427,7 @@ def _T(self):
             # torch's TORCH_WARN_ONCE: once per process, whatever the warnings filters say.
             _WARNED.add(msg)
             warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
-    return permute(self, *reversed(range(n)))
+    return permute(self, tuple(reversed(range(n))))
 
 
 def _mT(self):

@@ -400,8 +400,8 @@ def _broadcast(input, target):
     if input.shape == target.shape:
         return input, target
     shape = tuple(np.broadcast_shapes(input.shape, target.shape))
-    return (input if input.shape == shape else input.expand(*shape),
-            target if target.shape == shape else target.expand(*shape))
+    return (input if input.shape == shape else input.expand(shape),
+            target if target.shape == shape else target.expand(shape))
 
 
 def _apply_reduction(loss, reduction):
@@ -577,7 +577,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def _weight_view(weight, logp, class_dim):
     shape = [1] * logp.dim()
     shape[class_dim] = weight.shape[0]
-    return _views.view(weight, *shape)
+    return _views.view(weight, tuple(shape))
 
 
 def _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim):
@@ -741,7 +741,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     if x1.shape != x2.shape:
         # torch's expand_outplace: both are expanded (ExpandBackward0) once the sizes differ
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
-        x1, x2 = x1.expand(*shape), x2.expand(*shape)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
     n1 = x1.norm(2, dim, keepdim=True).clone()
     n2 = x2.norm(2, dim, keepdim=True).clone()
     with _no_grad():
