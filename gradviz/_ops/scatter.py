@@ -7,10 +7,13 @@ An out-of-place op writes into a copy of self; its in-place form writes into sel
 bumps the version and, through a view, rewrites the base's history (CopySlices), as in torch.
 """
 
+import operator
+
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
 from .._dmath import along
+from .._keywords import ParserRefusal
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record
@@ -36,6 +39,19 @@ def _index_array(index, name, allow_int32):
         raise RuntimeError(f"{name}(): Expected dtype {'int32/' if allow_int32 else ''}int64 "
                            "for index")
     return idx
+
+
+def _dim_arg(dim):
+    """torch's parser takes dim as an int only: a bool, float, None, str or list is its TypeError
+    ("argument 'dim' (position 1) must be int, not float"), worded by the keyword wrapper."""
+    if type(dim) is int:
+        return
+    try:
+        if isinstance(dim, bool):
+            raise TypeError
+        operator.index(dim)     # an int-like: a NumPy int, a 0-dim integer tensor
+    except TypeError:
+        raise ParserRefusal("dim") from None
 
 
 def _check_bounds(idx, size, dim):
@@ -100,6 +116,7 @@ def gather(self, dim, index, *, sparse_grad=False, out=None):
     tensor([[2.],
             [3.]])
     """
+    _dim_arg(dim)
     if out is not None:
         raise _not_implemented("gather", "out")
     if sparse_grad:
@@ -158,6 +175,7 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None, out=None):
     tensor([[0., 0., 1.],
             [1., 0., 0.]])
     """
+    _dim_arg(dim)
     if out is not None:
         raise _not_implemented("scatter", "out")
     src, value = _scatter_args("scatter", src, value)
@@ -175,6 +193,7 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None, out=None):
 @method("scatter_")
 @records("scatter", "scatter_value")
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    _dim_arg(dim)
     src, value = _scatter_args("scatter_", src, value)
     _check_inplace(self, src)
     res = np.array(self._data, copy=True)
@@ -203,6 +222,7 @@ def scatter_add(self, dim, index, src, *, out=None):
     >>> torch.zeros(3).scatter_add(0, torch.tensor([0, 0, 2]), torch.ones(3))
     tensor([2., 0., 1.])
     """
+    _dim_arg(dim)
     if out is not None:
         raise _not_implemented("scatter_add", "out")
     src = _src_tensor("scatter_add", src)
@@ -217,6 +237,7 @@ def scatter_add(self, dim, index, src, *, out=None):
 @method("scatter_add_")
 @records("scatter_add")
 def scatter_add_(self, dim, index, src):
+    _dim_arg(dim)
     src = _src_tensor("scatter_add_", src)
     _check_inplace(self, src)
     res = np.array(self._data, copy=True)
@@ -286,6 +307,7 @@ def index_select(self, dim, index, *, out=None):
     >>> torch.tensor([[1.0, 2.0, 3.0]]).index_select(1, torch.tensor([2, 0]))
     tensor([[3., 1.]])
     """
+    _dim_arg(dim)
     if out is not None:
         raise _not_implemented("index_select", "out")
     a = self._data
@@ -331,6 +353,7 @@ def index_add(self, dim, index, source, *, alpha=1, out=None):
     >>> torch.zeros(3).index_add(0, torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))
     tensor([3., 0., 0.])
     """
+    _dim_arg(dim)
     if out is not None:
         raise _not_implemented("index_add", "out")
     res = np.array(self._data, copy=True)
@@ -344,6 +367,7 @@ def index_add(self, dim, index, source, *, alpha=1, out=None):
 @method("index_add_")
 @records("index_add")
 def index_add_(self, dim, index, source, *, alpha=1):
+    _dim_arg(dim)
     _check_inplace(self, source)
     res = np.array(self._data, copy=True)
     d = _index_add_into("index_add_", self, dim, index, source, alpha, res)
@@ -407,6 +431,7 @@ def index_copy(self, dim, index, source):
     >>> torch.zeros(3).index_copy(0, torch.tensor([2, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 1.])
     """
+    _dim_arg(dim)
     res = np.array(self._data, copy=True)
     d = _index_copy_into(self, dim, index, source, res)
     out = _make(res)
@@ -418,6 +443,7 @@ def index_copy(self, dim, index, source):
 @method("index_copy_")
 @records("index_copy")
 def index_copy_(self, dim, index, source):
+    _dim_arg(dim)
     _check_inplace(self, source)
     res = np.array(self._data, copy=True)
     d = _index_copy_into(self, dim, index, source, res)
@@ -464,6 +490,7 @@ def index_fill(self, dim, index, value):
     >>> torch.zeros(3).index_fill(0, torch.tensor([1]), 5.0)
     tensor([0., 5., 0.])
     """
+    _dim_arg(dim)
     res = np.array(self._data, copy=True)
     d = _index_fill_into(self, dim, index, value, res)
     out = _make(res)
@@ -474,6 +501,7 @@ def index_fill(self, dim, index, value):
 @method("index_fill_")
 @records("index_fill", "index_fill_tensor")
 def index_fill_(self, dim, index, value):
+    _dim_arg(dim)
     _check_inplace(self, value)
     res = np.array(self._data, copy=True)
     d = _index_fill_into(self, dim, index, value, res)
