@@ -196,9 +196,10 @@ def reduce_grad(grad, self_sym_sizes, dim, keepdim):
     return expand(grad, self_sym_sizes)
 
 
-def mean_backward(grad, self_sym_sizes, dim, keepdim, count):
+def mean_backward(grad, self_sym_sizes, dim, keepdim, count, self_sym_numel):
     """torch expands the gradient, then divides it by the count (DivBackward1); an array is
-    divided before it is broadcast (the same values, count times fewer divisions)."""
+    divided before it is broadcast (the same values, count times fewer divisions). (torch's
+    mean_backward takes self_sym_numel too, to tell a mean over every dim: saved as torch's.)"""
     if isinstance(grad, Tensor):
         return divide_by(reduce_grad(grad, self_sym_sizes, dim, keepdim), count)
     return reduce_grad(grad / count, self_sym_sizes, dim, keepdim)
@@ -995,10 +996,13 @@ defderiv("div(Tensor self, Tensor other)",
 defderiv("neg(Tensor self)",
          "NegBackward0", saves_tensors=False,
          self=lambda grad: -grad)
+# torch's div.Tensor_mode row: `rounding_mode.has_value() ? grad.zeros_like() : grad / other`
+# (and `-grad * self / other / other` for other). The formulas name what torch's use, so the
+# node saves (and version-checks) self and other as torch's does, with a zero gradient.
 defderiv("div_mode(Tensor self, Tensor other, *, str rounding_mode)",
-         "DivBackward2", ("rounding_mode",), saves_tensors=False,
-         self=lambda grad: zeros_like(grad),
-         other=lambda grad: zeros_like(grad))
+         "DivBackward2", ("self", "other", "rounding_mode"), wrapped=("other",),
+         self=lambda grad, other, rounding_mode: zeros_like(grad),
+         other=lambda grad, self, other, rounding_mode: zeros_like(grad))
 defderiv("remainder_scalar(Tensor self, Scalar other)",
          "RemainderBackward0", saves_tensors=False,
          self=lambda grad: grad)
@@ -1123,7 +1127,8 @@ defderiv("mean(Tensor self)",
          "MeanBackward0", ("self_sym_sizes", "self_sym_numel"), saves_tensors=False,
          self=mean_all_grad)
 defderiv("mean_dim(Tensor self, int[1]? dim, bool keepdim)",
-         "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count"), saves_tensors=False,
+         "MeanBackward1", ("self_sym_sizes", "dim", "keepdim", "count", "self_sym_numel"),
+         saves_tensors=False,
          internal=("count",),
          self=mean_backward)
 defderiv("prod(Tensor self)", "ProdBackward0", ("self",),
@@ -1145,10 +1150,18 @@ defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",), e
 
 # ----- Linear algebra ----------------------------------------------------------------------
 
-defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", ("self", "mat2", "mat2_t"),
+# torch's mm row: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), ...) and
+# mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), ...). torch saves both
+# sizes always, and each strides only for its input's gradient (else reads them as ()).
+_MM_ARGS = ("self", "mat2", "mat2_t", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
+            "mat2_sym_strides")
+defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", _MM_ARGS,
          internal=("mat2_t",), exact=True,
-         self=lambda grad, mat2: matmul(grad, mat_t(mat2)),
-         mat2=lambda grad, self, mat2_t: mm_mat2_grad(grad, self, mat2_t))
+         self=lambda grad, mat2, self_sym_sizes, self_sym_strides, mat2_sym_sizes:
+             matmul(grad, mat_t(mat2)),
+         mat2=lambda grad, self, mat2_t, mat2_sym_sizes, mat2_sym_strides, self_sym_sizes:
+             mm_mat2_grad(grad, self, mat2_t)).unsaved.update(self_sym_strides=(),
+                                                               mat2_sym_strides=())
 defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
          self=lambda grad, mat2: bmm(grad, transpose(mat2, 1, 2)),
          mat2=lambda grad, self: bmm(transpose(self, 1, 2), grad))

@@ -200,7 +200,7 @@ def div(self, other, rounding_mode=None):
     except TypeError:
         return NotImplemented
     if rounding_mode is not None:
-        return _div_rounded(self, ot, a, b, rounding_mode)
+        return _div_rounded(self, ot, a, b, rounding_mode, other)
     if a.dtype.kind != "f":
         # Integer true division gives the default float dtype, as in torch (not float64).
         a = a.astype(_default_float())
@@ -216,7 +216,7 @@ def div(self, other, rounding_mode=None):
     return out
 
 
-def _div_rounded(self, ot, a, b, rounding_mode):
+def _div_rounded(self, ot, a, b, rounding_mode, other=None):
     """div with rounding_mode "floor" or "trunc" (DivBackward2: zero gradients, as torch)."""
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
@@ -233,7 +233,7 @@ def _div_rounded(self, ot, a, b, rounding_mode):
     rt = _dtype.result_type((a, b))
     out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
-        record(D["div_mode"], out, (self, ot), (rounding_mode,))
+        record(D["div_mode"], out, (self, ot), (self, other, rounding_mode))
     return out
 
 

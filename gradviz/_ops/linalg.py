@@ -75,7 +75,8 @@ def _mm_like(entry, self, other):
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
     out = _make(quietly(np.matmul, a, b))
     if _needs(self, other):
-        args = (self, other, is_transposed(b)) if entry is _E_MM else (self, other)
+        args = ((self, other, is_transposed(b), sa, self.stride(), sb, other.stride())
+                if entry is _E_MM else (self, other))
         record(entry, out, (self, other), args)
     return out
 

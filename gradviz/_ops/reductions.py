@@ -88,7 +88,7 @@ def mean(self, dim=None, keepdim=False, dtype=None):
                          a.dtype) if a.ndim else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
-        record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count))
+        record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count, a.size))
     return out
 
 

@@ -113,6 +113,9 @@ class Derivative:
             self.formulas.append((f, tuple(scope.index(p) for p in fparams[skip:])))
         self._needed = {}
         self._plans = {}
+        # what `_saved_<name>` reads when the node did not keep it (None unless set: torch
+        # gives mm's unsaved `_saved_mat2_sym_strides` as ())
+        self.unsaved = {}
         self.saves_tensors = False
         self.exact = False
         self.cls = make_node_class(self)
@@ -489,6 +492,8 @@ class FormulaNode(Node):
         released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
+        if k is None and name in e.unsaved:
+            return e.unsaved[name]
         if released and (k is None or j == e.result_index or k >= len(self._saved) or
                          self._saved[k] is None or name in e.wrapped):
             raise RuntimeError(_FREED)
