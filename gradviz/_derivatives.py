@@ -946,10 +946,12 @@ def one_hot_columns(idx, n, dtype):
 _IDENTITY = [np.eye(0)]
 
 
-def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq):
+def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_by_freq,
+                   sparse):
     """Each looked-up row's gradient added into its row of the table (divided by how often the
     index occurs with scale_grad_by_freq); the padding row gets none. On Tensors torch's
-    embedding_dense_backward op (EmbeddingDenseBackwardBackward0)."""
+    embedding_dense_backward op (EmbeddingDenseBackwardBackward0). (sparse is always False
+    here: named so that the node saves it, as torch's embedding_backward does.)"""
     if on_tensors(grad):
         return ops.embedding_dense_backward(grad, indices, weight_sym_argsize_0, padding_idx,
                                             scale_grad_by_freq)
@@ -976,11 +978,12 @@ def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_
 
 defderiv("add(Tensor self, Tensor other, *, Scalar alpha)",
          "AddBackward0", ("alpha",), saves_tensors=False,
-         self=lambda grad: grad,
+         # torch saves alpha whichever input needs a gradient: self's formula names it too
+         self=lambda grad, alpha: grad,
          other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
          "SubBackward0", ("alpha",), saves_tensors=False,
-         self=lambda grad: grad,
+         self=lambda grad, alpha: grad,          # (alpha saved always, as torch)
          other=lambda grad, alpha: maybe_multiply(-grad, alpha))
 defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
          "RsubBackward1", ("alpha",), saves_tensors=False,

@@ -301,14 +301,7 @@ _SAVED_CASES = {
 }
 
 
-# Rows of gradviz's derivative table that save fewer sizes than torch's node does.
-_FEWER_SIZES = {"mm": "gradviz's mm row keeps no _saved_*_sym_sizes / _sym_strides",
-                "mean_dim": "gradviz's mean.dim row keeps no _saved_self_sym_numel"}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(reason=_FEWER_SIZES[c], strict=True))
-    if c in _FEWER_SIZES else c for c in sorted(_SAVED_CASES)])
+@pytest.mark.parametrize("case", sorted(_SAVED_CASES))
 def test_saved_values_use_torchs_saved_names(case):
     real = pytest.importorskip("torch")
     names = {}

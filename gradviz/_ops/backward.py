@@ -98,7 +98,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, key):
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                              scale_grad_by_freq):
     out = _make(embedding_grad(grad_output._data, num_weights, indices, padding_idx,
-                               scale_grad_by_freq))
+                               scale_grad_by_freq, False))
     if _needs(grad_output):
         record(D["embedding_dense_backward"], out, (grad_output,), (indices, padding_idx))
     return out

@@ -485,7 +485,8 @@ def matrix_or_vector_norm(self, ord=None, dim=None, keepdim=False, *, out=None, 
                                "dimensions.")
         return _matrix_norm(self, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
                             dtype)
-    return vector_norm(self, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    # torch's linalg_norm: opt_ord.value_or(2.0), a float (LinalgVectorNormBackward0's ord)
+    return vector_norm(self, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def _matrix_norm(self, ord, dim, keepdim, dtype):
@@ -499,7 +500,7 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
     d0, d1 = (_wrap_dim(d, self.dim()) for d in dim)
     if abs(ord) == np.inf:
         d0, d1 = d1, d0
-    sums = vector_norm(self, 1, (d0,), keepdim, dtype=dtype)
+    sums = vector_norm(self, 1.0, (d0,), keepdim, dtype=dtype)     # torch's ord: 1.0
     if not keepdim and d0 < d1:
         d1 -= 1
     return (amax if ord > 0 else amin)(sums, d1, keepdim)

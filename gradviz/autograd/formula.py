@@ -492,8 +492,10 @@ class FormulaNode(Node):
         released = self._released
         j = e.result_index if name == "result" else e.args.index(name)
         k = self._plan.position.get(j)
-        if k is None and name in e.unsaved:
-            return e.unsaved[name]
+        if k is None and j != e.result_index:
+            # never saved (an input needing no gradient): torch reads None, before backward
+            # and after it alike (a default-constructed SavedVariable is never freed)
+            return e.unsaved.get(name)
         if released and (k is None or j == e.result_index or k >= len(self._saved) or
                          self._saved[k] is None or name in e.wrapped):
             raise RuntimeError(_FREED)

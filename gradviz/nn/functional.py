@@ -272,7 +272,7 @@ def silu(input, inplace=False):
         raise
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):      # torch's defaults: ints (saved so)
     """log(1 + exp(beta x)) / beta (SoftplusBackward0)."""
     try:
         return _activation.softplus(input, beta, threshold)
@@ -326,7 +326,7 @@ def elu_(input, alpha=1.0):
         raise
 
 
-def hardtanh_(input, min_val=-1.0, max_val=1.0):
+def hardtanh_(input, min_val=-1, max_val=1):       # torch's defaults: ints (saved so)
     """hardtanh in place (HardtanhBackward0)."""
     try:
         return _activation.hardtanh(input, min_val, max_val, True)
@@ -338,7 +338,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 def relu6(input, inplace=False):
     """hardtanh(x, 0, 6), as torch records it (HardtanhBackward0)."""
     try:
-        return _activation.hardtanh(input, 0.0, 6.0, inplace)
+        return _activation.hardtanh(input, 0, 6, inplace)   # torch's relu6: ints (saved so)
     except Exception:
         _parsed("relu6_" if inplace else "relu6", ("input", input))
         raise
