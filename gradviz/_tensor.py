@@ -266,6 +266,15 @@ class Tensor(metaclass=_TorchClass):
     def data_ptr(self):
         return self._array().ctypes.data
 
+    def storage(self):
+        """The TypedStorage this tensor and its views share (torch warns it is deprecated)."""
+        from ._storage import typed_storage
+        return typed_storage(self)
+
+    def untyped_storage(self):
+        from ._storage import untyped_storage
+        return untyped_storage(self)
+
     def cpu(self):
         return self
 
