@@ -184,7 +184,7 @@ n1  PowBackward0              n2 SubBackward0          _saved_self
     (pow(sub(step[2].y, …)))  (sub(step[2].y, …))      sub(step[2].y, …) [3]
                                                        v0->v0 (freed)
                                                        _saved_exponent (freed)
-n2  SubBackward0              n3 MulBackward0
+n2  SubBackward0              n3 MulBackward0          _saved_alpha = 1
     (sub(step[2].y, …))       (step[2].y)
                               None
 """

@@ -19,9 +19,12 @@ inspector's report, check-inplace, a tracer taking a snapshot before backward fr
 
 from typing import NamedTuple
 
+import numpy as np
+
 from .._tensor import Tensor
 from .function import BackwardCFunction
 from .formula import FormulaNode
+
 from .graph import CopySlices
 
 __all__ = ["Saved", "saved_values", "saved_names", "was_freed", "snapshot", "hold",
@@ -95,6 +98,12 @@ def _formula_values(node, saved, res, resvc, output):
             out.append(Saved("_saved_" + entry.result_name, output, res, resvc, want))
         elif isinstance(v, Tensor):
             out.append(Saved("_saved_" + name, v, v._data, v._vc, want))
+        elif name in entry.wrapped and isinstance(v, (bool, int, float)):
+            # a Python number torch saves as a 0-d tensor (x * 2's _saved_other: tensor(2)):
+            # a tensor of torch's dtype for it, with the number
+            data = np.array(v, dtype=np.bool_ if isinstance(v, bool) else
+                            np.int64 if isinstance(v, int) else np.float64)
+            out.append(Saved("_saved_" + name, None, data, None, want, value=v))
         else:
             out.append(Saved("_saved_" + name, value=v, is_tensor=False))
     return out

@@ -787,7 +787,9 @@ class _Builder:
                         # after backward freed it, the version the tensor has now
                         "version": int(e.tensor._version if freed and e.tensor is not None
                                        else e.version),
-                        "value": None, "freed": freed})
+                        # a Python number saved as a 0-d tensor (torch's wrapped number)
+                        "value": None if e.value is None else _plain_value(e.value),
+                        "freed": freed})
         return out
 
     def _saved_public(self, node):

@@ -866,8 +866,15 @@ class TorchTracer(Tracer):
                         original = self.output_of(node, 0)
                     # no tensor is kept: a snapshot must not keep what backward freed
                     vc = _Version(original) if original is not None else _Fixed(v._version)
+                    # a Python number torch wrapped into a 0-d tensor (x * 2's _saved_other):
+                    # not one of the call's tensors, made by no node; its number is shown
+                    number = (v.item() if original is None
+                              and v.grad_fn is None and v.dim() == 0
+                              and attr in _wrapped_names().get(type(node).__name__, ())
+                              else None)
                     out.append(Saved(attr, original, _meta(v), vc,
-                                     packed.version if packed is not None else v._version))
+                                     packed.version if packed is not None else v._version,
+                                     value=number))
                 else:
                     out.append(Saved(attr, value=v, is_tensor=False))
         finally:
@@ -1117,6 +1124,19 @@ def _row_inputs(node, inputs):
             _ROW_INPUTS.setdefault(d.node, d.n_inputs)
     n = _ROW_INPUTS.get(type(node).__name__)
     return inputs if n is None else inputs[:n]
+
+
+_WRAPPED = {}       # grad_fn name -> the `_saved_*` names where torch wraps a Python number
+
+
+def _wrapped_names():
+    """grad_fn name -> the `_saved_*` names the core's rows declare `wrapped` (a Python
+    number passed there is saved as a 0-d tensor: MulBackward0's _saved_other)."""
+    if not _WRAPPED:
+        from ..autograd.formula import DERIVATIVES
+        for d in DERIVATIVES.values():
+            _WRAPPED.setdefault(d.node, set()).update("_saved_" + a for a in d.wrapped)
+    return _WRAPPED
 
 
 def _row_order():

@@ -153,8 +153,10 @@ def _node_title(node):
 def _saved_text(entry):
     if entry.get("shape") is None:
         return Text(printable(saved_value(entry), keep=""))
-    text = Text(printable(f"{entry['name']} {entry.get('tensor')} {format_shape(entry['shape'])} ",
-                          keep=""))
+    held = entry.get("tensor")
+    if held is None and entry.get("value") is not None:
+        held = f"tensor({entry['value']})"      # a Python number saved as a 0-d tensor
+    text = Text(printable(f"{entry['name']} {held} {format_shape(entry['shape'])} ", keep=""))
     versions = f"v{version(entry.get('saved_version'))}->v{version(entry.get('version'))}"
     if is_modified(entry) and entry.get("freed"):
         # Nothing will read it again (backward freed it), as after opt.step(): not an alarm.
