@@ -102,9 +102,15 @@ def _float64_flat(a):
 
 
 def _back(out, shape, a):
-    """out reshaped, in a's float dtype (float64 for other inputs)."""
-    return out.reshape(shape).astype(a.dtype if a.dtype.kind == "f" else np.float64,
-                                     copy=False)
+    """out reshaped, in a's float dtype (float64 for other inputs); laid out as a when a is a
+    dense non-contiguous array (a transpose): torch's pointwise ops keep such a layout."""
+    dt = a.dtype if a.dtype.kind == "f" else np.float64
+    out = out.reshape(shape)
+    if a.ndim > 1 and not a.flags.c_contiguous and a.size and 0 not in a.strides:
+        kept = np.empty_like(a, dtype=dt)        # order "K": a's layout
+        kept[...] = out
+        return kept
+    return out.astype(dt, copy=False)
 
 
 def _np_erf(a):
