@@ -168,7 +168,10 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
             raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     dims = 0 if x.ndim == 2 else (0,) + tuple(range(2, x.ndim))
     shape = (1, c) + (1,) * (x.ndim - 2)
-    if training:
+    if x.dtype == _F16 and x.size:
+        y, save_mean, save_invstd = _half_batch_norm(x, weight, bias, running_mean, running_var,
+                                                     training, momentum, eps, dims, shape)
+    elif training:
         # np.add.reduce rather than np.mean: the same sums without mean's overhead, which
         # dominates on a makemore-sized batch. The Python numbers are 0-d arrays of x's dtype
         # (`constant`): the same arithmetic, cheaper on vectors of C channels.
@@ -210,6 +213,49 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
                (input, weight, running_mean, running_var, _make(save_mean),
                 _make(save_invstd), bool(training), eps))
     return out
+
+
+def _half_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps,
+                     dims, shape):
+    """torch's CPU kernel on float16 input: the statistics in float32 (the running ones
+    updated in float32, stored in their dtype), saved as the parameters' dtype; then one
+    per-channel alpha = invstd * weight and beta = bias - mean * alpha from the saved (rounded)
+    mean and invstd, and y = x * alpha + beta as one fused multiply-add in float32, rounded to
+    float16 once. (y, save_mean, save_invstd)."""
+    f32 = np.float32
+    xf = x.astype(f32)
+    mixed = any(p is not None and p._data.dtype != _F16
+                for p in (weight, bias, running_mean, running_var))
+    param = f32 if mixed else _F16
+    if training:
+        n = x.size // x.shape[1]
+        mean = np.add.reduce(xf, axis=dims, dtype=f32) / f32(n)
+        xc = xf - (mean if x.ndim == 2 else mean.reshape(shape))
+        var_sum = np.add.reduce(xc * xc, axis=dims, dtype=f32)
+        invstd = f32(1) / np.sqrt(var_sum / f32(n) + f32(eps))
+        if running_mean is not None:
+            rm = running_mean._data
+            rm[...] = (f32(momentum) * mean + f32(1 - momentum) * rm.astype(f32)).astype(
+                rm.dtype)
+        if running_var is not None:
+            rv = running_var._data
+            unbiased = var_sum / f32(n - 1) if n > 1 else var_sum * f32(math.inf)
+            rv[...] = (f32(momentum) * unbiased + f32(1 - momentum) * rv.astype(f32)).astype(
+                rv.dtype)
+        save_mean, save_invstd = mean.astype(param), invstd.astype(param)
+        mean_f, invstd_f = save_mean.astype(f32), save_invstd.astype(f32)
+    else:
+        if running_mean is None or running_var is None:
+            missing = "running_mean" if running_mean is None else "running_var"
+            raise RuntimeError(f"{missing} must be defined in evaluation mode")
+        mean_f = running_mean._data.astype(f32)
+        invstd_f = f32(1) / np.sqrt(running_var._data.astype(f32) + f32(eps))
+        save_mean = save_invstd = np.zeros(0, dtype=param)
+    alpha = invstd_f if weight is None else invstd_f * weight._data.astype(f32)
+    beta = -mean_f * alpha if bias is None else bias._data.astype(f32) - mean_f * alpha
+    # fmadd: x * alpha + beta rounded once (the float64 product of two float32 is exact)
+    y = (x.astype(np.float64) * alpha.reshape(shape) + beta.reshape(shape)).astype(f32)
+    return y.astype(_F16), save_mean, save_invstd
 
 
 def _train_constants(n, eps, dt, momentum, stats_dt):
@@ -254,21 +300,56 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     _float_input(x, "group_norm")
     _same_dtype(x, weight, bias)
     hxw = int(np.prod(x.shape[2:], dtype=np.int64))
-    g = x.reshape(n, num_groups, -1)
-    mean = _mean(g, (2,))
-    gc = g - mean
-    rstd = 1 / np.sqrt(_mean(gc * gc, (2,)) + eps)
-    y = (gc * rstd).reshape(x.shape)
     shape = (1, c) + (1,) * (x.ndim - 2)
-    out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
+    if x.dtype == _F16 and x.size:
+        y, mean, rstd = _half_group_norm(x, num_groups, weight, bias, eps)
+        out = _make(y)
+    else:
+        g = x.reshape(n, num_groups, -1)
+        mean = _mean(g, (2,))
+        gc = g - mean
+        rstd = 1 / np.sqrt(_mean(gc * gc, (2,)) + eps)
+        y = (gc * rstd).reshape(x.shape)
+        out = _make(_affine(y, weight, bias, shape).astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
         # The mean and rstd are outputs 1 and 2 of the node, as torch's result1 and result2:
         # the gradient reads them under create_graph=True, and differentiates through them.
         stats = [_make(mean.reshape(n, num_groups)),
-                 _make(rstd.reshape(n, num_groups).astype(x.dtype))]
+                 _make(rstd.reshape(n, num_groups).astype(
+                     rstd.dtype if x.dtype == _F16 else x.dtype))]
         record_outputs(D["native_group_norm"], [out] + stats, (input, weight, bias),
                        (input, weight, n, c, hxw, num_groups, eps, *stats))
     return out
+
+
+def _half_group_norm(x, num_groups, weight, bias, eps):
+    """torch's CPU kernel on float16 input: each group's mean and rstd in float32; per channel
+    scale = rstd * weight and bias = -scale * mean + bias, and y = x * scale + bias as one
+    fused multiply-add in float32, rounded to float16 once. mean and rstd (n, groups, 1) in
+    the parameters' dtype (float32 when they are, torch's mixed types)."""
+    f32 = np.float32
+    n, c = x.shape[0], x.shape[1]
+    g = x.astype(f32).reshape(n, num_groups, -1)
+    mean = np.add.reduce(g, axis=2, dtype=f32, keepdims=True) / f32(g.shape[2])
+    gc = g - mean
+    var = np.add.reduce(gc * gc, axis=2, dtype=f32, keepdims=True) / f32(g.shape[2])
+    rstd = f32(1) / np.sqrt(var + f32(eps))
+    mixed = any(p is not None and p._data.dtype != _F16 for p in (weight, bias))
+    stats = f32 if mixed else _F16
+    if weight is None and bias is None:
+        # torch: (x - mean) * rstd in float32
+        return (gc * rstd).astype(_F16).reshape(x.shape), mean.astype(stats), rstd.astype(stats)
+    per = c // num_groups
+    # (n, groups, channels per group): each channel's scale and bias
+    scale = np.repeat(rstd, per, axis=2)
+    if weight is not None:
+        scale = scale * weight._data.astype(f32).reshape(1, num_groups, per)
+    shift = -scale * np.repeat(mean, per, axis=2)
+    if bias is not None:
+        shift = shift + bias._data.astype(f32).reshape(1, num_groups, per)
+    xs = x.astype(np.float64).reshape(n, num_groups, per, -1)
+    y = (xs * scale[..., None] + shift[..., None]).astype(f32).astype(_F16).reshape(x.shape)
+    return y, mean.astype(stats), rstd.astype(stats)
 
 
 # ----- Their backwards, recorded under create_graph=True ----------------------------------
