@@ -100,6 +100,8 @@ def _plain_size(shape, numel):
     """`_infer_shape(_shape_args(shape), numel)` for the common call, without its parsing: ints,
     or one tuple of them, that give `numel` elements, with at most one -1 and no other negative
     size. None for anything else: the general parse then gives the result or torch's error."""
+    if not shape:
+        return None         # x.view(): torch's TypeError, from the parse
     if len(shape) == 1 and type(shape[0]) is tuple:
         shape = shape[0]
     if not _INTS.issuperset(map(type, shape)):     # (bool, NumPy ints, floats: the parse)
@@ -220,7 +222,7 @@ def _view_op(self, entry, step, args):
 @method("view")
 @records("view")
 def view(self, *shape):
-    size = _plain_size(shape, self._data.size) if shape else None
+    size = _plain_size(shape, self._data.size)
     if size is None:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise NotImplementedError("view(dtype) is not supported by gradviz")
@@ -237,7 +239,7 @@ def view(self, *shape):
 @export()
 @records("view", "reshape_alias")
 def reshape(self, *shape):
-    size = _plain_size(shape, self._data.size) if shape else None
+    size = _plain_size(shape, self._data.size)
     if size is None:
         size = _infer_shape(_shape_args(shape, "reshape", "shape"), self.numel())
     shape = size
