@@ -273,6 +273,27 @@ def test_an_existing_python_file_is_never_an_output(tmp_path, monkeypatch, comma
     assert sorted(os.listdir(tmp_path)) == ["helper.py", "prog.py"]
 
 
+@pytest.mark.parametrize("head", [b"#!/bin/sh\necho hi\n", b"\x7fELF\x02\x01\x01"])
+def test_an_existing_program_is_never_an_output(tmp_path, monkeypatch, head):
+    # `--dot /usr/local/bin/dot` (meant as --renderer) replaced the program with DOT
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, MODEL)
+    program = tmp_path / "dot"
+    program.write_bytes(head)
+    program.chmod(0o755)
+    r = invoke("graph", path, "--dot", "dot")
+    assert r.exit_code == 2
+    assert r.stderr == ("Error: refusing to replace dot: it is a program (executable, starting "
+                        "with #! or as a binary does)\n")
+    assert program.read_bytes() == head
+    # the executable bit alone (files on a FAT or NTFS mount) is not a program
+    drawing = tmp_path / "old.dot"
+    drawing.write_text("digraph {}\n")
+    drawing.chmod(0o777)
+    assert invoke("graph", path, "--dot", "old.dot").exit_code == 0
+    assert drawing.read_text().startswith("digraph backward {")
+
+
 def test_report_escapes_its_output_path_and_needs_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, MODEL)
@@ -296,6 +317,20 @@ def test_a_renderer_that_writes_something_else_fails(tmp_path, monkeypatch, fmt,
     assert r.stderr == (f"Error: renderer {liar} exited 0 but what it wrote is not "
                         f"{fmt.upper()} (it starts with 'Error: out of memory\\n')\n")
     assert not (tmp_path / f"g.{fmt}").exists()
+
+
+def test_a_slow_renderer_is_said_to_be_running(tmp_path, monkeypatch):
+    # a renderer that hangs looked like gradviz hanging: nothing on the terminal
+    from gradviz.render import renderer
+    monkeypatch.setattr(renderer, "_SLOW_AFTER", 0.2)
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, MODEL)
+    slow = fake_renderer(tmp_path, "slow", "cat > /dev/null; sleep 2; echo '<svg/>'")
+    r = invoke("graph", path, "--svg", "g.svg", "--renderer", slow)
+    assert r.exit_code == 0
+    assert r.stderr == (f"still waiting for the renderer {slow} after 0.2 s (Ctrl-C stops "
+                        "it)\nwrote g.svg (4 nodes, SVG)\n")
+    assert (tmp_path / "g.svg").read_text() == "<svg/>\n"
 
 
 def _alive(pid):

@@ -20,7 +20,7 @@ from pathlib import Path
 from .output import OutputError, write_output
 
 __all__ = ["EXIT_NO_RENDERER", "EXIT_RENDERER_FAILED", "FORMATS", "RenderError",
-           "find_renderer", "render", "render_bytes", "render_svg"]
+           "find_renderer", "on_slow_renderer", "render", "render_bytes", "render_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -164,6 +164,18 @@ def _looks_like(data, fmt):
     return True
 
 
+# After this many seconds of rendering, the callback set by on_slow_renderer is told.
+_SLOW_AFTER = 15.0
+_on_slow = None
+
+
+def on_slow_renderer(callback):
+    """Call callback(message) when a renderer has been running for a while (the command line
+    prints it on stderr); None: say nothing."""
+    global _on_slow
+    _on_slow = callback
+
+
 def _run_group(args, data):
     """subprocess.run(args, input=data, capture_output=True), the renderer in a process group
     of its own: on any exception (Ctrl-C, SIGTERM) the whole group is killed, so a renderer
@@ -171,7 +183,14 @@ def _run_group(args, data):
     with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, start_new_session=True) as proc:
         try:
-            stdout, stderr = proc.communicate(data)
+            try:
+                stdout, stderr = proc.communicate(data, timeout=_SLOW_AFTER)
+            except subprocess.TimeoutExpired:
+                # A renderer that hangs must not look like gradviz hanging: say so, once.
+                if _on_slow is not None:
+                    _on_slow(f"still waiting for the renderer {args[0]} after "
+                             f"{_SLOW_AFTER:g} s (Ctrl-C stops it)")
+                stdout, stderr = proc.communicate()
         except BaseException:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
