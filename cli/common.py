@@ -112,13 +112,23 @@ def library_errors():
     their own codes, at the CLI boundary."""
     from gradviz.inspect import UsageError
     from gradviz.render.output import OutputError
-    from gradviz.render.renderer import RenderError
+    from gradviz.render.renderer import RenderError, on_slow_renderer
+    on_slow_renderer(_say_slow)
     try:
         yield
     except UsageError as exc:
         raise UsageFailure(str(exc)) from None
     except (RenderError, OutputError) as exc:
         raise LibraryFailure(str(exc), exc.exit_code) from None
+
+
+def _say_slow(message):
+    """A renderer running long: one line on stderr, so that it does not look like a hang."""
+    from gradviz.render.terminal import printable
+    try:
+        click.echo(printable(message, keep=""), err=True)
+    except OSError:
+        pass
 
 
 def print_result(result, code, as_json, no_color, printer):

@@ -6,12 +6,13 @@ Exit codes (one table for every command, also in the README):
     1    the user's file raised, backward failed or found an anomaly, or a check failed
     2    usage error: missing or unreadable file, not a Python file, unknown tensor name,
          bad option, backend not installed; an output that must not or cannot be written
-         (the file being run or a module it imported, a folder, a read-only file, a full
+         (the file being run or a module it imported, any existing .py file or program, a
+         folder, a read-only file, a full
          disk, including standard output and standard error)
     3    graph: no Graphviz renderer was found (the .dot file is written anyway; nothing goes
          to stdout for --svg -)
     4    graph: the renderer failed (cannot be run, exited non-zero or was killed, wrote
-         nothing)
+         nothing, or wrote something that is not the format asked for)
     70   internal error: gradviz itself failed (a bug in gradviz, not in the file); one
          paragraph on stderr, never a traceback
     130  interrupted (Ctrl-C)

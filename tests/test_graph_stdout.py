@@ -13,8 +13,11 @@ from gradviz.render.renderer import RenderError
 from test_output_safety import GRADVIZ, Z_SOURCE, invoke, model  # noqa: F401 - model: fixture
 from test_render_svg import fake_renderer
 
-# A renderer that says which format it was asked for, and what it read.
-ECHO = 'printf "<%s>" "$1"\ncat\n'
+# A renderer that starts as a file of the format asked for does (gradviz refuses anything
+# else as that format), then says which format it was asked for, and what it read.
+MAGIC = {"svg": b"<svg>", "png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-"}
+ECHO = ('case "$1" in -Tsvg) printf "<svg>";; -Tpng) printf "\\211PNG\\r\\n\\032\\n";; '
+        '-Tpdf) printf "%%PDF-";; esac\nprintf "<%s>" "$1"\ncat\n')
 
 
 @pytest.mark.parametrize("option, fmt", [("--svg", "svg"), ("--png", "png"), ("--pdf", "pdf")])
@@ -24,7 +27,7 @@ def test_each_format_goes_to_stdout_as_itself(model, tmp_path, option, fmt):
     r = invoke("graph", model, option, "-", "--renderer", echo)
     assert r.exit_code == 0, r.stderr
     dot = invoke("graph", model, "-o", "-").stdout
-    assert r.stdout == f"<-T{fmt}>" + dot
+    assert r.stdout_bytes == MAGIC[fmt] + f"<-T{fmt}>".encode() + dot.encode()
     assert r.stderr == "" and sorted(os.listdir(tmp_path)) == ["bin", "model.py"]
 
 
@@ -32,7 +35,7 @@ def test_stdout_and_a_file_of_other_formats(model, tmp_path):
     echo = fake_renderer(tmp_path, "dot", ECHO)
     r = invoke("graph", model, "--svg", "-", "--dot", "g.dot", "--renderer", echo)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout == "<-Tsvg>" + (tmp_path / "g.dot").read_text()
+    assert r.stdout == "<svg><-Tsvg>" + (tmp_path / "g.dot").read_text()
     assert r.stderr == "wrote g.dot (6 nodes, DOT)\n"
 
 

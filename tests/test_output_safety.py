@@ -79,9 +79,22 @@ def test_a_module_the_file_imported_is_never_an_output(model, tmp_path):
         r = invoke("graph", main, "--dot", "helper_for_output_test.py")
     finally:
         sys.modules.pop("helper_for_output_test", None)
+    # Refused before the file runs: any existing Python source is (see test_hostile_outputs)
     assert r.exit_code == 2
-    assert r.stderr == ("Error: refusing to write helper_for_output_test.py: it is the source "
-                        "of module helper_for_output_test\n")
+    assert r.stderr == ("Error: refusing to replace helper_for_output_test.py: it is Python "
+                        "source; write the output to a file named for its format (.dot, .svg, "
+                        "...)\n")
+    assert helper.read_text().startswith("import gradviz")
+    # A module the run imported is protected by its identity too, whatever its name
+    alias = tmp_path / "helper_alias.dot"
+    os.link(helper, alias)
+    try:
+        r = invoke("graph", main, "--dot", "helper_alias.dot")
+    finally:
+        sys.modules.pop("helper_for_output_test", None)
+    assert r.exit_code == 2
+    assert r.stderr == ("Error: refusing to write helper_alias.dot: it is the source of module "
+                        f"helper_for_output_test ({helper})\n")
     assert helper.read_text().startswith("import gradviz")
 
 

@@ -58,9 +58,13 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
     from gradviz.render.html import build_page, draw_views, explain_candidates
     from gradviz.render.module_graph import ModuleOptionError, module_options
     from gradviz.render.output import check_output, loaded_sources, write_output
+    from gradviz.render.terminal import printable
     from gradviz_cli.main import _version
     err = make_console(no_color, stderr=True)
     argv = list(args_opt) + list(file_args)
+    if not output:
+        raise click.BadParameter("needs a file name ('-' for standard output)",
+                                 param_hint="'-o' / '--output'")
     with library_errors():
         to_stdout = output == "-"
         if not to_stdout:
@@ -102,8 +106,8 @@ def report(file, file_args, output, roots, view, backward, gradient, show_saved,
             write_output(path, lambda: page.encode("utf-8"), loaded_sources(file))
             drawn = max((v.count for v in drawings.views.values() if v is not None), default=0)
             size = len(page.encode("utf-8"))
-            err.print(f"wrote {path} ({drawn} nodes, {size // 1024} KiB, HTML)", markup=False,
-                      highlight=False)
+            err.print(printable(f"wrote {path} ({drawn} nodes, {size // 1024} KiB, HTML)",
+                                keep=""), markup=False, highlight=False)
     failed = result.failed or (checked is not None and not checked["passed"])
     raise click.exceptions.Exit(1 if failed else 0)
 

@@ -228,7 +228,11 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
             raise UsageError(f"'{rname}' has no grad_fn: there is no graph to check")
         leaves = _reached_leaves(base, r)
         target = r if r.numel() == 1 else r.sum()
-        entry = {"root": rname, "leaves": [], "error": None, "file": None, "line": None}
+        entry = {"root": rname, "leaves": [], "error": None, "file": None, "line": None,
+                 "dtype": str(r.dtype).replace("torch.", "")}
+        # A root the file computes in float32 (`x.float()`) rounds every value it takes to
+        # float32: a difference below that rounding is noise, not a mismatch or a kink.
+        checker.precision = entry["dtype"]
         result["roots"].append(entry)
         try:
             # Hooks in the file may print as backward runs: not onto gradcheck's own output.
@@ -282,6 +286,7 @@ class _Checker:
         self.path, self.argv, self.rng_state = path, argv, rng_state
         self.backend = backend
         self.eps, self.atol, self.rtol = eps, atol, rtol
+        self.precision = "float64"      # the dtype the root is computed in
 
     def _moved(self, rname, k, i, delta):
         """(value of the root, None) with element i of leaf k moved by delta, or (None,
@@ -309,7 +314,7 @@ class _Checker:
         down, up = _steps(x, self.eps)
         left, right = (f0 - fm) / down, (fp - f0) / up
         # slopes apart by no more than the root's rounding are not a kink
-        noise = _rounding(f0, fp, fm) / min(down, up)
+        noise = _rounding(f0, fp, fm, dtype=self.precision) / min(down, up)
         if self._close(left, right) or abs(right - left) <= noise:
             return None
         down2, up2 = _steps(x, self.eps / 10)
@@ -357,7 +362,8 @@ class _Checker:
             a, x = float(flat_a[i]), float(values[i])
             down, up = _steps(x, self.eps)
             if not (down and up):
-                info["step_too_small"].append({"index": index, "value": _num(x)})
+                info["step_too_small"].append({"index": index, "value": _num(x),
+                                               "dtype": "float64"})
                 continue
             fp, err = self._moved(rname, k, i, self.eps)
             if err is None:
@@ -384,9 +390,10 @@ class _Checker:
                 # the root's rounding alone moves the difference by this much: a root of 6e11
                 # cannot show a change of 4e-6, and the numeric gradient reads 0. (With both
                 # tolerances 0 the user asked for exact equality: a mismatch it stays.)
-                noise = _rounding(f0, fp, fm) / (up + down)
+                noise = _rounding(f0, fp, fm, dtype=self.precision) / (up + down)
                 if abs_err <= noise and (self.atol or self.rtol):
-                    info["step_too_small"].append({"index": index, "value": _num(x)})
+                    info["step_too_small"].append({"index": index, "value": _num(x),
+                                                   "dtype": self.precision})
                     info["checked"] -= 1        # counted above, but not checked after all
                     continue
                 info["mismatched"] += 1
@@ -412,10 +419,28 @@ def _steps(x, eps):
     return x - (x - eps), (x + eps) - x
 
 
-def _rounding(*values):
-    """How far float64 rounding can move a difference of these root values: a few units in
-    the last place of the largest."""
-    return 4 * float(np.spacing(max(abs(v) for v in values)))
+def _rounding(*values, dtype="float64"):
+    """How far rounding can move a difference of these root values, computed in dtype: a few
+    units in the last place of the largest.
+
+    >>> _rounding(1.0), _rounding(1.0, dtype="float32"), _rounding(1.0, dtype="bfloat16")
+    (8.881784197001252e-16, 4.76837158203125e-07, 0.03125)
+    """
+    largest = max(abs(v) for v in values)
+    if dtype in _LOW_PRECISION:
+        # the spacing of that dtype at this magnitude (numpy has no bfloat16: 8 bits)
+        bits = _LOW_PRECISION[dtype]
+        exponent = math.frexp(largest)[1] - 1 if largest and math.isfinite(largest) else 0
+        return 4 * math.ldexp(1.0, exponent - bits)
+    return 4 * float(np.spacing(largest))
+
+
+# Mantissa bits of the dtypes a root may have below float64 (a complex64's parts are float32).
+_LOW_PRECISION = {"float32": 23, "complex64": 23, "float16": 10, "bfloat16": 7}
+
+
+def _shown(value):
+    return value if isinstance(value, str) else f"{value:.6g}"
 
 
 def _plural(n, word):
@@ -454,11 +479,18 @@ def _conclude(result):
                                             f"{names} moved by eps: not checked")
     lost = [(lf["name"], e) for lf in leaves for e in lf["step_too_small"]]
     if lost:
-        shown = ", ".join(f"{_at(name, e['index'])} = {e['value']:.6g}" for name, e in lost[:3])
+        shown = ", ".join(f"{_at(name, e['index'])} = {_shown(e['value'])}"
+                          for name, e in lost[:3])
         more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
-        phrases["step_too_small"] = (f"not checked at {shown}{more}: a step of eps is below "
-                                     "float64's resolution there (of the value, or of the "
-                                     "root's value); pass a larger --eps")
+        low = sorted({e.get("dtype") for _, e in lost} - {"float64", None})
+        if low:
+            why = (f"the root is computed in {', '.join(low)}, whose rounding hides a step of "
+                   "eps there (finite differences need float64 to check a gradient); pass a "
+                   "larger --eps, or compute in float64")
+        else:
+            why = ("a step of eps is below float64's resolution there (of the value, or of "
+                   "the root's value); pass a larger --eps")
+        phrases["step_too_small"] = f"not checked at {shown}{more}: {why}"
     kinks = [(lf["name"], kk) for lf in leaves for kk in lf["kinks"]]
     if kinks:
         shown = ", ".join(_at(name, kk["index"]) for name, kk in kinks[:3])

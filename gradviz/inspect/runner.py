@@ -19,8 +19,10 @@ import codecs
 import contextlib
 import io
 import json
+import operator
 import os
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -146,7 +148,9 @@ def read_source(path):
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError:
-        encoding = None     # an unknown or undecodable cookie: Python's own message below
+        # A first line that is not UTF-8 (with no cookie) is Python's "Non-UTF-8 code ... on
+        # line 1", from the decoding below; an unknown or undecodable cookie is its own message.
+        encoding = "utf-8" if _cookie_line(data) is None else None
     try:
         if encoding is None:
             raise LookupError
@@ -248,11 +252,21 @@ def describe(exc, path, debug=False):
     at = mine[-1] if mine else last
     node = getattr(exc, "_gradviz_node", None)
     forward = getattr(node, "_where", None) if node is not None else None
-    message = str(exc)
+    message = _text_of(str, exc)
     if isinstance(exc, KeyError) and exc.args:
-        message = repr(exc.args[0])
+        message = _text_of(repr, exc.args[0])
     return ErrorInfo(type(exc).__name__, message, at and at["file"], at and at["line"],
                      frames, node, forward, at and at["code"])
+
+
+def _text_of(show, value):
+    """show(value) (str or repr) for an object of the file's, whose __str__ or __repr__ may
+    raise anything: then Python's own words for it, as its traceback prints them."""
+    try:
+        return show(value)
+    except BaseException:  # noqa: BLE001 - the user's __str__ may raise anything
+        return "<exception str() failed>" if show is str else \
+            f"<{type(value).__name__} object: repr() failed>"
 
 
 @contextlib.contextmanager
@@ -467,7 +481,19 @@ class ScriptEnvironment:
         stack.enter_context(_patched(os, "_exit", self._os_exit))
         self._threads = set(threading.enumerate())
         self._stack = stack
+        self._interrupted = False
+        self._watching_sigint = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if self._watching_sigint:
+            # Put back by _restore_process, with every other handler.
+            signal.signal(signal.SIGINT, self._on_sigint)
         return self
+
+    def _on_sigint(self, signum, frame):
+        """Ctrl-C: as Python's own handler, but remembered, so that a KeyboardInterrupt the
+        file raises itself (`raise KeyboardInterrupt`) is told from the user's Ctrl-C."""
+        self._interrupted = True
+        raise KeyboardInterrupt
 
     def __exit__(self, *exc):
         self._stack.close()
@@ -481,16 +507,22 @@ class ScriptEnvironment:
             execution.exit_code = _exit_status(exc.code)
             if execution.exit_code != 0:
                 execution.error = describe(exc, self.path, debug)
-                execution.error.message = f"the file called sys.exit({exc.code!r})"
+                execution.error.message = \
+                    f"the file called sys.exit({_text_of(repr, exc.code)})"
         except _OsExit as exc:
-            execution.exit_code = exc.code
-            if exc.code != 0:
+            execution.exit_code = exc.code & 0xFF
+            if execution.exit_code != 0:
                 execution.error = describe(exc, self.path, debug)
                 execution.error.type = "SystemExit"
                 execution.error.message = f"the file called os._exit({exc.code!r})"
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             self._leave_if_forked(130)
-            raise
+            if self._interrupted or not self._watching_sigint:
+                raise
+            # The file raised it, no Ctrl-C came: its error, with its line, as any other.
+            # `python file.py` exits 130 then.
+            execution.exit_code = 130
+            execution.error = describe(exc, self.path, debug)
         except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything
             execution.exit_code = 1
             execution.error = describe(exc, self.path, debug)
@@ -522,7 +554,10 @@ class ScriptEnvironment:
         return {"cwd": _getcwd(), "recursion": sys.getrecursionlimit(),
                 "streams": (sys.stdout, sys.stderr, sys.stdin), "argv": sys.argv,
                 "path": list(sys.path), "main": sys.modules.get("__main__"),
-                "modules": set(sys.modules)}
+                "modules": dict(sys.modules), "builtins": dict(builtins.__dict__),
+                "environ": dict(os.environ), "umask": _umask(), "trace": sys.gettrace(),
+                "profile": sys.getprofile(), "signals": _signal_handlers(),
+                "numpy": _numpy_state()}
 
     def _restore_process(self, saved):
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
@@ -531,11 +566,28 @@ class ScriptEnvironment:
         sys.stdout, sys.stderr, sys.stdin = saved["streams"]
         sys.argv = saved["argv"]
         sys.path[:] = saved["path"]
+        # What gradviz runs on after the file: a file that set builtins.print = None,
+        # sys.modules["rich"] = None, os.umask(0o777) (every output then had mode 000),
+        # ignored SIGTERM (gradviz could then not be stopped while rendering), set an alarm or
+        # a trace function, or changed the environment (GRADVIZ_DOT, COLUMNS) changed gradviz.
+        _restore_dict(builtins.__dict__, saved["builtins"])
+        for name, module in saved["modules"].items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        if os.environ != saved["environ"]:
+            os.environ.clear()
+            os.environ.update(saved["environ"])
+        os.umask(saved["umask"])
+        sys.settrace(saved["trace"])
+        sys.setprofile(saved["profile"])
+        _restore_signals(saved["signals"])
+        _restore_numpy(saved["numpy"])
         if saved["main"] is None:
             sys.modules.pop("__main__", None)
         else:
             sys.modules["__main__"] = saved["main"]
-        _forget_user_modules(saved["modules"], os.path.dirname(os.path.abspath(self.path)))
+        _forget_user_modules(set(saved["modules"]),
+                             os.path.dirname(os.path.abspath(self.path)))
 
     def install(self):
         """Make the file's module `__main__`, its argv and folder current (inside the run)."""
@@ -571,6 +623,10 @@ class ScriptEnvironment:
     def _os_exit(self, code):
         if os.getpid() != self.pid or threading.current_thread() is not threading.main_thread():
             _REAL_EXIT(code)
+        # os._exit's own checks: os._exit("x") is a TypeError, os._exit(2**70) an OverflowError
+        code = operator.index(code)
+        if not _C_INT_MIN <= code <= _C_INT_MAX:
+            raise OverflowError("Python int too large to convert to C int")
         raise _OsExit(code)
 
 
@@ -578,11 +634,23 @@ _REAL_EXIT = os._exit
 _REAL_INPUT = builtins.input
 
 
+_C_INT_MIN, _C_INT_MAX = -2 ** 31, 2 ** 31 - 1
+_C_LONG_MIN, _C_LONG_MAX = -2 ** 63, 2 ** 63 - 1
+
+
 def _exit_status(code):
-    """The process exit status `python file.py` would have after sys.exit(code)."""
+    """The process exit status `python file.py` would have after sys.exit(code).
+
+    >>> _exit_status(None), _exit_status(3), _exit_status(256), _exit_status("msg")
+    (0, 3, 0, 1)
+    >>> _exit_status(2 ** 70)       # too big for a C long: Python exits with -1, that is 255
+    255
+    """
     if code is None:
         return 0
     if isinstance(code, int):
+        if not _C_LONG_MIN <= code <= _C_LONG_MAX:
+            return 0xFF
         return code & 0xFF
     return 1
 
@@ -592,6 +660,62 @@ def _getcwd():
         return os.getcwd()
     except OSError:
         return None
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _restore_dict(current, saved):
+    """Make current (a namespace dict) hold what saved holds, object for object."""
+    for name in [n for n in current if n not in saved]:
+        del current[name]
+    for name, value in saved.items():
+        if current.get(name, _MISSING) is not value:
+            current[name] = value
+
+
+_MISSING = object()
+# The signals gradviz itself relies on after the file ran (Ctrl-C, SIGTERM, a closed pipe).
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGPIPE", "SIGHUP", "SIGALRM")
+                 if hasattr(signal, n))
+
+
+def _signal_handlers():
+    """The handlers of _SIGNALS and the pending alarm; None off the main thread (signals can
+    only be set there)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    timer = signal.getitimer(signal.ITIMER_REAL) if hasattr(signal, "getitimer") else None
+    return {"handlers": {s: signal.getsignal(s) for s in _SIGNALS}, "timer": timer}
+
+
+def _restore_signals(saved):
+    if saved is None:
+        return
+    if saved["timer"] is not None:
+        # An alarm the file set would end gradviz's report (`Alarm clock`) after the file
+        # ended, when under Python the process had already exited.
+        signal.setitimer(signal.ITIMER_REAL, *saved["timer"])
+    for sig, handler in saved["handlers"].items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
+
+
+def _numpy_state():
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    return np, np.geterr(), np.get_printoptions()
+
+
+def _restore_numpy(saved):
+    if saved is not None:
+        np, errors, options = saved
+        np.seterr(**errors)
+        np.set_printoptions(**options)
 
 
 # What the run itself needs; a user's module of the same name is not imported instead.

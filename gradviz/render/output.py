@@ -3,7 +3,8 @@
 Each rule below stops a way a writer can destroy a user's file:
 
 - a path that is the file being run, or any module the run loaded, is refused: `--dot model.py`
-  would replace the user's source;
+  would replace the user's source; so is any existing Python source file (.py, .ipynb) or
+  program (an executable starting with #! or as a binary);
 - a symlink is written through to its target; replacing the link with a file would break it;
 - a target that exists and is not a regular file (/dev/null, a FIFO, a terminal) is opened and
   written into: renaming a file over it would replace the device (as root, /dev/null itself),
@@ -91,9 +92,24 @@ def _same_as(st, protected):
     return None
 
 
+_SOURCE_SUFFIXES = (".py", ".pyw", ".pyi", ".ipynb")
+# How programs start: a script's #!, an ELF or Mach-O binary. No drawing gradviz writes does.
+_PROGRAM_MAGIC = (b"#!", b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
+
+
+def _starts_as_program(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head.startswith(_PROGRAM_MAGIC)
+
+
 def check_output(path, protected=None):
     """Raise OutputError when path must not be written: the same file as one in protected
-    ({path: what it is}, see loaded_sources), a folder, a socket or a read-only file.
+    ({path: what it is}, see loaded_sources), a folder, a socket, an existing program or
+    Python source file, or a read-only file.
 
     >>> import tempfile, os
     >>> folder = tempfile.mkdtemp()
@@ -115,6 +131,15 @@ def check_output(path, protected=None):
     if same is not None:
         where = "" if os.path.abspath(same[0]) == os.path.abspath(path) else f" ({same[0]})"
         raise OutputError(f"refusing to write {path}: it is {same[1]}{where}")
+    if stat.S_ISREG(mode) and mode & 0o111 and _starts_as_program(path):
+        # `--dot /usr/local/bin/dot`, meant as --renderer: as root that replaced the program
+        raise OutputError(f"refusing to replace {path}: it is a program (executable, "
+                          "starting with #! or as a binary does)")
+    if stat.S_ISREG(mode) and os.path.splitext(path)[1].lower() in _SOURCE_SUFFIXES:
+        # Not imported by this run, but someone's code all the same: `--dot model.py` for
+        # `--dot model.dot` would lose it.
+        raise OutputError(f"refusing to replace {path}: it is Python source; "
+                          "write the output to a file named for its format (.dot, .svg, ...)")
     # os.access says yes to root even for mode 0444, so the mode bits are checked as well.
     if stat.S_ISREG(mode) and not _through_proc(path) and (
             not mode & 0o222 or not os.access(path, os.W_OK)):

@@ -20,7 +20,7 @@ from pathlib import Path
 from .output import OutputError, write_output
 
 __all__ = ["EXIT_NO_RENDERER", "EXIT_RENDERER_FAILED", "FORMATS", "RenderError",
-           "find_renderer", "render", "render_bytes", "render_svg"]
+           "find_renderer", "on_slow_renderer", "render", "render_bytes", "render_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -118,8 +118,7 @@ def _run(renderer, dot_source, fmt):
         # memory), and a wide one makes graphviz-pure abort. dot caps its bitmaps similarly.
         args.append("-Gsize=300,300")
     try:
-        proc = subprocess.run(args, input=dot_source.encode("utf-8"), capture_output=True,
-                              check=False)
+        proc = _run_group(args, dot_source.encode("utf-8"))
     except OSError as exc:
         reason = exc.strerror
         if exc.errno == errno.ENOEXEC:
@@ -140,9 +139,66 @@ def _run(renderer, dot_source, fmt):
             message += "; graphviz-pure has no PDF output, PDF needs Graphviz's `dot`"
     elif not proc.stdout:
         message = f"renderer {renderer} exited 0 but wrote no {fmt.upper()}"
+    elif not _looks_like(proc.stdout, fmt):
+        start = proc.stdout[:40].decode("utf-8", "backslashreplace")
+        message = (f"renderer {renderer} exited 0 but what it wrote is not {fmt.upper()} "
+                   f"(it starts with {start!r})")
     else:
         return proc.stdout
     raise RenderError(f"{message}:\n{stderr}" if stderr else message)
+
+
+def _looks_like(data, fmt):
+    """True when data starts as a file of fmt does: a renderer that exits 0 having written an
+    error message (or anything else) must not leave it in the output file as a drawing.
+
+    >>> _looks_like(b"<?xml version='1.0'?>\\n<svg>", "svg"), _looks_like(b"oops", "png")
+    (True, False)
+    """
+    if fmt == "png":
+        return data.startswith(b"\x89PNG\r\n\x1a\n")
+    if fmt == "pdf":
+        return data.lstrip()[:5] == b"%PDF-"
+    if fmt == "svg":
+        return b"<svg" in data[:65536]
+    return True
+
+
+# After this many seconds of rendering, the callback set by on_slow_renderer is told.
+_SLOW_AFTER = 15.0
+_on_slow = None
+
+
+def on_slow_renderer(callback):
+    """Call callback(message) when a renderer has been running for a while (the command line
+    prints it on stderr); None: say nothing."""
+    global _on_slow
+    _on_slow = callback
+
+
+def _run_group(args, data):
+    """subprocess.run(args, input=data, capture_output=True), the renderer in a process group
+    of its own: on any exception (Ctrl-C, SIGTERM) the whole group is killed, so a renderer
+    that is a wrapper script does not leave its own child (the real `dot`) running."""
+    with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True) as proc:
+        try:
+            try:
+                stdout, stderr = proc.communicate(data, timeout=_SLOW_AFTER)
+            except subprocess.TimeoutExpired:
+                # A renderer that hangs must not look like gradviz hanging: say so, once.
+                if _on_slow is not None:
+                    _on_slow(f"still waiting for the renderer {args[0]} after "
+                             f"{_SLOW_AFTER:g} s (Ctrl-C stops it)")
+                stdout, stderr = proc.communicate()
+        except BaseException:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+            raise
+    return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
 
 
 def _fallback_path(out_path):

@@ -261,8 +261,25 @@ def _traceback_lines(frames):
         lines.append((2, printable(f'File "{frame.get("file")}", line {frame.get("line")}, '
                                    f'in {frame.get("function")}', keep="")))
         if frame.get("code"):
-            lines.append((4, printable(frame["code"], keep="")))
+            lines.append((4, printable(_shortened(frame["code"], _CODE_SHOWN), keep="")))
     return lines
+
+
+# A traceback shows this much of a source line, an error panel this much of a message: a
+# 10,000-character line filled 100 rows of the panel (--json keeps them whole).
+_CODE_SHOWN, _MESSAGE_SHOWN = 240, 4000
+
+
+def _shortened(text, limit):
+    """text, or its first limit characters and how many more there are.
+
+    >>> _shortened("x" * 300, 240)[-26:]
+    'xxxx… (60 more characters)'
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _labelled(rows):
@@ -300,7 +317,8 @@ def _anomalies_table(report):
 def _error_panel(error):
     """The Error panel: exception type and message, file:line, the user's own frames, and
     the fix hint; long lines wrap under themselves."""
-    parts = [Text(printable(f"{error.get('type')}: {error.get('message')}"), style="bold red")]
+    message = _shortened(f"{error.get('type')}: {error.get('message')}", _MESSAGE_SHOWN)
+    parts = [Text(printable(message), style="bold red")]
     if _where(error):
         parts.append(Text("at " + printable(_where(error), keep="")))
     trace = _traceback_lines(error.get("traceback"))

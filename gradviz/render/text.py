@@ -214,7 +214,16 @@ def print_inplace(console, result, strict=False):
         console.print(_t(f"the file raised {e['type']}: {e['message']} "
                            f"({where(e['file'], e['line'])})", style="red"))
     if not findings and not warnings:
-        console.print(Text("No in-place edit breaks backward.", style="green"))
+        e = result.get("error")
+        if e is None:
+            console.print(Text("No in-place edit breaks backward.", style="green"))
+        elif e["type"] == "SyntaxError" and e["file"] == result["file"]:
+            # The file never ran: saying that it has no bad edit would be a verdict on nothing.
+            console.print(Text("Nothing ran, so nothing was checked.", style="yellow"))
+        else:
+            console.print(_t("No in-place edit breaks backward in what ran before the error "
+                             f"(up to {where(e['file'], e['line'])}); the rest was not "
+                             "checked.", style="yellow"))
         return
     for i, f in enumerate(findings, 1):
         console.print()
