@@ -733,10 +733,22 @@ def batch_norm_train_grads(grad, mask, x, weight, mean, invstd):
     once on C values, not on the whole batch (and dot_p * invstd once for both gradients);
     a 2-D input (N, C) broadcasts them as they are."""
     c = x.shape[1]
-    shape = (c,) if x.ndim == 2 else (1, c) + (1,) * (x.ndim - 2)
-    dims = (0,) + tuple(range(2, x.ndim))
     dt = x.dtype
     n = constant(x.size // c, dt)
+    if x.ndim == 2:
+        # (N, C): the per-channel vectors broadcast as they are, no reshape calls
+        xc = x - mean
+        dot_p = np.add.reduce(grad * xc, axis=0, dtype=dt)
+        total = np.add.reduce(grad, axis=0, dtype=dt)
+        gw = dot_p * invstd if mask & 3 else None
+        gi = None
+        if mask & 1:
+            gi = grad - total / n
+            gi -= np.multiply(xc, gw * invstd / n, out=xc)
+            gi *= invstd if weight is None else invstd * weight
+        return [gi, gw if mask & 2 else None, total if mask & 4 else None]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    dims = (0,) + tuple(range(2, x.ndim))
     xc = x - mean.reshape(shape)
     dot_p = np.add.reduce(grad * xc, axis=dims, dtype=dt)
     total = np.add.reduce(grad, axis=dims, dtype=dt)

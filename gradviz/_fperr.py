@@ -14,7 +14,7 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["quietly", "quietly2"]
+__all__ = ["quietly", "quietly2", "enter_pass", "leave_pass"]
 
 
 def _quiet_context():
@@ -62,3 +62,51 @@ def _in_errstate(fn, *args, **kwargs):
     # through a Tensor operand): the slower errstate, this once.
     with np.errstate(all="ignore"):
         return fn(*args, **kwargs)
+
+
+# ----- The backward pass ------------------------------------------------------------------
+#
+# The engine runs a whole pass under np.errstate(divide, invalid, over = "ignore") (a hook or
+# a custom Function's backward runs inside and sees that state, NumPy's others kept). The
+# errstate object costs about 10,000 instructions a pass; its own work is one set of NumPy's
+# context variable to a state made from the current one (`_make_extobj`), which is the same
+# for the same current state: made once by np.errstate itself, then set and reset directly.
+
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
+except ImportError:         # another NumPy layout: np.errstate every pass
+    _EXTOBJ = None
+_PASS_STATES = {}           # NumPy's current error state -> that state with the pass's ignores
+
+
+def enter_pass():
+    """Enter np.errstate(divide="ignore", invalid="ignore", over="ignore"); returns what
+    leave_pass takes to put the state back.
+
+    >>> import numpy as np
+    >>> token = enter_pass()
+    >>> np.geterr()["divide"], np.geterr()["under"]
+    ('ignore', 'ignore')
+    >>> leave_pass(token)
+    """
+    if _EXTOBJ is None:
+        state = np.errstate(divide="ignore", invalid="ignore", over="ignore")
+        state.__enter__()
+        return state
+    current = _EXTOBJ.get()
+    quiet = _PASS_STATES.get(current)
+    if quiet is None:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            quiet = _EXTOBJ.get()
+        if len(_PASS_STATES) >= 16:
+            _PASS_STATES.clear()
+        _PASS_STATES[current] = quiet       # (the key is kept alive: its id is never reused)
+    return _EXTOBJ.set(quiet)
+
+
+def leave_pass(token):
+    """Put back the error state enter_pass found."""
+    if type(token) is np.errstate:
+        token.__exit__(None, None, None)
+    else:
+        _EXTOBJ.reset(token)

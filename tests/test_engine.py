@@ -256,3 +256,36 @@ def test_one_input_nodes_keep_their_edge_as_torch_shows_it():
                      [round(v, 5) for v in x.grad.tolist()]))
     assert seen[0] == seen[1]
     assert seen[0][:2] == (["ExpBackward0"], ["CloneBackward0"])
+
+
+def test_a_pass_ignores_divide_invalid_and_overflow_and_keeps_the_rest_of_numpys_state():
+    # The engine sets NumPy's error state for the pass from the caller's (gradviz._fperr's
+    # enter_pass, np.errstate's work without its object): a hook inside sees divide, invalid
+    # and over ignored and the caller's `under`; the caller's state is back after the pass,
+    # also when the pass raises, and a second caller state gets its own pass state.
+    import numpy as np
+
+    seen = []
+
+    def hook(g):
+        seen.append(np.geterr())
+        return g
+
+    x = torch.tensor([1.0, 0.0], requires_grad=True)
+    with np.errstate(all="raise"):
+        y = x.log() * 2
+        y.register_hook(hook)
+        y.sum().backward()
+        assert np.geterr() == dict.fromkeys(("divide", "over", "under", "invalid"), "raise")
+    with np.errstate(all="warn"):
+        y = x.log() * 2
+        y.register_hook(hook)
+        y.sum().backward()
+        y = x.log() * 2
+        y.register_hook(lambda g: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            y.sum().backward()
+        assert np.geterr() == dict.fromkeys(("divide", "over", "under", "invalid"), "warn")
+    ignored = dict.fromkeys(("divide", "over", "invalid"), "ignore")
+    assert seen == [{**ignored, "under": "raise"}, {**ignored, "under": "warn"}]
+    assert x.grad.tolist() == [4.0, float("inf")]

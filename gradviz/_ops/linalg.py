@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._derivatives import DERIVATIVES as D
-from .._fperr import quietly
+from .._fperr import quietly, quietly2
 from ..autograd.callsite import user_stacklevel
 from .. import _dmath, _dtype
 from .._dmath import is_transposed
@@ -68,12 +68,12 @@ def _mm_like(entry, self, other):
     # The contracted sizes (self's last, other's first matrix dim) and the batch sizes agree.
     if sa[-1] != sb[-min(2, rb)] or sa[:-2] != sb[:-2]:
         raise RuntimeError(_MM_SIZE_ERRORS[entry.op].format(a=sa, b=sb))
-    if a.dtype != b.dtype:
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
         # torch never promotes in matrix products.
         x, y = a.dtype.name, b.dtype.name
         raise RuntimeError(_MM_DTYPE_ERRORS[entry.op].format(
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
-    out = _make(quietly(np.matmul, a, b))
+    out = _make(quietly2(np.matmul, a, b))
     if _needs(self, other):
         args = ((self, other, is_transposed(b), sa, self.stride(), sb, other.stride())
                 if entry is _E_MM else (self, other))

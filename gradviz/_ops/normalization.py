@@ -207,7 +207,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         y = _affine((x - running_mean._data.reshape(shape)) * rstd.reshape(shape), weight,
                     bias, shape)
         save_mean = save_invstd = np.zeros(0, dtype=x.dtype)
-    out = _make(y.astype(x.dtype, copy=False))
+    out = _make(y if y.dtype is x.dtype else y.astype(x.dtype, copy=False))
     if _needs(input, weight, bias):
         record(D["native_batch_norm"], out, (input, weight, bias),
                (input, weight, running_mean, running_var, _make(save_mean),

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
+from .._fperr import enter_pass, leave_pass
 from . import tracing as _tracing
 from .callsite import user_stacklevel
 from .grad_mode import _GradMode, _state
@@ -315,11 +316,11 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     # torch's backward never warns about inf or nan (0 * inf in a formula, say): NumPy's
     # floating-point warnings are silenced once for the whole pass, not per node.
     mode = _PassMode(create_graph)
+    quiet = enter_pass()        # np.errstate(divide, invalid, over = "ignore"), cheaper
     try:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed,
-                  mode)
+        _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, needed, mode)
     finally:
+        leave_pass(quiet)
         mode.off()
         tasks.pop()
     return found

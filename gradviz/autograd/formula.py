@@ -171,8 +171,8 @@ class Plan:
     a node reads them faster than through its class.
     """
 
-    __slots__ = ("mask", "keep", "all_args", "saves_result", "calls", "position", "n_inputs",
-                 "n_out", "variadic", "saves_tensors")
+    __slots__ = ("mask", "keep", "all_args", "pick", "saves_result", "calls", "position",
+                 "n_inputs", "n_out", "variadic", "saves_tensors")
 
     def __init__(self, entry, mask):
         self.mask = mask
@@ -187,6 +187,9 @@ class Plan:
         # the number of args when the node keeps them all (record then keeps the tuple it
         # was given), else -1
         self.all_args = len(entry.args) if self.keep == tuple(range(len(entry.args))) else -1
+        # the kept args as a tuple, when they are some of several: an itemgetter (a C call,
+        # where a comprehension is a Python frame); None for one or none
+        self.pick = operator.itemgetter(*self.keep) if len(self.keep) > 1 else None
         self.saves_result = entry.result_index in needed
         self.position = {j: k for k, j in enumerate(self.keep)}
         self.position[entry.result_index] = len(self.keep)
@@ -690,6 +693,8 @@ def record(entry, out, inputs, args=()):
         node._meta = tuple(meta)
     if len(args) == plan.all_args:
         saved = args
+    elif plan.pick is not None:
+        saved = plan.pick(args)
     else:
         saved = tuple([args[j] for j in plan.keep])
     node._saved = saved
@@ -698,7 +703,12 @@ def record(entry, out, inputs, args=()):
         if isinstance(v, _Tensor):
             vc = v._vc
             if vc is not None and vc.v:
-                vers = _saved_versions(saved)
+                # (the rest of the walk here: a parameter that an optimizer edited is saved
+                # at a version other than 0 at every step after the first)
+                vers = [0] * (len(saved) + 1)
+                for k, v in enumerate(saved):
+                    if isinstance(v, _Tensor) and v._vc is not None:
+                        vers[k] = v._vc.v
                 break
     if plan.saves_result:
         node._res = od
@@ -729,15 +739,6 @@ def record(entry, out, inputs, args=()):
         node._inputs = tuple(inputs)
         trace.made(out, node)
     return node
-
-
-def _saved_versions(saved):
-    """The versions of the saved tensors (0 for other values), and a 0 for the result."""
-    vers = [0] * (len(saved) + 1)
-    for k, v in enumerate(saved):
-        if isinstance(v, _Tensor) and v._vc is not None:
-            vers[k] = v._vc.v
-    return vers
 
 
 def record_outputs(entry, outs, inputs, args=()):

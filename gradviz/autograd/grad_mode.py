@@ -185,7 +185,7 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
     def __new__(cls, orig_func=None):
         if orig_func is None:
-            return super().__new__(cls)
+            return object.__new__(cls)     # (super() would be an object more per block)
         return cls()(orig_func)
 
 

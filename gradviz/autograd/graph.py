@@ -385,8 +385,9 @@ def accumulate(var, g, steal=False):
     old = var._grad
     if old is None:
         data = var._data
+        # (g's flags read once: each `.flags` makes a new object)
         if not (steal and type(g) is np.ndarray and g.dtype == data.dtype
-                and g.flags.owndata and g.flags.writeable and _obeys_layout(g, data)):
+                and (f := g.flags).owndata and f.writeable and _obeys_layout(g, data)):
             g = _laid_out_as(g, data)
         var._grad = _tensor._make(g)
         return
