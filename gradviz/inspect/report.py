@@ -509,12 +509,23 @@ class _Builder:
 
     def _edits(self):
         if self._edits_of is None:
-            self._edits_of = {}
-            for e in self.run.tracer.inplace_events:
-                base = e.tensor     # an edit through a view (b[0] = 1) edits its base
+            self._edits_of = edits = {}
+            # the core's tracer: an _EditRows per tensor recorded; else an edit at a time
+            groups = getattr(self.run.tracer, "edit_groups", None)
+            groups = None if groups is None else groups()
+            if groups is None:
+                groups = [(e.tensor, [e]) for e in self.run.tracer.inplace_events]
+            for base, group in groups:
+                # an edit through a view (b[0] = 1) edits its base
                 while getattr(base, "_base", None) is not None:
                     base = base._base
-                self._edits_of.setdefault(id(base), []).append(e)
+                earlier = edits.get(id(base))
+                if earlier is None:
+                    edits[id(base)] = group if type(group) is not list else list(group)
+                elif type(group) is list:
+                    earlier += group
+                else:
+                    edits[id(base)] = earlier.extended(group)
         return self._edits_of
 
     def _chain(self, t):
@@ -957,21 +968,23 @@ def _error_anomaly(info, builder):
                            "code": f.line} for f in stack]}
 
 
-def build_report(run, full=False, *, saved=True, loops=True, lazy=False):
+def build_report(run, full=False, *, saved=True, loops=True, lazy=False, hooks=True):
     """The plain-data report of a Run (see docs/report-schema.md).
 
     A caller that reads only part of it may leave out the costly parts it does not read:
     saved=False leaves every node's "saved" list empty, loops=False leaves out "iterations"
     and the "loop" / "iteration" of tensors and nodes (`graph` without --show-saved reads
-    neither: 0.7 s of its 3.5 s report on a 100,000-node chain). lazy=True makes "tensors"
-    and "nodes" Entries, which build each entry when it is first read (the terminal tables
+    neither: 0.7 s of its 3.5 s report on a 100,000-node chain), hooks=False leaves "hooks"
+    (every gradient a live node received) empty (`run` without --hooks prints none; a
+    training loop's parameters receive one each a step). lazy=True makes "tensors" and
+    "nodes" Entries, which build each entry when it is first read (the terminal tables
     read the rows they print); the counts, roots, hooks, anomalies and annotations are
     computed over everything either way.
     """
     with warnings.catch_warnings(), gc_paused():
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
-        report = _build(run, full, saved, loops, lazy)
+        report = _build(run, full, saved, loops, lazy, hooks)
         if not lazy:
             report["tensors"], report["nodes"] = report["tensors"].whole(), report["nodes"].whole()
     return report
@@ -986,7 +999,7 @@ def _quiet(build):
     return quietly
 
 
-def _build(run, full, saved=True, loops=True, lazy=False):
+def _build(run, full, saved=True, loops=True, lazy=False, with_hooks=True):
     b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
@@ -1013,7 +1026,7 @@ def _build(run, full, saved=True, loops=True, lazy=False):
     nodes = b.node_briefs()
     roots = [t["name"] for t in tensors if t["is_root"] and not t["generated"]]
     hooks = []
-    if b.traced:
+    if b.traced and with_hooks:
         for node, grads in run.tracer.events:
             if id(node) not in b.node_ids:
                 continue
