@@ -557,12 +557,17 @@ class _Builder:
                             self._version_of[id(node)] = (t, v)
         return self._version_of
 
-    def history(self, t):
+    def history(self, t, last=None):
         """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
-        of t; grad_fn is the node that edit recorded (None under no_grad)."""
+        of t (the `last` ones only, when given); grad_fn is the node that edit recorded (None
+        under no_grad)."""
         edits = self._edits().get(id(t)) if self.traced else None
         if not edits:
             return []
+        if last is not None and len(edits) > last:
+            # (an optimizer edits a parameter at every step: a dict per step was made, and
+            # all but the last few dropped)
+            edits = edits[len(edits) - last:]
         made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
         out = []
         for e in edits:
@@ -681,7 +686,7 @@ class _Builder:
                     "generated": True, "history": history, "edits": 0}
         fn = _grad_fn(t)
         if brief["edits"]:
-            history = self.history(t)
+            history = self.history(t, None if self.full else _HISTORY)
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
         # rest of the entry (build_report ignores that warning on torch)
         grad = t._grad if self.gv else t.grad
@@ -711,8 +716,8 @@ class _Builder:
             "file": file,
             "line": line,
             "generated": generated,
-            "history": history if self.full else history[-_HISTORY:],
-            "edits": len(history),
+            "history": history,
+            "edits": brief["edits"],
         }
 
     def tensor_site(self, t, name, generated, fn):

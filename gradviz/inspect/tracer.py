@@ -106,6 +106,8 @@ class _EditRows:
         return len(self._rows)
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return _EditRows(self._tracer, self._rows[i])
         return self._tracer._edit(self._rows[i])
 
     def __iter__(self):
