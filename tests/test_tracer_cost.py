@@ -420,3 +420,15 @@ def test_a_frame_kept_in_another_thread_is_let_go_only_once_it_returned(tmp_path
     # let go keeps only its tensors, modules and containers, not `tag`)
     assert set(kept) == {"worker", "main"}
     assert {"tag", "big"} <= set(kept["worker"].f_locals)
+
+
+def test_a_modules_parameter_count_is_not_an_earlier_modules_with_its_id():
+    # the count is kept by id(module): a module the file dropped leaves its id to the next
+    # object (a Linear(20, 256) of d2l's builders was given 2,570 parameters)
+    from gradviz.inspect.modules import ModuleCalls
+    calls = ModuleCalls()
+    small, big = gradviz.nn.Linear(2, 1), gradviz.nn.Linear(20, 256)
+    assert calls._parameter_count(small) == 3
+    calls._params[id(big)] = calls._params[id(small)]     # as if big reused small's id
+    assert calls._parameter_count(big) == 20 * 256 + 256
+    assert calls._parameter_count(small) == 3
