@@ -87,7 +87,7 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
                 # kept, and each collection of the cyclic collector would walk them (and the
                 # file's graph) again.
                 after_run.enter_context(gc_paused())
-                report = result.report(full=full, lazy=not as_json)
+                report = result.report(full=full, lazy=not as_json, hooks=hooks)
         finally:
             if frame is not None:
                 try:

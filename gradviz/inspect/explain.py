@@ -446,7 +446,7 @@ def _default_root(run, names, target_node):
     calls = [c for c in reversed(calls) if not c["capture"]] + [c for c in calls if c["capture"]]
     called = [names.file_by_node[id(node)] for c in calls for node in c["roots"]
               if id(node) in names.file_by_node]
-    report_roots = run.report(lazy=True, loops=False, saved=False)["roots"]
+    report_roots = run.report(lazy=True, loops=False, saved=False, hooks=False)["roots"]
     if target_node is not None:
         for r in called + report_roots:
             if _path(names.tensor(r).grad_fn, target_node) is not None:

@@ -87,7 +87,7 @@ def check_inplace(path, argv=(), debug=False, backend="gradviz"):
     tensor, op, file, line, saved_by, saved_line, saved_version, version, roots and fix.
     """
     run = run_file(path, argv=argv, debug=debug, backend=backend)
-    report = run.report(lazy=True, loops=False, saved=False)     # the roots only
+    report = run.report(lazy=True, loops=False, saved=False, hooks=False)     # the roots only
     name_of = {}
     for name, t in run.named:
         name_of[id(t)] = name

@@ -88,7 +88,7 @@ class ModuleCalls:
         self.recent = collections.deque(maxlen=kept)
         self.roots = []             # weakrefs to the root modules, in order first called
         self._names = {}            # id(root) -> {id(module): qualified name}
-        self._params = {}           # id(module) -> parameter count
+        self._params = {}           # id(module) -> (parameter count, weakref to module)
         self._numbers = {}          # (root index, name) -> calls so far
         self._last = {}             # (root index, name) -> its last call
         self._of = {}               # id(node) -> (weakref to node, ModuleCall)
@@ -214,13 +214,19 @@ class ModuleCalls:
         return name
 
     def _parameter_count(self, module):
-        n = self._params.get(id(module))
-        if n is None:
-            try:
-                n = sum(int(p.numel()) for p in module.parameters())
-            except Exception:  # noqa: BLE001 - a user's module may raise anything
-                n = 0
-            self._params[id(module)] = n
+        # (the count is kept with a weak reference to its module: a module the file dropped
+        # leaves its id to the next object, and a Linear(20, 256) was given another one's count)
+        kept = self._params.get(id(module))
+        if kept is not None and kept[1]() is module:
+            return kept[0]
+        try:
+            n = sum(int(p.numel()) for p in module.parameters())
+        except Exception:  # noqa: BLE001 - a user's module may raise anything
+            n = 0
+        try:
+            self._params[id(module)] = (n, weakref.ref(module))
+        except TypeError:
+            self._params.pop(id(module), None)     # no weak reference: counted each time
         return n
 
 

@@ -509,12 +509,23 @@ class _Builder:
 
     def _edits(self):
         if self._edits_of is None:
-            self._edits_of = {}
-            for e in self.run.tracer.inplace_events:
-                base = e.tensor     # an edit through a view (b[0] = 1) edits its base
+            self._edits_of = edits = {}
+            # the core's tracer: an _EditRows per tensor recorded; else an edit at a time
+            groups = getattr(self.run.tracer, "edit_groups", None)
+            groups = None if groups is None else groups()
+            if groups is None:
+                groups = [(e.tensor, [e]) for e in self.run.tracer.inplace_events]
+            for base, group in groups:
+                # an edit through a view (b[0] = 1) edits its base
                 while getattr(base, "_base", None) is not None:
                     base = base._base
-                self._edits_of.setdefault(id(base), []).append(e)
+                earlier = edits.get(id(base))
+                if earlier is None:
+                    edits[id(base)] = group if type(group) is not list else list(group)
+                elif type(group) is list:
+                    earlier += group
+                else:
+                    edits[id(base)] = earlier.extended(group)
         return self._edits_of
 
     def _chain(self, t):
@@ -546,12 +557,17 @@ class _Builder:
                             self._version_of[id(node)] = (t, v)
         return self._version_of
 
-    def history(self, t):
+    def history(self, t, last=None):
         """[{"version", "grad_fn", "op", "grad_enabled", "file", "line"}] for each in-place edit
-        of t; grad_fn is the node that edit recorded (None under no_grad)."""
+        of t (the `last` ones only, when given); grad_fn is the node that edit recorded (None
+        under no_grad)."""
         edits = self._edits().get(id(t)) if self.traced else None
         if not edits:
             return []
+        if last is not None and len(edits) > last:
+            # (an optimizer edits a parameter at every step: a dict per step was made, and
+            # all but the last few dropped)
+            edits = edits[len(edits) - last:]
         made = {v: _node_type(node) for node, v in self._chain(t)[1:]}
         out = []
         for e in edits:
@@ -670,7 +686,7 @@ class _Builder:
                     "generated": True, "history": history, "edits": 0}
         fn = _grad_fn(t)
         if brief["edits"]:
-            history = self.history(t)
+            history = self.history(t, None if self.full else _HISTORY)
         # gradviz's own slot: the property warns on a non-leaf, which costs more than the
         # rest of the entry (build_report ignores that warning on torch)
         grad = t._grad if self.gv else t.grad
@@ -700,8 +716,8 @@ class _Builder:
             "file": file,
             "line": line,
             "generated": generated,
-            "history": history if self.full else history[-_HISTORY:],
-            "edits": len(history),
+            "history": history,
+            "edits": brief["edits"],
         }
 
     def tensor_site(self, t, name, generated, fn):
@@ -959,21 +975,23 @@ def _error_anomaly(info, builder):
                            "code": f.line} for f in stack]}
 
 
-def build_report(run, full=False, *, saved=True, loops=True, lazy=False):
+def build_report(run, full=False, *, saved=True, loops=True, lazy=False, hooks=True):
     """The plain-data report of a Run (see docs/report-schema.md).
 
     A caller that reads only part of it may leave out the costly parts it does not read:
     saved=False leaves every node's "saved" list empty, loops=False leaves out "iterations"
     and the "loop" / "iteration" of tensors and nodes (`graph` without --show-saved reads
-    neither: 0.7 s of its 3.5 s report on a 100,000-node chain). lazy=True makes "tensors"
-    and "nodes" Entries, which build each entry when it is first read (the terminal tables
+    neither: 0.7 s of its 3.5 s report on a 100,000-node chain), hooks=False leaves "hooks"
+    (every gradient a live node received) empty (`run` without --hooks prints none; a
+    training loop's parameters receive one each a step). lazy=True makes "tensors" and
+    "nodes" Entries, which build each entry when it is first read (the terminal tables
     read the rows they print); the counts, roots, hooks, anomalies and annotations are
     computed over everything either way.
     """
     with warnings.catch_warnings(), gc_paused():
         # Reading .grad of a non-leaf warns; the report shows None without the noise.
         warnings.simplefilter("ignore")
-        report = _build(run, full, saved, loops, lazy)
+        report = _build(run, full, saved, loops, lazy, hooks)
         if not lazy:
             report["tensors"], report["nodes"] = report["tensors"].whole(), report["nodes"].whole()
     return report
@@ -988,7 +1006,7 @@ def _quiet(build):
     return quietly
 
 
-def _build(run, full, saved=True, loops=True, lazy=False):
+def _build(run, full, saved=True, loops=True, lazy=False, with_hooks=True):
     b = _Builder(run, full, saved)
     b.traverse()
     b.output_names()
@@ -1015,7 +1033,7 @@ def _build(run, full, saved=True, loops=True, lazy=False):
     nodes = b.node_briefs()
     roots = [t["name"] for t in tensors if t["is_root"] and not t["generated"]]
     hooks = []
-    if b.traced:
+    if b.traced and with_hooks:
         for node, grads in run.tracer.events:
             if id(node) not in b.node_ids:
                 continue
