@@ -778,6 +778,9 @@ def softmax_backward_data(grad, output, dim):
     """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
+        from ._ops import _f32      # (here: gradviz._ops imports this module)
+        if _f32.lastdim_float32(grad, output, dim):
+            return _f32.softmax_backward_lastdim(grad, output)     # torch's kernel, bit for bit
         return output * (grad - np.add.reduce(grad * output, axis=dim, keepdims=True))
     return ops.softmax_backward_data(tt[0], tt[1], dim)
 
@@ -786,6 +789,9 @@ def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
+        from ._ops import _f32
+        if _f32.lastdim_float32(grad, output, dim):
+            return _f32.log_softmax_backward_lastdim(grad, output)  # torch's kernel, bit for bit
         # np.add.reduce is np.sum without its Python wrapper (this runs once per step)
         return grad - np.exp(output) * np.add.reduce(grad, axis=dim, keepdims=True)
     return ops.log_softmax_backward_data(tt[0], tt[1], dim)
