@@ -790,7 +790,7 @@ def log_softmax_backward_data(grad, output, dim):
     tt = _both(grad, output)
     if tt is None:
         from ._ops import _f32
-        if _f32.lastdim_float32(grad, output, dim):
+        if _f32.TORCH_BITS and _f32.lastdim_float32(grad, output, dim):
             return _f32.log_softmax_backward_lastdim(grad, output)  # torch's kernel, bit for bit
         # np.add.reduce is np.sum without its Python wrapper (this runs once per step)
         return grad - np.exp(output) * np.add.reduce(grad, axis=dim, keepdims=True)

@@ -7,7 +7,9 @@ Three references, each the code torch itself runs on this CPU:
   both zeros, infinities and NaNs) plus random draws;
 - torch's public ops whose output is a SLEEF exp exactly: _log_softmax_backward_data with
   grad (1, 0, 0, ...) per row gives -exp(y) in every other column, for hypothesis' floats;
-- torch.sigmoid / softmax / log_softmax and their backwards through gradviz's public API.
+- torch.sigmoid / softmax / log_softmax and their backwards through gradviz's public API,
+  with the replicas switched on (they are off unless GRADVIZ_TORCH_FLOAT32=1), and unchanged
+  results with them off.
 """
 
 import ctypes
@@ -28,6 +30,14 @@ from gradviz._ops import _f32
 torch = pytest.importorskip("torch")
 
 F32 = np.float32
+
+@pytest.fixture(scope="module", autouse=True)
+def torch_bits():
+    """gradviz's ops use the replicas only when asked (GRADVIZ_TORCH_FLOAT32=1)."""
+    saved, _f32.TORCH_BITS = _f32.TORCH_BITS, True
+    yield
+    _f32.TORCH_BITS = saved
+
 
 _SHIM = r"""
 #include <immintrin.h>
@@ -186,3 +196,15 @@ def test_glibc_expf_is_the_c_librarys():
     want = np.array([libm.expf(float(v)) for v in x], dtype=F32)
     bad = _same_bits(_f32.glibc_expf(x), want)
     assert bad.size == 0, x[bad[:10]]
+
+
+def test_the_replicas_are_off_unless_asked(monkeypatch):
+    monkeypatch.setattr(_f32, "TORCH_BITS", False)
+    x = (np.random.default_rng(3).standard_normal((32, 27)) * 3).astype(F32)
+    a = gradviz.tensor(x)
+    off = gradviz.log_softmax(a, -1).numpy()
+    assert np.array_equal(off, gradviz._ops.reductions._log_softmax(x, 1))
+    monkeypatch.setattr(_f32, "TORCH_BITS", True)
+    on = gradviz.log_softmax(a, -1).numpy()
+    assert np.array_equal(on, _f32.log_softmax_lastdim(x))
+    assert not np.array_equal(on, off)          # on this input the switch changes bits

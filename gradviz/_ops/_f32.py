@@ -23,7 +23,15 @@ values) while the exact sum was not there. Such elements are found by their bits
 with the exact error of the float64 sum (TwoSum), so the emulation is exact, not just likely.
 """
 
+import os
+
 import numpy as np
+
+# The exp-based replicas (sigmoid, softmax, log_softmax and its backward) cost far more than
+# NumPy's own functions (an exp of 32x27 floats: ~19x np.exp's instructions), too much for
+# a training step's budget, so they run only when asked: GRADVIZ_TORCH_FLOAT32=1 in the
+# environment, or this attribute set True at run time.
+TORCH_BITS = os.environ.get("GRADVIZ_TORCH_FLOAT32", "") == "1"
 
 _F32 = np.float32
 _F64 = np.float64
@@ -67,26 +75,39 @@ def _fma_fix(r, p, c, s, mid):
 
 class _FastFma:
     """fmaf in float64 without the per-call midpoint test: each float64 sum is kept, and
-    `midpoints()` afterwards names the elements where any of them sat on a float32 midpoint
-    (those are redone with the exact `_fma`). Cheaper than testing after every fma."""
+    `midpoints()` afterwards names the elements where one of them sat on a float32 midpoint
+    with a nonzero rounding error (those are redone with the exact `_fma`). Cheaper than
+    testing after every fma."""
 
     def __init__(self):
         self.sums = []
 
     def __call__(self, a, b, c):
-        s = _as64(a) * _as64(b)
-        s += _as64(c)
-        self.sums.append(s)
+        p = _as64(a) * _as64(b)
+        c = _as64(c)
+        s = p + c
+        self.sums.append((p, c, s))
         return s.astype(_F32)
 
     def midpoints(self, n):
-        """Boolean mask over the n elements: True where some fma may have rounded twice."""
-        full = [s for s in self.sums if s.shape == (n,)]
+        """Boolean mask over the n elements where some fma rounded twice, or None."""
+        full = [rec for rec in self.sums if rec[2].shape == (n,)]
         if not full:
             return None
-        bits = np.concatenate(full).view(np.int64)
+        bits = np.concatenate([rec[2] for rec in full]).view(np.int64)
         hit = (bits & ((1 << 29) - 1)) == (1 << 28)
-        return hit.reshape(len(full), n).any(axis=0) if hit.any() else None
+        if not hit.any():
+            return None
+        redo = np.zeros(n, dtype=bool)
+        for (p, c, s), h in zip(full, hit.reshape(len(full), n)):
+            idx = np.nonzero(h)[0]
+            if idx.size:
+                pm = np.broadcast_to(p, s.shape)[idx]
+                cm = np.broadcast_to(c, s.shape)[idx]
+                bb = s[idx] - pm
+                err = (pm - (s[idx] - bb)) + (cm - bb)       # TwoSum: the sum's exact error
+                redo[idx[err != 0]] = True
+        return redo if redo.any() else None
 
 
 def _as64(v):

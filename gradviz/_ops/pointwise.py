@@ -82,7 +82,7 @@ def tanh(self):
 
 
 def _np_sigmoid(a):
-    if a.dtype == np.float32:
+    if _f32.TORCH_BITS and a.dtype == np.float32:
         return _f32.sigmoid(a)              # torch's float32 kernel, bit for bit
     # 1 / (1 + exp(-x)) overflows to 0 for large negative x harmlessly; keep the dtype.
     with np.errstate(over="ignore"):

@@ -238,7 +238,7 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
 
 
 def _softmax(a, d):
-    if a.dtype == np.float32 and d == a.ndim - 1:
+    if _f32.TORCH_BITS and a.dtype == np.float32 and d == a.ndim - 1:
         return _f32.softmax_lastdim(a)      # torch's float32 kernel, bit for bit
     # The ufuncs' own reduce (np.max and np.sum add a Python wrapper each) and in place on the
     # fresh temporaries: the same arithmetic, in fewer arrays.
@@ -247,7 +247,7 @@ def _softmax(a, d):
 
 
 def _log_softmax(a, d):
-    if a.dtype == np.float32 and d == a.ndim - 1:
+    if _f32.TORCH_BITS and a.dtype == np.float32 and d == a.ndim - 1:
         return _f32.log_softmax_lastdim(a)  # torch's float32 kernel, bit for bit
     shifted = a - np.maximum.reduce(a, axis=d, keepdims=True)     # as _softmax above
     total = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
