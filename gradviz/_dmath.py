@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import _f32
 from ._creation import zeros as tzeros
 from ._dtype import _TORCH_SCALAR, from_numpy_dtype
 from ._registry import ops
@@ -778,7 +779,6 @@ def softmax_backward_data(grad, output, dim):
     """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        from ._ops import _f32      # (here: gradviz._ops imports this module)
         if _f32.lastdim_float32(grad, output, dim):
             return _f32.softmax_backward_lastdim(grad, output)     # torch's kernel, bit for bit
         return output * (grad - np.add.reduce(grad * output, axis=dim, keepdims=True))
@@ -789,7 +789,6 @@ def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        from ._ops import _f32
         if _f32.TORCH_BITS and _f32.lastdim_float32(grad, output, dim):
             return _f32.log_softmax_backward_lastdim(grad, output)  # torch's kernel, bit for bit
         # np.add.reduce is np.sum without its Python wrapper (this runs once per step)

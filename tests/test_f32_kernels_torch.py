@@ -1,4 +1,4 @@
-"""gradviz/_ops/_f32.py gives torch's float32 kernel results bit for bit.
+"""gradviz/_f32.py gives torch's float32 kernel results bit for bit.
 
 Three references, each the code torch itself runs on this CPU:
 - SLEEF's Sleef_expf8_u10 and Sleef_logf8_u10, called from torch's own libtorch_cpu through a
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradviz
-from gradviz._ops import _f32
+from gradviz import _f32
 
 torch = pytest.importorskip("torch")
 

@@ -15,7 +15,7 @@ from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
 from ._common import _needs
-from . import _f32
+from .. import _f32
 
 
 @records("tanh_backward")

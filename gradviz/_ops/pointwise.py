@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
                       _needs, _operand, _stored, _type_name)
 from .arithmetic import _binary, pow
-from . import _f32
+from .. import _f32
 
 
 # ----- Elementwise functions ---------------------------------------------------------------

@@ -15,7 +15,7 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
-from . import _f32
+from .. import _f32
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import maximum, minimum, to
 
