@@ -779,8 +779,6 @@ def softmax_backward_data(grad, output, dim):
     """output * (grad - sum(grad * output, dim)); SoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
-        if _f32.lastdim_float32(grad, output, dim):
-            return _f32.softmax_backward_lastdim(grad, output)     # torch's kernel, bit for bit
         return output * (grad - np.add.reduce(grad * output, axis=dim, keepdims=True))
     return ops.softmax_backward_data(tt[0], tt[1], dim)
 

@@ -305,15 +305,6 @@ def log_softmax_backward_lastdim(g, y):
         return _fma(-e, total, g2).reshape(g.shape)
 
 
-def softmax_backward_lastdim(g, y):
-    """torch's _softmax_backward_data over a contiguous last dim, float32: (g - sum(g * y)) *
-    y, the sum in reduce_all's order (multiplies and adds unfused there)."""
-    g2 = g.reshape(-1, g.shape[-1])
-    y2 = y.reshape(g2.shape)
-    with np.errstate(all="ignore"):
-        return ((g2 - _vec_sum_rows(g2 * y2)[:, None]) * y2).reshape(g.shape)
-
-
 # ----- glibc expf (scalar tails of torch's vectorized loops) -------------------------------
 # at::native's cpu_kernel_vec runs 16 elements at a time through Vectorized and the rest
 # (n % 16) through the scalar lambda, whose std::exp is the C library's expf: glibc's

@@ -48,10 +48,7 @@ def threshold_backward(grad_output, self, threshold):
 @records("_softmax_backward_data")
 def softmax_backward_data(grad_output, output, dim):
     g, y = grad_output._data, output._data
-    if _f32.lastdim_float32(g, y, dim):
-        out = _make(_f32.softmax_backward_lastdim(g, y))      # torch's kernel, bit for bit
-    else:
-        out = _make(np.asarray(y * (g - np.sum(g * y, axis=dim, keepdims=True))))
+    out = _make(np.asarray(y * (g - np.sum(g * y, axis=dim, keepdims=True))))
     if _needs(grad_output, output):
         record(D["_softmax_backward_data"], out, (grad_output, output),
                (dim, grad_output, output))
