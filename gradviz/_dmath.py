@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import _f32
 from ._creation import zeros as tzeros
 from ._dtype import _TORCH_SCALAR, from_numpy_dtype
 from ._registry import ops
@@ -786,6 +787,8 @@ def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
     tt = _both(grad, output)
     if tt is None:
+        if _f32.TORCH_BITS and _f32.lastdim_float32(grad, output, dim):
+            return _f32.log_softmax_backward_lastdim(grad, output)  # torch's kernel, bit for bit
         # np.add.reduce is np.sum without its Python wrapper (this runs once per step)
         return grad - np.exp(output) * np.add.reduce(grad, axis=dim, keepdims=True)
     return ops.log_softmax_backward_data(tt[0], tt[1], dim)

@@ -15,6 +15,7 @@ from .._registry import records
 from .._tensor import _make
 from ..autograd.formula import record
 from ._common import _needs
+from .. import _f32
 
 
 @records("tanh_backward")
@@ -57,7 +58,10 @@ def softmax_backward_data(grad_output, output, dim):
 @records("_log_softmax_backward_data")
 def log_softmax_backward_data(grad_output, output, dim):
     g, y = grad_output._data, output._data
-    out = _make(np.asarray(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)))
+    if _f32.TORCH_BITS and _f32.lastdim_float32(g, y, dim):
+        out = _make(_f32.log_softmax_backward_lastdim(g, y))  # torch's kernel, bit for bit
+    else:
+        out = _make(np.asarray(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)))
     if _needs(grad_output, output):
         record(D["_log_softmax_backward_data"], out, (grad_output, output),
                (dim, grad_output, output))

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
                       _needs, _operand, _stored, _type_name)
 from .arithmetic import _binary, pow
+from .. import _f32
 
 
 # ----- Elementwise functions ---------------------------------------------------------------
@@ -81,6 +82,8 @@ def tanh(self):
 
 
 def _np_sigmoid(a):
+    if _f32.TORCH_BITS and a.dtype == np.float32:
+        return _f32.sigmoid(a)              # torch's float32 kernel, bit for bit
     # 1 / (1 + exp(-x)) overflows to 0 for large negative x harmlessly; keep the dtype.
     with np.errstate(over="ignore"):
         return np.reciprocal(1 + np.exp(-a))

@@ -15,6 +15,7 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import record, record_outputs
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
+from .. import _f32
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import maximum, minimum, to
 
@@ -237,6 +238,8 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
 
 
 def _softmax(a, d):
+    if _f32.TORCH_BITS and a.dtype == np.float32 and d == a.ndim - 1:
+        return _f32.softmax_lastdim(a)      # torch's float32 kernel, bit for bit
     # The ufuncs' own reduce (np.max and np.sum add a Python wrapper each) and in place on the
     # fresh temporaries: the same arithmetic, in fewer arrays.
     e = np.exp(a - np.maximum.reduce(a, axis=d, keepdims=True))
@@ -244,6 +247,8 @@ def _softmax(a, d):
 
 
 def _log_softmax(a, d):
+    if _f32.TORCH_BITS and a.dtype == np.float32 and d == a.ndim - 1:
+        return _f32.log_softmax_lastdim(a)  # torch's float32 kernel, bit for bit
     shifted = a - np.maximum.reduce(a, axis=d, keepdims=True)     # as _softmax above
     total = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
     return np.subtract(shifted, np.log(total), out=shifted)
