@@ -16,7 +16,10 @@ import gradviz
 torch = pytest.importorskip("torch")
 
 SHAPES = [(4, 3), (4, 3, 5), (2, 4, 3, 3), (8, 2, 7)]
-ONE_ULP = {("batch_norm", (4, 3, 5), 30.0, True, "float32"),
+# (the (4, 3) case differs from torch only when torch runs on one thread, as it does after a
+# test that set torch.set_num_threads(1): torch's order of summation follows its thread count)
+ONE_ULP = {("batch_norm", (4, 3), 30.0, True, "float32"),
+           ("batch_norm", (4, 3, 5), 30.0, True, "float32"),
            ("batch_norm", (2, 4, 3, 3), 1.0, True, "float32"),
            ("batch_norm", (8, 2, 7), 30.0, True, "float32"),
            ("group_norm", (4, 2, 5), 0.01, 1, "float32"),

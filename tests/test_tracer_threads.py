@@ -155,3 +155,39 @@ def test_module_outputs_of_threads_running_at_once(switching):
     for k, out in enumerate(outs):
         module, _ = tracer.module_output[id(out)]
         assert module() is losses[k]
+
+
+def test_no_thread_follows_another_threads_stack(switching, monkeypatch):
+    # Following a running thread's frames (f_back) from another thread races with that
+    # thread's returns in CPython: such a walk once read a code object where a frame was
+    # (AttributeError: 'code' object has no attribute 'f_back'). Every frame the tracer walks
+    # from must be on the walking thread's own stack.
+    from gradviz.autograd import callsite
+    foreign = []
+    for name in ("user_functions", "running_around"):
+        real = getattr(callsite, name)
+
+        def checked(frame, *args, _real=real, **kwargs):
+            f, own = sys._getframe(1), set()
+            while f is not None:
+                own.add(id(f))
+                f = f.f_back
+            if id(frame) not in own:
+                foreign.append(frame)
+            return _real(frame, *args, **kwargs)
+        monkeypatch.setattr(callsite, name, checked)
+    tracer = Tracer()
+    models = [torch.nn.Linear(3, 1) for _ in range(THREADS)]
+
+    def step(k):
+        y = models[k](torch.ones(5, 3))
+        return (y * 2).sum()
+
+    def run(k):
+        for _ in range(40):
+            step(k).backward()
+
+    with tracing(tracer):
+        _run_threads(run)
+    assert foreign == []
+    assert tracer.frames      # the threads' function frames were kept and looked at

@@ -251,8 +251,9 @@ class Tracer(_tracing.Tracer):
         self._frame_seq = 0
         self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
-        self._open = []             # kept frames that were running when last looked at
-        self._frame_threads = set()     # idents of the threads whose frames were kept
+        # thread ident -> the kept frames it was running when last looked at (a frame runs
+        # on one thread: each thread looks at its own stack only, see _let_go)
+        self._open = {}
         # id(Module.__call__ frame) -> [frame, id of its last tensor], for the calls still open
         # (a finished call's frame holds its arguments, result and torch's closures: its
         # output is named in module_output, and the frame let go; see _drop_finished)
@@ -755,11 +756,12 @@ class Tracer(_tracing.Tracer):
                 recent = self._frames_of[code] = collections.deque()
             recent.append(f)
             if not code.co_flags & _SUSPENDS:
-                self._open.append(f)
+                opened = self._open.get(_get_ident())
+                if opened is None:
+                    opened = self._open[_get_ident()] = []
+                opened.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
-        if new:
-            self._frame_threads.add(_get_ident())
 
     def _let_go(self, chain):
         """Replace the kept frames that have returned by what the report reads of them.
@@ -772,23 +774,32 @@ class Tracer(_tracing.Tracer):
         frame not on a running stack returned. (A generator's frame is kept whole: it is
         suspended, not returned.)"""
         running = {id(g) for g in chain}
-        if len(self._frame_threads) > 1 or _get_ident() not in self._frame_threads:
-            # (only a thread whose frames were kept can be running one: the runner's own
-            # threads, reading the file's output, are not looked at)
-            _add_other_threads(running)
-        still = []
-        for frame in self._open:
-            if id(frame) in running:
-                still.append(frame)
-                continue
-            entry = self._frames.pop(id(frame), None)
-            if entry is None:
-                continue    # let go already (its function's older calls are not kept)
-            done = _Returned(frame, self._tensor_type)
-            self._frames[id(done)] = (entry[0], done, entry[2])
-            recent = self._frames_of[frame.f_code]
-            recent[recent.index(frame)] = done
-        self._open = still
+        me = _get_ident()
+        looked = [me] if me in self._open else []
+        if len(self._open) > len(looked):
+            # Another thread's frames are that thread's to look at: walking a running
+            # thread's stack from here races with its returns (CPython's frame objects of
+            # another thread's stack are not safe to follow while it runs). A thread that
+            # ended runs none of its frames.
+            alive = sys._current_frames()
+            looked += [t for t in self._open if t != me and t not in alive]
+        for thread in looked:
+            still = []
+            for frame in self._open[thread]:
+                if thread == me and id(frame) in running:
+                    still.append(frame)
+                    continue
+                entry = self._frames.pop(id(frame), None)
+                if entry is None:
+                    continue    # let go already (its function's older calls are not kept)
+                done = _Returned(frame, self._tensor_type)
+                self._frames[id(done)] = (entry[0], done, entry[2])
+                recent = self._frames_of[frame.f_code]
+                recent[recent.index(frame)] = done
+            if still:
+                self._open[thread] = still
+            else:
+                del self._open[thread]
 
     @property
     def frames(self):
@@ -808,8 +819,7 @@ class Tracer(_tracing.Tracer):
         if entry is None:
             if calls:
                 # (another thread's calls are running too when one of its frames was kept)
-                _drop_finished(calls, call, len(self._frame_threads) > 1 or
-                               _get_ident() not in self._frame_threads)
+                _drop_finished(calls, call)
             # The module and its first argument, read once per call (a call's frame never
             # rebinds `self` or `args`; its f_locals builds a dict each time it is read) and
             # shared by the tensors the call makes
@@ -819,7 +829,7 @@ class Tracer(_tracing.Tracer):
             module = loc.get("self")
             entry = calls[id(call)] = [call, None, (
                 _none if module is None else weakref.ref(module),
-                None if first is None else weakref.ref(first))]
+                None if first is None else weakref.ref(first)), _get_ident()]
         if entry[1] is not None:
             self.module_output.pop(entry[1], None)
         entry[1] = k
@@ -916,15 +926,6 @@ class Tracer(_tracing.Tracer):
     def leaves(self):
         """Tensors made to require grad, in order (None where one no longer exists)."""
         return [r() for r in self._leaves]
-
-
-def _add_other_threads(running):
-    """Add the ids of the frames other threads are running to the set `running` (this
-    thread's own frame is left alone: a frame holding itself would outlive its call)."""
-    tops = sys._current_frames()
-    del tops[threading.get_ident()]
-    for top in tops.values():
-        running.update(id(g) for g in callsite.user_functions(top))
 
 
 # a generator's, coroutine's or async generator's frame: suspended, not returned, between calls
@@ -1074,25 +1075,30 @@ def _summary(g):
     return g.text("; earlier backward call") if isinstance(g, GradSummary) else g
 
 
-def _drop_finished(calls, call, threads=False):
+def _drop_finished(calls, call):
     """A module call begins: drop the calls that are not running around it (they finished).
 
     Their frames are not kept: a finished Module.__call__ frame still holds the call's
     arguments, its result and (torch's `_call_impl`) the closures of its hooks, and with them
     the step's whole graph; a training loop would keep 64 steps' graphs alive. A running
-    frame is held (its id, the key, cannot be reused while it runs). With `threads`, the
-    frames the other threads are running count as running too."""
+    frame is held (its id, the key, cannot be reused while it runs). Another thread's calls
+    are left to that thread's next call (its stack is not walked from here: see
+    Tracer._let_go), or dropped once that thread has ended."""
+    me = threading.get_ident()
     running = callsite.running_around(call)
-    if threads:
-        tops = sys._current_frames()
-        del tops[threading.get_ident()]
-        for top in tops.values():
-            running.add(id(top))
-            running.update(callsite.running_around(top))
+    alive = None
     # (list() in one call: another thread's module call may add or drop an entry meanwhile)
-    for key in list(calls):
-        if key not in running:
-            calls.pop(key, None)
+    for key, entry in list(calls.items()):
+        thread = entry[3]
+        if thread == me:
+            if key in running:
+                continue
+        else:
+            if alive is None:
+                alive = sys._current_frames()
+            if thread in alive:
+                continue
+        calls.pop(key, None)
 
 
 def _large(grads):
