@@ -251,8 +251,8 @@ class Tracer(_tracing.Tracer):
         self._frame_seq = 0
         self.function_calls = {}    # code -> how many of its calls made tensors
         self._last_frame = None
-        # thread ident -> the kept frames it was running when last looked at (a frame runs
-        # on one thread: each thread looks at its own stack only, see _let_go)
+        # thread -> the kept frames it was running when last looked at (a frame runs on one
+        # thread: each thread looks at its own stack only, see _let_go)
         self._open = {}
         # id(Module.__call__ frame) -> [frame, id of its last tensor], for the calls still open
         # (a finished call's frame holds its arguments, result and torch's closures: its
@@ -756,9 +756,10 @@ class Tracer(_tracing.Tracer):
                 recent = self._frames_of[code] = collections.deque()
             recent.append(f)
             if not code.co_flags & _SUSPENDS:
-                opened = self._open.get(_get_ident())
+                me = threading.current_thread()
+                opened = self._open.get(me)
                 if opened is None:
-                    opened = self._open[_get_ident()] = []
+                    opened = self._open[me] = []
                 opened.append(f)
             if len(recent) > _FRAMES_PER_FUNCTION:
                 kept.pop(id(recent.popleft()), None)
@@ -774,19 +775,19 @@ class Tracer(_tracing.Tracer):
         frame not on a running stack returned. (A generator's frame is kept whole: it is
         suspended, not returned.)"""
         running = {id(g) for g in chain}
-        me = _get_ident()
+        me = threading.current_thread()
         looked = [me] if me in self._open else []
         if len(self._open) > len(looked):
             # Another thread's frames are that thread's to look at: walking a running
             # thread's stack from here races with its returns (CPython's frame objects of
-            # another thread's stack are not safe to follow while it runs). A thread that
-            # ended runs none of its frames.
-            alive = sys._current_frames()
-            looked += [t for t in self._open if t != me and t not in alive]
+            # another thread's stack are not safe to follow while it runs), and
+            # sys._current_frames() can deadlock with a thread that is ending (CPython
+            # 3.11). A thread that ended runs none of its frames.
+            looked += [t for t in self._open if t is not me and not t.is_alive()]
         for thread in looked:
             still = []
             for frame in self._open[thread]:
-                if thread == me and id(frame) in running:
+                if thread is me and id(frame) in running:
                     still.append(frame)
                     continue
                 entry = self._frames.pop(id(frame), None)
@@ -829,7 +830,7 @@ class Tracer(_tracing.Tracer):
             module = loc.get("self")
             entry = calls[id(call)] = [call, None, (
                 _none if module is None else weakref.ref(module),
-                None if first is None else weakref.ref(first)), _get_ident()]
+                None if first is None else weakref.ref(first)), threading.current_thread()]
         if entry[1] is not None:
             self.module_output.pop(entry[1], None)
         entry[1] = k
@@ -1084,20 +1085,13 @@ def _drop_finished(calls, call):
     frame is held (its id, the key, cannot be reused while it runs). Another thread's calls
     are left to that thread's next call (its stack is not walked from here: see
     Tracer._let_go), or dropped once that thread has ended."""
-    me = threading.get_ident()
+    me = threading.current_thread()
     running = callsite.running_around(call)
-    alive = None
     # (list() in one call: another thread's module call may add or drop an entry meanwhile)
     for key, entry in list(calls.items()):
         thread = entry[3]
-        if thread == me:
-            if key in running:
-                continue
-        else:
-            if alive is None:
-                alive = sys._current_frames()
-            if thread in alive:
-                continue
+        if key in running if thread is me else thread.is_alive():
+            continue
         calls.pop(key, None)
 
 
