@@ -72,3 +72,32 @@ def _type_of_tensor_class(torch):
 @pytest.mark.parametrize("snippet", [_lazy_copies, _type_of_tensor_class])
 def test_copies_and_type_conversions_as_torch(snippet):
     _same(snippet)
+
+
+def _custom_function_node(torch):
+    # Learning PyTorch with Examples prints nodes of its LegendrePolynomial3; torch makes the
+    # node class in torch/autograd/function.py, so its default repr names that module
+    class LegendrePolynomial3(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    y = 2 * LegendrePolynomial3.apply(x)
+    node = y.grad_fn.next_functions[0][0]
+    y.sum().backward()
+    return [re.sub(r"0x[0-9a-f]+", "0x", repr(node)), repr(type(node)),
+            re.sub(r"0x[0-9a-f]+", "0x", str(node)), node.name(),
+            type(node).__name__, repr(LegendrePolynomial3.apply(x)),
+            re.sub(r"0x[0-9a-f]+", "0x", repr(y.grad_fn.next_functions)), x.grad.tolist()]
+
+
+def test_custom_function_node_repr_matches_torch():
+    seen = _same(_custom_function_node)
+    assert seen[1][0] == "<torch.autograd.function.LegendrePolynomial3Backward object at 0x>"

@@ -57,6 +57,11 @@ class BackwardCFunction(Node, FunctionCtx):
     def name(self):
         return type(self).__name__
 
+    def __repr__(self):
+        # torch's node class is made in torch/autograd/function.py, so Python's default repr
+        # names that module: <torch.autograd.function.MyFnBackward object at 0x...>
+        return f"<{type(self)._torch_path} object at {hex(id(self))}>"
+
     def _check_saved(self):
         for t, v, nr in zip(self._saved, self._saved_vers, self._saved_nrs):
             if t is not None and t._version != v:
@@ -133,12 +138,25 @@ def _fit(node, k, g):
     return g
 
 
+class _NodeClass(type):
+    """The type of a custom Function's node class: prints torch's class path, as
+    gradviz._tensor._TorchClass does for Tensor (which cannot be imported here: _tensor imports
+    this module)."""
+
+    def __repr__(cls):
+        return f"<class '{cls._torch_path}'>"
+
+
 class FunctionMeta(type):
     """Gives each Function subclass its node class, `<ClassName>Backward`, as torch does."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
-                                 {"__slots__": (), "_forward_cls": cls})
+        # torch makes the node class in torch/autograd/function.py, so type(grad_fn) prints
+        # <class 'torch.autograd.function.NameBackward'> (only the repr: __module__ is ours)
+        cls._backward_cls = _NodeClass(
+            name + "Backward", (BackwardCFunction,),
+            {"__slots__": (), "_forward_cls": cls,
+             "_torch_path": f"torch.autograd.function.{name}Backward"})
         super().__init__(name, bases, attrs)
 
 
