@@ -46,6 +46,7 @@ from ._dmath import fit_to
 from ._dmath import (bmm, causal_fill, const_minus, const_over, div_rounded, masked_zero,
                      mat_t, sgn, unsqueeze_to, divide_by, product, zero_at_key)
 from ._dmath import diagonal_fill, keep_where, scale_by_mask, spread, times_one, zero_where
+from ._dmath import tanh
 from . import _scratch
 from ._registry import ops
 from ._tensor import Tensor, _make
@@ -933,6 +934,63 @@ def group_norm_grads(grads, mask, input, weight, N, C, HxW, group, eps, result1,
     if mask & 4 and dy is not None:
         dbeta = reshape(sum_dims(db, (0,)), (C,))
     return [dx, dgamma, dbeta]
+
+
+def lstm_layer_grads(grads, mask, input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
+                     batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                     batch_first, train, result0, result1, result2):
+    """The gradients of mkldnn_rnn_layer's inputs (input, weight0, weight1, weight2, weight3,
+    hx_, cx_) from those of its outputs (output, hy, cy): backpropagation through time of
+    the LSTM layer. The gates are computed again from the saved inputs, step by step as the
+    forward did (gate order i, f, g, o; c' = f c + i g, h' = o tanh(c')). Under
+    create_graph=True every step is Tensor ops, so the gradients differentiate again (torch's
+    mkldnn_rnn_layer_differentiable_backward does the same, in other ops). The other
+    arguments are only saved, as torch saves them (one layer, time-major: batch_sizes, mode,
+    num_layers, bidirectional and batch_first do not change the math)."""
+    g_out, g_hy, g_cy = (list(grads) + [None, None, None])[:3]
+    x, w_ih, w_hh = input, weight0, weight1
+    steps = value(input).shape[0]
+    x_proj = matmul(x, transpose(w_ih, 0, 1))
+    if has_biases:
+        x_proj = x_proj + weight2 + weight3
+    order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
+    h, c = hx_, cx_
+    saved = {}
+    for t in order:
+        gates = x_proj[t] + matmul(h, transpose(w_hh, 0, 1))
+        i, f, g, o = (narrow(gates, 1, k * gates.shape[1] // 4, gates.shape[1] // 4)
+                      for k in range(4))
+        i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+        c_new = f * c + i * g
+        saved[t] = (h, c, i, f, g, o, tanh(c_new))
+        h, c = o * saved[t][6], c_new
+    dh, dc = g_hy, g_cy
+    dxs = [None] * steps
+    dw_ih = dw_hh = db = None
+    for t in reversed(order):
+        h_prev, c_prev, i, f, g, o, tc = saved[t]
+        if g_out is not None:
+            dh = g_out[t] if dh is None else dh + g_out[t]
+        if dh is None and dc is None:
+            dgates = zeros_like(cat([i, f, g, o], 1))
+        else:
+            do = zeros_like(o) if dh is None else dh * tc
+            dct = zeros_like(tc) if dh is None else dh * o * (1 - tc * tc)
+            dc = dct if dc is None else dc + dct
+            dgates = cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
+                          dc * i * (1 - g * g), do * o * (1 - o)], 1)
+            dc = dc * f
+        dxs[t] = matmul(dgates, w_ih)
+        gt = transpose(dgates, 0, 1)
+        dw_ih = matmul(gt, x[t]) if dw_ih is None else dw_ih + matmul(gt, x[t])
+        dw_hh = matmul(gt, h_prev) if dw_hh is None else dw_hh + matmul(gt, h_prev)
+        db = sum_dims(dgates, (0,)) if db is None else db + sum_dims(dgates, (0,))
+        dh = matmul(dgates, w_hh)
+    dc = zeros_like(value(cx_)) if dc is None else dc
+    dx = stack_grads(dxs, np.shape(value(dxs[0])), 0, value(input).dtype) if mask & 1 else None
+    return [dx, dw_ih if mask & 2 else None,
+            dw_hh if mask & 4 else None, db if mask & 8 else None,
+            db if mask & 16 else None, dh if mask & 32 else None, dc if mask & 64 else None]
 
 
 def channel_sum(grad, input):
@@ -2156,6 +2214,20 @@ defderiv("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N
          ("input", "weight", "N", "C", "HxW", "group", "eps", "result1", "result2"),
          variadic=True, n_out=None,
          input=group_norm_grads, weight=group_norm_grads, bias=group_norm_grads)
+# torch's CPU LSTM layer (oneDNN): one node per layer and direction, with the gradients of
+# all seven inputs from one formula; outputs 0-2 (output, hy, cy) are differentiable.
+defderiv("mkldnn_rnn_layer(Tensor input, Tensor weight0, Tensor weight1, Tensor weight2, "
+         "Tensor weight3, Tensor hx_, Tensor cx_, bool reverse, int[] batch_sizes, int mode, "
+         "int hidden_size, int num_layers, bool has_biases, bool bidirectional, "
+         "bool batch_first, bool train)",
+         "MkldnnRnnLayerBackward0",
+         ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_", "reverse",
+          "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases", "bidirectional",
+          "batch_first", "train", "result0", "result1", "result2"),
+         variadic=True, n_out=None,
+         input=lstm_layer_grads, weight0=lstm_layer_grads, weight1=lstm_layer_grads,
+         weight2=lstm_layer_grads, weight3=lstm_layer_grads, hx_=lstm_layer_grads,
+         cx_=lstm_layer_grads)
 defderiv("embedding(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq, "
          "bool sparse)",
          "EmbeddingBackward0",

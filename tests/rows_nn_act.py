@@ -212,3 +212,19 @@ EXAMPLES = {
                                                     [[-0.6, 1.1], [0.7, -0.9]]]), {}),
     "div_scalar": (lambda x, t: torch.nn.functional.cross_entropy(x, t), (M23, T23), {}),
 }
+
+
+def _lstm_layer(x, h0, c0):
+    """nn.LSTM in float32 on CPU: torch's oneDNN layer, one MkldnnRnnLayerBackward0 node (its
+    weights from the same seed on both backends; their gradients: test_learner_lstm_torch)."""
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 3)
+    out, (h, c) = lstm(x, (h0, c0))
+    return out
+
+
+X322 = [[[0.3, -1.2], [2.1, 0.5]], [[1.1, 0.4], [-0.6, -2.3]], [[0.7, -0.9], [1.3, 0.2]]]
+H123 = [[[0.1, -0.4, 0.6], [0.5, 0.2, -0.3]]]
+EXAMPLES["mkldnn_rnn_layer"] = (_lstm_layer, (X322, H123, H123),
+                                {"dtype": torch.float32, "eps": 1e-2, "atol": 1e-2,
+                                 "rtol": 1e-2, "second": False})

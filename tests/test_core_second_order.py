@@ -11,12 +11,15 @@ import numpy as np
 import pytest
 
 import gradviz
-from test_core_table import EXAMPLES, _on, _walk_names
+from test_core_table import EXAMPLES, _on, _walk_names, example_dtype
 
 # Rows whose first-order gradient graph (create_graph=True) is built from other ops than
 # torch's: the values and first/second derivatives are right (test_core_table checks them),
 # only the nodes of the gradient's graph differ.
 KNOWN_DIFFERENT = frozenset({
+    # torch builds the LSTM layer's gradient with mkldnn_rnn_layer_differentiable_backward's
+    # ops, the core with its own (tests/test_learner_lstm_torch.py compares the values)
+    "mkldnn_rnn_layer",
 })
 
 
@@ -28,7 +31,8 @@ def _graph_names(module, root):
 def second_order_graphs(module, op):
     """The graphs of d(sum(out * weight))/d(inputs) with create_graph=True, one per input."""
     fn, data, _ = EXAMPLES[op]
-    xs = [module.tensor(d, dtype=module.float64, requires_grad=True) for d in data]
+    xs = [module.tensor(d, dtype=example_dtype(module, op), requires_grad=True)
+          for d in data]
     out = _on(module, fn)(*xs)
     weight = module.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
     grads = module.autograd.grad((out * weight).sum(), xs, create_graph=True, allow_unused=True)
@@ -172,14 +176,15 @@ def test_transposed_convolution_errors_match_torch(bad):
 # rows still build it from other ops than torch's (masked_fill zeroes with a where where torch
 # masked_fills, add scales by alpha with a tensor, ...).
 KNOWN_DIFFERENT_THROUGH_GRAD_OUTPUTS = frozenset("""
-    add as_strided as_strided_storage
+    add as_strided as_strided_storage mkldnn_rnn_layer
 """.split())
 
 
 def graphs_through_grad_outputs(module, op):
     """The graphs of the gradients of every output, weighted by a leaf v (requires grad)."""
     fn, data, _ = EXAMPLES[op]
-    xs = [module.tensor(d, dtype=module.float64, requires_grad=True) for d in data]
+    xs = [module.tensor(d, dtype=example_dtype(module, op), requires_grad=True)
+          for d in data]
     out = _on(module, fn)(*xs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if o.requires_grad]
     vs = [module.arange(1, o.numel() + 1, dtype=o.dtype).reshape(o.shape).requires_grad_()

@@ -8,7 +8,7 @@ backward are listed apart."""
 import pytest
 
 import gradviz
-from test_core_table import EXAMPLES, _on
+from test_core_table import EXAMPLES, _on, example_dtype
 
 torch = pytest.importorskip("torch")
 
@@ -25,7 +25,8 @@ def _type_name(v):
 
 def _saved_types(module, op):
     fn, data, _ = EXAMPLES[op]
-    xs = [module.tensor(d, dtype=module.float64, requires_grad=True) for d in data]
+    xs = [module.tensor(d, dtype=example_dtype(module, op), requires_grad=True)
+          for d in data]
     out = _on(module, fn)(*xs)
     nodes, seen, queue = [], set(), [out.grad_fn]
     while queue:

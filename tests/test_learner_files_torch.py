@@ -36,7 +36,6 @@ _EXP = "float32 exp/log of log_softmax 1 ulp from torch's"
 _TANH = "float32 tanh 1 ulp from torch's"
 _SUM = "float32 sums in another order than torch's"
 _MM = "float32 matrix products summed in another order than MKL's sgemm"
-_LSTM = "nn.LSTM's output is StackBackward0 here, torch's fused MkldnnRnnLayerBackward0 on CPU"
 DIFFERENT = {
     "makemore_bigrams.py": f"{_EXP}: the loss's 7th digit (1.748934268951416 on torch)",
     "makemore_mlp_lr.py": f"{_TANH}: losses from the 7th digit on (29.218839645385742 on torch)",
@@ -61,8 +60,6 @@ DIFFERENT = {
     "d2l_attention_scoring.py": f"{_MM}: a bmm of attention weights 1/6 by 0..39 gives "
                                 "12.000001 on torch (12.00000036 exactly), so it prints "
                                 "2.0000 where we print 2.",
-    "seq_models_lstm.py": _LSTM,
-    "d2l_gru_lstm_scratch.py": _LSTM,
 }
 
 # `gradviz run FILE` for each file, in one process (torch's side is test_examples_torch's

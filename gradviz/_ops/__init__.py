@@ -20,6 +20,7 @@ from . import shape  # noqa: F401
 from . import counting, decompositions, im2col, logical, selection, strided  # noqa: F401
 from . import attention, bilinear, convolution, padding, pooling  # noqa: F401
 from . import activation_extra, bucketing, conv_transpose, sizes, upsample  # noqa: F401
+from . import rnn  # noqa: F401
 from . import backward  # noqa: F401,E402  (the ops of double-backward graphs)
 from . import inplace_functions  # noqa: F401  (after every module defining methods)
 

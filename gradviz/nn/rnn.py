@@ -9,10 +9,11 @@ bidirectional, unbatched input and dropout between layers work as in torch.
 The forward is composed of ordinary ops in the order of torch's CPU kernels (aten's RNN.cpp:
 the input projection of a whole layer as one linear, then per step
 `linear(h, w_hh, b_hh).add_(x_proj)` and the gates), so the values and gradients are torch's up
-to float rounding. The graph is not always torch's: torch records LSTM as one fused
-MkldnnRnnLayerBackward0 node on CPU, and its unsafe_chunk of the gates (UnsafeSplitBackward0)
-is chunk here (SplitBackward0), the gates computed out of place. proj_size and packed
-sequences are refused.
+to float rounding. A float32 LSTM is recorded as torch records it on CPU: one fused
+MkldnnRnnLayerBackward0 node per layer and direction (gradviz._ops.rnn). Elsewhere the graph
+is not always torch's: its unsafe_chunk of the gates (UnsafeSplitBackward0) is chunk here
+(SplitBackward0), the gates computed out of place. proj_size and packed sequences are
+refused.
 
 >>> import gradviz as torch
 >>> rnn = torch.nn.LSTM(3, 5, num_layers=2, batch_first=True)
@@ -25,7 +26,8 @@ import math
 import numbers
 import warnings
 
-from .. import _creation
+from .. import _creation, _dtype
+from .._registry import ops as _ops
 from .._ops.views import cat, stack
 from ..autograd.callsite import user_stacklevel
 from . import functional as F
@@ -215,6 +217,9 @@ class RNNBase(Module):
         weights = self.all_weights
         layer_input = input
         finals = []
+        fused = self._fused(input)
+        if fused:
+            layer_input = input.contiguous()     # mkldnn_impl's (CloneBackward0 after batch_first)
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(self._directions()):
@@ -222,6 +227,12 @@ class RNNBase(Module):
                 w = weights[k]
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+                if fused:
+                    out, hy, cy = self._fused_layer(layer_input, w_ih, w_hh, b_ih, b_hh,
+                                                    states, k, direction == 1)
+                    outputs.append(out)
+                    finals.append((hy, cy))
+                    continue
                 state = tuple(s[k] for s in states)
                 state = state[0] if len(state) == 1 else state
                 x_proj = F.linear(layer_input, w_ih, b_ih).unbind(0)
@@ -239,6 +250,25 @@ class RNNBase(Module):
                 layer_input = F.dropout(layer_input, self.dropout, True)
         output = layer_input.transpose(0, 1) if self.batch_first else layer_input
         return output, [stack([f[i] for f in finals], 0) for i in range(len(finals[0]))]
+
+    def _fused(self, input):
+        """torch's use_mkldnn (aten's RNN.cpp): on CPU a float32 LSTM with a non-empty input
+        runs each layer and direction as one oneDNN call, mkldnn_rnn_layer, whose node is
+        MkldnnRnnLayerBackward0 (float64, RNN and GRU are composed of the step ops)."""
+        return self.mode == "LSTM" and input.dtype == _dtype.float32 and input.numel() > 0
+
+    def _fused_layer(self, layer_input, w_ih, w_hh, b_ih, b_hh, states, k, reverse):
+        """(output, hy, cy) of layer-and-direction k by mkldnn_rnn_layer, as torch's
+        mkldnn_impl calls it: the initial states are hx[k] and cx[k] (SelectBackward0), the
+        biases zeros when the layer has none."""
+        if b_ih is None:
+            # torch's stand-ins, shaped as the weights (its _saved_weight2 and 3); aten's
+            # zeros_like is empty_like(...).zero_(), so their _version is 1
+            b_ih, b_hh = _creation.empty_like(w_ih).zero_(), _creation.empty_like(w_hh).zero_()
+        return _ops.mkldnn_rnn_layer(layer_input, w_ih, w_hh, b_ih, b_hh, states[0][k],
+                                     states[1][k], reverse, [], 2, self.hidden_size,
+                                     self.num_layers, self.bias, self.bidirectional,
+                                     self.batch_first, self.training)
 
 
 class RNN(RNNBase):
@@ -333,7 +363,11 @@ class LSTM(RNNBase):
             hx = (zeros, zeros)
         self._check_hidden(hx[0], expected, "Expected hidden[0] size {}, got {}")
         self._check_hidden(hx[1], expected, "Expected hidden[1] size {}, got {}")
-        output, (h_n, c_n) = self._run(input, [hx[0].unbind(0), hx[1].unbind(0)])
+        if self._fused(input):
+            states = [hx[0], hx[1]]     # hx[0][k]: torch's select of each layer's state
+        else:
+            states = [hx[0].unbind(0), hx[1].unbind(0)]
+        output, (h_n, c_n) = self._run(input, states)
         if not is_batched:
             output = output.squeeze(0 if self.batch_first else 1)
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
