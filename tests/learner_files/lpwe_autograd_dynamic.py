@@ -29,7 +29,7 @@ c = torch.randn((), device=device, dtype=dtype, requires_grad=True)
 d = torch.randn((), device=device, dtype=dtype, requires_grad=True)
 
 learning_rate = 1e-6
-for t in range(400):
+for t in range(300):
     # Forward pass: compute predicted y using operations on Tensors.
     y_pred = a + b * x + c * x ** 2 + d * x ** 3
 
@@ -103,7 +103,7 @@ c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
 d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
 
 learning_rate = 5e-6
-for t in range(400):
+for t in range(300):
     # To apply our Function, we use Function.apply method. We alias this as 'P3'.
     P3 = LegendrePolynomial3.apply
 
@@ -144,7 +144,7 @@ model = torch.nn.Sequential(
 )
 loss_fn = torch.nn.MSELoss(reduction='sum')
 learning_rate = 1e-6
-for t in range(400):
+for t in range(300):
     y_pred = model(xx)
     loss = loss_fn(y_pred, y)
     if t % 100 == 99:
@@ -169,7 +169,7 @@ model = torch.nn.Sequential(
 )
 learning_rate = 1e-3
 optimizer = torch.optim.RMSprop(model.parameters(), lr=learning_rate)
-for t in range(400):
+for t in range(300):
     y_pred = model(xx)
     loss = loss_fn(y_pred, y)
     if t % 100 == 99:
@@ -225,7 +225,7 @@ model = DynamicNet()
 # vanilla stochastic gradient descent is tough, so we use momentum
 criterion = torch.nn.MSELoss(reduction='sum')
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
-for t in range(600):
+for t in range(400):
     # Forward pass: Compute predicted y by passing x to the model
     y_pred = model(x)
 
