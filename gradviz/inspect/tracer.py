@@ -351,14 +351,14 @@ class Tracer(_tracing.Tracer):
         g = grads[0] if len(grads) == 1 else None
         if g is not None and type(g) is _ndarray:
             # the common case, one gradient: the copy alone (no list, and so no object the
-            # cyclic collector counts and walks, per event); a 0-d one as its NumPy scalar
-            # (a third of a 0-d array's memory: a scalar parameter's AccumulateGrad keeps an
-            # event per step for the whole run), made a 0-d array again when read
-            if not g.ndim:
-                snap = entry[_LAST_GRAD] = g[()]
-                self._event_log.extend((entry[_REF], snap))
-                return
+            # cyclic collector counts and walks, per event)
             snap = entry[_LAST_GRAD] = g.copy()
+            if not g.ndim:
+                # the history keeps a 0-d one as its NumPy scalar, made a 0-d array again
+                # when read (a third of the memory: a scalar parameter's AccumulateGrad adds
+                # an event at every step, kept for the whole run)
+                self._event_log.extend((entry[_REF], snap[()]))
+                return
             if g.size > _KEPT_ELEMENTS:
                 # (a list of its own, which the next gradient summarizes in place: the
                 # backward steps kept hold the entry's last grads, whole)
@@ -433,7 +433,7 @@ class Tracer(_tracing.Tracer):
             entry = self._entry(node)   # (the torch backend's tracer keys its entries its way)
         grads = None if entry is None else entry[_LAST_GRAD]
         if grads is not None and type(grads) is not list:
-            grads = _grad_list(grads)   # a one-output node's gradient is kept alone
+            grads = [grads]     # a one-output node's gradient is kept alone (_grad_list)
         self.steps.append(_new_tuple(Step, (call, node, grads, snap, hooks)))
         if not taint:
             return
@@ -1109,8 +1109,8 @@ class _GradSlot(_NodeSlot):
 
 
 def _grad_list(value):
-    """A node's gradients as a list: a one-output node's gradient is kept alone, a 0-d one as
-    its NumPy scalar (Tracer.grad)."""
+    """A node's gradients as a list: a one-output node's gradient is kept alone, a 0-d one in
+    the history as its NumPy scalar (Tracer.grad)."""
     if type(value) is list:
         return value
     return [_np_array(value) if isinstance(value, _generic) else value]
