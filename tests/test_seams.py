@@ -126,7 +126,7 @@ def test_a_custom_tracer_receives_the_documented_calls_in_order():
         ("grad", "AddBackward0", "list"), ("sent", "AddBackward0", "list"),
         ("grad", "MulBackward0", "list"), ("sent", "MulBackward0", "list"),
         ("grad", "AccumulateGrad", "list"), ("created", "tensor"),
-        ("sent", "AccumulateGrad", "tuple"),
+        ("sent", "AccumulateGrad", "tuple"), ("end",),
     ]
     assert a.grad.item() == pytest.approx(6 * float(c))
 

@@ -30,7 +30,7 @@ import traceback
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
            "maker", "maker_frame", "user_functions", "running_around", "frame_running",
-           "call_keywords", "mark", "edit_frame"]
+           "call_keywords", "mark", "edit_frame", "called_within"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -254,6 +254,22 @@ def frame_running(code, depth):
             return f
         f = f.f_back
     return None
+
+
+def called_within(depth, code, between, outer, limit=5):
+    """Whether the frame `depth` up (1: the caller of called_within) runs code object `code`
+    and was called, through at most `limit` frames each running a code object whose id is in
+    `between`, by frame `outer` (a frame of this thread, still running)."""
+    f = _getframe(depth)
+    if f.f_code is not code:
+        return False
+    for _ in range(limit):
+        f = f.f_back
+        if f is outer:
+            return True
+        if f is None or id(f.f_code) not in between:
+            return False
+    return False
 
 
 def user_stacklevel():

@@ -272,10 +272,19 @@ def _needed(deps, targets):
 
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
-    deps = _discover(roots)
     trace = _tracing.active
-    if trace is not None:
-        trace.begin(roots, inputs, capture)
+    if trace is None:
+        return _pass(roots, root_grads, retain_graph, create_graph, inputs, capture)
+    trace.begin(roots, inputs, capture)
+    try:
+        return _pass(roots, root_grads, retain_graph, create_graph, inputs, capture)
+    finally:
+        trace.end()     # (raised too: a tracer holding frames for the pass lets them go)
+
+
+def _pass(roots, root_grads, retain_graph, create_graph, inputs, capture):
+    """One backward pass (see _run, which tells a tracer where it begins and ends)."""
+    deps = _discover(roots)
     captures = needed = None
     run = None      # torch's should_execute: the nodes needed or captured (None: every node)
     if inputs is not None:

@@ -92,6 +92,10 @@ class Tracer:
         inputs, or None; capture: True for autograd.grad (gradients are returned, .grad is
         not written)."""
 
+    def end(self):
+        """The backward pass that the last `begin` on this thread started is over (it returned
+        or raised); a pass begun inside it (a hook's backward) ended before."""
+
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the user registered ran at node, in the engine's order. kind: "tensor"
         (Tensor.register_hook; nr is the output it watches), "retain_grad" (hook is None),

@@ -29,6 +29,7 @@ from ..autograd import callsite, tracing as _tracing
 from ..autograd.callsite import edit_frame as _edit_frame, maker_frame as _maker_frame, \
     site_at, user_site
 from ..autograd.grad_mode import _state
+from ..autograd import engine as _engine, graph as _graph
 from ..autograd.graph import AccumulateGrad
 from ..autograd.saved import Held, hold
 from .report import VALUE_LIMIT, GradSummary
@@ -220,10 +221,12 @@ class Tracer(_tracing.Tracer):
         # whole run: the pair holds no object the cyclic collector tracks, once it looked.)
         self._calls = []
         self._call_roots = []
+        self._call_keys = {}        # (site, capture) -> itself, shared by the calls made there
         self._call_of = {}          # thread ident -> index in _calls of its last call
         self._fired_at = {}         # node -> (call, indices in hook_events of the hooks that
         #                             fired at it), until it ran
-        self.call_marks = []        # nodes created before each backward/grad call began
+        self.call_marks = array.array("q")  # nodes created before each backward/grad call
+        #                                     began (8 bytes a call: a loop makes one a step)
         self._hook_changes = []     # (weakref node, output nr, hook)
         self.saved_snapshot = _SavedSlot(self, _SNAPSHOT)  # node -> its saved values before
         #                                                   backward freed them
@@ -261,6 +264,10 @@ class Tracer(_tracing.Tracer):
         self.module_output = {}     # id(tensor) -> (weakrefs to module, to its first argument)
         self.modules = _ModuleCalls(self._nodes)    # which module call made each node
         self._module_stacks = self.modules._stacks
+        # thread ident -> [(the engine's _run frame, the user's frame that called backward,
+        # the outermost Module.__call__ frame between or None)] of the backward passes running
+        # on that thread, innermost last (from begin to end: no frame is held after its pass)
+        self._passes = {}
 
     _tensor_type = Tensor       # the tensors of the backend the file runs on
 
@@ -346,6 +353,12 @@ class Tracer(_tracing.Tracer):
             # the common case, one gradient: the copy alone (no list, and so no object the
             # cyclic collector counts and walks, per event)
             snap = entry[_LAST_GRAD] = g.copy()
+            if not g.ndim:
+                # the history keeps a 0-d one as its NumPy scalar, made a 0-d array again
+                # when read (a third of the memory: a scalar parameter's AccumulateGrad adds
+                # an event at every step, kept for the whole run)
+                self._event_log.extend((entry[_REF], snap[()]))
+                return
             if g.size > _KEPT_ELEMENTS:
                 # (a list of its own, which the next gradient summarizes in place: the
                 # backward steps kept hold the entry's last grads, whole)
@@ -558,7 +571,10 @@ class Tracer(_tracing.Tracer):
 
     def created(self, tensor):
         # frames: this method, the core's _make, the op that made the tensor
-        func, frame, call = _maker_frame(3, self._call_code)
+        # (the .grad an AccumulateGrad writes in a backward pass: the frames out from the
+        # engine's to the user's line that called backward were found by begin, _pass_mark)
+        made = self._passes and self._pass_mark()
+        func, frame, call = made or _maker_frame(3, self._call_code)
         # kept on the tensor itself (see made_of): it goes when the tensor does, with no
         # weak reference and no table entry per tensor; one tuple per distinct maker, shared
         # (a new tuple per tensor would be two more objects per op for the cyclic collector
@@ -584,7 +600,16 @@ class Tracer(_tracing.Tracer):
 
     def begin(self, roots, inputs, capture):
         # A new backward: a training loop's step before the previous one is history now.
-        site = user_site(3)
+        # (One walk, from the engine's _run out to the user's frame, for the call's site and
+        # for the .grad each AccumulateGrad of the pass makes: see _pass_mark.)
+        # (the engine's _run: this method's caller, or a subclass's begin's that called it)
+        run = callsite.frame_running(_RUN_CODE, 2)
+        _, frame, call = _maker_frame(2, self._call_code)
+        site = None if frame is None else site_at(frame.f_code, frame.f_lasti)
+        marks = self._passes.get(_get_ident())
+        if marks is None:
+            marks = self._passes[_get_ident()] = []
+        marks.append((run, frame, call))
         # (a call's number is its position in _calls and in call_marks: one thread at a time)
         with self._lock:
             self._taint = {}
@@ -602,7 +627,9 @@ class Tracer(_tracing.Tracer):
                 return
             self._previous, self._recent = self._recent, []
             self._settle_history()
-            self._calls.append((site, capture))
+            # (one (site, capture) pair per place, shared)
+            key = (site, capture)
+            self._calls.append(self._call_keys.setdefault(key, key))
             self._call_roots.append(_weakref(roots[0][0]) if len(roots) == 1 else
                                     tuple(_weakref(n) for n, _ in roots))
             # The engine's steps of a long loop: the last two calls are kept, not every
@@ -612,6 +639,36 @@ class Tracer(_tracing.Tracer):
                 n = len(self.steps)
                 self.steps[:n] = [st for st in self.steps[:n] if st.call >= keep_from]
                 self.steps_from_call = keep_from
+            # The root of the call whose steps were just let go, dead by now in a training
+            # loop, becomes one shared dead reference: a loop's calls keep no object per step
+            # but the last ones' references.
+            refs = self._call_roots
+            j = len(refs) - 3
+            if j >= 0 and type(refs[j]) is weakref.ref and refs[j]() is None:
+                refs[j] = _DEAD_REF
+
+    def end(self):
+        # the pass's frames are let go as it ends (the user's frame may return right after)
+        marks = self._passes.get(_get_ident())
+        if marks:
+            marks.pop()
+            if not marks:
+                del self._passes[_get_ident()]
+
+    def _pass_mark(self):
+        """(func, the user's frame, the outermost Module.__call__ frame or None) as created's
+        maker_frame would find them for a tensor that `accumulate` makes inside this thread's
+        innermost backward pass, without the walk: only the engine runs between that call and
+        the pass's _run frame (checked frame by frame; None when anything else runs there, or
+        for any other tensor: then created walks)."""
+        marks = self._passes.get(_get_ident())
+        if not marks:
+            return None
+        run, frame, call = marks[-1]
+        # frames: _pass_mark, created, _make, accumulate
+        if run is None or not _called_within(4, _ACCUMULATE_CODE, _ENGINE_CODES, run):
+            return None
+        return "accumulate", frame, call
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
@@ -1052,8 +1109,11 @@ class _GradSlot(_NodeSlot):
 
 
 def _grad_list(value):
-    """A node's gradients as a list: a one-output node's gradient is kept alone."""
-    return value if type(value) is list else [value]
+    """A node's gradients as a list: a one-output node's gradient is kept alone, a 0-d one in
+    the history as its NumPy scalar (Tracer.grad)."""
+    if type(value) is list:
+        return value
+    return [_np_array(value) if isinstance(value, _generic) else value]
 
 
 class _SavedSlot(_NodeSlot):
@@ -1130,6 +1190,17 @@ def _all_finite(a, quick=False):
 _ndarray = np.ndarray
 _weakref = weakref.ref
 _get_ident = threading.get_ident
+_DEAD_REF = weakref.ref(type("_Gone", (), {})())     # a reference whose object is gone
+_generic = np.generic
+_np_array = np.array
+_called_within = callsite.called_within
+# What runs between an AccumulateGrad's `accumulate` and the pass's _run: AccumulateGrad._apply,
+# [_execute], _loop, _pass (Tracer._pass_mark)
+_ACCUMULATE_CODE = _graph.accumulate.__code__
+# (by id: hashing a code object hashes its constants; these live as long as their modules)
+_ENGINE_CODES = frozenset(id(f.__code__) for f in (AccumulateGrad._apply, _engine._loop,
+                                                   _engine._execute, _engine._pass))
+_RUN_CODE = _engine._run.__code__
 
 
 def _none():
