@@ -157,6 +157,14 @@ debug_option = click.option("--debug", is_flag=True,
                             help="Show gradviz's own frames in tracebacks.")
 
 
+def _renderer_path(ctx, param, value):
+    """--renderer "" (an unset variable, `--renderer "$DOT"`) is a usage error: it was taken
+    as no --renderer at all, and the automatic search drew with another program."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("needs the path of a Graphviz executable", ctx, param)
+    return value
+
+
 def drawing_options(command):
     """The options that shape a drawing, shared by `graph` and `report`: --max-depth N,
     --collapse, --modules/--no-modules, --depth-modules N, --expand NAME, --no-legend,
@@ -176,7 +184,7 @@ def drawing_options(command):
                          help="Open module NAME (qualified, e.g. encoder.layers.0) under "
                               "--depth-modules (repeatable)."),
             click.option("--no-legend", is_flag=True, help="Leave out the legend."),
-            click.option("--renderer", metavar="PATH",
+            click.option("--renderer", metavar="PATH", callback=_renderer_path,
                          help="The Graphviz executable to use (also GRADVIZ_DOT).")]):
         command = option(command)
     return command

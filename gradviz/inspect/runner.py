@@ -21,6 +21,7 @@ import io
 import json
 import operator
 import os
+import re
 import secrets
 import signal
 import sys
@@ -151,16 +152,35 @@ def read_source(path):
         # A first line that is not UTF-8 (with no cookie) is Python's "Non-UTF-8 code ... on
         # line 1", from the decoding below; an unknown or undecodable cookie is its own message.
         encoding = "utf-8" if _cookie_line(data) is None else None
+    if encoding is None or not _ascii_compatible(encoding):
+        raise _encoding_problem(path, data) from None
     try:
-        if encoding is None:
-            raise LookupError
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         raise _decode_error(path, data, exc.start, encoding) from None
-    except LookupError:
-        cookie = _cookie_line(data)
-        raise SyntaxError(f"invalid or missing encoding declaration for '{path}'",
-                          (path, cookie, None, None)) from None
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _ascii_compatible(encoding):
+    """False for a codec Python refuses in a `# coding:` line (utf-16, utf-32: a source file's
+    encoding must keep ASCII as ASCII), or one that does not exist."""
+    try:
+        return "# ascii\n".encode(encoding) == b"# ascii\n"
+    except (LookupError, UnicodeError):
+        return False
+
+
+def _encoding_problem(path, data):
+    """Python's SyntaxError for an unknown or unusable `# coding:` name (`python file.py`
+    prints "SyntaxError: encoding problem: bogus"), located at the cookie's line."""
+    line = _cookie_line(data) or 1
+    raw = data.splitlines()[line - 1] if data.splitlines() else b""
+    match = _COOKIE.match(raw)
+    name = match.group(1).decode("ascii", "backslashreplace") if match else "?"
+    text = raw.decode("utf-8", "backslashreplace")
+    return SyntaxError(f"encoding problem: {name}", (path, line, None, text))
 
 
 def _decode_error(path, data, start, encoding):
@@ -302,6 +322,7 @@ class _Capture:
         self.stream = None
         self.progress = 0               # counts reads: the drain waits while it grows
         self.waiting = False            # the reader is blocked in os.read (not busy with text)
+        self.cut = False                # a process still held the pipe: stopped listening
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -405,12 +426,51 @@ class _Capture:
             if self.progress != seen or not self.waiting:
                 seen, quiet_since = self.progress, time.monotonic()
             elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
+                self.cut = True
                 break
         self.closed = True
         return False
 
     def text(self):
         return "".join(self.chunks)
+
+
+class _LateThreads:
+    """sys.stdout after the run while threads the file started are still running: their
+    writes are dropped, everyone else's go to stream."""
+
+    def __init__(self, stream, threads):
+        self._stream, self._threads = stream, frozenset(threads)
+
+    def write(self, text):
+        if threading.current_thread() in self._threads:
+            return len(text)
+        return self._stream.write(text)
+
+    def flush(self):
+        if threading.current_thread() not in self._threads:
+            self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _cut_note(late, drained):
+    """Why the file's output may be incomplete, or None: daemon threads still running when it
+    ended, or a process that still held its stdout when gradviz stopped listening."""
+    if late:
+        names = ", ".join(repr(t.name) for t in late[:3])
+        more = f" and {len(late) - 3} more" if len(late) > 3 else ""
+        s = "s" if len(late) > 1 else ""
+        was = "were" if len(late) > 1 else "was"
+        return (f"output may be cut: daemon thread{s} {names}{more} {was} still running when "
+                "the file ended; what it printed after that is not shown (python would have "
+                "stopped it at exit)")
+    if drained:
+        return (f"output may be cut: a child process still held the file's standard output "
+                f"{_DRAIN_SECONDS:g} s after the file ended; what it wrote after that is not "
+                "shown")
+    return None
 
 
 def _partial_suffix(data, marker):
@@ -439,6 +499,7 @@ class Execution:
         self.warnings = []
         self.error = None
         self.exit_code = 0
+        self.stdout_cut = None      # why the output may miss what was written after the end
 
 
 class ScriptEnvironment:
@@ -462,6 +523,7 @@ class ScriptEnvironment:
                                    "__package__": None, "__doc__": None, "__spec__": None,
                                    "__loader__": None, "__cached__": None})
         self._stack = None
+        self.stdout_cut = None
 
     @property
     def namespace(self):
@@ -496,7 +558,15 @@ class ScriptEnvironment:
         raise KeyboardInterrupt
 
     def __exit__(self, *exc):
+        late = [t for t in threading.enumerate()
+                if t not in self._threads and t is not threading.current_thread()]
         self._stack.close()
+        if late:
+            # The file's daemon threads run on while gradviz reports (python file.py would
+            # have stopped them at exit): what they print must not land in the document
+            # (`run --json`), so their writes to the restored sys.stdout are dropped.
+            sys.stdout = _LateThreads(sys.stdout, late)
+        self.stdout_cut = _cut_note(late, self.capture.cut)
         return False
 
     def run(self, code, execution, debug=False):
@@ -876,6 +946,7 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
             after(result)
     result.stdout = env.capture.text()
     result.warnings = env.capture.warnings
+    result.stdout_cut = env.stdout_cut
     return result
 
 

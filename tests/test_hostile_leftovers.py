@@ -1,0 +1,142 @@
+"""Bad input that still got through after tests/test_hostile_inputs.py (issue 12): a renderer
+outliving a killed gradviz, an empty --renderer, an unusable `# coding:` line, and output of the
+file's daemon threads after it ended. Each test failed before its fix."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from test_hostile_inputs import GRADVIZ, MODEL, _alive, invoke, python_status, write
+from test_render_svg import fake_renderer
+
+_PATIENCE = 180     # seconds: a deadline on a loaded machine, never a timing check
+
+
+# ----- A renderer outliving gradviz -----------------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_renderer_dies_with_a_sigkilled_gradviz(tmp_path):
+    # SIGKILL runs no `finally`: the renderer, in a session of its own, ran on for 600 s
+    write(tmp_path, MODEL)
+    pidfile = tmp_path / "renderer.pid"
+    slow = fake_renderer(tmp_path, "slow", f'echo $$ > "{pidfile}"\nexec sleep 600\n')
+    proc = subprocess.Popen(GRADVIZ + ["graph", "prog.py", "--svg", "g.svg",
+                                       "--renderer", str(slow)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + _PATIENCE
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the renderer never started"
+        time.sleep(0.05)
+    renderer = int(pidfile.read_text())
+    time.sleep(0.2)     # past `exec`: the renderer is `sleep` now, under the same pid
+    proc.kill()
+    proc.communicate(timeout=_PATIENCE)
+    deadline = time.monotonic() + 30
+    while _alive(renderer) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(renderer)
+    if alive:
+        os.kill(renderer, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    assert not alive
+
+
+# ----- --renderer "" ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["graph", "--svg", "g.svg"], ["report", "-o", "r.html"]])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_renderer_is_a_usage_error(tmp_path, monkeypatch, command, value):
+    # `--renderer "$DOT"` with DOT unset drew with whatever the automatic search found
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, MODEL)
+    r = invoke(command[0], path, *command[1:], "--renderer", value)
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: Invalid value for '--renderer': needs the path of a "
+                             "Graphviz executable\n")
+    assert sorted(os.listdir(tmp_path)) == ["prog.py"]
+
+
+# ----- An unusable `# coding:` line ------------------------------------------------------------
+
+@pytest.mark.parametrize("head, line", [(b"# coding: bogus\n", 1),
+                                        (b"#!/usr/bin/env python\n# -*- coding: nope -*-\n", 2),
+                                        (b"# coding: utf-16\n", 1)])
+@pytest.mark.parametrize("command", ["run", "explain", "gradcheck", "check-inplace"])
+def test_an_unusable_coding_line_is_worded_as_python_words_it(tmp_path, head, line, command):
+    # "invalid or missing encoding declaration for '/tmp/.../prog.py'" with no line text,
+    # where `python prog.py` says "SyntaxError: encoding problem: bogus"; utf-16 decoded the
+    # file into CJK characters and reported "invalid character '‣'"
+    path = tmp_path / "prog.py"
+    path.write_bytes(head + MODEL.encode())
+    status, stderr = python_status(path)
+    python_says = stderr.strip().splitlines()[-1]
+    assert status == 1 and python_says.startswith("SyntaxError: encoding problem: ")
+    if command == "run":
+        r = invoke("run", path, "--json")
+        error = json.loads(r.stdout)["error"]
+        assert f"{error['type']}: {error['message']}" == python_says
+        assert (error["file"], error["line"]) == (str(path), line)
+        assert error["code"] == head.splitlines()[line - 1].decode()
+    else:
+        args = [command, path] + (["a"] if command == "explain" else [])
+        r = invoke(*args)
+        assert r.exit_code == 1
+        shown = " ".join((r.stdout + r.stderr).split())
+        assert python_says in shown
+        assert f"{path}:{line}" in shown.replace(" ", "") or f"line {line}" in shown
+
+
+# ----- The file's daemon threads after it ended ------------------------------------------------
+
+CHATTY = """\
+    import threading, time
+    import gradviz as torch
+    started = threading.Event()
+    def talk():
+        i = 0
+        while True:
+            print("tick", i, flush=True)
+            started.set()
+            i += 1
+            time.sleep(0.001)
+    threading.Thread(target=talk, daemon=True, name="talker").start()
+    started.wait()
+    x = torch.tensor([1.0], requires_grad=True)
+    for _ in range(3000):
+        x = x * 1.0001
+    loss = x.sum()
+"""
+
+
+def test_a_daemon_thread_printing_after_the_end_neither_corrupts_json_nor_goes_unsaid(tmp_path):
+    # its prints after the file ended went to gradviz's stdout, in front of the JSON document
+    # ("tick 25\ntick 26\n...{"), and what was dropped was dropped without a word
+    path = write(tmp_path, CHATTY)
+    proc = subprocess.run(GRADVIZ + ["run", str(path), "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=_PATIENCE)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["stdout"].startswith("tick 0\n")
+    assert document["stdout_cut"] == (
+        "output may be cut: daemon thread 'talker' was still running when the file ended; "
+        "what it printed after that is not shown (python would have stopped it at exit)")
+    # (in a process of its own: the thread never ends)
+    proc = subprocess.run(GRADVIZ + ["run", str(path)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=_PATIENCE, env={**os.environ, "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr
+    assert "gradviz: output may be cut: daemon thread 'talker' was still running" in \
+        " ".join(proc.stdout.replace("│", " ").split())
+
+
+def test_a_file_whose_threads_all_ended_has_nothing_cut(tmp_path):
+    path = write(tmp_path, "import threading\nt = threading.Thread(target=print, args=('hi',),"
+                           " daemon=True)\nt.start()\nt.join()\n")
+    r = invoke("run", path, "--json")
+    document = json.loads(r.stdout)
+    assert (document["stdout"], document["stdout_cut"]) == ("hi\n", None)
