@@ -140,3 +140,58 @@ def test_a_file_whose_threads_all_ended_has_nothing_cut(tmp_path):
     r = invoke("run", path, "--json")
     document = json.loads(r.stdout)
     assert (document["stdout"], document["stdout_cut"]) == ("hi\n", None)
+
+
+# ----- gradcheck through a float32 value -------------------------------------------------------
+
+THROUGH = {"float32": "(x.float().double() * x).exp().sum()",
+           "float16": "(x.half().double() * 3).sum()"}
+
+
+@pytest.mark.parametrize("dtype", sorted(THROUGH))
+@pytest.mark.parametrize("backend", ["gradviz", "torch"])
+def test_gradcheck_judges_a_float64_root_computed_through_float32(tmp_path, dtype, backend):
+    # "gradient mismatch at 2 elements of x" (x[1]: analytic 28.4632 vs numeric 27.8039) for a
+    # correct gradient: float32 rounding in the middle of a float64 computation
+    if backend == "torch":
+        pytest.importorskip("torch")
+    path = write(tmp_path, "import gradviz as torch\nx = torch.tensor([0.5, 1.5], "
+                 f"dtype=torch.float64, requires_grad=True)\nloss = {THROUGH[dtype]}\n")
+    r = invoke("gradcheck", path, "--json", "--backend", backend)
+    document = json.loads(r.stdout)
+    assert r.exit_code == 1
+    assert document["verdict"] == "step_too_small", document["message"]
+    root = document["roots"][0]
+    assert root["dtype"] == "float64"
+    cast = "to_copy(x)" if backend == "gradviz" else root["through"]["tensor"]
+    assert root["through"] == {"tensor": cast, "file": str(path), "line": 3}
+    assert f"the root is computed through {dtype} ({cast} at {path}:3)" in document["message"]
+    assert all(e["dtype"] == dtype for e in root["leaves"][0]["step_too_small"])
+
+
+def test_gradcheck_through_float32_still_finds_a_wrong_gradient(tmp_path):
+    path = write(tmp_path, """\
+        import gradviz as torch
+        class Wrong(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * 3 * x
+        x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+        loss = Wrong.apply(x.float()).double().sum()
+    """)
+    r = invoke("gradcheck", path, "--json")
+    document = json.loads(r.stdout)
+    assert (r.exit_code, document["verdict"]) == (1, "mismatch"), document["message"]
+    assert document["roots"][0]["through"]["line"] in (5, 12)     # x in forward, or x.float()
+
+
+def test_gradcheck_of_a_plain_float64_root_has_nothing_through(tmp_path):
+    path = write(tmp_path, "import gradviz as torch\nx = torch.tensor([0.5, 1.5], "
+                 "dtype=torch.float64, requires_grad=True)\nloss = (x * x).exp().sum()\n")
+    document = json.loads(invoke("gradcheck", path, "--json").stdout)
+    assert (document["verdict"], document["roots"][0]["through"]) == ("match", None)

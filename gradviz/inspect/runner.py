@@ -167,7 +167,7 @@ def _ascii_compatible(encoding):
     """False for a codec Python refuses in a `# coding:` line (utf-16, utf-32: a source file's
     encoding must keep ASCII as ASCII), or one that does not exist."""
     try:
-        return "# ascii\n".encode(encoding) == b"# ascii\n"
+        return b"# ascii\n".decode(encoding) == "# ascii\n"
     except (LookupError, UnicodeError):
         return False
 
