@@ -249,3 +249,60 @@ def test_a_module_that_takes_a_dropped_childs_id_is_not_given_its_name(tmp_path,
     calls = [(c["module"], c["class"]) for c in run.report()["module_calls"]]
     assert calls == [("", "Model"), ("b", "Linear"), ("", "Model"), ("b", "Linear"),
                      ("Identity", "Identity")]
+
+
+# ----- A file that replaces functions gradviz runs on ------------------------------------------
+
+SABOTAGE = {
+    "numpy": "import numpy as np\nnp.asarray = None\nnp.isfinite = lambda *a, **k: 1 / 0\n"
+             "np.ndarray = None\n",
+    "gradviz": "import gradviz.inspect.report as r\nr.build_report = None\n"
+               "import gradviz.render.dot as d\nd.build_dot = None\n",
+    "stdlib": "import json, os\njson.dumps = None\nos.replace = None\n",
+    "rich": "import rich.console, rich.table\nrich.console.Console = None\n"
+            "rich.table.Table = None\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(SABOTAGE))
+@pytest.mark.parametrize("command", [["run"], ["run", "--json"], ["graph", "--dot", "g.dot"],
+                                     ["check-inplace"], ["explain", "FILE", "a"],
+                                     ["gradcheck"], ["report", "-o", "r.html"]])
+def test_a_file_that_replaces_functions_gradviz_uses_gets_its_report(tmp_path, monkeypatch,
+                                                                    what, command):
+    # "gradviz: internal error at report.py:49: TypeError: 'NoneType' object is not callable.
+    # This is a bug in gradviz, not in your file", exit 70: the file's patches outlived it
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, MODEL + SABOTAGE[what])
+    args = [command[0], path] + [a for a in command[1:] if a != "FILE"]
+    proc = subprocess.run(GRADVIZ + [str(a) for a in args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=_PATIENCE)
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr
+    if command == ["run", "--json"]:
+        assert json.loads(proc.stdout)["error"] is None
+    if command[0] in ("graph", "report"):
+        assert (tmp_path / command[-1]).stat().st_size > 0
+
+
+def test_a_file_that_closes_fd_2_still_gets_gradviz_messages(tmp_path):
+    # its messages failed on the closed fd: exit 2 ("cannot write"), nothing said, for a file
+    # that raised (exit 1)
+    write(tmp_path, MODEL + "import os\nos.close(2)\nraise ValueError('boom')\n")
+    proc = subprocess.run(GRADVIZ + ["graph", "prog.py", "--dot", "g.dot"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=_PATIENCE)
+    assert proc.returncode == 1
+    assert proc.stderr == ("ValueError: boom (prog.py:6) — drawing what was recorded up to "
+                           "there\nwrote g.dot (4 nodes, DOT)\n")
+
+
+def test_null_bytes_are_worded_and_located_as_python_does(tmp_path):
+    # "source code string cannot contain null bytes", with no file and no line
+    path = tmp_path / "prog.py"
+    path.write_bytes(b"x = 1\ny = 2\nz = 3\0\n")
+    _, stderr = python_status(path)
+    assert stderr.strip().endswith("SyntaxError: source code cannot contain null bytes")
+    error = json.loads(invoke("run", path, "--json").stdout)["error"]
+    assert (error["type"], error["message"], error["file"], error["line"], error["code"]) == \
+        ("SyntaxError", "source code cannot contain null bytes", str(path), 3, "z = 3")
+    assert f'File "{path}", line 3' in stderr

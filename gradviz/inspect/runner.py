@@ -627,7 +627,7 @@ class ScriptEnvironment:
                 "modules": dict(sys.modules), "builtins": dict(builtins.__dict__),
                 "environ": dict(os.environ), "umask": _umask(), "trace": sys.gettrace(),
                 "profile": sys.getprofile(), "signals": _signal_handlers(),
-                "numpy": _numpy_state()}
+                "numpy": _numpy_state(), "code": _code_state(), "stderr_fd": _dup(2)}
 
     def _restore_process(self, saved):
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
@@ -652,12 +652,25 @@ class ScriptEnvironment:
         sys.setprofile(saved["profile"])
         _restore_signals(saved["signals"])
         _restore_numpy(saved["numpy"])
+        _restore_code(saved["code"])
+        if saved["stderr_fd"] is not None:
+            # fd 2 as the file found it (it may have closed it, or pointed it elsewhere): where
+            # gradviz's own messages go, and what decides its exit code when writing fails
+            try:
+                os.dup2(saved["stderr_fd"], 2)
+            except OSError:
+                pass
+            os.close(saved["stderr_fd"])
         if saved["main"] is None:
             sys.modules.pop("__main__", None)
         else:
             sys.modules["__main__"] = saved["main"]
         _forget_user_modules(set(saved["modules"]),
                              os.path.dirname(os.path.abspath(self.path)))
+        for name in [n for n in sys.modules if n not in saved["modules"]]:
+            top = name.partition(".")[0]
+            if top in _FRESH_AFTER and top not in saved["modules"]:
+                del sys.modules[name]
 
     def install(self):
         """Make the file's module `__main__`, its argv and folder current (inside the run)."""
@@ -732,6 +745,13 @@ def _getcwd():
         return None
 
 
+def _dup(fd):
+    try:
+        return os.dup(fd)
+    except OSError:
+        return None
+
+
 def _umask():
     mask = os.umask(0o022)
     os.umask(mask)
@@ -772,6 +792,53 @@ def _restore_signals(saved):
     for sig, handler in saved["handlers"].items():
         if handler is not None and signal.getsignal(sig) is not handler:
             signal.signal(sig, handler)
+
+
+# The libraries gradviz itself runs on after the file: their functions, classes and modules
+# are put back if the file replaced them (`np.asarray = None`, `np.isfinite = ...`,
+# `gradviz.inspect.report.build_report = None` made gradviz fail after the file, and say that
+# was a bug of its own). Their data (counters, caches, settings) is left as the file left it.
+_CODE_MODULES = ("gradviz", "gradviz_cli", "numpy", "rich", "click")
+_CODE_ONE = frozenset((
+    "torch", "torch.autograd", "torch.autograd.graph", "torch.nn", "torch.nn.functional",
+    "torch.utils._python_dispatch",
+    # the standard library gradviz writes its files and messages with (`os.replace = None`
+    # made every output an internal error)
+    "os", "posixpath", "sys", "io", "json", "json.encoder", "json.decoder", "tempfile",
+    "shutil", "subprocess", "signal", "threading", "traceback", "re", "math", "html",
+    "weakref", "contextlib", "functools", "codecs", "errno", "stat", "time", "warnings",
+    "collections", "itertools", "operator", "textwrap", "pathlib", "base64", "hashlib",
+    "zlib", "importlib", "unicodedata", "gc", "ctypes"))
+# Libraries gradviz imports only after the file ran (for speed): when the file imported them
+# first, and perhaps replaced their functions, gradviz imports them afresh.
+_FRESH_AFTER = ("rich", "click")
+
+
+def _code_state():
+    """[(module, a copy of its namespace)] for the modules gradviz uses."""
+    saved = []
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType):
+            continue
+        if name.partition(".")[0] not in _CODE_MODULES and name not in _CODE_ONE:
+            continue
+        try:
+            saved.append((module, dict(vars(module))))
+        except TypeError:
+            continue
+    return saved
+
+
+def _is_code(value):
+    return isinstance(value, types.ModuleType) or callable(value)
+
+
+def _restore_code(saved):
+    for module, entries in saved:
+        current = vars(module)
+        for name, value in entries.items():
+            if current.get(name, _MISSING) is not value and _is_code(value):
+                current[name] = value
 
 
 def _numpy_state():
@@ -903,7 +970,15 @@ def tracing_for(tracer, backend):
 
 def compile_file(path):
     """The file's code object; SyntaxError (with file and line) when it is not valid Python."""
-    return compile(read_source(path), path, "exec", dont_inherit=True)
+    source = read_source(path)
+    at = source.find("\0")
+    if at >= 0:
+        # compile() says "source code string cannot contain null bytes", with no file or
+        # line; `python file.py` says this, at the line holding the first one
+        line = source.count("\n", 0, at) + 1
+        text = source.split("\n")[line - 1].replace("\0", "")
+        raise SyntaxError("source code cannot contain null bytes", (path, line, None, text))
+    return compile(source, path, "exec", dont_inherit=True)
 
 
 def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
