@@ -111,9 +111,10 @@ def library_errors():
     """Turn gradviz.inspect.UsageError into exit code 2, and rendering and output errors into
     their own codes, at the CLI boundary."""
     from gradviz.inspect import UsageError
-    from gradviz.render.output import OutputError
+    from gradviz.render.output import OutputError, on_waiting_reader
     from gradviz.render.renderer import RenderError, on_slow_renderer
     on_slow_renderer(_say_slow)
+    on_waiting_reader(_say_slow)
     try:
         yield
     except UsageError as exc:
@@ -123,7 +124,8 @@ def library_errors():
 
 
 def _say_slow(message):
-    """A renderer running long: one line on stderr, so that it does not look like a hang."""
+    """A renderer running long, an output FIFO with no reader: one line on stderr, so that it
+    does not look like a hang."""
     from gradviz.render.terminal import printable
     try:
         click.echo(printable(message, keep=""), err=True)

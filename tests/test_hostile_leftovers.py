@@ -306,3 +306,38 @@ def test_null_bytes_are_worded_and_located_as_python_does(tmp_path):
     assert (error["type"], error["message"], error["file"], error["line"], error["code"]) == \
         ("SyntaxError", "source code cannot contain null bytes", str(path), 3, "z = 3")
     assert f'File "{path}", line 3' in stderr
+
+
+# ----- An output that is a FIFO nobody reads ---------------------------------------------------
+
+@pytest.mark.parametrize("command", [["graph", "--dot"], ["report", "-o"]])
+def test_an_output_fifo_without_a_reader_is_said_to_be_waited_for(tmp_path, command):
+    # gradviz sat in open() without a word, as if it hung
+    write(tmp_path, MODEL)
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(GRADVIZ + [command[0], "prog.py", command[1], "out"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        assert line == "waiting for a reader of the FIFO out (Ctrl-C stops)\n"
+        with open(fifo, "rb") as f:
+            data = f.read()
+        _, err = proc.communicate(timeout=_PATIENCE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert data.startswith(b"digraph" if command[0] == "graph" else b"<!DOCTYPE html>")
+
+
+def test_an_invisible_character_in_a_name_is_shown_escaped(tmp_path):
+    # a tensor named "a\u200bb" (zero width space) showed as "ab": two rows looked the same
+    path = write(tmp_path, MODEL + 'globals()["a\\u200bb"] = a * 2\nab = a * 3\n'
+                 'globals()["c\\ufeffd"] = a * 4\n')
+    r = invoke("run", path)
+    assert r.exit_code == 0
+    rows = [line.split()[0] for line in r.stdout.splitlines() if line[:1] in ("a", "c")]
+    assert "a\\u200bb" in rows and "c\\ufeffd" in rows
+    assert "\u200b" not in r.stdout and "\ufeff" not in r.stdout
