@@ -323,6 +323,7 @@ class _Capture:
         self.progress = 0               # counts reads: the drain waits while it grows
         self.waiting = False            # the reader is blocked in os.read (not busy with text)
         self.cut = False                # a process still held the pipe: stopped listening
+        self.stream_fd = None
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -336,11 +337,14 @@ class _Capture:
             self.saved_fd = None        # fd 1 is closed: nothing to protect
         r, w = os.pipe()
         os.dup2(w, 1)
-        os.close(w)
+        # sys.stdout writes to a descriptor of its own (the same pipe): a thread of the file
+        # still printing after the run then writes into /dev/null (see __exit__), never into
+        # gradviz's stdout, which fd 1 is again by then
+        self.stream_fd = w if w != 1 else os.dup(1)
         self.read_fd = r
         self.reader = threading.Thread(target=self._read, name="gradviz-stdout", daemon=True)
         self.reader.start()
-        raw = io.FileIO(1, "w", closefd=False)
+        raw = io.FileIO(self.stream_fd, "w", closefd=False)
         self.stream = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8",
                                        errors="backslashreplace", line_buffering=True)
         return self
@@ -410,6 +414,13 @@ class _Capture:
             self.stream.flush()
         except (OSError, ValueError):
             pass
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream_fd)        # also lets go of this end of the pipe
+            os.close(devnull)
+        except OSError:
+            os.close(self.stream_fd)
+            self.stream_fd = None
         if self.saved_fd is not None:
             os.dup2(self.saved_fd, 1)
             os.close(self.saved_fd)
@@ -524,6 +535,7 @@ class ScriptEnvironment:
                                    "__loader__": None, "__cached__": None})
         self._stack = None
         self.stdout_cut = None
+        self._late = []             # the file's threads still running when it ended
 
     @property
     def namespace(self):
@@ -538,7 +550,7 @@ class ScriptEnvironment:
             stack.enter_context(torch_submodules(keep=aliases))
         stack.enter_context(self.capture)
         stack.enter_context(_collected_warnings(self.capture))
-        stack.enter_context(_patched(sys, "stdout", self.capture.stream))
+        stack.enter_context(self._file_stdout())
         stack.enter_context(_patched(builtins, "input", self._input))
         stack.enter_context(_patched(os, "_exit", self._os_exit))
         self._threads = set(threading.enumerate())
@@ -557,16 +569,35 @@ class ScriptEnvironment:
         self._interrupted = True
         raise KeyboardInterrupt
 
+    @contextlib.contextmanager
+    def _file_stdout(self):
+        """sys.stdout is the capture's stream while the file runs. The file's daemon threads
+        run on while gradviz reports (python file.py would have stopped them at exit): what
+        they print must not land in the document (`run --json`), so sys.stdout comes back
+        wrapped, in one assignment, dropping their writes (see _stdout_after)."""
+        old = sys.stdout
+        sys.stdout = self.capture.stream
+        try:
+            yield
+        finally:
+            self._late = [t for t in threading.enumerate()
+                          if t not in self._threads and t is not threading.current_thread()]
+            sys.stdout = self._stdout_after(old)
+
+    def _stdout_after(self, stream):
+        return _LateThreads(stream, self._late) if self._late else stream
+
     def __exit__(self, *exc):
-        late = [t for t in threading.enumerate()
-                if t not in self._threads and t is not threading.current_thread()]
         self._stack.close()
-        if late:
-            # The file's daemon threads run on while gradviz reports (python file.py would
-            # have stopped them at exit): what they print must not land in the document
-            # (`run --json`), so their writes to the restored sys.stdout are dropped.
-            sys.stdout = _LateThreads(sys.stdout, late)
-        self.stdout_cut = _cut_note(late, self.capture.cut)
+        if self.capture.stream_fd is not None and not self._late:
+            # closed first, so that a reference the file kept cannot write into whatever file
+            # gets this descriptor number next (with threads still running it stays /dev/null)
+            try:
+                self.capture.stream.close()
+            except (OSError, ValueError):
+                pass
+            os.close(self.capture.stream_fd)
+        self.stdout_cut = _cut_note(self._late, self.capture.cut)
         return False
 
     def run(self, code, execution, debug=False):
@@ -633,7 +664,8 @@ class ScriptEnvironment:
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
             os.chdir(saved["cwd"])
         sys.setrecursionlimit(saved["recursion"])
-        sys.stdout, sys.stderr, sys.stdin = saved["streams"]
+        stdout, sys.stderr, sys.stdin = saved["streams"]
+        sys.stdout = self._stdout_after(stdout)
         sys.argv = saved["argv"]
         sys.path[:] = saved["path"]
         # What gradviz runs on after the file: a file that set builtins.print = None,
