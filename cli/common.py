@@ -111,9 +111,10 @@ def library_errors():
     """Turn gradviz.inspect.UsageError into exit code 2, and rendering and output errors into
     their own codes, at the CLI boundary."""
     from gradviz.inspect import UsageError
-    from gradviz.render.output import OutputError
+    from gradviz.render.output import OutputError, on_waiting_reader
     from gradviz.render.renderer import RenderError, on_slow_renderer
     on_slow_renderer(_say_slow)
+    on_waiting_reader(_say_slow)
     try:
         yield
     except UsageError as exc:
@@ -123,7 +124,8 @@ def library_errors():
 
 
 def _say_slow(message):
-    """A renderer running long: one line on stderr, so that it does not look like a hang."""
+    """A renderer running long, an output FIFO with no reader: one line on stderr, so that it
+    does not look like a hang."""
     from gradviz.render.terminal import printable
     try:
         click.echo(printable(message, keep=""), err=True)
@@ -157,6 +159,14 @@ debug_option = click.option("--debug", is_flag=True,
                             help="Show gradviz's own frames in tracebacks.")
 
 
+def _renderer_path(ctx, param, value):
+    """--renderer "" (an unset variable, `--renderer "$DOT"`) is a usage error: it was taken
+    as no --renderer at all, and the automatic search drew with another program."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("needs the path of a Graphviz executable", ctx, param)
+    return value
+
+
 def drawing_options(command):
     """The options that shape a drawing, shared by `graph` and `report`: --max-depth N,
     --collapse, --modules/--no-modules, --depth-modules N, --expand NAME, --no-legend,
@@ -176,7 +186,7 @@ def drawing_options(command):
                          help="Open module NAME (qualified, e.g. encoder.layers.0) under "
                               "--depth-modules (repeatable)."),
             click.option("--no-legend", is_flag=True, help="Leave out the legend."),
-            click.option("--renderer", metavar="PATH",
+            click.option("--renderer", metavar="PATH", callback=_renderer_path,
                          help="The Graphviz executable to use (also GRADVIZ_DOT).")]):
         command = option(command)
     return command

@@ -88,6 +88,8 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
                 # file's graph) again.
                 after_run.enter_context(gc_paused())
                 report = result.report(full=full, lazy=not as_json, hooks=hooks)
+                if frame is not None and report.get("stdout_cut"):
+                    frame.write("warning", f"gradviz: {report['stdout_cut']}")
         finally:
             if frame is not None:
                 try:

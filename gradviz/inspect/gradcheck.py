@@ -231,8 +231,9 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         entry = {"root": rname, "leaves": [], "error": None, "file": None, "line": None,
                  "dtype": str(r.dtype).replace("torch.", "")}
         # A root the file computes in float32 (`x.float()`) rounds every value it takes to
-        # float32: a difference below that rounding is noise, not a mismatch or a kink.
-        checker.precision = entry["dtype"]
+        # float32: a difference below that rounding is noise, not a mismatch or a kink. So does
+        # a float64 root computed through a float32 value (`x.float().double()`).
+        checker.precision, entry["through"] = _lowest_precision(report, rname, entry["dtype"])
         result["roots"].append(entry)
         try:
             # Hooks in the file may print as backward runs: not onto gradcheck's own output.
@@ -255,6 +256,34 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
             entry["leaves"].append(checker.leaf(rname, f0, k, leaf, name_of[id(leaf)], g,
                                                 max_elements, changed))
     return _conclude(result)
+
+
+def _lowest_precision(report, rname, dtype):
+    """(dtype, None) for a root whose graph holds no value of lower precision than its own,
+    else (that lower dtype, {"tensor", "file", "line"} of the first such value): the precision
+    the root's value was computed to. Follows the report's nodes from the root's node."""
+    rank = {d: i for i, d in enumerate(("bfloat16", "float16", "float32", "complex64"))}
+    by_node = {}
+    for i, t in enumerate(report["tensors"]):     # in the order the run made them
+        if t.get("node") is not None:
+            by_node.setdefault(t["node"], []).append((i, t))
+    edges = {n["id"]: [e[0] for e in n["next_functions"] or () if e and e[0]]
+             for n in report["nodes"]}
+    start = next((t["node"] for t in report["tensors"] if t["name"] == rname), None)
+    found = []          # (rank, order made, tensor) of every value in the root's graph
+    seen, stack = set(), [start] if start is not None else []
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        found += [(rank.get(t["dtype"], len(rank)), i, t) for i, t in by_node.get(node, ())]
+        stack.extend(edges.get(node, ()))
+    low = min(found, key=lambda f: f[:2], default=None)
+    if low is None or low[0] >= rank.get(dtype, len(rank)):
+        return dtype, None
+    t = low[2]
+    return t["dtype"], {"tensor": t["name"], "file": t.get("file"), "line": t.get("line")}
 
 
 def _value(run, name):
@@ -483,7 +512,14 @@ def _conclude(result):
                           for name, e in lost[:3])
         more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
         low = sorted({e.get("dtype") for _, e in lost} - {"float64", None})
-        if low:
+        through = [r["through"] for r in result["roots"] if r.get("through")]
+        if low and through:
+            t = through[0]
+            at = f" at {t['file']}:{t['line']}" if t.get("file") and t.get("line") else ""
+            why = (f"the root is computed through {', '.join(low)} ({t['tensor']}{at}), whose "
+                   "rounding hides a step of eps there (finite differences need float64 all "
+                   "the way to check a gradient); pass a larger --eps, or compute in float64")
+        elif low:
             why = (f"the root is computed in {', '.join(low)}, whose rounding hides a step of "
                    "eps there (finite differences need float64 to check a gradient); pass a "
                    "larger --eps, or compute in float64")

@@ -87,7 +87,7 @@ class ModuleCalls:
         self._lock = threading.Lock()
         self.recent = collections.deque(maxlen=kept)
         self.roots = []             # weakrefs to the root modules, in order first called
-        self._names = {}            # id(root) -> {id(module): qualified name}
+        self._names = {}            # id(root) -> {id(module): (qualified name, ref to it)}
         self._params = {}           # id(module) -> (parameter count, weakref to module)
         self._numbers = {}          # (root index, name) -> calls so far
         self._last = {}             # (root index, name) -> its last call
@@ -187,7 +187,8 @@ class ModuleCalls:
         """{id(module): qualified name} of a root module still alive ({} otherwise)."""
         ref = self.roots[root_index]
         root = ref()
-        return {} if root is None else self._names.get(id(root), {})
+        names = {} if root is None else self._names.get(id(root), {})
+        return {k: name for k, (name, ref) in names.items() if ref() is not None}
 
     # ----- helpers --------------------------------------------------------------------------
 
@@ -202,10 +203,11 @@ class ModuleCalls:
     def _name(self, module, parent):
         root = self.roots[parent.root]()
         names = self._names.get(id(root)) if root is not None else None
-        if names is not None and id(module) not in names:
-            # A child added since the root's names were read: read them again.
+        if names is not None and _named(names, module) is None:
+            # A child added since the root's names were read (or one that took the id of a
+            # child the file dropped, which then had that child's name): read them again.
             names = self._names[id(root)] = _qualified_names(root)
-        name = None if names is None else names.get(id(module))
+        name = None if names is None else _named(names, module)
         if name is None:
             # Called without being one of the root's modules (kept in a plain list, say):
             # named under the call it ran in, by its class.
@@ -234,10 +236,25 @@ _get_ident = threading.get_ident
 
 
 def _qualified_names(root):
+    """{id(module): (qualified name, reference to it)} of root's modules: the reference tells
+    a module still there from a new one that took the id of one the file dropped."""
     try:
-        return {id(m): name for name, m in root.named_modules()}
+        return {id(m): (name, _ref(m)) for name, m in root.named_modules()}
     except Exception:  # noqa: BLE001 - a user's module may raise anything when walked
         return {}
+
+
+def _ref(module):
+    try:
+        return weakref.ref(module)
+    except TypeError:
+        return lambda: module     # no weak reference: held (a module is small)
+
+
+def _named(names, module):
+    """module's qualified name in names, or None (also for another module under its id)."""
+    entry = names.get(id(module))
+    return entry[0] if entry is not None and entry[1]() is module else None
 
 
 def _shapes(value):

@@ -1059,6 +1059,7 @@ def _build(run, full, saved=True, loops=True, lazy=False, with_hooks=True):
         "backward_calls": calls,
         "anomalies": anomalies,
         "stdout": run.stdout,
+        "stdout_cut": getattr(run, "stdout_cut", None),
         "warnings": [dict(w) for w in getattr(run, "warnings", ())],
         "exit_code": getattr(run, "exit_code", None),
         "error": None if error is None else _error_dict(error, run.path,

@@ -21,6 +21,7 @@ import io
 import json
 import operator
 import os
+import re
 import secrets
 import signal
 import sys
@@ -151,16 +152,35 @@ def read_source(path):
         # A first line that is not UTF-8 (with no cookie) is Python's "Non-UTF-8 code ... on
         # line 1", from the decoding below; an unknown or undecodable cookie is its own message.
         encoding = "utf-8" if _cookie_line(data) is None else None
+    if encoding is None or not _ascii_compatible(encoding):
+        raise _encoding_problem(path, data) from None
     try:
-        if encoding is None:
-            raise LookupError
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         raise _decode_error(path, data, exc.start, encoding) from None
-    except LookupError:
-        cookie = _cookie_line(data)
-        raise SyntaxError(f"invalid or missing encoding declaration for '{path}'",
-                          (path, cookie, None, None)) from None
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _ascii_compatible(encoding):
+    """False for a codec Python refuses in a `# coding:` line (utf-16, utf-32: a source file's
+    encoding must keep ASCII as ASCII), or one that does not exist."""
+    try:
+        return b"# ascii\n".decode(encoding) == "# ascii\n"
+    except (LookupError, UnicodeError):
+        return False
+
+
+def _encoding_problem(path, data):
+    """Python's SyntaxError for an unknown or unusable `# coding:` name (`python file.py`
+    prints "SyntaxError: encoding problem: bogus"), located at the cookie's line."""
+    line = _cookie_line(data) or 1
+    raw = data.splitlines()[line - 1] if data.splitlines() else b""
+    match = _COOKIE.match(raw)
+    name = match.group(1).decode("ascii", "backslashreplace") if match else "?"
+    text = raw.decode("utf-8", "backslashreplace")
+    return SyntaxError(f"encoding problem: {name}", (path, line, None, text))
 
 
 def _decode_error(path, data, start, encoding):
@@ -302,6 +322,8 @@ class _Capture:
         self.stream = None
         self.progress = 0               # counts reads: the drain waits while it grows
         self.waiting = False            # the reader is blocked in os.read (not busy with text)
+        self.cut = False                # a process still held the pipe: stopped listening
+        self.stream_fd = None
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -315,11 +337,14 @@ class _Capture:
             self.saved_fd = None        # fd 1 is closed: nothing to protect
         r, w = os.pipe()
         os.dup2(w, 1)
-        os.close(w)
+        # sys.stdout writes to a descriptor of its own (the same pipe): a thread of the file
+        # still printing after the run then writes into /dev/null (see __exit__), never into
+        # gradviz's stdout, which fd 1 is again by then
+        self.stream_fd = w if w != 1 else os.dup(1)
         self.read_fd = r
         self.reader = threading.Thread(target=self._read, name="gradviz-stdout", daemon=True)
         self.reader.start()
-        raw = io.FileIO(1, "w", closefd=False)
+        raw = io.FileIO(self.stream_fd, "w", closefd=False)
         self.stream = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8",
                                        errors="backslashreplace", line_buffering=True)
         return self
@@ -389,6 +414,13 @@ class _Capture:
             self.stream.flush()
         except (OSError, ValueError):
             pass
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream_fd)        # also lets go of this end of the pipe
+            os.close(devnull)
+        except OSError:
+            os.close(self.stream_fd)
+            self.stream_fd = None
         if self.saved_fd is not None:
             os.dup2(self.saved_fd, 1)
             os.close(self.saved_fd)
@@ -405,12 +437,51 @@ class _Capture:
             if self.progress != seen or not self.waiting:
                 seen, quiet_since = self.progress, time.monotonic()
             elif time.monotonic() - quiet_since > _DRAIN_SECONDS:
+                self.cut = True
                 break
         self.closed = True
         return False
 
     def text(self):
         return "".join(self.chunks)
+
+
+class _LateThreads:
+    """sys.stdout after the run while threads the file started are still running: their
+    writes are dropped, everyone else's go to stream."""
+
+    def __init__(self, stream, threads):
+        self._stream, self._threads = stream, frozenset(threads)
+
+    def write(self, text):
+        if threading.current_thread() in self._threads:
+            return len(text)
+        return self._stream.write(text)
+
+    def flush(self):
+        if threading.current_thread() not in self._threads:
+            self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _cut_note(late, drained):
+    """Why the file's output may be incomplete, or None: daemon threads still running when it
+    ended, or a process that still held its stdout when gradviz stopped listening."""
+    if late:
+        names = ", ".join(repr(t.name) for t in late[:3])
+        more = f" and {len(late) - 3} more" if len(late) > 3 else ""
+        s = "s" if len(late) > 1 else ""
+        was = "were" if len(late) > 1 else "was"
+        return (f"output may be cut: daemon thread{s} {names}{more} {was} still running when "
+                "the file ended; what it printed after that is not shown (python would have "
+                "stopped it at exit)")
+    if drained:
+        return (f"output may be cut: a child process still held the file's standard output "
+                f"{_DRAIN_SECONDS:g} s after the file ended; what it wrote after that is not "
+                "shown")
+    return None
 
 
 def _partial_suffix(data, marker):
@@ -439,6 +510,7 @@ class Execution:
         self.warnings = []
         self.error = None
         self.exit_code = 0
+        self.stdout_cut = None      # why the output may miss what was written after the end
 
 
 class ScriptEnvironment:
@@ -462,6 +534,8 @@ class ScriptEnvironment:
                                    "__package__": None, "__doc__": None, "__spec__": None,
                                    "__loader__": None, "__cached__": None})
         self._stack = None
+        self.stdout_cut = None
+        self._late = []             # the file's threads still running when it ended
 
     @property
     def namespace(self):
@@ -476,7 +550,7 @@ class ScriptEnvironment:
             stack.enter_context(torch_submodules(keep=aliases))
         stack.enter_context(self.capture)
         stack.enter_context(_collected_warnings(self.capture))
-        stack.enter_context(_patched(sys, "stdout", self.capture.stream))
+        stack.enter_context(self._file_stdout())
         stack.enter_context(_patched(builtins, "input", self._input))
         stack.enter_context(_patched(os, "_exit", self._os_exit))
         self._threads = set(threading.enumerate())
@@ -495,8 +569,35 @@ class ScriptEnvironment:
         self._interrupted = True
         raise KeyboardInterrupt
 
+    @contextlib.contextmanager
+    def _file_stdout(self):
+        """sys.stdout is the capture's stream while the file runs. The file's daemon threads
+        run on while gradviz reports (python file.py would have stopped them at exit): what
+        they print must not land in the document (`run --json`), so sys.stdout comes back
+        wrapped, in one assignment, dropping their writes (see _stdout_after)."""
+        old = sys.stdout
+        sys.stdout = self.capture.stream
+        try:
+            yield
+        finally:
+            self._late = [t for t in threading.enumerate()
+                          if t not in self._threads and t is not threading.current_thread()]
+            sys.stdout = self._stdout_after(old)
+
+    def _stdout_after(self, stream):
+        return _LateThreads(stream, self._late) if self._late else stream
+
     def __exit__(self, *exc):
         self._stack.close()
+        if self.capture.stream_fd is not None and not self._late:
+            # closed first, so that a reference the file kept cannot write into whatever file
+            # gets this descriptor number next (with threads still running it stays /dev/null)
+            try:
+                self.capture.stream.close()
+            except (OSError, ValueError):
+                pass
+            os.close(self.capture.stream_fd)
+        self.stdout_cut = _cut_note(self._late, self.capture.cut)
         return False
 
     def run(self, code, execution, debug=False):
@@ -557,13 +658,14 @@ class ScriptEnvironment:
                 "modules": dict(sys.modules), "builtins": dict(builtins.__dict__),
                 "environ": dict(os.environ), "umask": _umask(), "trace": sys.gettrace(),
                 "profile": sys.getprofile(), "signals": _signal_handlers(),
-                "numpy": _numpy_state()}
+                "numpy": _numpy_state(), "code": _code_state(), "stderr_fd": _dup(2)}
 
     def _restore_process(self, saved):
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
             os.chdir(saved["cwd"])
         sys.setrecursionlimit(saved["recursion"])
-        sys.stdout, sys.stderr, sys.stdin = saved["streams"]
+        stdout, sys.stderr, sys.stdin = saved["streams"]
+        sys.stdout = self._stdout_after(stdout)
         sys.argv = saved["argv"]
         sys.path[:] = saved["path"]
         # What gradviz runs on after the file: a file that set builtins.print = None,
@@ -582,12 +684,25 @@ class ScriptEnvironment:
         sys.setprofile(saved["profile"])
         _restore_signals(saved["signals"])
         _restore_numpy(saved["numpy"])
+        _restore_code(saved["code"])
+        if saved["stderr_fd"] is not None:
+            # fd 2 as the file found it (it may have closed it, or pointed it elsewhere): where
+            # gradviz's own messages go, and what decides its exit code when writing fails
+            try:
+                os.dup2(saved["stderr_fd"], 2)
+            except OSError:
+                pass
+            os.close(saved["stderr_fd"])
         if saved["main"] is None:
             sys.modules.pop("__main__", None)
         else:
             sys.modules["__main__"] = saved["main"]
         _forget_user_modules(set(saved["modules"]),
                              os.path.dirname(os.path.abspath(self.path)))
+        for name in [n for n in sys.modules if n not in saved["modules"]]:
+            top = name.partition(".")[0]
+            if top in _FRESH_AFTER and top not in saved["modules"]:
+                del sys.modules[name]
 
     def install(self):
         """Make the file's module `__main__`, its argv and folder current (inside the run)."""
@@ -662,6 +777,13 @@ def _getcwd():
         return None
 
 
+def _dup(fd):
+    try:
+        return os.dup(fd)
+    except OSError:
+        return None
+
+
 def _umask():
     mask = os.umask(0o022)
     os.umask(mask)
@@ -702,6 +824,53 @@ def _restore_signals(saved):
     for sig, handler in saved["handlers"].items():
         if handler is not None and signal.getsignal(sig) is not handler:
             signal.signal(sig, handler)
+
+
+# The libraries gradviz itself runs on after the file: their functions, classes and modules
+# are put back if the file replaced them (`np.asarray = None`, `np.isfinite = ...`,
+# `gradviz.inspect.report.build_report = None` made gradviz fail after the file, and say that
+# was a bug of its own). Their data (counters, caches, settings) is left as the file left it.
+_CODE_MODULES = ("gradviz", "gradviz_cli", "numpy", "rich", "click")
+_CODE_ONE = frozenset((
+    "torch", "torch.autograd", "torch.autograd.graph", "torch.nn", "torch.nn.functional",
+    "torch.utils._python_dispatch",
+    # the standard library gradviz writes its files and messages with (`os.replace = None`
+    # made every output an internal error)
+    "os", "posixpath", "sys", "io", "json", "json.encoder", "json.decoder", "tempfile",
+    "shutil", "subprocess", "signal", "threading", "traceback", "re", "math", "html",
+    "weakref", "contextlib", "functools", "codecs", "errno", "stat", "time", "warnings",
+    "collections", "itertools", "operator", "textwrap", "pathlib", "base64", "hashlib",
+    "zlib", "importlib", "unicodedata", "gc", "ctypes"))
+# Libraries gradviz imports only after the file ran (for speed): when the file imported them
+# first, and perhaps replaced their functions, gradviz imports them afresh.
+_FRESH_AFTER = ("rich", "click")
+
+
+def _code_state():
+    """[(module, a copy of its namespace)] for the modules gradviz uses."""
+    saved = []
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType):
+            continue
+        if name.partition(".")[0] not in _CODE_MODULES and name not in _CODE_ONE:
+            continue
+        try:
+            saved.append((module, dict(vars(module))))
+        except TypeError:
+            continue
+    return saved
+
+
+def _is_code(value):
+    return isinstance(value, types.ModuleType) or callable(value)
+
+
+def _restore_code(saved):
+    for module, entries in saved:
+        current = vars(module)
+        for name, value in entries.items():
+            if current.get(name, _MISSING) is not value and _is_code(value):
+                current[name] = value
 
 
 def _numpy_state():
@@ -833,7 +1002,15 @@ def tracing_for(tracer, backend):
 
 def compile_file(path):
     """The file's code object; SyntaxError (with file and line) when it is not valid Python."""
-    return compile(read_source(path), path, "exec", dont_inherit=True)
+    source = read_source(path)
+    at = source.find("\0")
+    if at >= 0:
+        # compile() says "source code string cannot contain null bytes", with no file or
+        # line; `python file.py` says this, at the line holding the first one
+        line = source.count("\n", 0, at) + 1
+        text = source.split("\n")[line - 1].replace("\0", "")
+        raise SyntaxError("source code cannot contain null bytes", (path, line, None, text))
+    return compile(source, path, "exec", dont_inherit=True)
 
 
 def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
@@ -876,6 +1053,7 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
             after(result)
     result.stdout = env.capture.text()
     result.warnings = env.capture.warnings
+    result.stdout_cut = env.stdout_cut
     return result
 
 

@@ -27,6 +27,7 @@ class Run:
         self.namespace, self.stdout, self.error = namespace, stdout, error
         self.tracer = tracer
         self.warnings = list(warnings)     # the file's warnings: category, message, file, line
+        self.stdout_cut = None             # why the output may be incomplete (runner._cut_note)
         self.exit_code = (1 if error else 0) if exit_code is None else exit_code
         self.backward_root = None
         self.backward_error = None
@@ -183,6 +184,7 @@ def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
                    tracer, module, execution.warnings, execution.exit_code)
     run = runs[0]
     run.stdout, run.warnings = execution.stdout, list(execution.warnings)
+    run.stdout_cut = execution.stdout_cut
     return run
 
 

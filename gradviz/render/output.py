@@ -16,12 +16,13 @@ Each rule below stops a way a writer can destroy a user's file:
   exceptions), the temporary file is removed and the target is left as it was.
 """
 
+import errno
 import os
 import secrets
 import stat
 import sys
 
-__all__ = ["OutputError", "check_output", "loaded_sources", "write_output"]
+__all__ = ["OutputError", "check_output", "loaded_sources", "on_waiting_reader", "write_output"]
 
 # A read-only target's message tells how to allow replacing it.
 _READ_ONLY = ("refusing to replace {path}: it is read-only (mode {mode:o}); "
@@ -165,12 +166,39 @@ def write_output(path, produce, protected=None):
     return path
 
 
+_on_wait = None
+
+
+def on_waiting_reader(callback):
+    """Call callback(message) when an output is a FIFO nobody reads yet: opening it waits
+    for a reader (as `echo > fifo` does), and without a word that looked like a hang."""
+    global _on_wait
+    _on_wait = callback
+
+
+def _open_into(path):
+    # O_APPEND: /dev/stdout redirected to a file must not overwrite what is already there.
+    flags = os.O_WRONLY | os.O_APPEND
+    try:
+        if not stat.S_ISFIFO(os.stat(path).st_mode):
+            return os.open(path, flags)
+        fd = os.open(path, flags | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        # a FIFO with no reader: say so, then wait for one (Ctrl-C stops the wait)
+        if _on_wait is not None:
+            _on_wait(f"waiting for a reader of the FIFO {path} (Ctrl-C stops)")
+        return os.open(path, flags)
+    os.set_blocking(fd, True)
+    return fd
+
+
 def _write_into(path, data):
     """Write data (bytes, or a list of byte chunks) into an existing file that is not
     replaced: a device, a FIFO, /dev/stdout."""
     try:
-        # O_APPEND: /dev/stdout redirected to a file must not overwrite what is already there.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = _open_into(path)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror}") from None
     try:

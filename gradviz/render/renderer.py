@@ -181,7 +181,8 @@ def _run_group(args, data):
     of its own: on any exception (Ctrl-C, SIGTERM) the whole group is killed, so a renderer
     that is a wrapper script does not leave its own child (the real `dot`) running."""
     with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, start_new_session=True) as proc:
+                          stderr=subprocess.PIPE, start_new_session=True,
+                          preexec_fn=_die_with_parent()) as proc:
         try:
             try:
                 stdout, stderr = proc.communicate(data, timeout=_SLOW_AFTER)
@@ -199,6 +200,33 @@ def _run_group(args, data):
             proc.wait()
             raise
     return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """On Linux, a function for Popen's preexec_fn that makes the renderer get SIGKILL when
+    gradviz dies, however it dies: SIGKILL (the OOM killer, `kill -9`) runs no `finally`, and
+    the renderer, in a session of its own, was left running. None elsewhere.
+
+    libc is loaded here, in gradviz, so that the child only makes the call. PDEATHSIG fires
+    when the thread that forked ends: rendering runs on gradviz's main thread."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+    parent, kill, leave = os.getpid(), int(signal.SIGKILL), os._exit
+
+    def preexec():
+        prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != parent:
+            # gradviz died between fork and prctl: the signal will never come
+            leave(1)
+    return preexec
 
 
 def _fallback_path(out_path):

@@ -16,8 +16,11 @@ from rich.text import Text
 
 __all__ = ["printable", "program_output"]
 
-# C0 and C1 controls, DEL, the bidirectional marks and overrides, and lone surrogates.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 and C1 controls, DEL, the bidirectional marks and overrides, lone surrogates, and the
+# invisible characters (zero width space, word joiner, BOM) that made a tensor named "a\u200bb"
+# show as "ab", a second "ab" in the table.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060"
+                      "\u2066-\u2069\ufeff\ud800-\udfff]")
 
 # Terminal escape sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and
 # two-character escapes. Group 1 holds an SGR sequence (colours and text styles).

@@ -176,6 +176,8 @@ def print_program_output(console, report, full=False):
     frame.write("stdout", report.get("stdout") or "")
     for w in report.get("warnings") or []:
         frame.write("warning", f"{w['file']}:{w['line']}: {w['category']}: {w['message']}")
+    if report.get("stdout_cut"):
+        frame.write("warning", f"gradviz: {report['stdout_cut']}")
     frame.close()
     console.print()
 
