@@ -239,8 +239,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         r = b + a
     out = _make(r)
     if _needs(input, mat1, mat2):
+        a, b = mat1._data, mat2._data
         record(D["addmm"], out, (input, mat1, mat2),
-               (mat1, mat2, alpha, beta, is_transposed(mat2._data)))
+               (mat1, mat2, alpha, beta, is_transposed(b), a.shape, a.strides, b.shape,
+                b.strides, a.itemsize))
     return out
 
 

@@ -30,7 +30,7 @@ from .callsite import user_frame, user_stack
 from .grad_mode import _outside, _state
 from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
 
-__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
+__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "derive", "entry", "record",
            "record_outputs", "check_bindings"]
 
 _SIGNATURE = re.compile(r"(\w+)\((.*)\)")
@@ -116,6 +116,12 @@ class Derivative:
         # what `_saved_<name>` reads when the node did not keep it (None unless set: torch
         # gives mm's unsaved `_saved_mat2_sym_strides` as ())
         self.unsaved = {}
+        # how `_saved_<name>` turns a saved value into torch's when read (never when recorded):
+        # name -> function(node, name, value)
+        self.readers = {}
+        # the saved names torch keeps as a Scalar: a negative one reads back as itself, where
+        # a negative int64_t or int[] (a dim, ignore_index, a pad) reads back as 2**64 + value
+        self.scalars = frozenset(p for t, p in params if t.startswith("Scalar"))
         self.saves_tensors = False
         self.exact = False
         self.cls = make_node_class(self)
@@ -147,8 +153,12 @@ class Derivative:
                 # no input has an edge (each requires grad only through its base): torch still
                 # saves the values that are not tensors (SliceBackward0's dim, start, ...)
                 used = {j for j, name in enumerate(self.args) if name not in self.tensor_params}
+            # torch's codegen guards no saved value of a backward op (`"backward" in
+            # info.name`: TanhBackwardBackward0 keeps grad_output and output whichever input
+            # needs a gradient), so neither do we
+            every = self.variadic or "backward" in self.op
             for i, (_, idx) in enumerate(self.formulas):
-                if self.variadic or mask >> i & 1:
+                if every or mask >> i & 1:
                     used.update(idx)
             r = self._needed[mask] = tuple(sorted(used))
         return r
@@ -516,9 +526,17 @@ class FormulaNode(Node):
         return self._wrapped(name, self._saved[k])
 
     def _wrapped(self, name, v):
+        reader = self._entry.readers.get(name)
+        if reader is not None:
+            return reader(self, name, v)
         tv = type(v)
-        if tv is Size:
-            return tuple(v)         # torch gives a saved SymInt[] as a plain tuple
+        if tv is int and name not in self._entry.wrapped:
+            # torch's getter for an int64_t is PyLong_FromUnsignedLong: x.sum(-1)'s dim reads
+            # 2**64 - 1 there (a Scalar is read as a signed number)
+            return v + _TWO_64 if v < 0 and name not in self._entry.scalars else v
+        if tv is Size or tv is tuple and any(type(x) is int and x < 0 for x in v):
+            # a saved SymInt[] or int[] as a plain tuple, each negative item read unsigned
+            return tuple(x + _TWO_64 if type(x) is int and x < 0 else x for x in v)
         if tv is np.ndarray:
             return _make(v)         # a tensor argument saved as its array (where's condition)
         if tv is tuple and any(type(x) is np.ndarray for x in v):
@@ -529,6 +547,9 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+_TWO_64 = 1 << 64
 
 
 def _pointing_at(node, data):
@@ -618,6 +639,25 @@ def make_node_class(entry):
     if entry.result_name != "result" and "result" in names:
         ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
+
+
+def derive(entry, name, source, fn):
+    """Give entry's node `_saved_<name>`, a value torch saves that gradviz computes from the
+    saved `source` when read (fn(tensor) -> array), never when recorded: LogSigmoidBackward0's
+    `_saved_buffer` from `_saved_self`. Read after backward freed it, it raises as torch's
+    does; after `source` was edited in place, gradviz cannot know torch's value and refuses."""
+    def read(node):
+        v = node._saved_lookup(source)
+        if v is None:
+            return None
+        k = node._plan.position.get(entry.args.index(source))
+        want = 0 if node._vers is None or k is None else node._vers[k]
+        if v._version != want:
+            raise NotImplementedError(
+                f"gradviz: {entry.node}._saved_{name} after `{source}` was modified in place "
+                "is not implemented by gradviz's core; run with --backend torch to use PyTorch")
+        return _make(fn(v))
+    setattr(entry.cls, "_saved_" + name, property(read))
 
 
 def record(entry, out, inputs, args=()):
