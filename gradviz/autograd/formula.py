@@ -30,7 +30,8 @@ from .callsite import user_frame, user_stack
 from .grad_mode import _outside, _state
 from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
 
-__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "derive", "entry", "record",
+__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "derive", "entry",
+           "keep_raw", "keep_raw_of", "negative", "record",
            "record_outputs", "check_bindings"]
 
 _SIGNATURE = re.compile(r"(\w+)\((.*)\)")
@@ -311,6 +312,10 @@ class FormulaNode(Node):
     # the result) to what pack returned; backward reads those back through unpack. The
     # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
     _packed = False
+    # {saved name: value as the user gave it}, set in __dict__ only when that differs from
+    # the value the formulas use: a negative dim (x.sum(-1) saves 1 for its formula; torch's
+    # `_saved_dim` reads the -1 it was given, as 2**64 - 1). See keep_raw.
+    _raw = None
     _packs = None
     # The result's history when the op edited a view in place: the view's grad_fn after the
     # edit (over the base's CopySlices), which torch's SavedVariable keeps for an output of an
@@ -339,7 +344,7 @@ class FormulaNode(Node):
         plan = self._plan
         # `release`: free the saved values once the formulas ran (a backward that does not
         # retain the graph), from what this pass over them found: _release without its own
-        # pass. `kept` is what stays readable then: the numbers, None for each array.
+        # pass. `kept` is what stays readable then: the numbers, _GONE for each array.
         kept = None
         if self._packed:
             vals = self._unpack_hooked(plan, create_graph)
@@ -362,7 +367,7 @@ class FormulaNode(Node):
                     vals.append(v if create_graph else v._data)
                 else:
                     if kept is None:
-                        kept = [None] * len(saved)
+                        kept = [_GONE] * len(saved)
                     if not isinstance(v, _ndarray):
                         kept[len(vals)] = v
                     vals.append(v)
@@ -510,7 +515,7 @@ class FormulaNode(Node):
             # and after it alike (a default-constructed SavedVariable is never freed)
             return e.unsaved.get(name)
         if released and (k is None or j == e.result_index or k >= len(self._saved) or
-                         self._saved[k] is None or name in e.wrapped):
+                         self._saved[k] is _GONE or name in e.wrapped):
             raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
@@ -526,6 +531,9 @@ class FormulaNode(Node):
         return self._wrapped(name, self._saved[k])
 
     def _wrapped(self, name, v):
+        raw = self._raw
+        if raw is not None and name in raw:
+            v = raw[name]
         reader = self._entry.readers.get(name)
         if reader is not None:
             return reader(self, name, v)
@@ -610,17 +618,21 @@ def _pack_node(node, out, hooks):
 
 
 class _Freed(tuple):
-    """A node's saved values after backward: None for each freed tensor (or array), the
-    numbers kept (empty when there were only tensors)."""
+    """A node's saved values after backward: _GONE for each freed tensor (or array), the
+    numbers kept, and None for an optional tensor that was None (empty when there were only
+    tensors)."""
 
     __slots__ = ()
 
 
 _ALL_FREED = _Freed()
+# A freed tensor in a _Freed: an optional tensor saved as None (nll_loss's weight) still reads
+# None after backward, as torch's undefined SavedVariable does
+_GONE = object()
 
 
 def _keep_numbers(saved):
-    return [None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
+    return [_GONE if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
 
 
 def make_node_class(entry):
@@ -639,6 +651,37 @@ def make_node_class(entry):
     if entry.result_name != "result" and "result" in names:
         ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
+
+
+def keep_raw(node, name, value):
+    """Make node's `_saved_<name>` read `value`, the argument as the user gave it (a negative
+    dim), where the node saved the normalised one its formula uses. Called by a forward only
+    when the two differ, so that the common case costs a comparison."""
+    if node._raw is None:
+        node._raw = {}
+    node._raw[name] = tuple(value) if isinstance(value, list) else value
+
+
+def keep_raw_of(out, entry, **values):
+    """keep_raw on the `entry` node recorded for `out` (a view op's output, whose forward gets
+    the output back; or a tensor an in-place op edited, whose node a CopySlices of its base
+    holds when it is a view), if one was recorded; returns out."""
+    fn = out._fn
+    if fn is not None and type(fn) is not entry.cls and out._base_ is not None:
+        fn = getattr(out._base_._fn, "_fn", None)
+    if fn is not None and type(fn) is entry.cls:
+        for name, value in values.items():
+            keep_raw(fn, name, value)
+    return out
+
+
+def negative(dim):
+    """Whether a dim argument (an int, a sequence of them, or None) has a negative dim."""
+    if dim is None:
+        return False
+    if isinstance(dim, int):
+        return dim < 0
+    return any(d < 0 for d in dim)
 
 
 def derive(entry, name, source, fn):
