@@ -122,6 +122,28 @@ def lu_factor(A, det=False):
     return flat.reshape(a.shape), pivots.reshape(a.shape[:-1])
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def slice_as_given(node, name, v):
+    """SliceBackward0's start or end as torch saves them for x[a:b]: as Python gave them
+    (PySlice_Unpack: None is 0 for start and 2**63 - 1 for end, a negative one stays
+    negative), where the formula uses them in range; v (in range) for narrow or a bound that
+    is no plain int."""
+    given = node._saved_lookup("given")
+    if given is None:
+        return v
+    b = given.start if name == "start" else given.stop
+    if b is None:
+        return 0 if name == "start" else _INT64_MAX
+    if isinstance(b, np.integer):
+        b = int(b)
+    if type(b) is not int:
+        return v
+    b = min(max(b, -_INT64_MAX - 1), _INT64_MAX)
+    return b + (1 << 64) if b < 0 else b
+
+
 def mm_strides(node, name, strides):
     """A saved input's strides as torch's `_saved_mat1_sym_strides` reads them, from the NumPy
     strides (bytes) its forward saved; an empty array's are its contiguous ones, a dim of
@@ -1314,11 +1336,15 @@ defderiv("select(Tensor self, int dim, SymInt index)",
          # by the engine's in-place path (gradviz._ops.views._select_into), not here.
          self=lambda grad, self_sym_sizes, dim, index, key, layout: select_backward(
              grad, self_sym_sizes, dim, index, key))
-defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
-         "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
-         saves_tensors=False, internal=("key",),
-         self=lambda grad, self_sym_sizes, dim, start, end, step, key: slice_backward(
-             grad, self_sym_sizes, dim, start, end, step, key))
+# `given`: the Python slice of x[a:b] (None for narrow), from which `_saved_start` and
+# `_saved_end` are read as torch saves them (slice_as_given)
+_slice = defderiv(
+    "slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
+    "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key", "given"),
+    saves_tensors=False, internal=("key", "given"),
+    self=lambda grad, self_sym_sizes, dim, start, end, step, key, given: slice_backward(
+        grad, self_sym_sizes, dim, start, end, step, key))
+_slice.readers.update(start=slice_as_given, end=slice_as_given)
 defderiv("index(Tensor self, Tensor?[] indices)",
          "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
          nondiff=("indices",),

@@ -11,7 +11,7 @@ from .._derivatives import DERIVATIVES as D, storage_memory
 from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _make
 from ..autograd.callsite import user_stacklevel
-from ..autograd.formula import keep_raw_of, record
+from ..autograd.formula import record
 from .._fperr import quietly
 from ._common import _TORCH_SCALAR, _as_tensor, _needs, _stored
 from .inplace import _check_inplace, _commit, _copy, _fill
@@ -335,28 +335,8 @@ def _slice(self, dim, k, optimize):
         return self
     stop = start if stop < start else stop
     sl = (slice(None),) * dim + (slice(start, stop, step),)
-    out = _view_op(self, D["slice"], (operator.getitem, (sl,)),
-                   (self.shape, dim, start, stop, step, sl))
-    # torch saves start and end as Python gave them (PySlice_Unpack: None is 0 and INT64_MAX,
-    # a negative one stays negative and reads unsigned), where the formula uses them in range
-    given = (_slice_bound(k.start, 0), _slice_bound(k.stop, _INT64_MAX))
-    if given != (start, stop) and None not in given:
-        keep_raw_of(out, D["slice"], start=given[0], end=given[1])
-    return out
-
-
-_INT64_MAX = (1 << 63) - 1
-
-
-def _slice_bound(v, default):
-    """A slice's start or stop as torch saves it (None for one that is no plain int)."""
-    if v is None:
-        return default
-    if isinstance(v, np.integer):
-        v = int(v)
-    elif type(v) is not int:
-        return None
-    return min(max(v, -_INT64_MAX - 1), _INT64_MAX)
+    return _view_op(self, D["slice"], (operator.getitem, (sl,)),
+                    (self.shape, dim, start, stop, step, sl, k))
 
 
 def _alias_view(a):

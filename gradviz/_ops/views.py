@@ -462,7 +462,7 @@ def narrow(self, dim, start, length):
                            f"({size}).")
     key = (slice(None),) * d + (slice(start, start + length),)
     out = _view_op(self, D["slice"], (operator.getitem, (key,)),
-                   (self.shape, d, start, start + length, 1, key))
+                   (self.shape, d, start, start + length, 1, key, None))
     return keep_raw_of(out, D["slice"], dim=dim) if dim < 0 else out
 
 
