@@ -342,8 +342,23 @@ def _dt(dtype, default=None):
     return _dtype.to_numpy_dtype(dtype)
 
 
+_NO_ARG = object()     # a parameter torch requires, left out (full's size and fill_value)
+
+
+def _no_size(name, plain=False):
+    """torch's TypeError for a factory called without a size (torch.zeros() is no 0-d tensor:
+    that is torch.zeros(())); plain: rand()/randn() without any argument, which torch's parser
+    words as a mismatch of all overloads."""
+    if plain:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
+                        "expected one of:")
+    raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+
+
 def _filled(name, size, make, out, dtype, device, requires_grad, pin_memory):
     """zeros / ones / empty (empty's values are zeros: torch leaves them undefined)."""
+    if not size:
+        _no_size(name)
     _check_device(device)
     _check_pin_memory(name, pin_memory)
     shape = _shape(name, size)
@@ -372,8 +387,12 @@ def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_mem
 
 
 @export(tensor=False)
-def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False,
+def full(size=_NO_ARG, fill_value=_NO_ARG, *, out=None, dtype=None, device=None, requires_grad=False,
          pin_memory=False):
+    if size is _NO_ARG:     # torch's words, "argument" and all
+        raise TypeError('full() missing 2 required positional argument: "size", "fill_value"')
+    if fill_value is _NO_ARG:
+        raise TypeError('full() missing 1 required positional arguments: "fill_value"')
     _check_device(device)
     _check_pin_memory("full", pin_memory)
     if isinstance(fill_value, Tensor):
@@ -591,6 +610,9 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     >>> torch.rand(2)
     tensor([0.4963, 0.7682])
     """
+    if not size:
+        _no_size("rand", generator is out is dtype is device is None and not requires_grad
+                 and not pin_memory)
     _check_device(device)
     _check_pin_memory("rand", pin_memory)
     return _draw("rand", _shape("rand", size), _out_dt(out, dtype), generator, requires_grad,
@@ -601,6 +623,9 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
 def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False,
           pin_memory=False):
     """Samples of N(0, 1): torch's values for the same seed or generator."""
+    if not size:
+        _no_size("randn", generator is out is dtype is device is None and not requires_grad
+                 and not pin_memory)
     _check_device(device)
     _check_pin_memory("randn", pin_memory)
     return _draw("randn", _shape("randn", size), _out_dt(out, dtype), generator, requires_grad,

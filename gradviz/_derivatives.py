@@ -52,7 +52,7 @@ from ._registry import ops
 from ._tensor import Tensor, _make
 from ._windows import (avg_pool_grad, constant_pad, conv, conv_grad_input, conv_grad_weight,
                        gather_pad_grad, max_pool_grad)
-from .autograd.formula import DERIVATIVES, defderiv
+from .autograd.formula import DERIVATIVES, defderiv, derive
 from .autograd.graph import internal_overlap
 
 __all__ = ["DERIVATIVES"]
@@ -91,6 +91,73 @@ def mm_mat2_grad(grad, self, mat2_t):
     if mat2_t:
         return mat_t(matmul(mat_t(grad), self))
     return matmul(mat_t(self), grad)
+
+
+def log_sigmoid_buffer(x):
+    """torch's CPU log_sigmoid_forward buffer, exp(-|x|) in x's dtype."""
+    x = x._data
+    with np.errstate(over="ignore", under="ignore"):
+        return np.exp(-np.abs(x)).astype(x.dtype, copy=False)
+
+
+def lu_factor(A, det=False):
+    """(LU, pivots) of a square matrix or a batch of them (a Tensor) as LAPACK's getrf gives
+    them (torch's linalg.lu_factor): partial pivoting on the first largest |entry|, a zero
+    pivot left unscaled (a singular matrix), pivots 1-based int32. det: of A.mT() when A is
+    contiguous, as torch's det factors it."""
+    a = A._data
+    if det and A.is_contiguous():
+        a = np.swapaxes(a, -1, -2)
+    n = a.shape[-1]
+    flat = np.array(a.reshape((-1, n, n)), dtype=a.dtype, copy=True)
+    pivots = np.zeros(flat.shape[:-1], dtype=np.int32)
+    for lu, piv in zip(flat, pivots):
+        for j in range(n):
+            p = j + int(np.argmax(np.abs(lu[j:, j])))
+            piv[j] = p + 1
+            if p != j:
+                lu[[j, p]] = lu[[p, j]]
+            if lu[j, j] != 0:
+                lu[j + 1:, j] /= lu[j, j]
+            lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+    return flat.reshape(a.shape), pivots.reshape(a.shape[:-1])
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def slice_as_given(node, name, v):
+    """SliceBackward0's start or end as torch saves them for x[a:b]: as Python gave them
+    (PySlice_Unpack: None is 0 for start and 2**63 - 1 for end, a negative one stays
+    negative), where the formula uses them in range; v (in range) for narrow or a bound that
+    is no plain int."""
+    given = node._saved_lookup("given")
+    if given is None:
+        return v
+    b = given.start if name == "start" else given.stop
+    if b is None:
+        return 0 if name == "start" else _INT64_MAX
+    if isinstance(b, np.integer):
+        b = int(b)
+    if type(b) is not int:
+        return v
+    b = min(max(b, -_INT64_MAX - 1), _INT64_MAX)
+    return b + (1 << 64) if b < 0 else b
+
+
+def mm_strides(node, name, strides):
+    """A saved input's strides as torch's `_saved_mat1_sym_strides` reads them, from the NumPy
+    strides (bytes) its forward saved; an empty array's are its contiguous ones, a dim of
+    size 0 counted as 1 (gradviz._tensor._empty_strided)."""
+    shape = node._saved_lookup(name.replace("_strides", "_sizes"))
+    step = node._saved_lookup("itemsize")
+    if not any(strides) and 0 in shape:
+        steps, n_bytes = [], step
+        for n in reversed(shape):
+            steps.append(n_bytes)
+            n_bytes *= max(n, 1)
+        strides = tuple(reversed(steps))
+    return tuple(s // step for s in strides)
 
 
 def no_gradient(grad):
@@ -1181,10 +1248,13 @@ defderiv("where(Tensor condition, Tensor input, Tensor other)",
 defderiv("clone(Tensor self)", "CloneBackward0", saves_tensors=False,
          self=lambda grad: grad)
 # Piecewise-constant functions: torch records them and sends back zeros.
-for _op, _node in (("sign", "SignBackward0"), ("sgn", "SgnBackward0"),
+for _op, _node in (("sign", "SignBackward0"),
                    ("floor", "FloorBackward0"), ("ceil", "CeilBackward0"),
                    ("trunc", "TruncBackward0"), ("round", "RoundBackward0")):
     defderiv(f"{_op}(Tensor self)", _node, saves_tensors=False, self=no_gradient)
+# torch's sgn_backward(self, grad, result) (zeros for real inputs) keeps self and the result
+defderiv("sgn(Tensor self)", "SgnBackward0", ("self",),
+         self=lambda grad, self, result: no_gradient(grad))
 defderiv("round_decimals(Tensor self, *, int decimals)",
          "RoundBackward1", ("decimals",), saves_tensors=False, internal=("decimals",),
          self=no_gradient)
@@ -1244,12 +1314,21 @@ defderiv("mv(Tensor self, Tensor vec)", "MvBackward0", ("self", "vec"),
 defderiv("dot(Tensor self, Tensor tensor)", "DotBackward0", ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self)
-defderiv("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha)",
-         "AddmmBackward0", ("mat1", "mat2", "alpha", "beta", "mat2_t"), internal=("mat2_t",),
-         input=lambda grad, beta: maybe_multiply(grad, beta),
-         mat1=lambda grad, mat2, alpha: maybe_multiply(matmul(grad, mat_t(mat2)), alpha),
-         mat2=lambda grad, mat1, alpha, mat2_t: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t),
-                                                               alpha))
+# addmm's row is mm's (sizes always saved, strides only for an input needing a gradient, alpha
+# and beta always): its forward passes the arrays' shapes and NumPy strides (in bytes), which
+# `_saved_mat1_sym_strides` turns into torch's strides when read (mm_strides).
+_ADDMM_ARGS = ("mat1", "mat2", "alpha", "beta", "mat2_t", "mat1_sym_sizes", "mat1_sym_strides",
+               "mat2_sym_sizes", "mat2_sym_strides", "itemsize")
+_addmm = defderiv(
+    "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha)",
+    "AddmmBackward0", _ADDMM_ARGS, internal=("mat2_t", "itemsize"),
+    input=lambda grad, beta, alpha, mat1_sym_sizes, mat2_sym_sizes: maybe_multiply(grad, beta),
+    mat1=lambda grad, mat2, alpha, beta, mat1_sym_sizes, mat1_sym_strides, mat2_sym_sizes,
+    itemsize: maybe_multiply(matmul(grad, mat_t(mat2)), alpha),
+    mat2=lambda grad, mat1, alpha, beta, mat2_t, mat2_sym_sizes, mat2_sym_strides,
+    mat1_sym_sizes, itemsize: maybe_multiply(mm_mat2_grad(grad, mat1, mat2_t), alpha))
+_addmm.unsaved.update(mat1_sym_strides=(), mat2_sym_strides=())
+_addmm.readers.update(mat1_sym_strides=mm_strides, mat2_sym_strides=mm_strides)
 
 # ----- Views and shape ---------------------------------------------------------------------
 
@@ -1315,11 +1394,15 @@ defderiv("select(Tensor self, int dim, SymInt index)",
          # by the engine's in-place path (gradviz._ops.views._select_into), not here.
          self=lambda grad, self_sym_sizes, dim, index, key, layout: select_backward(
              grad, self_sym_sizes, dim, index, key))
-defderiv("slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
-         "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key"),
-         saves_tensors=False, internal=("key",),
-         self=lambda grad, self_sym_sizes, dim, start, end, step, key: slice_backward(
-             grad, self_sym_sizes, dim, start, end, step, key))
+# `given`: the Python slice of x[a:b] (None for narrow), from which `_saved_start` and
+# `_saved_end` are read as torch saves them (slice_as_given)
+_slice = defderiv(
+    "slice(Tensor self, int dim, SymInt? start, SymInt? end, SymInt step)",
+    "SliceBackward0", ("self_sym_sizes", "dim", "start", "end", "step", "key", "given"),
+    saves_tensors=False, internal=("key", "given"),
+    self=lambda grad, self_sym_sizes, dim, start, end, step, key, given: slice_backward(
+        grad, self_sym_sizes, dim, start, end, step, key))
+_slice.readers.update(start=slice_as_given, end=slice_as_given)
 defderiv("index(Tensor self, Tensor?[] indices)",
          "IndexBackward0", ("self_sym_sizes", "indices"), saves_tensors=False,
          nondiff=("indices",),
@@ -1975,7 +2058,7 @@ def det_grad_solved(grad, A, result):
     return ops.linalg_solve_ex(transpose(A), transpose(ops.diag_embed(d)))
 
 
-def solve_grads(grad, mask, A, result):
+def solve_grads(grad, mask, A, left, result):
     """torch's linalg_solve_backward for X = A^-1 B: gB = A^-T gX (solved again, so that it is
     differentiable in A under create_graph=True) and gA = -gB X^T."""
     if on_tensors(grad, A):
@@ -2041,6 +2124,14 @@ defderiv("linalg_det(Tensor A)", "LinalgDetBackward0", ("A",),
 defderiv("linalg_solve_ex(Tensor A, Tensor B, bool left)", "LinalgSolveExBackward0",
          ("A", "left"), variadic=True,
          A=solve_grads, B=solve_grads)
+# torch's det and solve save the LU factorization their forward computed (LAPACK's getrf:
+# L below the diagonal, U on and above it; 1-based int32 row swaps): gradviz factors the
+# saved A again when `_saved_LU` or `_saved_pivots` is read. torch's det factors A.mT() when
+# A is contiguous (det(A) = det(A^T), and A.mT() is what LAPACK reads without a copy).
+for _op, _k in (("linalg_det", 0), ("linalg_det", 1), ("linalg_solve_ex", 0),
+                ("linalg_solve_ex", 1)):
+    derive(DERIVATIVES[_op], ("LU", "pivots")[_k], "A",
+           lambda A, k=_k, det=_op == "linalg_det": lu_factor(A, det)[k])
 
 
 # ----- Neural-network ops ------------------------------------------------------------------
@@ -2074,6 +2165,8 @@ defderiv("log_sigmoid_backward(Tensor grad_output, Tensor self)",
          "LogSigmoidBackwardBackward0", ("grad_output", "self"),
          grad_output=lambda grad, self: log_sigmoid_grad(grad, self),
          self=log_sigmoid_second)
+for _op in ("log_sigmoid", "log_sigmoid_backward"):
+    derive(DERIVATIVES[_op], "buffer", "self", log_sigmoid_buffer)
 defderiv("elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
          "Scalar input_scale, bool is_result)",
          "EluBackwardBackward0", ("grad_output", "self_or_result", "alpha", "scale",
@@ -3088,12 +3181,12 @@ defderiv("hardsigmoid_backward(Tensor[] tensors)",
 defderiv("softshrink(Tensor self, Scalar lambd)", "SoftshrinkBackward0", ("self", "lambd"),
          self=softshrink_grad)
 defderiv("softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd)",
-         "SoftshrinkBackwardBackward0", ("self", "lambd"),
+         "SoftshrinkBackwardBackward0", ("grad_output", "self", "lambd"), internal=("grad_output",),
          grad_output=softshrink_grad, self=lambda grad: zeros_like(grad))
 defderiv("hardshrink(Tensor self, Scalar lambd)", "HardshrinkBackward0", ("self", "lambd"),
          self=hardshrink_grad)
 defderiv("hardshrink_backward(Tensor grad_output, Tensor self, Scalar lambd)",
-         "HardshrinkBackwardBackward0", ("self", "lambd"),
+         "HardshrinkBackwardBackward0", ("grad_output", "self", "lambd"), internal=("grad_output",),
          grad_output=hardshrink_grad, self=lambda grad: zeros_like(grad))
 defderiv("threshold(Tensor self, Scalar threshold)", "ThresholdBackward0", ("self", "threshold"),
          self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))

@@ -314,14 +314,14 @@ def maybe_multiply(x, s):
 
 def zeros(shape, like):
     if isinstance(like, Tensor):
-        return tzeros(*shape, dtype=like.dtype)
+        return tzeros(tuple(shape), dtype=like.dtype)
     return np.zeros(shape, dtype=np.result_type(like))
 
 
 def put(grad, shape, key, accumulate=False):
     """A zero array of `shape` with grad written (or added) at `key`: the backward of indexing."""
     if isinstance(grad, Tensor):
-        return ops.index_put_impl(tzeros(*shape, dtype=grad.dtype), key, grad, accumulate)
+        return ops.index_put_impl(tzeros(tuple(shape), dtype=grad.dtype), key, grad, accumulate)
     out = np.zeros(shape, dtype=np.result_type(grad))
     if accumulate:
         np.add.at(out, key, grad)
@@ -372,7 +372,7 @@ def _wrap_key(key):
 def stack_grads(grads, like_shape, dim, dtype):
     """Stack per-output gradients along dim, zeros where an output got no gradient."""
     if any(isinstance(g, Tensor) for g in grads):
-        parts = [g if g is not None else tzeros(*like_shape) for g in grads]
+        parts = [g if g is not None else tzeros(tuple(like_shape)) for g in grads]
         return ops.stack([_tensor(p) for p in parts], dim)
     parts = [g if g is not None else np.zeros(like_shape, dtype=dtype) for g in grads]
     return np.stack(parts, axis=dim)
@@ -532,7 +532,7 @@ def scatter_to(shape, dim, index, src):
     """zeros(shape).scatter(dim, index, src): the backward of sort, topk and median."""
     idx = value(index)
     if isinstance(src, Tensor):
-        return ops.scatter(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+        return ops.scatter(tzeros(tuple(shape), dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     out[along(idx, dim)] = src
     return out
@@ -542,7 +542,7 @@ def scatter_add_to(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): the backward of gather."""
     idx = value(index)
     if isinstance(src, Tensor):
-        return ops.scatter_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+        return ops.scatter_add(tzeros(tuple(shape), dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     np.add.at(out, along(idx, dim), src)
     return out
@@ -569,7 +569,7 @@ def index_add_to(shape, dim, index, src):
     """zeros(shape).index_add(dim, index, src): the backward of index_select."""
     idx = np.reshape(value(index), -1)
     if isinstance(src, Tensor):
-        return ops.index_add(tzeros(*shape, dtype=src.dtype), dim, _tensor(idx), src)
+        return ops.index_add(tzeros(tuple(shape), dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
     np.add.at(out, (slice(None),) * dim + (idx,), src)
     return out
@@ -984,7 +984,7 @@ def spread(hit, x):
     """x where the constant boolean hit holds, else 0: torch's
     zeros_like(input).masked_fill_(hit, x) (MaskedFillBackward1) with x a 0-d Tensor."""
     if isinstance(x, Tensor):
-        return ops.masked_fill(tzeros(*np.shape(hit), dtype=x.dtype), _make(np.asarray(hit)), x)
+        return ops.masked_fill(tzeros(tuple(np.shape(hit)), dtype=x.dtype), _make(np.asarray(hit)), x)
     return mask(hit, x)
 
 
@@ -1017,7 +1017,7 @@ def zeroed(shape, like):
     """torch's at::zeros called by a backward formula: empty().zero_(), so that on Tensors
     the zeros come back with _version 1 (and no history)."""
     if isinstance(like, Tensor):
-        return tzeros(*shape, dtype=like.dtype).zero_()
+        return tzeros(tuple(shape), dtype=like.dtype).zero_()
     return np.zeros(shape, dtype=np.result_type(like))
 
 
@@ -1025,7 +1025,7 @@ def zero_at_key(grad, key, values_shape):
     """grad with 0 written at key: torch's `grad.index_put(indices, zeros_like(values))`
     (IndexPutBackward0 on Tensors), the gradient of index_put_ w.r.t. the edited tensor."""
     if isinstance(grad, Tensor):
-        return ops.index_put(grad, key, tzeros(*values_shape, dtype=grad.dtype))
+        return ops.index_put(grad, key, tzeros(tuple(values_shape), dtype=grad.dtype))
     out = np.array(grad, copy=True)
     out[key] = 0
     return out

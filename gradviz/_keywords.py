@@ -347,7 +347,9 @@ def _sizes(name, theirs, value, args, lead, mixed):
     if len(args) > lead:
         raise TypeError(f"{name}() got multiple values for argument '{theirs}'")
     if isinstance(value, (tuple, list)):
-        return tuple(value)
+        # an empty size stays one argument, as torch.zeros(()) passes it: torch.zeros(size=())
+        # is a 0-d tensor where torch.zeros() is refused
+        return tuple(value) if len(value) else ((),)
     raise TypeError(f"{name}(): argument '{theirs}' must be tuple of ints, not "
                     f"{type(value).__name__}")
 

@@ -336,7 +336,7 @@ def _slice(self, dim, k, optimize):
     stop = start if stop < start else stop
     sl = (slice(None),) * dim + (slice(start, stop, step),)
     return _view_op(self, D["slice"], (operator.getitem, (sl,)),
-                    (self.shape, dim, start, stop, step, sl))
+                    (self.shape, dim, start, stop, step, sl, k))
 
 
 def _alias_view(a):

@@ -14,7 +14,7 @@ from .. import _dmath, _dtype
 from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.formula import record
+from ..autograd.formula import keep_raw, negative, record
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import mul
 from .inplace import bump_version
@@ -239,8 +239,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         r = b + a
     out = _make(r)
     if _needs(input, mat1, mat2):
+        a, b = mat1._data, mat2._data
         record(D["addmm"], out, (input, mat1, mat2),
-               (mat1, mat2, alpha, beta, is_transposed(mat2._data)))
+               (mat1, mat2, alpha, beta, is_transposed(b), a.shape, a.strides, b.shape,
+                b.strides, a.itemsize))
     return out
 
 
@@ -390,7 +392,9 @@ def _linalg_cross(input, other, dim):
                            f"{_TORCH_SCALAR[b.dtype.name]}")
     out = _make(np.asarray(np.cross(a, b, axis=d), dtype=a.dtype))
     if _needs(input, other):
-        record(D["linalg_cross"], out, (input, other), (d, other, input))
+        node = record(D["linalg_cross"], out, (input, other), (d, other, input))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 

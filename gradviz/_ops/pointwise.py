@@ -157,7 +157,7 @@ def sgn(self):
     >>> torch.sgn(torch.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.])
     """
-    return _zero_grad_unary(D["sgn"], _np_sign, self)
+    return _zero_grad_unary(D["sgn"], _np_sign, self, (self,))
 
 
 @export()

@@ -13,7 +13,7 @@ from .._keywords import ParserRefusal
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.formula import record, record_outputs
+from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
 from .. import _f32
 from .inplace import _check_inplace, _commit, _write
@@ -58,7 +58,9 @@ def sum(self, dim=None, keepdim=False, dtype=None):
         r = np.ascontiguousarray(r)
     out = _make(r)
     if _needs(self):
-        record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
+        node = record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
+        if negative(dim):
+            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
     return out
 
 
@@ -89,7 +91,9 @@ def mean(self, dim=None, keepdim=False, dtype=None):
                          a.dtype) if a.ndim else a)
     if _needs(self):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
-        record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count, a.size))
+        node = record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count, a.size))
+        if negative(dim):
+            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
     return out
 
 
@@ -117,7 +121,9 @@ def prod(self, dim=None, keepdim=False, dtype=None):
     out = _make(a if not a.ndim else _half_prod(a, d, keepdim) if a.dtype == _F16 else
                 np.prod(a, axis=d, keepdims=keepdim, dtype=a.dtype))
     if _needs(self):
-        record(D["prod_dim"], out, (self,), (self, d, keepdim))
+        node = record(D["prod_dim"], out, (self,), (self, d, keepdim))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -178,8 +184,10 @@ def _extreme(self, dim, keepdim, is_max, other, out):
     values = _make(vals)
     indices = _make(np.asarray(idx, dtype=np.int64) if np.ndim(idx) else np.int64(idx))
     if _needs(self):
-        record(D["max_dim" if is_max else "min_dim"], values, (self,),
-               (a.shape, d, keepdim, indices))
+        node = record(D["max_dim" if is_max else "min_dim"], values, (self,),
+                      (a.shape, d, keepdim, indices))
+        if dim < 0:
+            keep_raw(node, "dim", dim)          # torch saves the dim as given
     return (return_types.max if is_max else return_types.min)(values, indices)
 
 
@@ -233,7 +241,9 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
         r = quietly(formula, a, d)
     out = _make(r)
     if _needs(self):
-        record(D[row], out, (self,), (d,))
+        node = record(D[row], out, (self,), (d,))
+        if dim < 0:
+            keep_raw(node, "dim", dim)          # torch saves the dim as given
     return out
 
 
@@ -368,14 +378,20 @@ def _spread_op(self, row, dim, unbiased, correction, keepdim):
     a, dims, saved, ddof = _spread_args(self, row, dim, unbiased, correction)
     spread, mean = _spread(a, dims, ddof, keepdim, row.startswith("std"), row)
     args = (self, dims, saved, keepdim)
+    raw = (dim,) if isinstance(dim, int) else dim       # torch saves the dims as given
     if not row.endswith("_mean"):
         out = _make(spread)
         if _needs(self):
-            record(D[row], out, (self,), args)
+            node = record(D[row], out, (self,), args)
+            if negative(dim):
+                keep_raw(node, "dim", raw)
         return out
     outs = (_make(spread), _make(mean))
     if _needs(self):
-        record_outputs(D[row], outs, (self,), args + ((outs[0],) if row == "std_mean" else ()))
+        node = record_outputs(D[row], outs, (self,),
+                              args + ((outs[0],) if row == "std_mean" else ()))
+        if negative(dim):
+            keep_raw(node, "dim", raw)
     return outs
 
 
@@ -435,7 +451,9 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             r = np.sum(x ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
     out = _make(np.asarray(r, dtype=a.dtype))
     if _needs(self):
-        record(D["linalg_vector_norm"], out, (self,), (self, ord, dims, keepdim))
+        node = record(D["linalg_vector_norm"], out, (self,), (self, ord, dims, keepdim))
+        if negative(dim):
+            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
     return out
 
 
@@ -496,7 +514,9 @@ def matrix_or_vector_norm(self, ord=None, dim=None, keepdim=False, *, out=None, 
 
 def _matrix_norm(self, ord, dim, keepdim, dtype):
     if ord == "fro":
-        return vector_norm(self, 2, dim, keepdim, dtype=dtype)
+        # torch's matrix_norm wraps the dims first (norm(x, 'fro')'s `_saved_dim` is (0, 1))
+        return vector_norm(self, 2, tuple(_wrap_dim(d, self.dim()) for d in dim), keepdim,
+                           dtype=dtype)
     if ord in ("nuc", 2, -2):
         raise _not_implemented("linalg.norm", f"ord={ord!r}")
     if isinstance(ord, str) or ord not in (1, -1, np.inf, -np.inf):
@@ -539,7 +559,9 @@ def _export_scan(name, ufunc, saves_self, doc):
         out = _make(_rounded(ufunc(a, axis=d, dtype=_opmath(a.dtype)), a.dtype) if a.ndim
                     else a.copy())
         if _needs(self):
-            record(D[name], out, (self,), (self, d) if saves_self else (d,))
+            node = record(D[name], out, (self,), (self, d) if saves_self else (d,))
+            if dim < 0:
+                keep_raw(node, "dim", dim)      # torch saves the dim as given
         return out
 
     scan.__name__ = scan.__qualname__ = name
@@ -586,7 +608,7 @@ def cumsum_(self, dim, *, dtype=None):
     a = self._data
     _write(self, np.cumsum(a, axis=d, dtype=_opmath(a.dtype)) if a.ndim else a)
     _commit(self, D["cumsum"], (self,), (d,), "cumsum_")
-    return self
+    return keep_raw_of(self, D["cumsum"], dim=dim) if dim < 0 else self  # torch: dim as given
 
 
 @method("cumprod_")
@@ -600,7 +622,7 @@ def cumprod_(self, dim, *, dtype=None):
     a = self._data
     _write(self, np.cumprod(a, axis=d, dtype=_opmath(a.dtype)) if a.ndim else a)
     _commit(self, D["cumprod"], (self,), (orig, d), "cumprod_")
-    return self
+    return keep_raw_of(self, D["cumprod"], dim=dim) if dim < 0 else self  # torch: dim as given
 
 
 def _reduce_dims(a, dim, name):
@@ -638,7 +660,9 @@ def logsumexp(self, dim, keepdim=False, *, out=None):
             r = np.squeeze(r, axis=tuple(range(a.ndim)) if axis is None else axis)
     out = _make(np.asarray(r, dtype=a.dtype))
     if _needs(self):
-        record(D["logsumexp"], out, (self,), (self, dims, keepdim))
+        node = record(D["logsumexp"], out, (self,), (self, dims, keepdim))
+        if negative(dim):
+            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
     return out
 
 
@@ -661,7 +685,9 @@ def _export_amax_amin(name, ufunc, doc):
         r = ufunc(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
         res = _make(np.asarray(r, dtype=a.dtype))
         if _needs(self):
-            record(D[name], res, (self,), (self, dims, keepdim))
+            node = record(D[name], res, (self,), (self, dims, keepdim))
+            if negative(dim):                   # torch saves the dims as given
+                keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)
         return res
 
     extreme.__name__ = extreme.__qualname__ = name

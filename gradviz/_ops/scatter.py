@@ -16,7 +16,7 @@ from .._dmath import along
 from .._keywords import ParserRefusal
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.formula import record
+from ..autograd.formula import keep_raw, keep_raw_of, negative, record
 from ._common import (_TORCH_SCALAR, _broadcast_error, _needs, _not_implemented, _operand,
                       _stored)
 from .inplace import _check_inplace, _commit, _write
@@ -125,7 +125,9 @@ def gather(self, dim, index, *, sparse_grad=False, out=None):
     res = a1[along(idx, d)].reshape(index._data.shape)
     out = _make(res)
     if _needs(self):
-        record(D["gather"], out, (self,), (d, index, self, False))
+        node = record(D["gather"], out, (self,), (d, index, self, False))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -184,9 +186,13 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None, out=None):
     out = _make(res)
     if src is not None:
         if _needs(self, src):
-            record(D["scatter"], out, (self, src), (d, index, src.shape))
+            node = record(D["scatter"], out, (self, src), (d, index, src.shape))
+            if negative(dim):
+                keep_raw(node, "dim", dim)    # torch saves the dim as given
     elif _needs(self):
-        record(D["scatter_value"], out, (self,), (d, index))
+        node = record(D["scatter_value"], out, (self,), (d, index))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -230,7 +236,9 @@ def scatter_add(self, dim, index, src, *, out=None):
     d = _scatter_into("scatter_add", self, dim, index, src, None, None, res)
     out = _make(res)
     if _needs(self, src):
-        record(D["scatter_add"], out, (self, src), (d, index, src.shape))
+        node = record(D["scatter_add"], out, (self, src), (d, index, src.shape))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -317,7 +325,9 @@ def index_select(self, dim, index, *, out=None):
     res = np.take(a, idx, axis=d) if a.ndim else a.copy()
     out = _make(res)
     if _needs(self):
-        record(D["index_select"], out, (self,), (d, index, a.shape))
+        node = record(D["index_select"], out, (self,), (d, index, a.shape))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -495,6 +505,9 @@ def index_fill(self, dim, index, value):
     d = _index_fill_into(self, dim, index, value, res)
     out = _make(res)
     _record_index_fill(self, out, d, index, value, False)
+    if dim < 0:     # torch saves the dim as given
+        keep_raw_of(out, D["index_fill" if not isinstance(value, Tensor) else "index_fill_tensor"],
+                    dim=dim)
     return out
 
 
@@ -507,6 +520,9 @@ def index_fill_(self, dim, index, value):
     d = _index_fill_into(self, dim, index, value, res)
     _write(self, res)
     _record_index_fill(self, self, d, index, value, True)
+    if dim < 0:     # torch saves the dim as given
+        keep_raw_of(self, D["index_fill" if not isinstance(value, Tensor) else "index_fill_tensor"],
+                    dim=dim)
     return self
 
 

@@ -11,7 +11,7 @@ from .. import return_types
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
-from ..autograd.formula import record
+from ..autograd.formula import keep_raw, negative, record
 from ._common import _needs, _not_implemented
 
 
@@ -47,7 +47,9 @@ def kthvalue(self, k, dim=-1, keepdim=False, *, out=None):
             idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
-        record(D["kthvalue"], values, (self,), (d, indices, keepdim, a.shape))
+        node = record(D["kthvalue"], values, (self,), (d, indices, keepdim, a.shape))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return return_types.kthvalue(values, indices)
 
 
@@ -132,7 +134,9 @@ def _running(self, dim, name, accumulate, beats):
         idx = np.maximum.accumulate(np.where(taken, pos, 0), axis=d)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
-        record(D[name], values, (self,), (d, indices, self))
+        node = record(D[name], values, (self,), (d, indices, self))
+        if dim < 0:
+            keep_raw(node, "dim", dim)          # torch saves the dim as given
     return getattr(return_types, name)(values, indices)
 
 

@@ -19,7 +19,7 @@ from ..autograd.callsite import user_stacklevel
 from .. import _registry
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.formula import record, record_outputs
+from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
 from .inplace import _check_inplace, _commit, _write
@@ -149,8 +149,11 @@ def diag_embed(self, offset=0, dim1=-2, dim2=-1):
 def diagonal(self, offset=0, dim1=0, dim2=1):
     """The diagonal as a view (DiagonalBackward0): `torch.eye(3).diagonal()`."""
     d1, d2 = _diagonal_dims(self, dim1, dim2)
-    return _view_op(self, D["diagonal"], (_diagonal_view, (offset, d1, d2)),
-                    (self.shape, offset, d1, d2))
+    out = _view_op(self, D["diagonal"], (_diagonal_view, (offset, d1, d2)),
+                   (self.shape, offset, d1, d2))
+    if dim1 < 0 or dim2 < 0:
+        keep_raw_of(out, D["diagonal"], dim1=dim1, dim2=dim2)   # torch saves the dims as given
+    return out
 
 
 @export()
@@ -203,11 +206,14 @@ def flip(self, *dims, **kwargs):
         dims = (kwargs["dims"],)
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')   # torch's
-    dims = _check_dims_unique(_int_tuple(dims), max(self.dim(), 1))
+    given = _int_tuple(dims)
+    dims = _check_dims_unique(given, max(self.dim(), 1))
     a = self._data
     out = _make(np.ascontiguousarray(np.flip(a, dims)) if a.ndim else a.copy())
     if _needs(self):
-        record(D["flip"], out, (self,), (dims,))
+        node = record(D["flip"], out, (self,), (dims,))
+        if negative(given):
+            keep_raw(node, "dims", given)       # torch saves the dims as given
     return out
 
 
@@ -247,7 +253,9 @@ def roll(self, shifts, dims=None):
         r = np.roll(a, shifts[0]) if a.ndim else a.copy()
     out = _make(np.ascontiguousarray(r) if a.ndim else r)
     if _needs(self):
-        record(D["roll"], out, (self,), (wrapped, shifts))
+        node = record(D["roll"], out, (self,), (wrapped, shifts))
+        if negative(dims):
+            keep_raw(node, "dims", dims)        # torch saves the dims as given
     return out
 
 
@@ -423,7 +431,10 @@ def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got split_sizes="
                                f"[{shown}]")
-        return _pieces(self, sizes, d, D["split_with_sizes"], (d, self.shape, sizes))
+        outs = _pieces(self, sizes, d, D["split_with_sizes"], (d, self.shape, sizes))
+        if dim < 0 and outs:
+            keep_raw_of(outs[0], D["split_with_sizes"], dim=dim)   # torch saves dim as given
+        return outs
     n = int(split_size_or_sections)
     if n < 0 or (n == 0 and size != 0):
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
@@ -432,7 +443,10 @@ def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
         sizes = (0,)
     else:
         sizes = tuple(min(n, size - s) for s in range(0, size, n)) or (0,)
-    return _pieces(self, sizes, d, D["split"], (d, self.shape, n))
+    outs = _pieces(self, sizes, d, D["split"], (d, self.shape, n))
+    if dim < 0 and outs:
+        keep_raw_of(outs[0], D["split"], dim=dim)       # torch saves dim as given
+    return outs
 
 
 @export()

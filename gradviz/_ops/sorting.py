@@ -10,7 +10,7 @@ from .. import return_types
 from .._derivatives import DERIVATIVES as D
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
-from ..autograd.formula import record
+from ..autograd.formula import keep_raw, negative, record
 from .._creation import _dense_strides
 from ..autograd.graph import _strided_copy
 from ._common import _needs, _not_implemented
@@ -50,8 +50,10 @@ def sort(self, dim=-1, descending=False, *, stable=None, out=None):
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
         # torch: sort(stable=...) is the sort.stable overload (SortBackward1).
-        record(D["sort" if stable is None else "sort_stable"], values, (self,),
-               (d, a.shape, indices))
+        node = record(D["sort" if stable is None else "sort_stable"], values, (self,),
+                      (d, a.shape, indices))
+        if dim < 0:
+            keep_raw(node, "dim", dim)          # torch saves the dim as given
     return return_types.sort(values, indices)
 
 
@@ -103,7 +105,9 @@ def topk(self, k, dim=-1, largest=True, sorted=True, *, out=None):
         vals = np.take_along_axis(a, idx, d)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
-        record(D["topk"], values, (self,), (d, a.shape, indices))
+        node = record(D["topk"], values, (self,), (d, a.shape, indices))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return return_types.topk(values, indices)
 
 
@@ -167,7 +171,9 @@ def _lower_median(self, dim, keepdim, name, of_all, index_along):
             idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
     values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
     if _needs(self):
-        record(D[name + "_dim"], values, (self,), (d, keepdim, a.shape, indices))
+        node = record(D[name + "_dim"], values, (self,), (d, keepdim, a.shape, indices))
+        if dim < 0:
+            keep_raw(node, "dim", dim)          # torch saves the dim as given
     return getattr(return_types, name)(values, indices)
 
 

@@ -12,7 +12,7 @@ from .._derivatives import (DERIVATIVES as D, storage_memory, storage_view, unfo
                             unfold_windows)
 from .._registry import export, method, records
 from .._tensor import _make, _wrap_dim
-from ..autograd.formula import record
+from ..autograd.formula import keep_raw_of, negative, record
 from ._common import _needs
 from .views import _make_view, _view_op
 
@@ -40,8 +40,10 @@ def unfold(self, dimension, size, step):
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
-    return _view_op(self, D["unfold"], (unfold_windows, (d, size, step)),
-                    (d, self.shape, size, step))
+    out = _view_op(self, D["unfold"], (unfold_windows, (d, size, step)),
+                   (d, self.shape, size, step))
+    # torch saves the dimension as given (negative: read unsigned)
+    return keep_raw_of(out, D["unfold"], dimension=dimension) if dimension < 0 else out
 
 
 @records("unfold_backward")

@@ -15,7 +15,7 @@ from .._derivatives import DERIVATIVES as D
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import _TYPE_NAMES, Tensor, _InferenceVersion, _empty_strided, _make, _wrap_dim
-from ..autograd.formula import record, record_outputs
+from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
 from ..autograd.grad_mode import _state
 from ..autograd.graph import _through_base, overlaps, writable_view
 from ._common import _dims, _needs, _type_name
@@ -284,10 +284,13 @@ def squeeze(self, dim=None):
     if isinstance(dim, (tuple, list)):
         dims = _dims(dim, len(shape)) if shape else ()
         axes = tuple(i for i in sorted(dims) if shape[i] == 1)
-        return _view_op(self, D["squeeze_dims"], (_squeeze_view, (axes,)), (self.shape, dims))
+        out = _view_op(self, D["squeeze_dims"], (_squeeze_view, (axes,)), (self.shape, dims))
+        # torch saves a dim as given (negative: read unsigned), as in the rows below
+        return keep_raw_of(out, D["squeeze_dims"], dim=dim) if negative(dim) else out
     d = _wrap_dim(dim, len(shape)) if shape else 0
     axes = (d,) if shape and shape[d] == 1 else ()
-    return _view_op(self, D["squeeze_dim"], (_squeeze_view, (axes,)), (self.shape, d))
+    out = _view_op(self, D["squeeze_dim"], (_squeeze_view, (axes,)), (self.shape, d))
+    return keep_raw_of(out, D["squeeze_dim"], dim=dim) if dim < 0 else out
 
 
 def _squeeze_view(a, axes):
@@ -301,7 +304,8 @@ def _squeeze_view(a, axes):
 def unsqueeze(self, dim):
     shape = self._data.shape
     d = _wrap_dim(dim, len(shape) + 1)
-    return _view_op(self, D["unsqueeze"], (_unsqueeze_view, (d,)), (d, self.shape))
+    out = _view_op(self, D["unsqueeze"], (_unsqueeze_view, (d,)), (d, self.shape))
+    return keep_raw_of(out, D["unsqueeze"], dim=dim) if dim < 0 else out
 
 
 def _unsqueeze_view(a, d):
@@ -394,7 +398,10 @@ def t(self):
 def transpose(self, dim0, dim1):
     n = self.dim()
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
-    return _view_op(self, D["transpose"], (_transpose_view, (d0, d1)), (d0, d1))
+    out = _view_op(self, D["transpose"], (_transpose_view, (d0, d1)), (d0, d1))
+    if dim0 < 0 or dim1 < 0:
+        keep_raw_of(out, D["transpose"], dim0=dim0, dim1=dim1)
+    return out
 
 
 @export()
@@ -405,10 +412,12 @@ def permute(self, *dims):
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
                            "not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {self.dim()} is not equal to len(dims) = {len(dims)}")
+    given = dims
     dims = tuple(_wrap_dim(d, self.dim()) for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _view_op(self, D["permute"], (_permute_view, (dims,)), (dims,))
+    out = _view_op(self, D["permute"], (_permute_view, (dims,)), (dims,))
+    return keep_raw_of(out, D["permute"], dims=given) if negative(given) else out
 
 
 _WARNED = set()
@@ -452,8 +461,9 @@ def narrow(self, dim, start, length):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     key = (slice(None),) * d + (slice(start, start + length),)
-    return _view_op(self, D["slice"], (operator.getitem, (key,)),
-                    (self.shape, d, start, start + length, 1, key))
+    out = _view_op(self, D["slice"], (operator.getitem, (key,)),
+                   (self.shape, d, start, start + length, 1, key, None))
+    return keep_raw_of(out, D["slice"], dim=dim) if dim < 0 else out
 
 
 @export()
@@ -480,8 +490,9 @@ def _select(self, dim, index, how):
     if not a.flags.c_contiguous:
         st = a.strides
         layout = tuple(sorted(range(a.ndim), key=lambda i: -st[i]))
-    return _view_op(self, D["select"], (_getitem_view, (key,)),
-                    (self.shape, d, index, key, layout))
+    out = _view_op(self, D["select"], (_getitem_view, (key,)),
+                   (self.shape, d, index, key, layout))
+    return keep_raw_of(out, D["select"], dim=dim) if dim < 0 else out
 
 
 def _select_into(node, grad, buffers):
@@ -553,7 +564,9 @@ def unbind(self, dim=0):
         outs.append(_make_view(self, _getitem_view(a, key), (_getitem_view, (key,)), True))
     if _needs(self) and outs:
         part = a.shape[:d] + a.shape[d + 1:]
-        record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))
+        node = record_outputs(D["unbind"], outs, (self,), (d, self.shape, part, a.dtype))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return tuple(outs)
 
 
@@ -576,7 +589,9 @@ def cat(tensors, dim=0):
     out = np.concatenate([x._data for x in tensors], axis=d).astype(rt, copy=False)
     out = _make(_cat_layout(out, tensors))
     if _needs(*tensors):
-        record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
+        node = record(D["cat"], out, tuple(tensors), (d, [x._data.shape[d] for x in tensors]))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -672,5 +687,7 @@ def stack(tensors, dim=0):
                                f"[{', '.join(map(str, x._data.shape))}] at entry {i}")
     out = _make(np.stack([x._data for x in tensors], axis=d))
     if _needs(*tensors):
-        record(D["stack"], out, tuple(tensors), (d, len(tensors)))
+        node = record(D["stack"], out, tuple(tensors), (d, len(tensors)))
+        if negative(dim):
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out

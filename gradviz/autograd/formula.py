@@ -30,7 +30,8 @@ from .callsite import user_frame, user_stack
 from .grad_mode import _outside, _state
 from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
 
-__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "entry", "record",
+__all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "derive", "entry",
+           "keep_raw", "keep_raw_of", "negative", "record",
            "record_outputs", "check_bindings"]
 
 _SIGNATURE = re.compile(r"(\w+)\((.*)\)")
@@ -116,6 +117,12 @@ class Derivative:
         # what `_saved_<name>` reads when the node did not keep it (None unless set: torch
         # gives mm's unsaved `_saved_mat2_sym_strides` as ())
         self.unsaved = {}
+        # how `_saved_<name>` turns a saved value into torch's when read (never when recorded):
+        # name -> function(node, name, value)
+        self.readers = {}
+        # the saved names torch keeps as a Scalar: a negative one reads back as itself, where
+        # a negative int64_t or int[] (a dim, ignore_index, a pad) reads back as 2**64 + value
+        self.scalars = frozenset(p for t, p in params if t.startswith("Scalar"))
         self.saves_tensors = False
         self.exact = False
         self.cls = make_node_class(self)
@@ -147,8 +154,12 @@ class Derivative:
                 # no input has an edge (each requires grad only through its base): torch still
                 # saves the values that are not tensors (SliceBackward0's dim, start, ...)
                 used = {j for j, name in enumerate(self.args) if name not in self.tensor_params}
+            # torch's codegen guards no saved value of a backward op (`"backward" in
+            # info.name`: TanhBackwardBackward0 keeps grad_output and output whichever input
+            # needs a gradient), so neither do we
+            every = self.variadic or "backward" in self.op
             for i, (_, idx) in enumerate(self.formulas):
-                if self.variadic or mask >> i & 1:
+                if every or mask >> i & 1:
                     used.update(idx)
             r = self._needed[mask] = tuple(sorted(used))
         return r
@@ -301,6 +312,10 @@ class FormulaNode(Node):
     # the result) to what pack returned; backward reads those back through unpack. The
     # originals stay in `_saved` / `_res` for the inspector. (Both set in __dict__.)
     _packed = False
+    # {saved name: value as the user gave it}, set in __dict__ only when that differs from
+    # the value the formulas use: a negative dim (x.sum(-1) saves 1 for its formula; torch's
+    # `_saved_dim` reads the -1 it was given, as 2**64 - 1). See keep_raw.
+    _raw = None
     _packs = None
     # The result's history when the op edited a view in place: the view's grad_fn after the
     # edit (over the base's CopySlices), which torch's SavedVariable keeps for an output of an
@@ -329,7 +344,7 @@ class FormulaNode(Node):
         plan = self._plan
         # `release`: free the saved values once the formulas ran (a backward that does not
         # retain the graph), from what this pass over them found: _release without its own
-        # pass. `kept` is what stays readable then: the numbers, None for each array.
+        # pass. `kept` is what stays readable then: the numbers, _GONE for each array.
         kept = None
         if self._packed:
             vals = self._unpack_hooked(plan, create_graph)
@@ -352,7 +367,7 @@ class FormulaNode(Node):
                     vals.append(v if create_graph else v._data)
                 else:
                     if kept is None:
-                        kept = [None] * len(saved)
+                        kept = [_GONE] * len(saved)
                     if not isinstance(v, _ndarray):
                         kept[len(vals)] = v
                     vals.append(v)
@@ -500,7 +515,7 @@ class FormulaNode(Node):
             # and after it alike (a default-constructed SavedVariable is never freed)
             return e.unsaved.get(name)
         if released and (k is None or j == e.result_index or k >= len(self._saved) or
-                         self._saved[k] is None or name in e.wrapped):
+                         self._saved[k] is _GONE or name in e.wrapped):
             raise RuntimeError(_FREED)
         if k is None or (j == e.result_index and not self._plan.saves_result):
             return None
@@ -516,9 +531,20 @@ class FormulaNode(Node):
         return self._wrapped(name, self._saved[k])
 
     def _wrapped(self, name, v):
+        raw = self._raw
+        if raw is not None and name in raw:
+            v = raw[name]
+        reader = self._entry.readers.get(name)
+        if reader is not None:
+            return reader(self, name, v)
         tv = type(v)
-        if tv is Size:
-            return tuple(v)         # torch gives a saved SymInt[] as a plain tuple
+        if tv is int and name not in self._entry.wrapped:
+            # torch's getter for an int64_t is PyLong_FromUnsignedLong: x.sum(-1)'s dim reads
+            # 2**64 - 1 there (a Scalar is read as a signed number)
+            return v + _TWO_64 if v < 0 and name not in self._entry.scalars else v
+        if tv is Size or tv is tuple and any(type(x) is int and x < 0 for x in v):
+            # a saved SymInt[] or int[] as a plain tuple, each negative item read unsigned
+            return tuple(x + _TWO_64 if type(x) is int and x < 0 else x for x in v)
         if tv is np.ndarray:
             return _make(v)         # a tensor argument saved as its array (where's condition)
         if tv is tuple and any(type(x) is np.ndarray for x in v):
@@ -529,6 +555,9 @@ class FormulaNode(Node):
             return _make(np.array(v, dtype=np.bool_ if isinstance(v, bool) else
                                   np.int64 if isinstance(v, int) else np.float64))
         return v
+
+
+_TWO_64 = 1 << 64
 
 
 def _pointing_at(node, data):
@@ -589,17 +618,21 @@ def _pack_node(node, out, hooks):
 
 
 class _Freed(tuple):
-    """A node's saved values after backward: None for each freed tensor (or array), the
-    numbers kept (empty when there were only tensors)."""
+    """A node's saved values after backward: _GONE for each freed tensor (or array), the
+    numbers kept, and None for an optional tensor that was None (empty when there were only
+    tensors)."""
 
     __slots__ = ()
 
 
 _ALL_FREED = _Freed()
+# A freed tensor in a _Freed: an optional tensor saved as None (nll_loss's weight) still reads
+# None after backward, as torch's undefined SavedVariable does
+_GONE = object()
 
 
 def _keep_numbers(saved):
-    return [None if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
+    return [_GONE if isinstance(v, (_Tensor, np.ndarray)) else v for v in saved]
 
 
 def make_node_class(entry):
@@ -618,6 +651,56 @@ def make_node_class(entry):
     if entry.result_name != "result" and "result" in names:
         ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
     return type(entry.node, (FormulaNode,), ns)
+
+
+def keep_raw(node, name, value):
+    """Make node's `_saved_<name>` read `value`, the argument as the user gave it (a negative
+    dim), where the node saved the normalised one its formula uses. Called by a forward only
+    when the two differ, so that the common case costs a comparison."""
+    if node._raw is None:
+        node._raw = {}
+    node._raw[name] = tuple(value) if isinstance(value, list) else value
+
+
+def keep_raw_of(out, entry, **values):
+    """keep_raw on the `entry` node recorded for `out` (a view op's output, whose forward gets
+    the output back; or a tensor an in-place op edited, whose node a CopySlices of its base
+    holds when it is a view), if one was recorded; returns out."""
+    fn = out._fn
+    if fn is not None and type(fn) is not entry.cls and out._base_ is not None:
+        fn = getattr(out._base_._fn, "_fn", None)
+    if fn is not None and type(fn) is entry.cls:
+        for name, value in values.items():
+            keep_raw(fn, name, value)
+    return out
+
+
+def negative(dim):
+    """Whether a dim argument (an int, a sequence of them, or None) has a negative dim."""
+    if dim is None:
+        return False
+    if isinstance(dim, int):
+        return dim < 0
+    return any(d < 0 for d in dim)
+
+
+def derive(entry, name, source, fn):
+    """Give entry's node `_saved_<name>`, a value torch saves that gradviz computes from the
+    saved `source` when read (fn(tensor) -> array), never when recorded: LogSigmoidBackward0's
+    `_saved_buffer` from `_saved_self`. Read after backward freed it, it raises as torch's
+    does; after `source` was edited in place, gradviz cannot know torch's value and refuses."""
+    def read(node):
+        v = node._saved_lookup(source)
+        if v is None:
+            return None
+        k = node._plan.position.get(entry.args.index(source))
+        want = 0 if node._vers is None or k is None else node._vers[k]
+        if v._version != want:
+            raise NotImplementedError(
+                f"gradviz: {entry.node}._saved_{name} after `{source}` was modified in place "
+                "is not implemented by gradviz's core; run with --backend torch to use PyTorch")
+        return _make(fn(v))
+    setattr(entry.cls, "_saved_" + name, property(read))
 
 
 def record(entry, out, inputs, args=()):

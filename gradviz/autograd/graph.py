@@ -34,6 +34,15 @@ _seq = itertools.count()
 # torch gives AccumulateGrad the highest priority in the ready queue, so do we (each its own,
 # so that the queue never has to compare two nodes).
 _ACCUMULATE_SEQ = sys.maxsize // 2
+# Node.__dir__: the private names torch's dir(node) has that gradviz's nodes have too, and the
+# `_saved_`-prefixed methods of gradviz's own (not saved values)
+_DIR_PRIVATE = frozenset({"_sequence_nr"})
+_NODE_HELPERS = frozenset({"_saved_items", "_saved_lookup"})
+
+
+def _user_node(node):
+    """A custom Function's node (gradviz.autograd.function.BackwardCFunction)."""
+    return hasattr(type(node), "_fn_cls")
 
 
 class _NoEdge:
@@ -281,6 +290,17 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __dir__(self):
+        # torch's dir(node) lists its public API, `_saved_*` and `_sequence_nr`: gradviz's
+        # own bookkeeping (`_next`, `_plan`, `_saved_lookup`, ...) stays out of it, so code
+        # listing `_saved_*` by dir() finds torch's names only. A custom Function's node
+        # keeps Python's dir (its ctx holds whatever the user's forward set).
+        names = object.__dir__(self)
+        if _user_node(self):
+            return names
+        return [n for n in names if n[0] != "_" or n in _DIR_PRIVATE or (
+            n.startswith("_saved_") and n not in _NODE_HELPERS)]
 
     # ----- hooks used by tensors and the engine --------------------------------------------
 

@@ -882,7 +882,7 @@ def _weight_and_bias(module, weight_shape, bias, dtype, device, bias_size=None):
     or a None parameter when bias is False, as torch registers it), then its
     reset_parameters(), as torch's layers do."""
     from .. import _creation
-    module.weight = Parameter(_creation.empty(*weight_shape, dtype=dtype, device=device))
+    module.weight = Parameter(_creation.empty(tuple(weight_shape), dtype=dtype, device=device))
     if bias:
         size = weight_shape[0] if bias_size is None else bias_size
         module.bias = Parameter(_creation.empty(size, dtype=dtype, device=device))

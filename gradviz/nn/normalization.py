@@ -14,7 +14,7 @@ __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchN
 
 
 def _param(shape, dtype, fill):
-    p = Parameter(_creation.empty(*shape, dtype=dtype))
+    p = Parameter(_creation.empty(tuple(shape), dtype=dtype))
     fill(p)
     return p
 

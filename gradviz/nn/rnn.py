@@ -138,7 +138,7 @@ class RNNBase(Module):
                     shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
                 names = [f"{kind}_l{layer}{suffix}" for kind in shapes]
                 for name, shape in zip(names, shapes.values()):
-                    setattr(self, name, Parameter(_creation.empty(*shape, dtype=dtype,
+                    setattr(self, name, Parameter(_creation.empty(tuple(shape), dtype=dtype,
                                                                   device=device)))
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -307,7 +307,7 @@ class RNN(RNNBase):
                 hx = hx.unsqueeze(1)
         expected = self._expected_hidden(input)
         if hx is None:
-            hx = _creation.zeros(*expected, dtype=input.dtype)
+            hx = _creation.zeros(tuple(expected), dtype=input.dtype)
         self._check_hidden(hx, expected)
         output, (h_n,) = self._run(input, [hx.unbind(0)])
         if not is_batched:
@@ -359,7 +359,7 @@ class LSTM(RNNBase):
                 hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
         expected = self._expected_hidden(input)
         if hx is None:
-            zeros = _creation.zeros(*expected, dtype=input.dtype)
+            zeros = _creation.zeros(tuple(expected), dtype=input.dtype)
             hx = (zeros, zeros)
         self._check_hidden(hx[0], expected, "Expected hidden[0] size {}, got {}")
         self._check_hidden(hx[1], expected, "Expected hidden[1] size {}, got {}")
