@@ -732,12 +732,6 @@ def tanh_grad_array(grad, result):
     dtype = np.result_type(grad, result)
     if dtype == np.float64:
         return grad * _one_minus_square64(result.astype(np.float64, copy=False))
-    if dtype == np.float32 and result.ndim:
-        # The same roundings in three calls and two arrays: the ufuncs cast as they go (the
-        # square in float64, then the factor to float32 before the float32 product).
-        y = np.multiply(result, result, dtype=np.float64)
-        np.subtract(1.0, y, out=y)
-        return np.multiply(grad, y, dtype=np.float32)
     y = result.astype(np.float64)
     np.multiply(y, y, out=y)
     np.subtract(1.0, y, out=y)
