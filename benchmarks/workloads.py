@@ -510,7 +510,8 @@ WORKLOADS: dict[str, Workload] = {
             "makemore_step", "makemore MLP step: batch 32, embedding 27x10, 3-char context, "
             "tanh 200 with batch_norm, cross_entropy, fwd+bwd+SGD",
             makemore_setup, makemore_run, makemore_checksum, "ms",
-            full=Plan(32, rounds=3, repeat=200), quick=Plan(32, rounds=1, repeat=50)),
+            full=Plan(32, rounds=3, repeat=200), quick=Plan(32, rounds=1, repeat=50),
+            floor=True),
         Workload(
             "mlp_adam_step", "the MLP step updated by optim.Adam instead of SGD",
             mlp_adam_setup, mlp_adam_run, mlp_checksum, "ms",

@@ -218,7 +218,28 @@ def reread_from_base(self, view):
                                             storage_offset(view), self.shape, view_steps(view)))
 
 
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
 def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
+    if not _state.enabled and alpha == 1 and isinstance(other, Tensor):
+        # In no_grad, a float tensor edited by a tensor of its dtype (an update such as
+        # `p -= lr * p.grad`): what the path below does then, without its steps that grad
+        # mode or another dtype would need (_check_inplace and _commit return at once in
+        # no_grad). Anything else, a refusal included, takes the path below.
+        d = self._data
+        b = other._data
+        dt = d.dtype
+        if (type(d) is np.ndarray and b.dtype is dt and (dt is _F32 or dt is _F64)
+                and type(self._vc) is not _InferenceVersion and d.flags.writeable):
+            try:
+                quietly(ufunc, d, b, d)
+            except (TypeError, ValueError):
+                pass
+            else:
+                bump_version(self, op)
+                return self
     try:
         b, ot = _operand(other)
     except TypeError:
