@@ -13,6 +13,11 @@ import pytest
 
 import gradviz
 
+try:
+    from .graphwalk import graph_nodes
+except ImportError:
+    from graphwalk import graph_nodes
+
 torch = pytest.importorskip("torch")
 
 CASES = {
@@ -57,18 +62,6 @@ CASES["norm_fro_dims"] = lambda m, x: m.norm(x, "fro", dim=(-1, 0))
 CASES["pad_negative"] = lambda m, x: m.nn.functional.pad(x, (1, -1))
 
 
-def _walk(y):
-    out, seen, queue = [], set(), [y.grad_fn]
-    while queue:
-        n = queue.pop(0)
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        out.append(n)
-        queue.extend(f for f, _ in n.next_functions)
-    return out
-
-
 def _plain(node):
     out = {}
     for name in dir(node):
@@ -88,7 +81,7 @@ def _observe(m, case, backward):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         y = case(m, x)
-    nodes = _walk(y)
+    nodes = graph_nodes(y.grad_fn)
     if backward:
         y.sum().backward()      # numbers stay readable once the tensors are freed
     return [(n.name(), _plain(n)) for n in nodes]

@@ -9,8 +9,10 @@ import warnings
 import pytest
 
 try:
+    from .graphwalk import graph_nodes
     from .surface_cases import ITEMS
 except ImportError:
+    from graphwalk import graph_nodes
     from surface_cases import ITEMS
 
 torch = pytest.importorskip("torch")
@@ -29,16 +31,7 @@ def _graph(m, case):
     if isinstance(res, dict):
         return []
     outs = res[0] if isinstance(res[0], (list, tuple)) else [res[0]]
-    queue = [o.grad_fn for o in outs if getattr(o, "grad_fn", None) is not None]
-    seen, nodes = set(), []
-    while queue:
-        n = queue.pop(0)
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        nodes.append(n)
-        queue.extend(f for f, _ in n.next_functions)
-    return nodes
+    return graph_nodes(*[getattr(o, "grad_fn", None) for o in outs])
 
 
 def _names(node):

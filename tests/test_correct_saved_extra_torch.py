@@ -11,6 +11,11 @@ import pytest
 
 import gradviz
 
+try:
+    from .graphwalk import graph_nodes
+except ImportError:
+    from graphwalk import graph_nodes
+
 torch = pytest.importorskip("torch")
 
 
@@ -81,15 +86,7 @@ def _det_second(m):
 
 
 def _walk(t):
-    seen, queue, out = set(), [t.grad_fn], []
-    while queue:
-        n = queue.pop(0)
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        out.append(n)
-        queue.extend(f for f, _ in n.next_functions)
-    return out
+    return graph_nodes(t.grad_fn)
 
 
 CASES["det_create_graph_solve"] = _det_second

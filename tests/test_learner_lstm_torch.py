@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gradviz
+from graphwalk import graph_nodes
 from test_learner_surface import _same
 
 CASES = {
@@ -27,29 +28,13 @@ CASES = {
 
 def _walk(root):
     """(name, next_functions' (name, input_nr)) of every node, breadth first."""
-    out, seen, queue = [], set(), [root]
-    while queue:
-        node = queue.pop(0)
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append((node.name().split("::")[-1], [
-            (None if n is None else n.name().split("::")[-1], k) for n, k in node.next_functions]))
-        queue.extend(n for n, _ in node.next_functions)
-    return out
+    return [(node.name().split("::")[-1], [
+        (None if n is None else n.name().split("::")[-1], k) for n, k in node.next_functions])
+        for node in graph_nodes(root)]
 
 
 def _fused_nodes(root):
-    seen, queue, out = set(), [root], []
-    while queue:
-        node = queue.pop(0)
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.name() == "MkldnnRnnLayerBackward0":
-            out.append(node)
-        queue.extend(n for n, _ in node.next_functions)
-    return out
+    return [node for node in graph_nodes(root) if node.name() == "MkldnnRnnLayerBackward0"]
 
 
 _SCALARS = ("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases",
