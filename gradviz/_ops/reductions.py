@@ -60,7 +60,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
     if _needs(self):
         node = record(D["sum_dim"], out, (self,), (a.shape, dims, keepdim))
         if negative(dim):
-            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -93,7 +93,7 @@ def mean(self, dim=None, keepdim=False, dtype=None):
         count = int(np.prod([a.shape[d] for d in dims])) if a.ndim else 1
         node = record(D["mean_dim"], out, (self,), (a.shape, dims, keepdim, count, a.size))
         if negative(dim):
-            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -378,20 +378,19 @@ def _spread_op(self, row, dim, unbiased, correction, keepdim):
     a, dims, saved, ddof = _spread_args(self, row, dim, unbiased, correction)
     spread, mean = _spread(a, dims, ddof, keepdim, row.startswith("std"), row)
     args = (self, dims, saved, keepdim)
-    raw = (dim,) if isinstance(dim, int) else dim       # torch saves the dims as given
     if not row.endswith("_mean"):
         out = _make(spread)
         if _needs(self):
             node = record(D[row], out, (self,), args)
             if negative(dim):
-                keep_raw(node, "dim", raw)
+                keep_raw(node, "dim", dim)    # torch saves the dims as given
         return out
     outs = (_make(spread), _make(mean))
     if _needs(self):
         node = record_outputs(D[row], outs, (self,),
                               args + ((outs[0],) if row == "std_mean" else ()))
         if negative(dim):
-            keep_raw(node, "dim", raw)
+            keep_raw(node, "dim", dim)    # torch saves the dims as given
     return outs
 
 
@@ -453,7 +452,7 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if _needs(self):
         node = record(D["linalg_vector_norm"], out, (self,), (self, ord, dims, keepdim))
         if negative(dim):
-            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -662,7 +661,7 @@ def logsumexp(self, dim, keepdim=False, *, out=None):
     if _needs(self):
         node = record(D["logsumexp"], out, (self,), (self, dims, keepdim))
         if negative(dim):
-            keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)    # torch saves the dim as given
+            keep_raw(node, "dim", dim)    # torch saves the dim as given
     return out
 
 
@@ -687,7 +686,7 @@ def _export_amax_amin(name, ufunc, doc):
         if _needs(self):
             node = record(D[name], res, (self,), (self, dims, keepdim))
             if negative(dim):                   # torch saves the dims as given
-                keep_raw(node, "dim", (dim,) if isinstance(dim, int) else dim)
+                keep_raw(node, "dim", dim)
         return res
 
     extreme.__name__ = extreme.__qualname__ = name

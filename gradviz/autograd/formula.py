@@ -123,6 +123,9 @@ class Derivative:
         # the saved names torch keeps as a Scalar: a negative one reads back as itself, where
         # a negative int64_t or int[] (a dim, ignore_index, a pad) reads back as 2**64 + value
         self.scalars = frozenset(p for t, p in params if t.startswith("Scalar"))
+        # the saved names that are int lists (`int[1]? dim`): a single int given for one is
+        # saved as a one-item tuple
+        self.int_lists = frozenset(p for t, p in params if t.startswith(("int[", "SymInt[")))
         self.saves_tensors = False
         self.exact = False
         self.cls = make_node_class(self)
@@ -659,7 +662,11 @@ def keep_raw(node, name, value):
     when the two differ, so that the common case costs a comparison."""
     if node._raw is None:
         node._raw = {}
-    node._raw[name] = tuple(value) if isinstance(value, list) else value
+    if isinstance(value, list):
+        value = tuple(value)
+    elif isinstance(value, int) and name in node._entry.int_lists:
+        value = (value,)
+    node._raw[name] = value
 
 
 def keep_raw_of(out, entry, **values):
