@@ -509,12 +509,13 @@ def log_sigmoid(x):
     return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 # ----- Reductions, scans, gather and scatter ---------------------------------------------
 
-def along(index, dim):
+def along(index, dim, ndim=0):
     """The NumPy key addressing, for each element of `index`, position index[...] along dim
     and its own position along the other dims (torch's gather/scatter addressing). A 0-d
-    index addresses the one element of a 0-d tensor (torch checks that it is 0)."""
+    index addresses the one element of a 0-d tensor (torch checks that it is 0), or, in an
+    array of `ndim` 1, the element it names (torch counts a 0-d index as 1-d there)."""
     if not np.ndim(index):
-        return ()
+        return (np.asarray(index),) if ndim else ()
     key = list(np.indices(np.shape(index), sparse=True))
     key[dim] = index
     return tuple(key)
@@ -525,7 +526,7 @@ def gather(x, dim, index):
     idx = value(index)
     if isinstance(x, Tensor):
         return ops.gather(x, dim, _tensor(idx))
-    return x[along(idx, dim)]
+    return x[along(idx, dim, np.ndim(x))]
 
 
 def scatter_to(shape, dim, index, src):
@@ -534,7 +535,7 @@ def scatter_to(shape, dim, index, src):
     if isinstance(src, Tensor):
         return ops.scatter(tzeros(tuple(shape), dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
-    out[along(idx, dim)] = src
+    out[along(idx, dim, len(shape))] = src
     return out
 
 
@@ -544,7 +545,7 @@ def scatter_add_to(shape, dim, index, src):
     if isinstance(src, Tensor):
         return ops.scatter_add(tzeros(tuple(shape), dtype=src.dtype), dim, _tensor(idx), src)
     out = np.zeros(shape, dtype=np.result_type(src))
-    np.add.at(out, along(idx, dim), src)
+    np.add.at(out, along(idx, dim, len(shape)), src)
     return out
 
 
@@ -554,7 +555,7 @@ def zero_at(grad, dim, index):
     if isinstance(grad, Tensor):
         return ops.scatter(grad, dim, _tensor(idx), 0)
     out = np.array(grad, copy=True)
-    out[along(idx, dim)] = 0
+    out[along(idx, dim, out.ndim)] = 0
     return out
 
 

@@ -73,7 +73,9 @@ def _prepare(name, self, dim, index, src=None, allow_int32=True):
     idx = _index_array(index, name, allow_int32)
     d = _wrap_dim(dim, a.ndim)
     a1 = a.reshape(a.shape or (1,))
-    idx1 = idx.reshape(idx.shape or (1,)) if idx.ndim or a.ndim == 0 else idx
+    # torch compares dims as ensure_nonempty_dim does: a 0-d index counts as 1-d, so
+    # zeros(10).scatter_(0, tensor(3), value=1) (the tutorials' one-hot Lambda) is allowed
+    idx1 = idx.reshape(idx.shape or (1,))
     if idx.size and idx1.ndim != a1.ndim:
         what = "input" if name == "gather" else "self"
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "

@@ -233,6 +233,15 @@ def flipud(self):
     return flip(self, 0)
 
 
+@method("__reversed__")
+def _reversed(self):
+    """reversed(t): t.flip(0), a 0-d tensor itself, as torch's Tensor.__reversed__ (d2l's
+    BiRNN runs `self.b_rnn(reversed(inputs))`)."""
+    if self.dim() == 0:
+        return self
+    return flip(self, 0)
+
+
 @export()
 @records("roll")
 def roll(self, shifts, dims=None):

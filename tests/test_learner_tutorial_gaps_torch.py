@@ -1,0 +1,111 @@
+"""Core gaps the tutorial learner files found, each compared with torch 2.13.
+
+- A 0-d index into a 1-d tensor: gather/scatter/scatter_/scatter_add count it as 1-d, as
+  torch's ensure_nonempty_dim does (PyTorch's Transforms tutorial one-hot encodes a label with
+  `torch.zeros(10).scatter_(0, torch.tensor(y), value=1)`), forward and backward.
+- reversed(t) is t.flip(0) (FlipBackward0), a 0-d tensor itself (d2l's bidirectional RNN runs
+  one cell over `reversed(inputs)`).
+
+Each case returns (outputs, leaves) as tests/test_issue11_surface_torch.py's do: values,
+dtypes, shapes, the whole graph's grad_fn names and next_functions, saved names and the
+gradients of a weighted sum are compared; errors by type and first line.
+"""
+
+import pytest
+
+try:
+    from .test_issue11_surface_torch import observe, _close, _values_close
+except ImportError:
+    from test_issue11_surface_torch import observe, _close, _values_close
+
+torch = pytest.importorskip("torch")
+import gradviz  # noqa: E402
+
+
+def _leaf(t, values):
+    return t.tensor(values, dtype=t.float64, requires_grad=True)
+
+
+def _scatter_value_inplace(t):
+    x = _leaf(t, [0.5, 1.0, 2.0, 3.0])
+    y = x * 1
+    y.scatter_(0, t.tensor(2), value=7.0)
+    return y, [x]
+
+
+def _one_hot_lambda(t):
+    # the Transforms tutorial's target_transform, on a label given as a Python int
+    return t.zeros(10, dtype=t.float).scatter_(0, t.tensor(3), value=1), []
+
+
+CASES = {
+    "scatter_ 0-d index, value=": _scatter_value_inplace,
+    "one-hot Lambda": _one_hot_lambda,
+    "scatter 0-d index, src 0-d": lambda t: (
+        lambda x, s: (x.scatter(0, t.tensor(1), s), [x, s]))(
+            _leaf(t, [1.0, 2.0, 3.0]), _leaf(t, 5.0)),
+    "scatter 0-d index, src 1-d": lambda t: (
+        lambda x, s: (x.scatter(0, t.tensor(2), s), [x, s]))(
+            _leaf(t, [1.0, 2.0, 3.0]), _leaf(t, [4.0, 6.0])),
+    "scatter 0-d negative dim, number": lambda t: (
+        lambda x: (x.scatter(-1, t.tensor(0), 9.5), [x]))(_leaf(t, [1.0, 2.0])),
+    "scatter_add 0-d index": lambda t: (
+        lambda x, s: (x.scatter_add(0, t.tensor(1), s), [x, s]))(
+            _leaf(t, [1.0, 2.0, 3.0]), _leaf(t, 5.0)),
+    "gather 0-d index": lambda t: (
+        lambda x: (x.gather(0, t.tensor(2)), [x]))(_leaf(t, [1.0, 2.0, 3.0])),
+    "gather 0-d index twice (double backward)": lambda t: (
+        lambda x: (t.autograd.grad(x.gather(0, t.tensor(1)) ** 2, x, create_graph=True)[0],
+                   [x]))(_leaf(t, [1.0, 2.0, 3.0])),
+    "gather 0-d index out of range": lambda t: (
+        _leaf(t, [1.0, 2.0]).gather(0, t.tensor(2)), []),
+    "scatter 0-d index into 2-d": lambda t: (
+        t.zeros(2, 3).scatter(0, t.tensor(1), 1.0), []),
+    "gather 0-d index from 2-d": lambda t: (t.zeros(2, 3).gather(0, t.tensor(1)), []),
+    "scatter 0-d self, 0-d index": lambda t: (
+        lambda x: (x.scatter(0, t.tensor(0), 4.0), [x]))(_leaf(t, 2.0)),
+    "reversed 1-d": lambda t: (lambda x: (reversed(x), [x]))(_leaf(t, [1.0, 2.0, 3.0])),
+    "reversed 2-d": lambda t: (
+        lambda x: (reversed(x), [x]))(_leaf(t, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])),
+    "reversed 0-d is the tensor itself": lambda t: (
+        lambda x: ([reversed(x), reversed(x) is x], [x]))(_leaf(t, 2.0)),
+    "reversed rows of an RNN input": lambda t: (
+        lambda x: ([r * 2 for r in reversed(x)], [x]))(_leaf(t, [[1.0, 2.0], [3.0, 4.0]])),
+}
+
+
+def _differences(case):
+    ref, got = observe(torch, case), observe(gradviz, case)
+    if ref[0] != got[0]:
+        return [f"torch {ref}\ngradviz {got}"]
+    if ref[0] == "error":
+        return [] if ref[1:] == got[1:] else [f"errors: torch {ref[1:]}, gradviz {got[1:]}"]
+    problems = []
+    for i, (r, g) in enumerate(zip(ref[1], got[1])):
+        if r[0] == "python" or g[0] == "python":
+            if r != g:
+                problems.append(f"output {i}: {r} vs {g}")
+        elif r[1:3] != g[1:3] or not _close(r[3], g[3], r[1], False):
+            problems.append(f"output {i}: {r[1:4]} vs {g[1:4]}")
+        elif [n[:2] for n in r[4]] != [n[:2] for n in g[4]]:
+            problems.append(f"output {i} graph: {r[4]} vs {g[4]}")
+        elif not all(set(gs) <= set(ts) for (_, _, ts), (_, _, gs) in zip(r[4], g[4])):
+            problems.append(f"output {i} saved names: {r[4]} vs {g[4]}")
+    if len(ref[1]) != len(got[1]) or not _values_close(ref[2], got[2], False):
+        problems.append(f"outputs/gradients: {ref[1:]} vs {got[1:]}")
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tutorial_gap_matches_torch(name):
+    problems = _differences(CASES[name])
+    assert not problems, "\n".join(problems)
+
+
+def test_the_comparison_sees_a_scatter_that_writes_everywhere():
+    """What gradviz did before: a 0-d index addressed the whole 1-d gradient (grad of x all 0)."""
+    def case(t):
+        x = _leaf(t, [1.0, 2.0, 3.0])
+        y = x.scatter(0, t.tensor(1), 5.0) if t is torch else x * 0 + 5.0
+        return y, [x]
+    assert _differences(case)
