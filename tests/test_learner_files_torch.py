@@ -61,6 +61,14 @@ DIFFERENT = {
     "d2l_attention_scoring.py": f"{_MM}: a bmm of attention weights 1/6 by 0..39 gives "
                                 "12.000001 on torch (12.00000036 exactly), so it prints "
                                 "2.0000 where we print 2.",
+    "d2l_preliminaries.py": f"{_EXP}: torch.exp(x) prints 162754.7969 and 22026.4648 on torch "
+                            "(162754.7812 and 22026.4668 here)",
+    "d2l_softmax_mlp_scratch.py": f"{_EXP}, {_MM}: the scratch softmax's epoch-2 loss 3.7485 on "
+                                  "torch, 3.7484 here",
+    "makemore_sampling.py": f"{_SUM}: P[0].sum() of 27 probabilities is 1. on torch, 1.0000001 "
+                            "in NumPy's pairwise order",
+    "tut_quickstart.py": f"{_SUM}: the first batch's loss 2.308093 on torch (its float32 mean "
+                         "of 64 nll terms), 2.308094 here",
 }
 
 # `gradviz run FILE` for each file, in one process (torch's side is test_examples_torch's
