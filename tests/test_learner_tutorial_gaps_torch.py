@@ -109,3 +109,49 @@ def test_the_comparison_sees_a_scatter_that_writes_everywhere():
         y = x.scatter(0, t.tensor(1), 5.0) if t is torch else x * 0 + 5.0
         return y, [x]
     assert _differences(case)
+
+
+# ----- `from torch.X import name` for a name the core lacks, under `gradviz run` ------------
+
+IMPORTS = {
+    # statement -> the start of the message, then whether it names --backend torch
+    "from torch.nn import Transformer": ("cannot import name 'Transformer' from 'torch.nn': "
+                                         "gradviz's core does not implement torch.nn.Transformer",
+                                         True),
+    "from torch import vmap": ("cannot import name 'vmap' from 'torch': gradviz's core does "
+                               "not implement torch.vmap", True),
+    "from torch.nn.functional import Linear, adaptive_max_pool2d": (
+        "cannot import name 'Linear' from 'torch.nn.functional'", False),
+    "from torch.nn import Linear, Transformer": ("cannot import name 'Transformer' from "
+                                                 "'torch.nn': gradviz's core", True),
+    "from torch.utils.data import WeightedRandomSampler": (
+        "cannot import name 'WeightedRandomSampler' from 'torch.utils.data': not in gradviz's "
+        "core", True),
+    "from torch.nn import Linearr": ("cannot import name 'Linearr' from 'torch.nn' (", False),
+}
+
+
+def _run(tmp_path, statement):
+    from gradviz.inspect import run_file
+    path = tmp_path / "imports.py"
+    path.write_text(f"import torch\n{statement}\nprint('imported')\n")
+    return run_file(str(path))
+
+
+@pytest.mark.parametrize("statement", sorted(IMPORTS))
+def test_from_import_of_a_missing_name_says_what_torch_has(tmp_path, statement):
+    start, hint = IMPORTS[statement]
+    run = _run(tmp_path, statement)
+    assert run.error.type == "ImportError" and run.error.line == 2
+    assert run.error.message.startswith(start), run.error.message
+    assert ("--backend torch" in run.error.message) == hint
+    assert "'gradviz" not in run.error.message
+
+
+def test_from_import_of_a_name_torch_lacks_gives_torchs_first_words(tmp_path):
+    """A typo: PyTorch's own ImportError, up to the path, with the close name suggested."""
+    with pytest.raises(ImportError) as real:
+        exec("from torch.nn import Linearr", {})
+    ours = _run(tmp_path, "from torch.nn import Linearr").error.message
+    assert ours.split(" (")[0] == str(real.value).split(" (")[0]
+    assert ours.endswith(". Did you mean: 'Linear'?")

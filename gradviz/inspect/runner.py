@@ -275,8 +275,40 @@ def describe(exc, path, debug=False):
     message = _text_of(str, exc)
     if isinstance(exc, KeyError) and exc.args:
         message = _text_of(repr, exc.args[0])
+    if type(exc) is ImportError:
+        message = _import_refusal(exc, message)
     return ErrorInfo(type(exc).__name__, message, at and at["file"], at and at["line"],
                      frames, node, forward, at and at["code"])
+
+
+_CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '(gradviz(?:\.[\w.]+)?)'")
+
+
+def _import_refusal(exc, message):
+    """`from torch.nn import Transformer` for a name the core lacks: Python's import drops
+    the module's AttributeError (gradviz._missing's sentence with the --backend torch hint)
+    and says "cannot import name 'Transformer' from 'gradviz.nn'", which names gradviz's
+    module and reads like the user's typo. The message keeps Python's words with torch's
+    module name, followed by that sentence; for a name PyTorch lacks too, Python's message
+    as torch's import would give it (and gradviz._missing's close names); for a module whose
+    names gradviz does not list, that the core lacks it."""
+    found = _CANNOT_IMPORT.match(message)
+    module = sys.modules.get(found.group(2)) if found else None
+    if module is None:
+        return message
+    name, torch_module = found.group(1), "torch" + found.group(2)[len("gradviz"):]
+    try:
+        getattr(module, name)
+    except AttributeError as err:
+        text = _text_of(str, err)
+    else:
+        return message
+    head = f"cannot import name '{name}' from '{torch_module}'"
+    if text.startswith("gradviz's core"):
+        return f"{head}: {text}"
+    if text.startswith(f"module '{torch_module}' has no attribute"):
+        return f"{head} ({exc.path})" + text[text.index(f"'{name}'") + len(name) + 2:]
+    return f"{head}: not in gradviz's core; run with --backend torch to run this file on PyTorch"
 
 
 def _text_of(show, value):
