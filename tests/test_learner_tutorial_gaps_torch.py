@@ -5,6 +5,9 @@
   `torch.zeros(10).scatter_(0, torch.tensor(y), value=1)`), forward and backward.
 - reversed(t) is t.flip(0) (FlipBackward0), a 0-d tensor itself (d2l's bidirectional RNN runs
   one cell over `reversed(inputs)`).
+- torch.nn.utils.rnn.pad_sequence (NLP tutorials' collate functions): values, the CopySlices
+  graph, _version, errors; the module's other names refuse naming --backend torch.
+- `from torch.X import name` under `gradviz run` (below).
 
 Each case returns (outputs, leaves) as tests/test_issue11_surface_torch.py's do: values,
 dtypes, shapes, the whole graph's grad_fn names and next_functions, saved names and the
@@ -71,6 +74,30 @@ CASES = {
         lambda x: ([reversed(x), reversed(x) is x], [x]))(_leaf(t, 2.0)),
     "reversed rows of an RNN input": lambda t: (
         lambda x: ([r * 2 for r in reversed(x)], [x]))(_leaf(t, [[1.0, 2.0], [3.0, 4.0]])),
+    "pad_sequence": lambda t: (
+        lambda a, b: (t.nn.utils.rnn.pad_sequence([a, b * 2]), [a, b]))(
+            _leaf(t, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), _leaf(t, [[7.0, 8.0]])),
+    "pad_sequence batch_first, padding_value": lambda t: (
+        lambda a, b: (t.nn.utils.rnn.pad_sequence((a, b), batch_first=True, padding_value=-1),
+                      [a, b]))(_leaf(t, [1.0, 2.0, 3.0]), _leaf(t, [4.0])),
+    "pad_sequence left": lambda t: (
+        lambda a, b: ([t.nn.utils.rnn.pad_sequence([a, b], batch_first=True,
+                                                   padding_side="left"),
+                       t.nn.utils.rnn.pad_sequence([a, b], padding_side="left")], [a, b]))(
+            _leaf(t, [1.0, 2.0, 3.0]), _leaf(t, [4.0, 5.0])),
+    "pad_sequence of token ids, float padding": lambda t: (
+        t.nn.utils.rnn.pad_sequence([t.tensor([5, 6, 7]), t.tensor([8])], padding_value=1.5),
+        []),
+    "pad_sequence _version": lambda t: {
+        "versions": [t.nn.utils.rnn.pad_sequence([t.ones(2)] * n)._version for n in (1, 2, 3)]},
+    "pad_sequence of a tensor's rows": lambda t: (
+        t.nn.utils.rnn.pad_sequence(t.arange(6.0).reshape(2, 3)), []),
+    "pad_sequence empty": lambda t: (t.nn.utils.rnn.pad_sequence([]), []),
+    "pad_sequence not iterable": lambda t: (t.nn.utils.rnn.pad_sequence(3), []),
+    "pad_sequence padding_side": lambda t: (
+        t.nn.utils.rnn.pad_sequence([t.ones(1)], padding_side="middle"), []),
+    "pad_sequence trailing sizes differ": lambda t: (
+        t.nn.utils.rnn.pad_sequence([t.ones(2, 3), t.ones(1, 4)]), []),
 }
 
 
@@ -80,6 +107,8 @@ def _differences(case):
         return [f"torch {ref}\ngradviz {got}"]
     if ref[0] == "error":
         return [] if ref[1:] == got[1:] else [f"errors: torch {ref[1:]}, gradviz {got[1:]}"]
+    if ref[0] == "data":
+        return [] if ref == got else [f"data: torch {ref[1]}, gradviz {got[1]}"]
     problems = []
     for i, (r, g) in enumerate(zip(ref[1], got[1])):
         if r[0] == "python" or g[0] == "python":
@@ -155,3 +184,12 @@ def test_from_import_of_a_name_torch_lacks_gives_torchs_first_words(tmp_path):
     ours = _run(tmp_path, "from torch.nn import Linearr").error.message
     assert ours.split(" (")[0] == str(real.value).split(" (")[0]
     assert ours.endswith(". Did you mean: 'Linear'?")
+
+
+def test_the_packed_sequence_names_refuse_with_the_torch_backend_hint():
+    for name in ("PackedSequence", "pack_padded_sequence", "pad_packed_sequence"):
+        assert hasattr(torch.nn.utils.rnn, name)
+        with pytest.raises(AttributeError, match="--backend torch"):
+            getattr(gradviz.nn.utils.rnn, name)
+    with pytest.raises(AttributeError, match="has no attribute 'pad_sequences'"):
+        gradviz.nn.utils.rnn.pad_sequences

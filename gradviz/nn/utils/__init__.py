@@ -20,7 +20,8 @@ from ...linalg import vector_norm
 from ..._ops.views import stack
 from ..._missing import module_getattr as _module_getattr
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+           "rnn"]
 
 
 def _tensors(parameters):
@@ -81,6 +82,8 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
                 p.grad.clamp_min_(-clip_value)
                 p.grad.clamp_max_(clip_value)
 
+
+from . import rnn  # noqa: E402  (pad_sequence; imports nothing of this module)
 
 # A name torch.nn.utils has and gradviz lacks says so, with the --backend torch hint.
 __getattr__ = _module_getattr("nn.utils", __name__, __all__)
