@@ -284,13 +284,13 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
 @method("add_")
 @records("add")
 def add_(self, other, alpha=1):
-    return _inplace_binary(self, other, _E_ADD, np.add, "add_", alpha=alpha)
+    return _inplace_binary(self, other, _E_ADD, np.add, "add_", False, alpha)
 
 
 @method("sub_")
 @records("sub")
 def sub_(self, other, alpha=1):
-    return _inplace_binary(self, other, _E_SUB, np.subtract, "sub_", alpha=alpha)
+    return _inplace_binary(self, other, _E_SUB, np.subtract, "sub_", False, alpha)
 
 
 @method("mul_")
