@@ -14,6 +14,7 @@ from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
+from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
 from .. import _f32
 from .inplace import _check_inplace, _commit, _write
@@ -240,7 +241,7 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
     else:
         r = quietly2(formula, a, d)
     out = _make(r)
-    if _needs(self):
+    if self._rg and _state.enabled:
         node = record(D[row], out, (self,), (d,))
         if dim < 0:
             keep_raw(node, "dim", dim)          # torch saves the dim as given

@@ -217,7 +217,7 @@ def _view_op(self, entry, step, args):
         a = self._data = _empty_strided(a)     # so that the view gets torch's strides
     data = step[0](a, *step[1])
     out = _make_view(self, data, step)
-    if _needs(self):
+    if self._rg and _state.enabled:
         record(entry, out, (self,), args)
     return out
 
