@@ -1296,15 +1296,19 @@ defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",), e
 # torch's mm row: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), ...) and
 # mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), ...). torch saves both
 # sizes always, and each strides only for its input's gradient (else reads them as ()).
+# As addmm's below: the forward saves the arrays' NumPy strides (bytes) and itemsize, turned
+# into torch's strides when read (mm_strides), never per node.
 _MM_ARGS = ("self", "mat2", "mat2_t", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
-            "mat2_sym_strides")
-defderiv("mm(Tensor self, Tensor mat2)", "MmBackward0", _MM_ARGS,
-         internal=("mat2_t",), exact=True,
-         self=lambda grad, mat2, self_sym_sizes, self_sym_strides, mat2_sym_sizes:
-             matmul(grad, mat_t(mat2)),
-         mat2=lambda grad, self, mat2_t, mat2_sym_sizes, mat2_sym_strides, self_sym_sizes:
-             mm_mat2_grad(grad, self, mat2_t)).unsaved.update(self_sym_strides=(),
-                                                               mat2_sym_strides=())
+            "mat2_sym_strides", "itemsize")
+_mm = defderiv(
+    "mm(Tensor self, Tensor mat2)", "MmBackward0", _MM_ARGS, internal=("mat2_t", "itemsize"),
+    exact=True,
+    self=lambda grad, mat2, self_sym_sizes, self_sym_strides, mat2_sym_sizes, itemsize:
+        matmul(grad, mat_t(mat2)),
+    mat2=lambda grad, self, mat2_t, mat2_sym_sizes, mat2_sym_strides, self_sym_sizes, itemsize:
+        mm_mat2_grad(grad, self, mat2_t))
+_mm.unsaved.update(self_sym_strides=(), mat2_sym_strides=())
+_mm.readers.update(self_sym_strides=mm_strides, mat2_sym_strides=mm_strides)
 defderiv("bmm(Tensor self, Tensor mat2)", "BmmBackward0", ("self", "mat2"),
          self=lambda grad, mat2: bmm(grad, transpose(mat2, 1, 2)),
          mat2=lambda grad, self: bmm(transpose(self, 1, 2), grad))

@@ -180,17 +180,21 @@ def test_user_code_in_backward_sees_torchs_grad_mode(create_graph):
 def test_a_backward_of_built_in_nodes_leaves_the_modes_alone():
     x = gradviz.ones(3, requires_grad=True)
     switched = []
-    set_mode = grad_mode._set
+    set_mode, set_enabled = grad_mode._set, grad_mode._set_enabled
 
     def counting(name, value):
         switched.append((name, value))
         return set_mode(name, value)
+
+    def counting_enabled(value):        # grad mode's own writer (_GradMode's)
+        switched.append(("enabled", value))
+        return set_enabled(value)
     try:
-        grad_mode._set = counting
+        grad_mode._set, grad_mode._set_enabled = counting, counting_enabled
         (x.exp() * x).sum().backward()
         assert switched == []
         (x.exp() * x).sum().backward(create_graph=True)
         assert switched == [("enabled", True), ("enabled", True)]
     finally:
-        grad_mode._set = set_mode
+        grad_mode._set, grad_mode._set_enabled = set_mode, set_enabled
     _assert_back_to_defaults()

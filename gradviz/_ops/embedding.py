@@ -8,8 +8,8 @@ from .._tensor import _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 
-_INDEX_TYPES = {np.dtype(np.int64): "Long", np.dtype(np.int32): "Int"}
 _UNSIGNED = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
+_I64 = np.dtype(np.int64)
 
 
 @export(tensor=False)
@@ -28,7 +28,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
                                   "gradviz's core; run with --backend torch to use PyTorch")
     w = weight._data
     idx = indices._data
-    if idx.dtype not in _INDEX_TYPES:
+    # (int64 by identity first: a dtype used as a key is hashed at each lookup)
+    unsigned = np.uint64 if idx.dtype is _I64 else _UNSIGNED.get(idx.dtype)
+    if unsigned is None:
         name = {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
                 "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(idx.dtype.name)
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
@@ -37,7 +39,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if w.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     # One reduction for both bounds: seen as unsigned, a negative index is past the end.
-    if idx.size and idx.view(_UNSIGNED[idx.dtype]).max() >= w.shape[0]:
+    if idx.size and np.maximum.reduce(idx.view(unsigned), axis=None) >= w.shape[0]:
         raise IndexError("index out of range in self")
     out = _make(w.take(idx, axis=0))        # the rows, as w[idx] but without its dispatch
     if _state.enabled and weight._rg:

@@ -10,7 +10,7 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._registry import method, records
 from .._tensor import Tensor, _InferenceVersion, check_inference_inplace
-from .._fperr import quietly
+from .._fperr import quietly, quietly_into
 from ..autograd import tracing as _tracing
 from ..autograd.formula import record
 from ..autograd.graph import (WRITE_OVERLAP, CopySlices, edge_of, internal_overlap, overlaps,
@@ -234,11 +234,16 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
         if (type(d) is np.ndarray and b.dtype is dt and (dt is _F32 or dt is _F64)
                 and type(self._vc) is not _InferenceVersion and d.flags.writeable):
             try:
-                quietly(ufunc, d, b, d)
+                quietly_into(ufunc, d, b, d)
             except (TypeError, ValueError):
                 pass
             else:
-                bump_version(self, op)
+                vc = self._vc       # bump_version, inline
+                if vc is None:
+                    vc = self._version_counter()
+                vc.v += 1
+                if _tracing.active is not None:
+                    _tracing.active.inplace(self, op)
                 return self
     try:
         b, ot = _operand(other)
@@ -279,13 +284,13 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
 @method("add_")
 @records("add")
 def add_(self, other, alpha=1):
-    return _inplace_binary(self, other, _E_ADD, np.add, "add_", alpha=alpha)
+    return _inplace_binary(self, other, _E_ADD, np.add, "add_", False, alpha)
 
 
 @method("sub_")
 @records("sub")
 def sub_(self, other, alpha=1):
-    return _inplace_binary(self, other, _E_SUB, np.subtract, "sub_", alpha=alpha)
+    return _inplace_binary(self, other, _E_SUB, np.subtract, "sub_", False, alpha)
 
 
 @method("mul_")

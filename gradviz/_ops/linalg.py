@@ -15,6 +15,7 @@ from .._dmath import is_transposed
 from .._registry import export, method, ops as _ops, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import keep_raw, negative, record
+from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import mul
 from .inplace import bump_version
@@ -75,9 +76,25 @@ def _mm_like(entry, self, other):
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
     out = _make(quietly2(np.matmul, a, b))
     if _needs(self, other):
-        args = ((self, other, is_transposed(b), sa, self.stride(), sb, other.stride())
+        args = ((self, other, is_transposed(b), sa, a.strides, sb, b.strides, a.itemsize)
                 if entry is _E_MM else (self, other))
         record(entry, out, (self, other), args)
+    return out
+
+
+def _mm(self, other):
+    """mm of two tensors (matmul's 2-D case too): _mm_like's checks and node in one call,
+    the common case first; anything else goes to _mm_like, which raises torch's error."""
+    a, b = self._data, other._data
+    sa, sb = a.shape, b.shape
+    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or (a.dtype is not b.dtype and
+                                                          a.dtype != b.dtype):
+        return _mm_like(_E_MM, self, other)
+    out = _make(quietly2(np.matmul, a, b))
+    if (self._rg or other._rg) and _state.enabled:
+        # the NumPy strides (bytes) and itemsize: torch's strides when read (mm_strides)
+        record(_E_MM, out, (self, other),
+               (self, other, is_transposed(b), sa, a.strides, sb, b.strides, a.itemsize))
     return out
 
 
@@ -91,7 +108,7 @@ def mm(self, mat2):
     tensor([[3., 3.],
             [3., 3.]], grad_fn=<MmBackward0>)
     """
-    return _mm_like(D["mm"], self, mat2)
+    return _mm(self, mat2)
 
 
 @export()
@@ -128,7 +145,9 @@ def matmul(self, other):
     """torch.matmul, composed from mm / mv / dot / bmm exactly where torch composes it."""
     if not isinstance(other, Tensor):
         return NotImplemented       # torch.matmul refuses it (gradviz._registry.refusing)
-    da, db = self.dim(), other.dim()
+    da, db = self._data.ndim, other._data.ndim
+    if da == 2 and db == 2:
+        return _mm(self, other)     # the common case first
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")

@@ -73,9 +73,13 @@ def mse_loss(input, target, reduction=1):
 
 # ----- nll_loss ----------------------------------------------------------------------------
 
+_I64 = np.dtype(np.int64)
+
+
 def _check_target(target):
     t = target._data
-    if t.dtype not in (np.int64, np.uint8):
+    # (identity first: `dtype in (np.int64, ...)` converts each type to a dtype per call)
+    if t.dtype is not _I64 and t.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_TORCH_SCALAR.get(t.dtype.name, t.dtype.name)}")
     return t

@@ -178,8 +178,11 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         n = x.size // c
         dt = x.dtype
         stats = running_mean if running_mean is not None else running_var
-        cn, one, ceps, cm, cunbiased, ckeep = _train_constants(
-            n, eps, dt, *((0.0, dt) if stats is None else (momentum, stats._data.dtype)))
+        if stats is None:
+            cn, one, ceps, cm, cunbiased, ckeep = _train_constants(n, eps, dt, 0.0, dt)
+        else:
+            cn, one, ceps, cm, cunbiased, ckeep = _train_constants(n, eps, dt, momentum,
+                                                                   stats._data.dtype)
         mean = np.add.reduce(x, axis=dims, dtype=dt) / cn
         xc = x - (mean if x.ndim == 2 else mean.reshape(shape))
         var = np.add.reduce(xc * xc, axis=dims, dtype=dt) / cn

@@ -8,12 +8,13 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._derivatives import DERIVATIVES as D
-from .._fperr import quietly
+from .._fperr import quietly, quietly2
 from .._keywords import ParserRefusal
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
+from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
 from .. import _f32
 from .inplace import _check_inplace, _commit, _write
@@ -238,9 +239,9 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
         # torch's CPU softmax computes half in float and rounds once (log_softmax does not).
         r = quietly(formula, a.astype(np.float32), d).astype(np.float16)
     else:
-        r = quietly(formula, a, d)
+        r = quietly2(formula, a, d)
     out = _make(r)
-    if _needs(self):
+    if self._rg and _state.enabled:
         node = record(D[row], out, (self,), (d,))
         if dim < 0:
             keep_raw(node, "dim", dim)          # torch saves the dim as given

@@ -42,7 +42,10 @@ def _make_view(src, data, step, multi=False):
     else:
         t._base_ = base
         t._view_fn = src._view_fn + (step,)
-    t._vc = vc = src._version_counter()
+    vc = src._vc
+    if vc is None:
+        vc = src._version_counter()
+    t._vc = vc
     if type(vc) is not _InferenceVersion:       # (which tracks no version)
         t._fn_ver = vc.v    # the version it was made at (autograd.graph.is_stale)
     if base is None:
@@ -214,9 +217,13 @@ def _view_op(self, entry, step, args):
         a = self._data = _empty_strided(a)     # so that the view gets torch's strides
     data = step[0](a, *step[1])
     out = _make_view(self, data, step)
-    if _needs(self):
+    if self._rg and _state.enabled:
         record(entry, out, (self,), args)
     return out
+
+
+_E_VIEW = D["view"]
+_Size = _dtype.Size
 
 
 @method("view")
@@ -227,9 +234,8 @@ def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise NotImplementedError("view(dtype) is not supported by gradviz")
         size = _infer_shape(_shape_args(shape), self.numel())
-    shape = size
     try:
-        return _view_op(self, D["view"], (_reshape_view, (shape,)), (self.shape,))
+        return _view_op(self, _E_VIEW, (_reshape_view, (size,)), (_Size(self._data.shape),))
     except ValueError:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "

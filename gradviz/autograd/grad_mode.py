@@ -74,9 +74,9 @@ _total = 0          # the sum of _outside's counts
 
 def _set(name, value):
     """Set one per-thread mode of the calling thread and return what it was: the one writer of
-    grad mode, inference mode and the saved-tensor hooks. `_state` reads the threads' own values
-    while any thread is outside the defaults (a thread that ends outside them keeps it so:
-    slower, not wrong)."""
+    grad mode (written out as _set_enabled), inference mode and the saved-tensor hooks.
+    `_state` reads the threads' own values while any thread is outside the defaults (a thread
+    that ends outside them keeps it so: slower, not wrong)."""
     global _total
     default = getattr(_Threads, name)
     with _lock:
@@ -85,6 +85,21 @@ def _set(name, value):
         change = (value is not default) - (old is not default)
         if change:
             setattr(_outside, name, getattr(_outside, name) + change)
+            _total += change
+            _state.__class__ = _PerThread if _total else _State
+    return old
+
+
+def _set_enabled(value):
+    """_set("enabled", value), written out for the one mode that user code switches at every
+    step (`with torch.no_grad():` around an update): no field looked up by name."""
+    global _total
+    with _lock:
+        old = _threads.enabled
+        _threads.enabled = value
+        change = (value is not True) - (old is not True)
+        if change:
+            _outside.enabled += change
             _total += change
             _state.__class__ = _PerThread if _total else _State
     return old
@@ -129,6 +144,13 @@ class _GradMode(_Setting):
     """
 
     _field = "enabled"
+
+    def __enter__(self):
+        self._prev = _set_enabled(self._value)
+
+    def __exit__(self, *exc):
+        _set_enabled(self._prev)
+        return False
 
 
 def _wrap_generator(ctx_factory, func):

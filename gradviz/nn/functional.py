@@ -383,6 +383,9 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 def _reduction(size_average, reduce, reduction):
     """torch's Reduction enum (0 none, 1 mean, 2 sum) for a loss function's arguments."""
+    if size_average is None and reduce is None and type(reduction) is str and \
+            reduction == "mean":
+        return 1        # the default, without the two calls below
     return _losses.reduction_enum(_legacy_reduction(size_average, reduce, reduction))
 
 
@@ -558,9 +561,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         logp = _reductions.log_softmax(input, class_dim)
         if target.is_floating_point():
             return _cross_entropy_probs(logp, target, weight, r, label_smoothing, class_dim)
-        if target.dim() == input.dim() and input.dim() > 1:
+        nd = logp._data.ndim        # (input's: log_softmax took it as a tensor)
+        if target.dim() == nd and nd > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if logp.dim() == 3:     # nll_loss views it as an image
+        if nd == 3:     # nll_loss views it as an image
             nll = nll_loss(logp, target, weight, None, ignore_index, None,
                            ("none", "mean", "sum")[r])
         else:   # the reduction already parsed; a non-tensor is refused below, as cross_entropy
