@@ -16,9 +16,7 @@ the run), and the nodes the engine ran in the last two backward calls (`run --st
 
 import array
 import collections
-import itertools
 import math
-import operator
 import sys
 import threading
 import weakref
@@ -639,12 +637,8 @@ class Tracer(_tracing.Tracer):
             # step's (pruned in place: another thread's steps appended meanwhile stay).
             keep_from = len(self._calls) - 2
             if keep_from > self.steps_from_call:
-                # (filtered in C: a Python comprehension over the kept steps was a twentieth
-                # of the tracer's bytecode in a training loop)
                 n = len(self.steps)
-                kept = self.steps[:n]
-                self.steps[:n] = _compress(kept, map(keep_from.__le__, map(_step_call, kept)))
-                del kept        # (the steps let go hold the nodes whose roots die below)
+                self.steps[:n] = [st for st in self.steps[:n] if st.call >= keep_from]
                 self.steps_from_call = keep_from
             # The root of the call whose steps were just let go, dead by now in a training
             # loop, becomes one shared dead reference: a loop's calls keep no object per step
@@ -1210,8 +1204,6 @@ _DEAD_REF = weakref.ref(type("_Gone", (), {})())     # a reference whose object 
 _generic = np.generic
 _np_array = np.array
 _getframe = sys._getframe
-_compress = itertools.compress
-_step_call = operator.itemgetter(0)     # Step.call
 # What runs between an AccumulateGrad's `accumulate` and the pass's _run: AccumulateGrad._apply,
 # [_execute], _loop, _pass (Tracer._pass_mark)
 _ACCUMULATE_CODE = _graph.accumulate.__code__
