@@ -399,10 +399,11 @@ class Tracer(_tracing.Tracer):
                     snap.append(g.copy())
                 if not check or bad:
                     continue
-                if g.dtype.char in "fd":
-                    # the common case, inline: a finite sum of squares (see _all_finite)
-                    r = g.ravel()
-                    if quick and _isfinite_number(r.dot(r)):
+                if quick and g.dtype.char in "fd":
+                    # the common case, inline: a finite sum of squares (see _all_finite; a
+                    # 0-d or 1-d array is its own ravel, without a new view)
+                    r = g if g.ndim < 2 else g.ravel()
+                    if _isfinite_number(r.dot(r)):
                         continue
             else:
                 if snap is not None:
@@ -665,10 +666,19 @@ class Tracer(_tracing.Tracer):
         if not marks:
             return None
         run, frame, call = marks[-1]
-        # frames: _pass_mark, created, _make, accumulate
-        if run is None or not _called_within(4, _ACCUMULATE_CODE, _ENGINE_CODES, run):
+        if run is None:
             return None
-        return "accumulate", frame, call
+        # (callsite.called_within, inline: one Python call fewer per .grad made)
+        f = _getframe(3)        # frames: _pass_mark, created, _make, accumulate
+        if f.f_code is not _ACCUMULATE_CODE:
+            return None
+        for _ in range(5):
+            f = f.f_back
+            if f is run:
+                return "accumulate", frame, call
+            if f is None or id(f.f_code) not in _ENGINE_CODES:
+                return None
+        return None
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
@@ -1193,7 +1203,7 @@ _get_ident = threading.get_ident
 _DEAD_REF = weakref.ref(type("_Gone", (), {})())     # a reference whose object is gone
 _generic = np.generic
 _np_array = np.array
-_called_within = callsite.called_within
+_getframe = sys._getframe
 # What runs between an AccumulateGrad's `accumulate` and the pass's _run: AccumulateGrad._apply,
 # [_execute], _loop, _pass (Tracer._pass_mark)
 _ACCUMULATE_CODE = _graph.accumulate.__code__
