@@ -274,9 +274,11 @@ gc.disable()
 @pytest.mark.parametrize("source, error", [("x = " + "-" * 100000 + "1\n", "MemoryError"),
                                            ("x = " + "(" * 250 + "1" + ")" * 250 + "\n",
                                             "SyntaxError")])
-def test_a_file_past_the_parsers_limits_is_the_files_error(tmp_path, source, error):
+def test_a_file_past_the_parsers_limits_is_the_files_error(tmp_path, monkeypatch, source,
+                                                          error):
     # a MemoryError from compile() (`python file.py` prints "MemoryError") was gradviz's
     # "internal error", exit 70
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "prog.py"
     path.write_text(source)
     py = python(tmp_path, path)
@@ -337,3 +339,70 @@ def test_gradcheck_does_not_pass_a_complex_leaf_it_read_as_real(tmp_path):
     assert (leaf["status"], leaf["checked"]) == ("skipped", 0)
     assert leaf["skipped"].startswith("'x' is complex (torch.complex128)")
     assert "ComplexWarning" not in r.stderr
+
+
+# ----- descriptors, the import system, os._exit from a thread -----------------------------------
+
+def test_a_file_that_closes_every_descriptor_above_2_gets_its_report(tmp_path):
+    # os.closerange(3, 65536), as daemon code does, closed gradviz's own stdout and the
+    # capture's pipe: "internal error" or "cannot write to standard output"; under python
+    # those descriptors do not exist (os.close of one is EBADF)
+    write(tmp_path, MODEL + "import os\nos.closerange(3, 65536)\n"
+                            "try:\n    os.close(70000)\nexcept OSError as e:\n    print(e.errno)\n")
+    proc = gradviz(tmp_path, "run", "prog.py", "--json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert (document["error"], document["stdout"]) == (None, "9\n")
+    proc = gradviz(tmp_path, "graph", "prog.py", "-o", "-")
+    assert proc.returncode == 0 and proc.stdout.startswith(b"digraph"), proc.stderr
+
+
+@pytest.mark.parametrize("change", [
+    "class Evil:\n    def find_spec(self, *a, **k):\n        raise ImportError('evil')\n"
+    "sys.meta_path.insert(0, Evil())\n",
+    "sys.path_hooks.clear()\nsys.path_importer_cache.clear()\n",
+    "import gc\ngc.set_debug(gc.DEBUG_STATS)\n"])
+def test_import_machinery_and_gc_debugging_of_the_file_end_with_it(tmp_path, change):
+    # gradviz imports its tables' renderer after the file: a finder that raised, or no path
+    # hooks, made that an internal error; gc's debug output filled stderr
+    write(tmp_path, MODEL + "import sys\n" + change)
+    proc = gradviz(tmp_path, "run", "prog.py")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b"" and b"MulBackward0" in proc.stdout
+
+
+def test_os_exit_from_a_thread_ends_the_file_and_gets_its_report(tmp_path):
+    # a watchdog thread's os._exit killed gradviz: exit 9, no document at all
+    write(tmp_path, """
+        import os, threading, time
+        import gradviz as torch
+        x = torch.tensor([1.0], requires_grad=True)
+        loss = (x * 2).sum()
+        def dog():
+            time.sleep(0.2)
+            os._exit(9)
+        threading.Thread(target=dog, daemon=True).start()
+        time.sleep(60)
+        print("never")
+    """)
+    proc = gradviz(tmp_path, "run", "prog.py", "--json")
+    assert proc.returncode == 1, proc.stderr
+    document = json.loads(proc.stdout)
+    assert (document["exit_code"], document["error"]["message"], document["error"]["line"]) \
+        == (9, "the file called os._exit(9)", 10)
+    assert document["stdout"] == ""
+
+
+def test_os_exit_from_a_thread_after_the_file_ended_ends_only_that_thread(tmp_path):
+    # python file.py had stopped the thread at exit; under gradviz it killed the report
+    write(tmp_path, MODEL + """
+import os, threading, time
+def dog():
+    time.sleep(0.01)
+    os._exit(9)
+threading.Thread(target=dog, daemon=True).start()
+""")
+    for command in (["run", "--json"], ["graph", "-o", "-"]):
+        proc = gradviz(tmp_path, command[0], "prog.py", *command[1:])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.rstrip().endswith(b"}")

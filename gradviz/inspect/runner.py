@@ -18,6 +18,7 @@ import atexit
 import builtins
 import codecs
 import contextlib
+import errno
 import fcntl
 import gc
 import io
@@ -688,6 +689,9 @@ class ScriptEnvironment:
         self.stdout_cut = None
         self._late = []             # the file's threads still running when it ended
         self._atexit = []           # (func, args, kwargs) the file gave atexit.register
+        self._exit_code = None      # os._exit(code) called by a thread of the file
+        self._exit_pending = False
+        self._running = False       # the file's code is running (not its atexit functions)
 
     @property
     def namespace(self):
@@ -705,9 +709,16 @@ class ScriptEnvironment:
         stack.enter_context(_collected_warnings(self.capture))
         stack.enter_context(self._file_stdout())
         stack.enter_context(_patched(builtins, "input", self._input))
+        stack.callback(self._guard_exit)     # runs after os._exit is put back
         stack.enter_context(_patched(os, "_exit", self._os_exit))
         stack.enter_context(_patched(atexit, "register", self._atexit_register))
         stack.enter_context(_patched(atexit, "unregister", self._atexit_unregister))
+        # gradviz's own descriptors (its stdout, the capture's pipe, a copy of stderr): under
+        # python they would not exist, so the file cannot close them (os.closerange(3, 65536),
+        # as daemon code does, closed gradviz's stdout: "internal error", no document)
+        self._protected = frozenset(_open_descriptors()) - {0, 1, 2, self.capture.stream_fd}
+        stack.enter_context(_patched(os, "close", self._os_close))
+        stack.enter_context(_patched(os, "closerange", self._os_closerange))
         self._threads = set(threading.enumerate())
         self._stack = stack
         self._interrupted = False
@@ -720,7 +731,13 @@ class ScriptEnvironment:
 
     def _on_sigint(self, signum, frame):
         """Ctrl-C: as Python's own handler, but remembered, so that a KeyboardInterrupt the
-        file raises itself (`raise KeyboardInterrupt`) is told from the user's Ctrl-C."""
+        file raises itself (`raise KeyboardInterrupt`) is told from the user's Ctrl-C. Also
+        how another thread's os._exit ends the file (see _os_exit)."""
+        if self._exit_pending:
+            self._exit_pending = False
+            if self._running:
+                raise _OsExit(self._exit_code)
+            return      # the file had ended already
         self._interrupted = True
         raise KeyboardInterrupt
 
@@ -751,7 +768,10 @@ class ScriptEnvironment:
                 self.capture.stream.close()
             except (OSError, ValueError):
                 pass
-            os.close(self.capture.stream_fd)
+            try:
+                os.close(self.capture.stream_fd)
+            except OSError:
+                pass    # the file closed its stdout's descriptor itself
         self.stdout_cut = _cut_note(self._late, self.capture.cut)
         if _ended is not None and os.getpid() == self.pid:
             _ended.append(self.main)
@@ -760,7 +780,11 @@ class ScriptEnvironment:
     def run(self, code, execution, debug=False):
         """exec the compiled file in its module; fill execution's error and exit code."""
         try:
-            exec(code, self.namespace)
+            self._running = True
+            try:
+                exec(code, self.namespace)
+            finally:
+                self._running = False
         except SystemExit as exc:
             execution.exit_code = _exit_status(exc.code)
             if execution.exit_code != 0:
@@ -882,7 +906,9 @@ class ScriptEnvironment:
                 "profile": sys.getprofile(), "signals": _signal_handlers(),
                 "numpy": _numpy_state(), "code": _code_state(), "stderr_fd": _dup(2),
                 "thread_hooks": (threading.gettrace(), threading.getprofile()),
-                "gc": (gc.isenabled(), gc.get_threshold(), list(gc.callbacks))}
+                "gc": (gc.isenabled(), gc.get_threshold(), list(gc.callbacks), gc.get_debug()),
+                "imports": (list(sys.meta_path), list(sys.path_hooks),
+                            dict(sys.path_importer_cache))}
 
     def _restore_process(self, saved):
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
@@ -911,13 +937,21 @@ class ScriptEnvironment:
         threading.setprofile(saved["thread_hooks"][1])
         # gc as gradviz had it: a callback of the file's that raises printed its error at
         # each of gradviz's own collections, after the file ended
-        enabled, threshold, callbacks = saved["gc"]
+        enabled, threshold, callbacks, debug = saved["gc"]
         gc.callbacks[:] = callbacks
         gc.set_threshold(*threshold)
+        gc.set_debug(debug)
         (gc.enable if enabled else gc.disable)()
+        # the import system gradviz imports its renderer with (a finder of the file's that
+        # raised, or emptied path hooks, made gradviz's own imports fail after the file)
+        sys.meta_path[:], sys.path_hooks[:] = saved["imports"][0], saved["imports"][1]
+        sys.path_importer_cache.clear()
+        sys.path_importer_cache.update(saved["imports"][2])
         _restore_signals(saved["signals"])
         _restore_numpy(saved["numpy"])
         _restore_code(saved["code"])
+        if os._exit is _REAL_EXIT:
+            self._guard_exit()
         if saved["stderr_fd"] is not None:
             # fd 2 as the file found it (it may have closed it, or pointed it elsewhere): where
             # gradviz's own messages go, and what decides its exit code when writing fails
@@ -968,17 +1002,72 @@ class ScriptEnvironment:
             raise EOFError
         return line[:-1] if line.endswith("\n") else line
 
+    def _os_close(self, fd):
+        if operator.index(fd) in self._protected:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        _REAL_CLOSE(fd)
+
+    def _os_closerange(self, low, high):
+        low, high = operator.index(low), operator.index(high)
+        keep = set(self._protected)
+        if not low <= 1 < high:
+            # sys.stdout's descriptor stands for fd 1, which closerange(3, ...) leaves open
+            keep.add(self.capture.stream_fd)
+        for fd in sorted(p for p in keep if low <= p < high):
+            _REAL_CLOSERANGE(low, fd)
+            low = fd + 1
+        _REAL_CLOSERANGE(low, high)
+
+    def _guard_exit(self):
+        """Once the file ended, os._exit in a thread of its still running (a watchdog) ends
+        that thread only: it killed gradviz in its report, where python file.py had stopped
+        the thread at exit."""
+        late = [t for t in threading.enumerate() if t not in self._threads and t.is_alive()
+                and t is not threading.current_thread()]
+        if late:
+            os._exit = _LateExit(late)
+
     def _os_exit(self, code):
-        if os.getpid() != self.pid or threading.current_thread() is not threading.main_thread():
+        if os.getpid() != self.pid:
             _REAL_EXIT(code)
         # os._exit's own checks: os._exit("x") is a TypeError, os._exit(2**70) an OverflowError
         code = operator.index(code)
         if not _C_INT_MIN <= code <= _C_INT_MAX:
             raise OverflowError("Python int too large to convert to C int")
-        raise _OsExit(code)
+        if threading.current_thread() is threading.main_thread():
+            raise _OsExit(code)
+        # Another thread of the file (a watchdog): the file ends here, with that code, and
+        # gradviz reports what ran; it killed gradviz, with no report (an empty --json).
+        # The main thread gets it as Ctrl-C would come (even out of a sleep or a lock wait);
+        # this thread ends, as every thread of the file does at os._exit.
+        if self._exit_code is None and self._watching_sigint and \
+                signal.getsignal(signal.SIGINT) == self._on_sigint:
+            self._exit_code, self._exit_pending = code, True
+            _interrupt_main()
+        raise SystemExit(code)
 
 
 _REAL_EXIT = os._exit
+_REAL_CLOSE, _REAL_CLOSERANGE = os.close, os.closerange
+
+
+class _LateExit:
+    """os._exit once the file ended while threads of its still run: in those threads it
+    ends the thread only."""
+
+    def __init__(self, threads):
+        self._threads = frozenset(threads)
+
+    def __call__(self, code):
+        if threading.current_thread() in self._threads:
+            raise SystemExit(code)
+        _REAL_EXIT(code)
+
+
+def _interrupt_main():
+    import _thread
+    _thread.interrupt_main()
+
 _REAL_ATEXIT = (atexit.register, atexit.unregister)
 _REAL_INPUT = builtins.input
 
