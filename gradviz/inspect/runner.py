@@ -716,7 +716,9 @@ class ScriptEnvironment:
         # gradviz's own descriptors (its stdout, the capture's pipe, a copy of stderr): under
         # python they would not exist, so the file cannot close them (os.closerange(3, 65536),
         # as daemon code does, closed gradviz's stdout: "internal error", no document)
-        self._protected = frozenset(_open_descriptors()) - {0, 1, 2, self.capture.stream_fd}
+        # (only those still open: the listing's own descriptor is closed once it is read)
+        self._protected = frozenset(fd for fd in _open_descriptors() if _identity(fd)) - \
+            {0, 1, 2, self.capture.stream_fd}
         stack.enter_context(_patched(os, "close", self._os_close))
         stack.enter_context(_patched(os, "closerange", self._os_closerange))
         self._threads = set(threading.enumerate())
