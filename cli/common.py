@@ -81,13 +81,19 @@ MIN_WIDTH = 40
 MAX_WIDTH = 10_000
 
 
-def console_width(fd=1):
+def console_width(fd=None):
     """Columns to print at: COLUMNS when it is a positive number, else the terminal's width,
-    else 100 (output to a file or pipe); never less than MIN_WIDTH nor more than MAX_WIDTH."""
+    else 100 (output to a file or pipe); never less than MIN_WIDTH nor more than MAX_WIDTH.
+    fd: the descriptor printed to (default: sys.stdout's, which is not fd 1 under main())."""
+    if fd is None:
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = 1
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         width = int(columns)
-    elif os.isatty(fd):
+    elif _isatty(fd):
         try:
             width = os.get_terminal_size(fd).columns or 80
         except OSError:
@@ -97,13 +103,20 @@ def console_width(fd=1):
     return min(max(width, MIN_WIDTH), MAX_WIDTH)
 
 
+def _isatty(fd):
+    try:
+        return os.isatty(fd)
+    except (OSError, TypeError):
+        return False
+
+
 def make_console(no_color=False, stderr=False):
     """A rich Console created per command, so NO_COLOR, COLUMNS and CliRunner all apply."""
     from rich.console import Console
     # stderr is guarded here, not replaced: the user's file writes to the real sys.stderr
     file = GuardedStream(sys.stderr, StderrFailed) if stderr else None
     return Console(file=file, no_color=True if no_color else None, highlight=False,
-                   width=console_width(2 if stderr else 1), soft_wrap=False)
+                   width=console_width(2 if stderr else None), soft_wrap=False)
 
 
 @contextlib.contextmanager
@@ -143,6 +156,33 @@ def print_result(result, code, as_json, no_color, printer):
         from gradviz.render import text
         getattr(text, printer)(make_console(no_color), result)
     raise click.exceptions.Exit(code)
+
+
+class Command(click.Command):
+    """A click command whose options that take one value refuse to be given twice: click
+    keeps the last one silently, and `graph f.py --svg a.svg --svg b.svg` wrote only b.svg,
+    `-o a.dot -o -` only stdout, `--backend torch --backend gradviz` ran on gradviz."""
+
+    def make_parser(self, ctx):
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def parse_once(args):
+            opts, rest, order = parse(args=args)
+            seen = set()
+            for param in order:
+                if not isinstance(param, click.Option) or param.multiple or param.count or \
+                        param.is_flag:
+                    continue
+                if param.name in seen and not ctx.resilient_parsing:
+                    names = "/".join(param.opts)
+                    raise click.UsageError(f"Option '{names}' is given more than once; it "
+                                           "takes one value", ctx)
+                seen.add(param.name)
+            return opts, rest, order
+
+        parser.parse_args = parse_once
+        return parser
 
 
 file_argument = click.argument("file", type=click.Path(dir_okay=True, path_type=str))

@@ -21,6 +21,7 @@ Exit codes (one table for every command, also in the README):
     143  terminated (SIGTERM): temporary files removed and the renderer stopped first
 """
 
+import atexit
 import errno
 import gc
 import io
@@ -138,16 +139,26 @@ class _WholeWrites(io.RawIOBase):
         return len(data)
 
 
-def _whole_writes(stream):
-    """A text stream on fd 1 like stream (its encoding, error handler and line buffering)
-    whose writes are all-or-error (see _WholeWrites); stream itself when it has no fd 1."""
+def _private_stdout(stream):
+    """gradviz's own standard output: a text stream like stream (its encoding, error handler
+    and line buffering) on a copy of fd 1 taken now, whose writes are all-or-error (see
+    _WholeWrites); stream itself when it has no fd 1.
+
+    fd 1 itself becomes /dev/null, and the user's file's capture while it runs: what the file
+    writes to fd 1 (os.write from a thread still running after it ended, a child process, a
+    late atexit function) can never land in or before the document gradviz prints (`run
+    --json`, `graph -o -`). /dev/stdout and /dev/fd/1 as output paths reach the copy."""
     try:
         if stream.fileno() != 1:
             return stream
         stream.flush()
+        fd = os.dup(1)      # not inherited by the processes the file or gradviz start
     except (AttributeError, OSError, ValueError):
         return stream
-    return io.TextIOWrapper(io.BufferedWriter(_WholeWrites(1)), encoding=stream.encoding,
+    _to_devnull(1)
+    from gradviz.render.output import redirect_descriptor
+    redirect_descriptor(1, fd)
+    return io.TextIOWrapper(io.BufferedWriter(_WholeWrites(fd)), encoding=stream.encoding,
                             errors=stream.errors, line_buffering=stream.line_buffering)
 
 
@@ -163,9 +174,13 @@ def _to_devnull(fd):
 
 
 def _silence_stdout():
-    """Point fd 1 at /dev/null: Python flushes sys.stdout at exit, and what is still buffered
-    would fail again, with a traceback."""
-    _to_devnull(1)
+    """Point gradviz's standard output at /dev/null: Python flushes it at exit, and what is
+    still buffered would fail again, with a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = 1
+    _to_devnull(fd)
 
 
 def _file_output_to_stderr():
@@ -204,6 +219,46 @@ def _say(message):
         _to_devnull(2)
 
 
+def _end_files(modules):
+    """At exit, after the files' own atexit functions, what Python's exit does to a file's
+    module: its globals let go of, in their order (as its dict's deallocation does), so that
+    the __del__ of what they held runs. One that raises prints Python's "Exception ignored
+    in" paragraph on stderr, escaped (gradviz kept the file's objects for its report, and
+    their __del__ never ran); the exit code is not changed."""
+    previous = sys.unraisablehook
+    sys.unraisablehook = _show_unraisable
+    try:
+        for module in modules:
+            namespace = module.__dict__
+            for name in [n for n in namespace if n != "__builtins__"]:
+                namespace[name] = None
+        modules.clear()
+    except BaseException:   # noqa: BLE001 - nothing at exit may change the exit code
+        pass
+    finally:
+        sys.unraisablehook = previous
+
+
+def _show_unraisable(unraisable):
+    """sys.unraisablehook at exit: Python's default paragraph, with control characters
+    escaped (a message holding escape sequences must not drive the terminal)."""
+    import traceback
+    from gradviz.render.terminal import printable
+    try:
+        where = unraisable.err_msg or "Exception ignored in"
+        if unraisable.object is not None:
+            try:
+                shown = repr(unraisable.object)
+            except Exception:   # noqa: BLE001 - the user's __repr__ may raise anything
+                shown = f"<{type(unraisable.object).__name__} object: repr() failed>"
+            where = f"{where}: {shown}"
+        text = where + "\n" + "".join(traceback.format_exception(
+            unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback))
+        os.write(2, printable(text).encode("utf-8", "backslashreplace"))
+    except BaseException:   # noqa: BLE001 - stderr may be gone
+        pass
+
+
 def main(argv=None):
     """Entry point of the console script; Ctrl-C, SIGTERM and a failing stdout are handled
     here, once."""
@@ -217,7 +272,10 @@ def main(argv=None):
     if stderr is None:
         _to_devnull(2)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-    sys.stdout = _GuardedStream(None if stdout is None else _whole_writes(stdout))
+    sys.stdout = _GuardedStream(None if stdout is None else _private_stdout(stdout))
+    from gradviz.inspect.runner import keep_ended
+    # registered before the file runs: Python calls it after the file's own atexit functions
+    atexit.register(_end_files, keep_ended())
     try:
         code = _main(argv)
         _file_output_to_stderr()

@@ -4,11 +4,11 @@ import json
 
 import click
 
-from ..common import (arg_option, backend_option, debug_option, file_argument, json_option,
-                      library_errors, make_console, no_color_option)
+from ..common import (Command, arg_option, backend_option, debug_option, file_argument,
+                      json_option, library_errors, make_console, no_color_option)
 
 
-@click.command("check-inplace")
+@click.command("check-inplace", cls=Command)
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--strict", is_flag=True, help="Warnings (.data edits) fail too (exit 1).")

@@ -2,11 +2,11 @@
 
 import click
 
-from ..common import (arg_option, backend_option, file_argument, json_option, library_errors,
-                      no_color_option, print_result)
+from ..common import (Command, arg_option, backend_option, file_argument, json_option,
+                      library_errors, no_color_option, print_result)
 
 
-@click.command()
+@click.command(cls=Command)
 @file_argument
 @click.argument("name")
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)

@@ -2,11 +2,11 @@
 
 import click
 
-from ..common import (arg_option, backend_option, debug_option, drawing_options, file_argument,
-                      library_errors, make_console, no_color_option)
+from ..common import (Command, arg_option, backend_option, debug_option, drawing_options,
+                      file_argument, library_errors, make_console, no_color_option)
 
 
-@click.command()
+@click.command(cls=Command)
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--svg", "svg", metavar="FILE", help="Write SVG to FILE ('-': stdout).")

@@ -4,8 +4,8 @@ import contextlib
 
 import click
 
-from ..common import (StdoutFailed, arg_option, backend_option, debug_option, file_argument,
-                      json_option, library_errors, make_console, no_color_option)
+from ..common import (Command, StdoutFailed, arg_option, backend_option, debug_option,
+                      file_argument, json_option, library_errors, make_console, no_color_option)
 
 
 # The run's on/off switches, in --help order: (flag, help).
@@ -35,7 +35,7 @@ def _flag_options(command):
     return command
 
 
-@click.command()
+@click.command(cls=Command)
 @file_argument
 @click.argument("file_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--backward", "backward", metavar="NAME",

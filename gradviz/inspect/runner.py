@@ -14,9 +14,13 @@ backend is asked for, in which case a file that says `import gradviz` gets the r
 Exceptions are caught and described with the user's own frames only.
 """
 
+import atexit
 import builtins
 import codecs
 import contextlib
+import errno
+import fcntl
+import gc
 import io
 import json
 import operator
@@ -78,6 +82,20 @@ class ErrorInfo:
                 "traceback": [dict(f) for f in self.frames]}
 
 
+# The module of each file run once it ended, kept when keep_ended() was called (else None).
+_ended = None
+
+
+def keep_ended():
+    """Keep, from now on, the module of each file run once it has ended, and return the list
+    they are appended to. The command line ends them at exit as Python's own exit would (so
+    that a __del__ runs, and its error is shown); the library alone keeps nothing."""
+    global _ended
+    if _ended is None:
+        _ended = []
+    return _ended
+
+
 def backend_module(backend):
     """The autograd module a run uses: gradviz, or the real torch when installed."""
     if backend == "gradviz":
@@ -137,30 +155,100 @@ def _check_path(path):
 def read_source(path):
     """The file's text, decoded as Python decodes it (UTF-8, a BOM, or its `# coding:` line).
 
-    UsageError when it is missing, a folder, not Python or unreadable; SyntaxError, with the
-    line, when its bytes are not in its encoding (as `python file.py` says).
+    UsageError when it is missing, a folder, not Python or unreadable; SyntaxError, worded as
+    `python file.py` words it and located at the line, when Python would refuse its encoding.
     """
     _check_path(path)
+    return _decoded(path, _read_bytes(path))[0]
+
+
+def _read_bytes(path):
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _decoded(path, data):
+    """(text, lenient) for the bytes of a source file, decoded as CPython 3.11's tokenizer
+    decodes a file (Parser/tokenizer.c), or its SyntaxError.
+
+    A cookie counts on line 1, or on line 2 when line 1 is blank or only a comment; a BOM
+    needs a UTF-8 cookie, if any. With neither, every line must be UTF-8 ("Non-UTF-8 code ...",
+    line 1 checked before line 2's cookie is read). With a BOM or a UTF-8 cookie the tokenizer
+    does not check: bad bytes in a comment pass, in code or a string they are the parser's
+    "(unicode error)"; lenient is then True and the text has them replaced (compile the bytes).
+    With another cookie, the file is decoded by that codec, and failing is "encoding problem".
+    """
+    bom = data.startswith(codecs.BOM_UTF8)
+    body = data[len(codecs.BOM_UTF8):] if bom else data
+    lines = body.splitlines(keepends=True)
+    name, at = _cookie(lines[0]) if lines else None, 1
+    if name is None:
+        if not bom and lines and not _is_utf8(lines[0]):
+            raise _decode_error(path, data, _bad_utf8_at(data), "utf-8")
+        if len(lines) > 1 and _BLANK.match(lines[0]):
+            name, at = _cookie(lines[1]), 2
+    if name is not None and bom and name != "utf-8":
+        raise _encoding_problem(path, data, f"{name} with BOM", at)
+    if bom or name == "utf-8":
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            return body.decode("utf-8", "replace"), True
+    if name is None:
+        try:
+            return data.decode("utf-8"), False
+        except UnicodeDecodeError as exc:
+            raise _decode_error(path, data, exc.start, "utf-8") from None
+    if not _ascii_compatible(name):
+        raise _encoding_problem(path, data, name, at)
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        # A first line that is not UTF-8 (with no cookie) is Python's "Non-UTF-8 code ... on
-        # line 1", from the decoding below; an unknown or undecodable cookie is its own message.
-        encoding = "utf-8" if _cookie_line(data) is None else None
-    if encoding is None or not _ascii_compatible(encoding):
-        raise _encoding_problem(path, data) from None
-    try:
-        return data.decode(encoding)
+        return data.decode(name), False
     except UnicodeDecodeError as exc:
-        raise _decode_error(path, data, exc.start, encoding) from None
+        # Python says only this, with no line: the line of the first byte that fails is added
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _encoding_problem(path, data, name, line) from None
 
 
+# A cookie: in a line that is only a comment, "coding" then ":" or "=" (Parser/tokenizer.c's
+# get_coding_spec); a line counts as blank when it holds at most a comment.
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_BLANK = re.compile(rb"[ \t\f]*(?:[#\r\n]|$)")
+
+
+def _cookie(line):
+    """The encoding a `# coding:` line names, normalized as the tokenizer normalizes it
+    (get_normal_name: utf_8, UTF-8-unix are utf-8; latin-1 and its spellings iso-8859-1), or
+    None."""
+    match = _COOKIE.match(line)
+    if match is None:
+        return None
+    name = match.group(1).decode("ascii")
+    low = name[:12].lower().replace("_", "-")
+    if low == "utf-8" or low.startswith("utf-8-"):
+        return "utf-8"
+    for latin in ("latin-1", "iso-8859-1", "iso-latin-1"):
+        if low == latin or low.startswith(latin + "-"):
+            return "iso-8859-1"
+    return name
+
+
+def _is_utf8(line):
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _bad_utf8_at(data):
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return 0
 
 
 def _ascii_compatible(encoding):
@@ -172,35 +260,22 @@ def _ascii_compatible(encoding):
         return False
 
 
-def _encoding_problem(path, data):
-    """Python's SyntaxError for an unknown or unusable `# coding:` name (`python file.py`
-    prints "SyntaxError: encoding problem: bogus"), located at the cookie's line."""
-    line = _cookie_line(data) or 1
-    raw = data.splitlines()[line - 1] if data.splitlines() else b""
-    match = _COOKIE.match(raw)
-    name = match.group(1).decode("ascii", "backslashreplace") if match else "?"
+def _encoding_problem(path, data, what, line):
+    """Python's SyntaxError for an unknown or unusable encoding (`python file.py` prints
+    "SyntaxError: encoding problem: bogus"), located at line."""
+    raw = data.splitlines()[line - 1] if len(data.splitlines()) >= line else b""
     text = raw.decode("utf-8", "backslashreplace")
-    return SyntaxError(f"encoding problem: {name}", (path, line, None, text))
+    return SyntaxError(f"encoding problem: {what}", (path, line, None, text))
 
 
 def _decode_error(path, data, start, encoding):
     line = data.count(b"\n", 0, start) + 1
-    if encoding in ("utf-8", "utf-8-sig") and _cookie_line(data) is None:
-        # Python's own wording (Parser/tokenizer.c)
-        msg = (f"Non-UTF-8 code starting with '\\x{data[start]:02x}' in file {path} on line "
-               f"{line}, but no encoding declared; see https://peps.python.org/pep-0263/ for "
-               "details")
-    else:
-        msg = f"the bytes of line {line} are not {encoding} (byte 0x{data[start]:02x})"
+    # Python's own wording (Parser/tokenizer.c)
+    msg = (f"Non-UTF-8 code starting with '\\x{data[start]:02x}' in file {path} on line "
+           f"{line}, but no encoding declared; see https://peps.python.org/pep-0263/ for "
+           "details")
     text = data.splitlines()[line - 1].decode("utf-8", "backslashreplace")
     return SyntaxError(msg, (path, line, None, text))
-
-
-def _cookie_line(data):
-    for i, raw in enumerate(data.splitlines()[:2], start=1):
-        if b"coding" in raw and raw.lstrip().startswith(b"#"):
-            return i
-    return None
 
 
 # ----- Tracebacks ------------------------------------------------------------------------------
@@ -356,6 +431,7 @@ class _Capture:
         self.waiting = False            # the reader is blocked in os.read (not busy with text)
         self.cut = False                # a process still held the pipe: stopped listening
         self.stream_fd = None
+        self.shown_fd = None
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -363,6 +439,11 @@ class _Capture:
                 s.flush()
             except (AttributeError, OSError, ValueError):
                 pass
+        try:
+            # where the output gradviz shows goes: the command line's is a copy of fd 1
+            self.shown_fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):
+            self.shown_fd = None
         try:
             self.saved_fd = os.dup(1)
         except OSError:
@@ -446,6 +527,7 @@ class _Capture:
             self.stream.flush()
         except (OSError, ValueError):
             pass
+        self._release_pipe()
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self.stream_fd)        # also lets go of this end of the pipe
@@ -476,6 +558,76 @@ class _Capture:
 
     def text(self):
         return "".join(self.chunks)
+
+    def _release_pipe(self):
+        """Do what Python's exit does to the file's own ways into its stdout: flush the file
+        objects it left open there (`f = open(sys.stdout.fileno(), "w", closefd=False)`,
+        `os.fdopen(os.dup(1), "w")`: their text came last under Python, and was lost here,
+        as gradviz keeps them alive for the report), then point every other descriptor that
+        still writes into the pipe at /dev/null. A copy the file made and never closed held
+        the pipe open: the run waited a second for it and said a child process held it."""
+        try:
+            pipe = os.fstat(self.stream_fd)
+        except OSError:
+            return
+        pipe = (pipe.st_dev, pipe.st_ino)
+        ours = {id(self.stream), id(self.stream.buffer), id(self.stream.buffer.raw)}
+        found = []
+        for obj in gc.get_objects():
+            # type(), not isinstance: an object's __class__ may be anything (a Mock, a proxy
+            # whose __getattribute__ raises, a module's deprecation warning)
+            if issubclass(type(obj), _FILE_TYPES) and id(obj) not in ours:
+                found.append(obj)
+        # a text layer first: its flush passes its text down to the buffer below
+        found.sort(key=lambda f: not issubclass(type(f), io.TextIOWrapper))
+        for f in found:
+            try:
+                if not f.closed and f.writable() and _identity(f.fileno()) == pipe:
+                    f.flush()
+            except Exception:  # noqa: BLE001 - the file's objects may fail in any way
+                pass
+        for fd in _open_descriptors():
+            if fd in (1, self.stream_fd, self.read_fd, self.saved_fd):
+                continue
+            try:
+                writes = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+            except OSError:
+                continue
+            if writes and _identity(fd) == pipe:
+                _point_at_devnull(fd)
+
+
+# The file objects Python flushes at exit: text, buffered and raw.
+_FILE_TYPES = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.FileIO)
+
+
+def _identity(fd):
+    try:
+        st = os.fstat(fd)
+    except (OSError, TypeError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _open_descriptors():
+    """This process's open descriptors ([] where /proc cannot say)."""
+    try:
+        return [int(n) for n in os.listdir("/proc/self/fd") if n.isdigit()]
+    except OSError:
+        return []
+
+
+def _point_at_devnull(fd):
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(devnull, fd, inheritable=False)
+    except OSError:
+        pass
+    finally:
+        os.close(devnull)
 
 
 class _LateThreads:
@@ -568,6 +720,10 @@ class ScriptEnvironment:
         self._stack = None
         self.stdout_cut = None
         self._late = []             # the file's threads still running when it ended
+        self._atexit = []           # (func, args, kwargs) the file gave atexit.register
+        self._exit_code = None      # os._exit(code) called by a thread of the file
+        self._exit_pending = False
+        self._running = False       # the file's code is running (not its atexit functions)
 
     @property
     def namespace(self):
@@ -575,7 +731,8 @@ class ScriptEnvironment:
 
     def __enter__(self):
         stack = contextlib.ExitStack()
-        stack.callback(self._restore_process, self._snapshot())
+        self._saved = self._snapshot()
+        stack.callback(self._restore_process, self._saved)
         aliases = _aliases(self.backend, self.module)
         stack.enter_context(_patched_modules(aliases))
         if self.backend == "gradviz":
@@ -584,7 +741,18 @@ class ScriptEnvironment:
         stack.enter_context(_collected_warnings(self.capture))
         stack.enter_context(self._file_stdout())
         stack.enter_context(_patched(builtins, "input", self._input))
+        stack.callback(self._guard_exit)     # runs after os._exit is put back
         stack.enter_context(_patched(os, "_exit", self._os_exit))
+        stack.enter_context(_patched(atexit, "register", self._atexit_register))
+        stack.enter_context(_patched(atexit, "unregister", self._atexit_unregister))
+        # gradviz's own descriptors (its stdout, the capture's pipe, a copy of stderr): under
+        # python they would not exist, so the file cannot close them (os.closerange(3, 65536),
+        # as daemon code does, closed gradviz's stdout: "internal error", no document)
+        # (only those still open: the listing's own descriptor is closed once it is read)
+        self._protected = frozenset(fd for fd in _open_descriptors() if _identity(fd)) - \
+            {0, 1, 2, self.capture.stream_fd}
+        stack.enter_context(_patched(os, "close", self._os_close))
+        stack.enter_context(_patched(os, "closerange", self._os_closerange))
         self._threads = set(threading.enumerate())
         self._stack = stack
         self._interrupted = False
@@ -597,7 +765,13 @@ class ScriptEnvironment:
 
     def _on_sigint(self, signum, frame):
         """Ctrl-C: as Python's own handler, but remembered, so that a KeyboardInterrupt the
-        file raises itself (`raise KeyboardInterrupt`) is told from the user's Ctrl-C."""
+        file raises itself (`raise KeyboardInterrupt`) is told from the user's Ctrl-C. Also
+        how another thread's os._exit ends the file (see _os_exit)."""
+        if self._exit_pending:
+            self._exit_pending = False
+            if self._running:
+                raise _OsExit(self._exit_code)
+            return      # the file had ended already
         self._interrupted = True
         raise KeyboardInterrupt
 
@@ -628,14 +802,23 @@ class ScriptEnvironment:
                 self.capture.stream.close()
             except (OSError, ValueError):
                 pass
-            os.close(self.capture.stream_fd)
+            try:
+                os.close(self.capture.stream_fd)
+            except OSError:
+                pass    # the file closed its stdout's descriptor itself
         self.stdout_cut = _cut_note(self._late, self.capture.cut)
+        if _ended is not None and os.getpid() == self.pid:
+            _ended.append(self.main)
         return False
 
     def run(self, code, execution, debug=False):
         """exec the compiled file in its module; fill execution's error and exit code."""
         try:
-            exec(code, self.namespace)
+            self._running = True
+            try:
+                exec(code, self.namespace)
+            finally:
+                self._running = False
         except SystemExit as exc:
             execution.exit_code = _exit_status(exc.code)
             if execution.exit_code != 0:
@@ -661,7 +844,72 @@ class ScriptEnvironment:
             execution.error = describe(exc, self.path, debug)
             self._leave_if_forked(1, exc)
         self._leave_if_forked(execution.exit_code)
-        self._join_threads()
+        try:
+            self._join_threads()
+            self._run_atexit()
+        except _OsExit as exc:
+            # os._exit in an atexit function: Python exits there, with that code
+            execution.exit_code = exc.code & 0xFF
+            if execution.exit_code != 0 and execution.error is None:
+                execution.error = describe(exc, self.path, debug)
+                execution.error.type = "SystemExit"
+                execution.error.message = f"the file called os._exit({exc.code!r})"
+        except KeyboardInterrupt:
+            if self._interrupted or not self._watching_sigint:
+                raise
+        except BaseException as exc:  # noqa: BLE001 - a signal handler of the file's
+            if execution.error is None:
+                execution.exit_code = 1
+                execution.error = describe(exc, self.path, debug)
+        finally:
+            # The file's alarm and signal handlers end with it: a repeating SIGALRM whose
+            # handler raises went off in gradviz's report (an "internal error").
+            _restore_signals(self._saved["signals"])
+
+    def _atexit_register(self, func, *args, **kwargs):
+        """atexit.register while the file runs: its functions run when it ends, as under
+        Python (before the report, their output in the file's, their os._exit its exit
+        code), not when gradviz ends (an os._exit there was gradviz's traceback)."""
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        if self._atexit is None or os.getpid() != self.pid:
+            return _REAL_ATEXIT[0](func, *args, **kwargs)
+        self._atexit.append((func, args, kwargs))
+        return func
+
+    def _atexit_unregister(self, func):
+        if self._atexit is not None:
+            self._atexit[:] = [entry for entry in self._atexit if not entry[0] == func]
+        _REAL_ATEXIT[1](func)
+
+    def _run_atexit(self):
+        """The file's atexit functions, last registered first; each one's exception printed
+        and ignored, as Python's atexit does, except os._exit and a real Ctrl-C."""
+        pending, self._atexit = self._atexit or [], None
+        while pending:
+            func, args, kwargs = pending.pop()
+            try:
+                func(*args, **kwargs)
+            except _OsExit:
+                raise
+            except KeyboardInterrupt:
+                if self._interrupted or not self._watching_sigint:
+                    raise
+                self._atexit_failed(func)
+            except BaseException:  # noqa: BLE001 - Python's atexit ignores the rest
+                self._atexit_failed(func)
+
+    def _atexit_failed(self, func):
+        exc = sys.exc_info()[1]
+        # the traceback from the function's own frame, as Python's shows it (not this file's)
+        exc = exc.with_traceback(exc.__traceback__.tb_next)
+        text = f"Exception ignored in atexit callback: {_text_of(repr, func)}\n" + \
+            _text_of(lambda e: "".join(traceback.format_exception(e)), exc)
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - the file may have broken its stderr
+            pass
 
     def _leave_if_forked(self, code, exc=None):
         """A child forked by the file ends where `python file.py`'s child would: here, never
@@ -690,7 +938,11 @@ class ScriptEnvironment:
                 "modules": dict(sys.modules), "builtins": dict(builtins.__dict__),
                 "environ": dict(os.environ), "umask": _umask(), "trace": sys.gettrace(),
                 "profile": sys.getprofile(), "signals": _signal_handlers(),
-                "numpy": _numpy_state(), "code": _code_state(), "stderr_fd": _dup(2)}
+                "numpy": _numpy_state(), "code": _code_state(), "stderr_fd": _dup(2),
+                "thread_hooks": (threading.gettrace(), threading.getprofile()),
+                "gc": (gc.isenabled(), gc.get_threshold(), list(gc.callbacks), gc.get_debug()),
+                "imports": (list(sys.meta_path), list(sys.path_hooks),
+                            dict(sys.path_importer_cache))}
 
     def _restore_process(self, saved):
         if saved["cwd"] is not None and _getcwd() != saved["cwd"]:
@@ -714,9 +966,26 @@ class ScriptEnvironment:
         os.umask(saved["umask"])
         sys.settrace(saved["trace"])
         sys.setprofile(saved["profile"])
+        # the hooks the file gave threading.settrace/setprofile ran in gradviz's threads
+        threading.settrace(saved["thread_hooks"][0])
+        threading.setprofile(saved["thread_hooks"][1])
+        # gc as gradviz had it: a callback of the file's that raises printed its error at
+        # each of gradviz's own collections, after the file ended
+        enabled, threshold, callbacks, debug = saved["gc"]
+        gc.callbacks[:] = callbacks
+        gc.set_threshold(*threshold)
+        gc.set_debug(debug)
+        (gc.enable if enabled else gc.disable)()
+        # the import system gradviz imports its renderer with (a finder of the file's that
+        # raised, or emptied path hooks, made gradviz's own imports fail after the file)
+        sys.meta_path[:], sys.path_hooks[:] = saved["imports"][0], saved["imports"][1]
+        sys.path_importer_cache.clear()
+        sys.path_importer_cache.update(saved["imports"][2])
         _restore_signals(saved["signals"])
         _restore_numpy(saved["numpy"])
         _restore_code(saved["code"])
+        if os._exit is _REAL_EXIT:
+            self._guard_exit()
         if saved["stderr_fd"] is not None:
             # fd 2 as the file found it (it may have closed it, or pointed it elsewhere): where
             # gradviz's own messages go, and what decides its exit code when writing fails
@@ -754,7 +1023,7 @@ class ScriptEnvironment:
             on_tty = False
         tty = None
         if on_tty:
-            for fd in (self.capture.saved_fd, 2):
+            for fd in (self.capture.shown_fd, self.capture.saved_fd, 2):
                 if fd is not None and os.isatty(fd):
                     tty = fd
                     break
@@ -767,17 +1036,73 @@ class ScriptEnvironment:
             raise EOFError
         return line[:-1] if line.endswith("\n") else line
 
+    def _os_close(self, fd):
+        if operator.index(fd) in self._protected:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        _REAL_CLOSE(fd)
+
+    def _os_closerange(self, low, high):
+        low, high = operator.index(low), operator.index(high)
+        keep = set(self._protected)
+        if not low <= 1 < high:
+            # sys.stdout's descriptor stands for fd 1, which closerange(3, ...) leaves open
+            keep.add(self.capture.stream_fd)
+        for fd in sorted(p for p in keep if low <= p < high):
+            _REAL_CLOSERANGE(low, fd)
+            low = fd + 1
+        _REAL_CLOSERANGE(low, high)
+
+    def _guard_exit(self):
+        """Once the file ended, os._exit in a thread of its still running (a watchdog) ends
+        that thread only: it killed gradviz in its report, where python file.py had stopped
+        the thread at exit."""
+        late = [t for t in threading.enumerate() if t not in self._threads and t.is_alive()
+                and t is not threading.current_thread()]
+        if late:
+            os._exit = _LateExit(late)
+
     def _os_exit(self, code):
-        if os.getpid() != self.pid or threading.current_thread() is not threading.main_thread():
+        if os.getpid() != self.pid:
             _REAL_EXIT(code)
         # os._exit's own checks: os._exit("x") is a TypeError, os._exit(2**70) an OverflowError
         code = operator.index(code)
         if not _C_INT_MIN <= code <= _C_INT_MAX:
             raise OverflowError("Python int too large to convert to C int")
-        raise _OsExit(code)
+        if threading.current_thread() is threading.main_thread():
+            raise _OsExit(code)
+        # Another thread of the file (a watchdog): the file ends here, with that code, and
+        # gradviz reports what ran; it killed gradviz, with no report (an empty --json).
+        # The main thread gets it as Ctrl-C would come (even out of a sleep or a lock wait);
+        # this thread ends, as every thread of the file does at os._exit.
+        if self._exit_code is None and self._watching_sigint and \
+                signal.getsignal(signal.SIGINT) == self._on_sigint:
+            self._exit_code, self._exit_pending = code, True
+            _interrupt_main()
+        raise SystemExit(code)
 
 
 _REAL_EXIT = os._exit
+_REAL_CLOSE, _REAL_CLOSERANGE = os.close, os.closerange
+
+
+class _LateExit:
+    """os._exit once the file ended while threads of its still run: in those threads it
+    ends the thread only."""
+
+    def __init__(self, threads):
+        self._threads = frozenset(threads)
+
+    def __call__(self, code):
+        if threading.current_thread() in self._threads:
+            raise SystemExit(code)
+        _REAL_EXIT(code)
+
+
+def _interrupt_main():
+    import _thread
+    _thread.interrupt_main()
+
+_REAL_ATEXIT = (atexit.register, atexit.unregister)
 _REAL_INPUT = builtins.input
 
 
@@ -1034,7 +1359,9 @@ def tracing_for(tracer, backend):
 
 def compile_file(path):
     """The file's code object; SyntaxError (with file and line) when it is not valid Python."""
-    source = read_source(path)
+    _check_path(path)
+    data = _read_bytes(path)
+    source, lenient = _decoded(path, data)
     at = source.find("\0")
     if at >= 0:
         # compile() says "source code string cannot contain null bytes", with no file or
@@ -1042,7 +1369,8 @@ def compile_file(path):
         line = source.count("\n", 0, at) + 1
         text = source.split("\n")[line - 1].replace("\0", "")
         raise SyntaxError("source code cannot contain null bytes", (path, line, None, text))
-    return compile(source, path, "exec", dont_inherit=True)
+    # bytes that are not UTF-8 under a BOM or a UTF-8 cookie: the tokenizer's own answer
+    return compile(data if lenient else source, path, "exec", dont_inherit=True)
 
 
 def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
@@ -1060,6 +1388,15 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
         code = compile_file(path)
     except SyntaxError as exc:
         result.error, result.exit_code = describe(exc, path, debug), 1
+        return result
+    except (MemoryError, RecursionError) as exc:
+        # The parser's limits (`x = ------...1` nested 100,000 deep): `python file.py` prints
+        # "MemoryError" or "RecursionError: maximum recursion depth exceeded during
+        # compilation", with no line; it was gradviz's "internal error"
+        # (MemoryError says nothing more: what it means here is said instead)
+        message = _text_of(str, exc) or "an expression is nested too deeply for Python's parser"
+        result.error = ErrorInfo(type(exc).__name__, message, path)
+        result.exit_code = 1
         return result
     env = ScriptEnvironment(path, argv, backend, sink)
     result.namespace = env.namespace

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from rich.text import Text
 
 from .dot import LARGE_GRAPH, build_columns, build_graph
-from .output import OutputError, check_output
+from .output import OutputError, _redirected, check_output
 from .renderer import EXIT_NO_RENDERER, RenderError, render, render_bytes
 from .terminal import printable
 
@@ -93,7 +93,7 @@ def output_targets(*, svg=None, png=None, pdf=None, dot=None, output=None, prote
 def _file_key(path):
     """What names one file: its device and inode when it exists, else its resolved path."""
     try:
-        st = os.stat(path)
+        st = os.stat(_redirected(path))
     except OSError:
         return os.path.realpath(path)
     return st.st_dev, st.st_ino
@@ -241,9 +241,15 @@ def _notes(report, count, collapse, max_depth, folded=False):
     notes = []
     error = report.get("error")
     if error:
-        note = Text(printable(f"{error.get('type')}: {error.get('message')}"), style="red")
-        note.append(printable(f" ({error.get('file')}:{error.get('line')}) — drawing what was "
-                              "recorded up to there"))
+        said = f"{error.get('type')}: {error.get('message')}" if error.get("message") else \
+            f"{error.get('type')}"      # MemoryError says nothing more
+        note = Text(printable(said), style="red")
+        # an error with no line of the file's (os._exit in an atexit function, the parser's
+        # MemoryError) has no place, or only the file
+        where = f" ({error.get('file')}" if error.get("file") else ""
+        if where:
+            where += f":{error.get('line')})" if error.get("line") else ")"
+        note.append(printable(f"{where} — drawing what was recorded up to there"))
         notes.append(note)
     if count == 0:
         notes.append(Text(printable(f"{report.get('file')}: no graph to draw (no tensor that "

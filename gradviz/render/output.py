@@ -22,7 +22,8 @@ import secrets
 import stat
 import sys
 
-__all__ = ["OutputError", "check_output", "loaded_sources", "on_waiting_reader", "write_output"]
+__all__ = ["OutputError", "check_output", "loaded_sources", "on_waiting_reader", "redirect_descriptor",
+           "write_output"]
 
 # A read-only target's message tells how to allow replacing it.
 _READ_ONLY = ("refusing to replace {path}: it is read-only (mode {mode:o}); "
@@ -70,6 +71,35 @@ def _through_proc(path):
             return False
         current = os.path.join(os.path.dirname(current), os.readlink(current))
     return False
+
+
+# {n: fd}: a path reaching this process's descriptor n through /proc writes to fd instead
+_REDIRECTED = {}
+
+
+def redirect_descriptor(number, fd):
+    """Make paths that reach descriptor number of this process through /proc (/dev/stdout,
+    /dev/fd/1) mean descriptor fd. The command line keeps its standard output on a copy of
+    fd 1 taken at start, fd 1 itself being the user's file's (its capture, then /dev/null):
+    `--dot /dev/stdout` must reach the standard output gradviz was given."""
+    _REDIRECTED[number] = fd
+
+
+def _redirected(path):
+    """path, or /proc/self/fd/FD when path reaches a descriptor redirect_descriptor moved."""
+    if not _REDIRECTED:
+        return path
+    current = os.path.abspath(path)
+    mine = (f"/proc/{os.getpid()}/fd", "/proc/self/fd")
+    for _ in range(40):  # the kernel's own limit on symlinks followed
+        name = os.path.basename(current)
+        if name.isdigit() and int(name) in _REDIRECTED and \
+                os.path.realpath(os.path.dirname(current)) in mine:
+            return f"/proc/self/fd/{_REDIRECTED[int(name)]}"
+        if not os.path.islink(current):
+            return path
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    return path
 
 
 def _stat(path, shown):
@@ -120,31 +150,32 @@ def check_output(path, protected=None):
     ...     print(exc.exit_code, str(exc).endswith(": it is a folder"))
     2 True
     """
-    st = _stat(path, path)
+    shown, path = path, _redirected(path)
+    st = _stat(path, shown)
     if st is None:
         return
     mode = st.st_mode
     if stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {path}: it is a folder")
+        raise OutputError(f"cannot write {shown}: it is a folder")
     if stat.S_ISSOCK(mode):
-        raise OutputError(f"cannot write {path}: it is a socket")
+        raise OutputError(f"cannot write {shown}: it is a socket")
     same = _same_as(st, protected or {})
     if same is not None:
-        where = "" if os.path.abspath(same[0]) == os.path.abspath(path) else f" ({same[0]})"
-        raise OutputError(f"refusing to write {path}: it is {same[1]}{where}")
+        where = "" if os.path.abspath(same[0]) == os.path.abspath(shown) else f" ({same[0]})"
+        raise OutputError(f"refusing to write {shown}: it is {same[1]}{where}")
     if stat.S_ISREG(mode) and mode & 0o111 and _starts_as_program(path):
         # `--dot /usr/local/bin/dot`, meant as --renderer: as root that replaced the program
-        raise OutputError(f"refusing to replace {path}: it is a program (executable, "
+        raise OutputError(f"refusing to replace {shown}: it is a program (executable, "
                           "starting with #! or as a binary does)")
     if stat.S_ISREG(mode) and os.path.splitext(path)[1].lower() in _SOURCE_SUFFIXES:
         # Not imported by this run, but someone's code all the same: `--dot model.py` for
         # `--dot model.dot` would lose it.
-        raise OutputError(f"refusing to replace {path}: it is Python source; "
+        raise OutputError(f"refusing to replace {shown}: it is Python source; "
                           "write the output to a file named for its format (.dot, .svg, ...)")
     # os.access says yes to root even for mode 0444, so the mode bits are checked as well.
     if stat.S_ISREG(mode) and not _through_proc(path) and (
             not mode & 0o222 or not os.access(path, os.W_OK)):
-        raise OutputError(_READ_ONLY.format(path=path, mode=stat.S_IMODE(mode)))
+        raise OutputError(_READ_ONLY.format(path=shown, mode=stat.S_IMODE(mode)))
 
 
 def write_output(path, produce, protected=None):
@@ -158,9 +189,10 @@ def write_output(path, produce, protected=None):
     b'digraph {}'
     """
     check_output(path, protected)
-    st = _stat(path, path)
-    if (st is not None and not stat.S_ISREG(st.st_mode)) or _through_proc(path):
-        _write_into(path, produce())
+    reached = _redirected(path)
+    st = _stat(reached, path)
+    if (st is not None and not stat.S_ISREG(st.st_mode)) or _through_proc(reached):
+        _write_into(reached, produce(), path)
     else:
         _replace(path, st, produce)
     return path
@@ -194,20 +226,20 @@ def _open_into(path):
     return fd
 
 
-def _write_into(path, data):
+def _write_into(path, data, shown):
     """Write data (bytes, or a list of byte chunks) into an existing file that is not
     replaced: a device, a FIFO, /dev/stdout."""
     try:
         fd = _open_into(path)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
+        raise OutputError(f"cannot write {shown}: {exc.strerror}") from None
     try:
         for chunk in [data] if isinstance(data, bytes) else data:
             view = memoryview(chunk)
             while view:
                 view = view[os.write(fd, view):]
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
+        raise OutputError(f"cannot write {shown}: {exc.strerror}") from None
     finally:
         os.close(fd)
 

@@ -59,7 +59,8 @@ def _table(title, *columns, folding=None):
 def _where(item):
     if not item.get("file"):
         return ""
-    return f"{item['file']}:{item.get('line')}"
+    # no line: an error of the whole file (the parser's MemoryError)
+    return f"{item['file']}:{item['line']}" if item.get("line") else item["file"]
 
 
 _TENSOR_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "version", "retains_grad")
