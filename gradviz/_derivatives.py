@@ -28,6 +28,7 @@ with `gradviz._registry.records`.
 """
 
 import math
+import operator
 
 import numpy as np
 
@@ -137,10 +138,13 @@ def slice_as_given(node, name, v):
     b = given.start if name == "start" else given.stop
     if b is None:
         return 0 if name == "start" else _INT64_MAX
-    if isinstance(b, np.integer):
-        b = int(b)
     if type(b) is not int:
-        return v
+        try:
+            # a NumPy integer, or an integer tensor of one element (x[t:]): torch reads it as
+            # its __index__, so a negative one stays negative too
+            b = operator.index(b)
+        except TypeError:
+            return v
     b = min(max(b, -_INT64_MAX - 1), _INT64_MAX)
     return b + (1 << 64) if b < 0 else b
 
