@@ -559,10 +559,18 @@ def _plain_loop(ready, buffers, deps, retain_graph, mode):
             outs = _execute(node, [None] * node._n_out if grads is None else grads, False,
                             retain_graph, None, None, None, mode)
         nxt = node._next            # edges(node), without the call
-        if type(nxt) is not tuple and node._nrs is None and len(outs) > 0:
-            # One or two edges, both to output 0 (most nodes): no tuples to zip
-            g = outs[0]
-            if nxt is not None:
+        if type(nxt) is not tuple and node._nrs is None and len(outs) > (
+                node._next1 is not _NO_EDGE):
+            # One or two edges, both to output 0 (most nodes), each with its gradient: handed
+            # on here, without the tuples of the general case below
+            for k in (0, 1):
+                if k:
+                    nxt = node._next1
+                    if nxt is _NO_EDGE:
+                        break
+                if nxt is None:
+                    continue
+                g = outs[k]
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
@@ -579,19 +587,13 @@ def _plain_loop(ready, buffers, deps, retain_graph, mode):
                 deps[nxt] = d
                 if d == 0:
                     heappush(ready, (-nxt._seq, nxt))
-            nxt = node._next1
-            if nxt is _NO_EDGE:
-                continue
-            nexts = (nxt,)
-            outs = outs[1:]
+            continue
+        nexts = nxt
+        if type(nexts) is not tuple:
+            nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
+        nrs = node._nrs
+        if nrs is None:
             nrs = _ZEROS
-        else:
-            nexts = nxt
-            if type(nexts) is not tuple:
-                nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
-            nrs = node._nrs
-            if nrs is None:
-                nrs = _ZEROS
         if len(outs) < len(nexts):      # (a node that sends nothing returns ())
             outs = (*outs, *(None,) * (len(nexts) - len(outs)))
         for nxt, g, nr in zip(nexts, outs, nrs):
