@@ -89,6 +89,8 @@ def mm_mat2_grad(grad, self, mat2_t):
     (x @ W.t(), as nn.Linear does) it is computed as (grad.T @ self).T, so that after the
     transpose back W's gradient comes out contiguous (torch's mm_mat2_backward does the same):
     no copy to accumulate it, and fast in-place updates of W afterwards."""
+    if type(grad) is _ndarray and type(self) is _ndarray:
+        return (grad.T @ self).T if mat2_t else self.T @ grad
     if mat2_t:
         return mat_t(matmul(mat_t(grad), self))
     return matmul(mat_t(self), grad)
@@ -125,6 +127,7 @@ def lu_factor(A, det=False):
 
 
 _INT64_MAX = (1 << 63) - 1
+_ndarray = np.ndarray
 
 
 def slice_as_given(node, name, v):
@@ -839,6 +842,8 @@ def batch_norm_grads(grads, mask, input, weight, running_mean, running_var, resu
     grads[0]. Under create_graph=True they are the three outputs of one
     native_batch_norm_backward op (NativeBatchNormBackwardBackward0), as in torch."""
     grad = grads[0]
+    if training and mask & 3 and type(grad) is _ndarray and type(input) is _ndarray:
+        return batch_norm_train_grads(grad, mask, input, weight, result1, result2)
     stats = (running_mean, running_var, result1, result2, training, eps)
     if on_tensors(grad, input):
         outs = ops.native_batch_norm_backward(as_tensor(grad), as_tensor(input), weight,
@@ -1093,12 +1098,14 @@ def embedding_grad(grad, weight_sym_argsize_0, indices, padding_idx, scale_grad_
     index occurs with scale_grad_by_freq); the padding row gets none. On Tensors torch's
     embedding_dense_backward op (EmbeddingDenseBackwardBackward0). (sparse is always False
     here: named so that the node saves it, as torch's embedding_backward does.)"""
-    if on_tensors(grad):
+    if isinstance(grad, Tensor):
         return ops.embedding_dense_backward(grad, indices, weight_sym_argsize_0, padding_idx,
                                             scale_grad_by_freq)
     idx = value(indices).reshape(-1)
-    dim = np.shape(value(grad))[-1]
-    g = reshape(grad, (idx.size, dim))
+    if type(grad) is not _ndarray:
+        grad = np.asarray(grad)
+    g = grad.reshape(idx.size, grad.shape[-1])
+    dim = g.shape[1]
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=weight_sym_argsize_0)
         g = times_constant(g, (1.0 / counts[idx])[:, None])
@@ -1304,11 +1311,20 @@ defderiv("log_softmax(Tensor self, int dim)", "LogSoftmaxBackward0", ("dim",), e
 # into torch's strides when read (mm_strides), never per node.
 _MM_ARGS = ("self", "mat2", "mat2_t", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
             "mat2_sym_strides", "itemsize")
+
+
+def mm_mat1_grad(grad, mat2):
+    """The gradient of self @ mat2 w.r.t. self, grad @ mat2.T (a t op under create_graph)."""
+    if type(grad) is _ndarray and type(mat2) is _ndarray:
+        return grad @ mat2.T
+    return matmul(grad, mat_t(mat2))
+
+
 _mm = defderiv(
     "mm(Tensor self, Tensor mat2)", "MmBackward0", _MM_ARGS, internal=("mat2_t", "itemsize"),
     exact=True,
     self=lambda grad, mat2, self_sym_sizes, self_sym_strides, mat2_sym_sizes, itemsize:
-        matmul(grad, mat_t(mat2)),
+        mm_mat1_grad(grad, mat2),
     mat2=lambda grad, self, mat2_t, mat2_sym_sizes, mat2_sym_strides, self_sym_sizes, itemsize:
         mm_mat2_grad(grad, self, mat2_t))
 _mm.unsaved.update(self_sym_strides=(), mat2_sym_strides=())

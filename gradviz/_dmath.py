@@ -20,6 +20,8 @@ from .autograd.graph import apply_view
 
 _ndarray = np.ndarray
 _add_reduce = np.add.reduce
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 
 def _t(x):
@@ -266,6 +268,12 @@ def sum_to(x, shape):
     if not shape and isinstance(x, Tensor):
         return x.sum()      # torch's sum_to: to a 0-d shape, one sum() (SumBackward0)
     lead = len(xs) - len(shape)
+    if shape and lead > 0 and type(x) is _ndarray and xs[lead:] == shape:
+        # only leading dims to sum away (a bias's gradient): one reduction, whose result is
+        # the values the general case below reshapes, in an array of its own (which a
+        # leaf's AccumulateGrad can then take without a copy). (Not to shape (): a reduction
+        # over every dim gives a NumPy scalar, not a 0-d array.)
+        return _add_reduce(x, axis=tuple(range(lead)))
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                      if s == 1 and xs[i + lead] != 1)
     r = sum_dims(x, dims, keepdim=True) if dims else x
@@ -729,6 +737,14 @@ def tanh_grad_array(grad, result):
     square of a float32 is exact in float64, and the difference is rounded once to float32,
     the type torch's kernel computes half in; float64: _one_minus_square64.
     """
+    if type(grad) is _ndarray and type(result) is _ndarray and grad.dtype is _F32 \
+            and result.dtype is _F32:
+        # float32, the common case: the square computed in float64 by the product itself (the
+        # same exact value as squaring a float64 copy, one call fewer)
+        y = np.multiply(result, result, dtype=_F64)
+        np.subtract(1.0, y, out=y)
+        factor = y.astype(_F32)
+        return np.multiply(grad, factor, out=factor)
     grad, result = np.asarray(grad), np.asarray(result)
     dtype = np.result_type(grad, result)
     if dtype == np.float64:
@@ -755,7 +771,8 @@ def _both(a, b):
 
 def tanh_backward(grad, result):
     """grad * (1 - result**2); TanhBackwardBackward0 on Tensors."""
-    if not (isinstance(result, Tensor) or isinstance(grad, Tensor)):
+    if type(grad) is _ndarray and type(result) is _ndarray or not (
+            isinstance(result, Tensor) or isinstance(grad, Tensor)):
         return tanh_grad_array(grad, result)
     return ops.tanh_backward(*_both(grad, result))
 
@@ -786,6 +803,12 @@ def softmax_backward_data(grad, output, dim):
 
 def log_softmax_backward_data(grad, output, dim):
     """grad - exp(output) * sum(grad, dim); LogSoftmaxBackwardDataBackward0 on Tensors."""
+    if (type(grad) is _ndarray and type(output) is _ndarray and grad.dtype is output.dtype
+            and not _f32.TORCH_BITS):
+        # the plain backward's case: the same three operations as below, into one new array
+        e = np.exp(output)
+        np.multiply(e, _add_reduce(grad, axis=dim, keepdims=True), out=e)
+        return np.subtract(grad, e, out=e)
     tt = _both(grad, output)
     if tt is None:
         if _f32.TORCH_BITS and _f32.lastdim_float32(grad, output, dim):
@@ -847,12 +870,13 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     t = value(target).reshape(-1).astype(np.int64, copy=False)
     m = len(t)
     tw = value(total_weight)
-    if weight is None and self.ndim == 2 and reduction == 1 and 0 < m <= 2048 and tw == m:
+    if weight is None and self.ndim == 2 and reduction == 1 and 0 < m <= 2048 and float(tw) == m:
         # The common case (a batch of class indices, the mean): the total weight counts the
         # samples kept, so all m were kept (a count up to 2048 is exact even in float16). The
         # same values as below, -grad / total_weight at each target, without the selections.
+        # ((-1) / tw is -(1 / tw) exactly: a division rounds the same either side of 0.)
         out = np.zeros(self.shape, dtype=self.dtype)
-        out[row_numbers(m), t] = grad * -(self.dtype.type(1) / tw)
+        out[row_numbers(m), t] = grad * (self.dtype.type(-1) / tw)
         return out
     valid = t != ignore_index
     safe = np.where(valid, t, 0)

@@ -407,6 +407,8 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
     heappop, heappush = heapq.heappop, heapq.heappush
     trace = _tracing.active
     plain = needed is None and trace is None and not _state.anomaly
+    if plain and not create_graph:
+        return _plain_loop(ready, buffers, deps, retain_graph, mode)
     # A tracer listens: a node without hooks runs between its two calls (grad, sent), not
     # through _execute's full path
     traced = needed is None and trace is not None and not _state.anomaly
@@ -495,6 +497,118 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                     old = buf[nr]
                     # small arrays are added as they are: _add's checks cost more than the
                     # allocation they may save
+                    buf[nr] = g if old is None else old + g if (
+                        type(old) is not _ndarray or old.size < _INPLACE_MIN) else _add(old, g)
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                heappush(ready, (-nxt._seq, nxt))
+
+
+def _plain_loop(ready, buffers, deps, retain_graph, mode):
+    """_loop when nothing listens to the pass nor is made by it: no tracer, no anomaly mode,
+    no `inputs` (nothing captured, every node needed) and no create_graph. This is a training
+    step's backward. A built-in node without hooks goes straight to its formulas, a leaf
+    without hooks takes its gradient (without a copy when no one else holds it); any other
+    node (hooks, retain_grad, a custom Function, no gradient) takes _execute's full path,
+    as in _loop. The order of the nodes, and so of every sum of gradients, is _loop's."""
+    heappop, heappush = heapq.heappop, heapq.heappush
+    private = None          # _layout_private(deps), found when a node first asks
+    release = not retain_graph      # (the saved values are freed by _apply itself then)
+    while ready:
+        node = heappop(ready)[1]
+        grads = buffers.pop(node, None)
+        if type(node) is AccumulateGrad:
+            if grads is not None and node._hooks is None and node._prehooks is None:
+                g = grads[0]
+                var = node.variable
+                if g is not None and not var._hooks and not var._post_hooks:
+                    # Earlier nodes' values go first, so that they hold no reference to g:
+                    # then only `grads`, `g` and getrefcount's argument do, no one else can
+                    # see this gradient, and it may become the first .grad as it is.
+                    outs = old = None
+                    unshared = _getrefcount(g) <= _UNSHARED - 1
+                    accumulate(var, g, unshared)
+                    continue
+            _execute(node, [None] if grads is None else grads, False, retain_graph, None, None,
+                     None, mode)
+            continue
+        if grads is not None and node._plain and (grads[0] is not None or len(grads) > 1):
+            try:
+                if not node._builtin:
+                    mode.on()       # a custom Function's backward
+                    outs = node._apply(grads, False, None, release)
+                elif node._into is None:
+                    outs = node._apply(grads, False, None, release)
+                else:
+                    if private is None:
+                        private = _layout_private(deps)
+                    # (earlier nodes' values first, so they hold no reference to the
+                    # gradient it may add into)
+                    outs = g = old = None
+                    if private and node._into(grads[0], buffers):
+                        outs = ()
+                        if not retain_graph:
+                            node._release()
+                    else:
+                        outs = node._apply(grads, False, None, release)
+            except Exception as exc:
+                _annotate(exc, node)
+                raise
+        else:
+            outs = _execute(node, [None] * node._n_out if grads is None else grads, False,
+                            retain_graph, None, None, None, mode)
+        nxt = node._next            # edges(node), without the call
+        if type(nxt) is not tuple and node._nrs is None and len(outs) > (
+                node._next1 is not _NO_EDGE):
+            # One or two edges, both to output 0 (most nodes), each with its gradient: handed
+            # on here, without the tuples of the general case below
+            for k in (0, 1):
+                if k:
+                    nxt = node._next1
+                    if nxt is _NO_EDGE:
+                        break
+                if nxt is None:
+                    continue
+                g = outs[k]
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        if nxt._n_out == 1:
+                            buffers[nxt] = [g]
+                        else:
+                            buf = buffers[nxt] = [None] * nxt._n_out
+                            buf[0] = g
+                    else:
+                        old = buf[0]
+                        buf[0] = g if old is None else old + g if (
+                            type(old) is not _ndarray or old.size < _INPLACE_MIN) else _add(old, g)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heappush(ready, (-nxt._seq, nxt))
+            continue
+        nexts = nxt
+        if type(nexts) is not tuple:
+            nexts = (nexts,) if node._next1 is _NO_EDGE else (nexts, node._next1)
+        nrs = node._nrs
+        if nrs is None:
+            nrs = _ZEROS
+        if len(outs) < len(nexts):      # (a node that sends nothing returns ())
+            outs = (*outs, *(None,) * (len(nexts) - len(outs)))
+        for nxt, g, nr in zip(nexts, outs, nrs):
+            if nxt is None:
+                continue
+            if g is not None:
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if nxt._n_out == 1:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * nxt._n_out
+                        buf[nr] = g
+                else:
+                    old = buf[nr]
                     buf[nr] = g if old is None else old + g if (
                         type(old) is not _ndarray or old.size < _INPLACE_MIN) else _add(old, g)
             d = deps[nxt] - 1

@@ -356,24 +356,24 @@ class FormulaNode(Node):
         else:
             # The saved values for the formulas (arrays for a plain backward, Tensors with
             # create_graph), after checking that no saved tensor was modified in place. (Here
-            # rather than in a method of its own: one call fewer per node.)
+            # rather than in a method of its own: one call fewer per node.) `vals` starts as
+            # a copy of `saved` (one C call), each Tensor then replaced by its array.
             vers = self._vers
-            vals = []
-            for v in saved:         # (v is saved[len(vals)])
+            vals = list(saved)
+            k = 0
+            for v in saved:         # (v is saved[k])
                 if isinstance(v, _Tensor):
                     vc = v._vc
-                    if vc is not None:
-                        k = len(vals)
-                        want = 0 if vers is None else vers[k]
-                        if vc.v != want:
-                            raise self._modified(k, v, want)
-                    vals.append(v if create_graph else v._data)
-                else:
+                    if vc is not None and vc.v != (0 if vers is None else vers[k]):
+                        raise self._modified(k, v, 0 if vers is None else vers[k])
+                    if not create_graph:
+                        vals[k] = v._data
+                elif release:
                     if kept is None:
                         kept = [_GONE] * len(saved)
                     if not isinstance(v, _ndarray):
-                        kept[len(vals)] = v
-                    vals.append(v)
+                        kept[k] = v
+                k += 1
             if plan.saves_result:
                 vc = self._resvc        # None: the output never had an edit nor a view
                 want = 0 if vers is None else vers[-1]
@@ -384,10 +384,12 @@ class FormulaNode(Node):
         grad = grads[0] if plan.n_out == 1 else grads
         calls = plan.calls
         if plan.variadic:
-            _, f, pos, _, _ = calls[0]
-            mask = self._mask if need is None else self._mask & need
+            _, f, pos, one, many = calls[0]
+            mask = plan.mask if need is None else plan.mask & need
             if not mask:        # no edge wants a gradient (_unpack): no formula runs
                 out = [None] * len(edges(self))
+            elif many is not None:
+                out = list(f(grad, mask, *many(vals)))
             else:
                 out = list(f(grad, mask, *[vals[p] for p in pos]))
             if need is not None:

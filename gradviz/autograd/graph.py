@@ -432,14 +432,17 @@ def accumulate(var, g, steal=False):
     With `steal` (the engine saw that no one else holds g) a first gradient that already is
     such an array becomes the .grad without a copy, as torch's AccumulateGrad steals it.
     (A custom Function's backward may hand over a Tensor: its data is used.)"""
-    if isinstance(g, _tensor.Tensor):
+    if type(g) is not np.ndarray and isinstance(g, _tensor.Tensor):
         g, steal = g._data, False     # the tensor's data may be someone else's (detach())
     old = var._grad
     if old is None:
         data = var._data
-        # (g's flags read once: each `.flags` makes a new object)
+        # (g's flags read once: each `.flags` makes a new object; two C-contiguous arrays of
+        # one shape, the common case, are tested here before _obeys_layout's general rule)
         if not (steal and type(g) is np.ndarray and g.dtype == data.dtype
-                and (f := g.flags).owndata and f.writeable and _obeys_layout(g, data)):
+                and (f := g.flags).owndata and f.writeable and (
+                    f.c_contiguous and g.shape == data.shape and g.size
+                    and data.flags.c_contiguous or _obeys_layout(g, data))):
             g = _laid_out_as(g, data)
         var._grad = _tensor._make(g)
         return
