@@ -193,26 +193,6 @@ class disable_saved_tensors_hooks(_Setting):
         self.error_message = error_message
 
 
-_TORCH_ONLY_NODE = frozenset(("_input_metadata", "_register_hook_dict", "_set_sequence_nr"))
-
-
-def _saves_tensor(node, name):
-    """Whether node's `_saved_<name>` is a tensor or a list of them (torch's SavedVariable)."""
-    if name.startswith("_") or not hasattr(type(node), "_saved_" + name):
-        return False
-    try:
-        value = getattr(node, "_saved_" + name)
-    except RuntimeError:
-        return True         # freed by backward: only tensors are
-    from .._tensor import Tensor
-    if isinstance(value, (tuple, list)):
-        return any(isinstance(v, Tensor) for v in value)
-    if value is None:       # an optional tensor not given: torch's SavedVariable is still there
-        entry = getattr(type(node), "_entry", None)
-        return entry is not None and name in entry.tensor_params
-    return isinstance(value, Tensor)
-
-
 class Node:
     """A function of the backward graph (a tensor's grad_fn).
 
@@ -321,18 +301,6 @@ class Node:
             return names
         return [n for n in names if n[0] != "_" or n in _DIR_PRIVATE or (
             n.startswith("_saved_") and n not in _NODE_HELPERS)]
-
-    def __getattr__(self, name):
-        # Only names the normal lookup missed. torch's nodes also have `_raw_saved_<name>` for
-        # each saved tensor (its SavedVariable: unpack(), register_hooks(), data) and
-        # `_input_metadata` (shapes, dtypes, devices of the inputs' gradients): gradviz keeps
-        # neither object, so it refuses them by name rather than say torch lacks them.
-        if name in _TORCH_ONLY_NODE or (name.startswith("_raw_saved_")
-                                        and _saves_tensor(self, name[len("_raw_saved_"):])):
-            raise AttributeError(f"gradviz's core does not implement {type(self).__name__}."
-                                 f"{name} (PyTorch has it); run with --backend torch to run "
-                                 "this file on PyTorch")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ----- hooks used by tensors and the engine --------------------------------------------
 
