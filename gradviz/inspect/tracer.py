@@ -666,19 +666,10 @@ class Tracer(_tracing.Tracer):
         if not marks:
             return None
         run, frame, call = marks[-1]
-        if run is None:
+        # frames: _pass_mark, created, _make, accumulate
+        if run is None or not _called_within(4, _ACCUMULATE_CODE, _ENGINE_CODES, run):
             return None
-        # (callsite.called_within, inline: one Python call fewer per .grad made)
-        f = _getframe(3)        # frames: _pass_mark, created, _make, accumulate
-        if f.f_code is not _ACCUMULATE_CODE:
-            return None
-        for _ in range(5):
-            f = f.f_back
-            if f is run:
-                return "accumulate", frame, call
-            if f is None or id(f.f_code) not in _ENGINE_CODES:
-                return None
-        return None
+        return "accumulate", frame, call
 
     def fired(self, node, kind, nr, hook, given, returned):
         """A hook the file registered ran at node (see HookEvent); retain_grad too."""
@@ -1203,7 +1194,7 @@ _get_ident = threading.get_ident
 _DEAD_REF = weakref.ref(type("_Gone", (), {})())     # a reference whose object is gone
 _generic = np.generic
 _np_array = np.array
-_getframe = sys._getframe
+_called_within = callsite.called_within
 # What runs between an AccumulateGrad's `accumulate` and the pass's _run: AccumulateGrad._apply,
 # [_execute], _loop, _pass (Tracer._pass_mark)
 _ACCUMULATE_CODE = _graph.accumulate.__code__
