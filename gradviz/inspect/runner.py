@@ -1099,8 +1099,10 @@ class _LateExit:
 
 
 def _interrupt_main():
-    import _thread
-    _thread.interrupt_main()
+    """SIGINT sent to the main thread itself: a real signal, so that a sleep or a lock wait
+    of the main thread ends too (_thread.interrupt_main only sets the flag Python checks
+    between bytecodes, which a 60 s time.sleep does not reach)."""
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 _REAL_ATEXIT = (atexit.register, atexit.unregister)
 _REAL_INPUT = builtins.input
