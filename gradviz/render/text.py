@@ -364,7 +364,8 @@ def _print_causes(console, causes):
             line.append(printable(f"  ({where(c['file'], c['line'])})"), style="dim")
         grid = Table.grid()
         grid.add_column(width=2, style=style)
-        grid.add_column()
+        # folded, never cut with an ellipsis: a long path would lose the file's line number
+        grid.add_column(overflow="fold")
         grid.add_row("-", line)
         console.print(grid)
 
