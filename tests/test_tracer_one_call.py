@@ -85,3 +85,24 @@ def test_a_training_loop_backward_goes_through_the_one_call():
     # every node of each pass but none: the loop registers no hook
     assert tracer.fast == 3 * len([s for s in tracer.steps if s.call == 2])
     assert math.isfinite(float(tracer.steps[-1].grads[0].sum()))
+
+
+def test_one_threads_steps_are_let_go_from_the_front_as_the_filter_would():
+    tracer = Tracer()
+    w = torch.ones(3, requires_grad=True)
+
+    def inner(g):
+        with torch.enable_grad():       # a backward inside a backward, on the same thread
+            (torch.ones(2, requires_grad=True) * 3).sum().backward()
+
+    with tracing.installed(tracer):
+        for t in range(5):
+            y = (w * 2).exp()
+            if t == 3:
+                y.register_hook(inner)
+            y.sum().backward()
+            kept = [s.call for s in tracer.steps]
+            assert kept == sorted(kept) and kept
+            calls = len(tracer.backward_calls)
+            assert set(kept) == {c for c in (calls - 2, calls - 1) if c >= 0}, t
+    assert tracer.steps_from_call == len(tracer.backward_calls) - 2

@@ -718,8 +718,16 @@ class Tracer(_tracing.Tracer):
             # step's (pruned in place: another thread's steps appended meanwhile stay).
             keep_from = len(self._calls) - 2
             if keep_from > self.steps_from_call:
-                n = len(self.steps)
-                self.steps[:n] = [st for st in self.steps[:n] if st.call >= keep_from]
+                steps = self.steps
+                n = len(steps)
+                if len(self._call_of) == 1:
+                    # one thread's calls only: its steps are in call order, the old ones first
+                    i = 0
+                    while i < n and steps[i].call < keep_from:
+                        i += 1
+                    del steps[:i]
+                else:
+                    steps[:n] = [st for st in steps[:n] if st.call >= keep_from]
                 self.steps_from_call = keep_from
             # The root of the call whose steps were just let go, dead by now in a training
             # loop, becomes one shared dead reference: a loop's calls keep no object per step
