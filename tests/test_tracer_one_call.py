@@ -106,3 +106,26 @@ def test_one_threads_steps_are_let_go_from_the_front_as_the_filter_would():
             calls = len(tracer.backward_calls)
             assert set(kept) == {c for c in (calls - 2, calls - 1) if c >= 0}, t
     assert tracer.steps_from_call == len(tracer.backward_calls) - 2
+
+
+def test_a_subclass_overriding_a_half_gets_both_halves_called():
+    class Nodes(Tracer):
+        def node(self, node):
+            self.seen.append(("node", type(node).__name__))
+            super().node(node)
+
+    class Grads(Tracer):
+        def grad(self, node, grads):
+            self.seen.append(("grad", type(node).__name__))
+            super().grad(node, grads)
+
+    for cls, kind in ((Nodes, "node"), (Grads, "grad")):
+        t = cls()
+        t.seen = []
+        with tracing.installed(t):
+            x = torch.tensor(2.0, requires_grad=True)
+            (x * 3).exp().backward()
+        assert [n for k, n in t.seen if k == kind] == (
+            ["AccumulateGrad", "MulBackward0", "ExpBackward0"] if kind == "node" else
+            ["ExpBackward0", "MulBackward0", "AccumulateGrad"]), cls
+        assert len(t.steps) == 3 and len(t.events) == 3
