@@ -118,13 +118,14 @@ def test_a_custom_tracer_receives_the_documented_calls_in_order():
         ("inplace", "tensor", "add_"), ("recorded", "AddBackward0", "tensor"),
         ("created", "tensor"), ("recorded", "ExpBackward0", "tensor"),
         ("begin", "list", None, False),
-        ("applied", "ExpBackward0", "list", "list"),
+        ("grad", "ExpBackward0", "list"), ("sent", "ExpBackward0", "list"),
         ("created", "tensor"), ("created", "tensor"),
         ("fired", "AddBackward0", "tensor", 0, "function", "float32", "tensor"),
         ("hooked", "AddBackward0", 0, "function"),
         ("grad", "AddBackward0", "list"), ("sent", "AddBackward0", "list"),
-        ("applied", "MulBackward0", "list", "list"),
-        ("created", "tensor"), ("applied", "AccumulateGrad", "list", "tuple"), ("end",),
+        ("grad", "MulBackward0", "list"), ("sent", "MulBackward0", "list"),
+        ("grad", "AccumulateGrad", "list"), ("created", "tensor"),
+        ("sent", "AccumulateGrad", "tuple"), ("end",),
     ]
     assert a.grad.item() == pytest.approx(6 * float(c))
 
@@ -155,7 +156,7 @@ def test_a_node_with_post_hooks_gets_produced_and_ran_around_them():
              if c[0] in ("grad", "produced", "fired", "ran", "sent", "applied")]
     assert names == [("grad", "MulBackward0"), ("produced", "MulBackward0"),
                      ("fired", "MulBackward0"), ("ran", "MulBackward0"),
-                     ("applied", "AccumulateGrad")]
+                     ("grad", "AccumulateGrad"), ("sent", "AccumulateGrad")]
     assert a.grad.item() == 6.0
 
 

@@ -129,3 +129,50 @@ def test_a_subclass_overriding_a_half_gets_both_halves_called():
             ["AccumulateGrad", "MulBackward0", "ExpBackward0"] if kind == "node" else
             ["ExpBackward0", "MulBackward0", "AccumulateGrad"]), cls
         assert len(t.steps) == 3 and len(t.events) == 3
+
+
+def test_a_grad_that_reads_the_leaf_is_called_before_the_node_runs():
+    # explain reads a leaf's .grad in grad, before its AccumulateGrad writes it
+    class Reads(Tracer):
+        def grad(self, node, grads):
+            if type(node).__name__ == "AccumulateGrad":
+                g = node.variable.grad
+                self.seen.append(None if g is None else g.item())
+            super().grad(node, grads)
+
+    t = Reads()
+    t.seen = []
+    assert Tracer.applies and not Reads.applies
+    with tracing.installed(t):
+        x = torch.tensor(2.0, requires_grad=True)
+        (x * 3).backward()
+        (x * 3).backward()
+    assert t.seen == [None, 3.0]
+
+
+def test_the_core_makes_one_call_per_plain_node_only_when_asked():
+    class Calls(tracing.Tracer):
+        def __init__(self):
+            self.calls = []
+
+        def grad(self, node, grads):
+            self.calls.append(("grad", type(node).__name__))
+
+        def sent(self, node, outs):
+            self.calls.append(("sent", type(node).__name__))
+
+    class OneCall(Calls):
+        applies = True
+
+        def applied(self, node, grads, outs):
+            self.calls.append(("applied", type(node).__name__))
+
+    for cls in (Calls, OneCall):
+        t = cls()
+        with tracing.installed(t):
+            x = torch.tensor(2.0, requires_grad=True)
+            (x * 3).backward()
+        names = ["MulBackward0", "AccumulateGrad"]
+        want = [("applied", n) for n in names] if cls is OneCall else \
+            [(k, n) for n in names for k in ("grad", "sent")]
+        assert t.calls == want, cls

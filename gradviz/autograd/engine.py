@@ -454,13 +454,20 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 and not node.variable._post_hooks):
             # (a leaf without hooks too: _execute would do no more for it)
             mode.on()       # (the tracer's calls may read the grad mode)
+            whole = trace.applies       # one call once it ran, or grad before and sent after
+            if not whole:
+                trace.grad(node, grads)
             try:
                 outs = node._apply(grads, create_graph, None)
             except Exception as exc:
-                trace.grad(node, grads)
+                if whole:
+                    trace.grad(node, grads)
                 _annotate(exc, node)
                 raise
-            trace.applied(node, grads, outs)    # (grad, then sent: one call)
+            if whole:
+                trace.applied(node, grads, outs)
+            else:
+                trace.sent(node, outs)
             if not retain_graph and not trace.retain_all:
                 node._release()
         elif (plain and type(node) is AccumulateGrad and not create_graph

@@ -159,6 +159,8 @@ class Step(NamedTuple):
 class Tracer(_tracing.Tracer):
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
+    applies = True      # grad reads only the gradients and saved values: `applied` once run
+
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
                  whole_grads=False):
         self._call_code = self._module_call_code()
@@ -534,6 +536,10 @@ class Tracer(_tracing.Tracer):
         if cls.applied is Tracer.applied and (cls.grad is not Tracer.grad or
                                               cls.sent is not Tracer.sent):
             cls.applied = _tracing.Tracer.applied
+        if cls.grad is not Tracer.grad and "applies" not in vars(cls):
+            # its grad may read what the node's backward changes (explain reads a leaf's
+            # .grad before its AccumulateGrad runs): grad before the node runs, sent after
+            cls.applies = False
 
     def _nonfinite(self, node, outs):
         """node sent a nan or an inf: note each output that did, when node received only
