@@ -334,7 +334,7 @@ class _Checker:
                           "line": e.line}
         value = _value(run, rname)
         if value is None:
-            return None, {"type": "NameError", "message": f"no tensor named '{rname}' after "
+            return None, {"type": "NameError", "message": f"no tensor named {rname!r} after "
                           "the run", "file": self.path, "line": None}
         return value, None
 

@@ -144,8 +144,17 @@ def _aliases(backend, mod):
 # ----- Reading the source ----------------------------------------------------------------------
 
 def _check_path(path):
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise UsageError(f"no such file: {path}") from None
+        # a symlink loop, a path too long, a file taken for a folder: Python's own reason
+        # (`python loop.py`: "[Errno 40] Too many levels of symbolic links"), never "no such
+        # file", which sends the user looking for a file that is there
+        raise UsageError(f"cannot open {path}: {exc.strerror}") from None
+    except ValueError:      # a NUL in the path
+        raise UsageError(f"no such file: {path}") from None
     if os.path.isdir(path):
         raise UsageError(f"{path} is a folder, not a Python file")
     if not path.endswith(".py"):
@@ -813,6 +822,7 @@ class ScriptEnvironment:
 
     def run(self, code, execution, debug=False):
         """exec the compiled file in its module; fill execution's error and exit code."""
+        os_exit = False
         try:
             self._running = True
             try:
@@ -826,6 +836,7 @@ class ScriptEnvironment:
                 execution.error.message = \
                     f"the file called sys.exit({_text_of(repr, exc.code)})"
         except _OsExit as exc:
+            os_exit = True
             execution.exit_code = exc.code & 0xFF
             if execution.exit_code != 0:
                 execution.error = describe(exc, self.path, debug)
@@ -847,6 +858,8 @@ class ScriptEnvironment:
         try:
             self._join_threads()
             self._run_atexit()
+            if not os_exit:
+                self._flush_std_files(execution, debug)
         except _OsExit as exc:
             # os._exit in an atexit function: Python exits there, with that code
             execution.exit_code = exc.code & 0xFF
@@ -865,6 +878,32 @@ class ScriptEnvironment:
             # The file's alarm and signal handlers end with it: a repeating SIGALRM whose
             # handler raises went off in gradviz's report (an "internal error").
             _restore_signals(self._saved["signals"])
+
+    def _flush_std_files(self, execution, debug):
+        """What Python's exit does last (flush_std_files in Python/pylifecycle.c): flush the
+        file's sys.stdout and sys.stderr unless they are None or closed. When one fails
+        (`sys.stdout = 42`) `python file.py` exits 120 whatever it would have exited with
+        (but 130 after a KeyboardInterrupt), saying "Exception ignored in: 42" for stdout and
+        nothing for stderr; gradviz said nothing and exited 0."""
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name, None)
+            if stream is None or _is_closed(stream):
+                continue
+            try:
+                stream.flush()
+            except _OsExit:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the file's object may raise anything
+                if execution.exit_code != 130:
+                    execution.exit_code = 120
+                if execution.error is None:
+                    error = describe(exc, self.path, debug)
+                    error.message = (
+                        f"{error.message} (Exception ignored in: {_text_of(repr, stream)}: "
+                        f"python cannot flush the file's sys.{name} at exit, and exits 120)")
+                    if error.file is None:
+                        error.file = self.path
+                    execution.error = error
 
     def _atexit_register(self, func, *args, **kwargs):
         """atexit.register while the file runs: its functions run when it ends, as under
@@ -1079,6 +1118,14 @@ class ScriptEnvironment:
             self._exit_code, self._exit_pending = code, True
             _interrupt_main()
         raise SystemExit(code)
+
+
+def _is_closed(stream):
+    """file_is_closed in Python/pylifecycle.c: a `closed` that cannot be read is open."""
+    try:
+        return bool(stream.closed)
+    except BaseException:  # noqa: BLE001 - the file's object may raise anything
+        return False
 
 
 _REAL_EXIT = os._exit

@@ -89,7 +89,7 @@ class Run:
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         known = ", ".join(names) or "none"
-        raise UsageError(f"no tensor named '{name}' in {self.path}.{hint} (tensors: {known})")
+        raise UsageError(f"no tensor named {name!r} in {self.path}.{hint} (tensors: {known})")
 
     def made_in_function(self, name):
         """Whether NAME is a function's local (`main.x`) rather than a module-level name."""

@@ -18,7 +18,7 @@ def run_header(file, backward=None, backend="gradviz"):
     """The first line of `gradviz run`: the file, then what gradviz did after it."""
     head = _t(f"gradviz run {where(file, None)}", style="bold")
     if backward:
-        head.append(printable(f"  (then {backward}.backward())"))
+        head.append(printable(f"  (then {backward}.backward())", keep=""))
     if backend != "gradviz":
         head.append(printable(f"  [backend: {backend}]"))
     return head

@@ -1,0 +1,2 @@
+import torch
+torch.nn.init.trunc_normal

@@ -1,0 +1,2 @@
+import torch
+torch.optim.lr_scheduler.SWALR

@@ -1,0 +1,133 @@
+"""Bad input that still got through after tests/test_hostile_late.py (issue 12): standard
+streams Python cannot flush at exit, paths the system refuses for another reason than a missing
+file, names with control characters in messages, and a missing name of torch.utils.data (or
+another torch module) named in gradviz's module's name. Each test failed before its fix."""
+
+import json
+import os
+
+import pytest
+
+import gradviz
+from hostile import MODEL, invoke, python_status, write
+
+
+# ----- A standard stream Python cannot flush at exit -------------------------------------------
+
+@pytest.mark.parametrize("body, status, error", [
+    ("sys.stdout = 42", 120, "AttributeError"),
+    ("sys.stderr = 42", 120, "AttributeError"),
+    ("sys.stdout = 42\nsys.exit(3)", 120, "SystemExit"),
+    ("sys.stdout = 42\n1 / 0", 120, "ZeroDivisionError"),
+    ("sys.stdout = 42\nos._exit(4)", 4, "SystemExit"),        # os._exit flushes nothing
+    ("sys.stdout = 42\nraise KeyboardInterrupt", 130, "KeyboardInterrupt"),
+    ("sys.stdout = None", 0, None),
+    ("sys.stdout.close()", 0, None),
+])
+def test_a_stream_python_cannot_flush_at_exit_is_exit_120(tmp_path, body, status, error):
+    # `sys.stdout = 42`: python says "Exception ignored in: 42" and exits 120; gradviz said
+    # nothing and reported a clean run
+    path = write(tmp_path, f"import os, sys\nprint('hi')\n{body}\n")
+    code = python_status(path)[0]
+    assert (128 - code if code < 0 else code) == status      # -2: killed by SIGINT, 130
+    r = invoke("run", path, "--json")
+    document = json.loads(r.stdout)
+    assert document["exit_code"] == status
+    assert r.exit_code == (0 if error is None else 1)
+    assert (document["error"] and document["error"]["type"]) == error
+    if body == "sys.stdout = 42":
+        assert document["error"]["message"] == (
+            "'int' object has no attribute 'flush' (Exception ignored in: 42: python cannot "
+            "flush the file's sys.stdout at exit, and exits 120)")
+
+
+def test_a_flush_that_raises_is_located_in_the_file(tmp_path):
+    path = write(tmp_path, """\
+        import sys
+        class Out:
+            def write(self, text):
+                return len(text)
+            def flush(self):
+                raise ValueError("no flush")
+        sys.stdout = Out()
+    """)
+    status, stderr = python_status(path)
+    assert status == 120 and "ValueError: no flush" in stderr
+    error = json.loads(invoke("run", path, "--json").stdout)["error"]
+    assert (error["type"], error["line"]) == ("ValueError", 6)
+    assert error["message"].startswith("no flush (Exception ignored in: <__main__.Out object")
+
+
+# ----- A path the system refuses ---------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["run"], ["graph", "--dot", "-"], ["check-inplace"],
+                                     ["explain", "FILE", "a"], ["gradcheck"]])
+def test_a_symlink_loop_is_not_called_a_missing_file(tmp_path, monkeypatch, command):
+    # "no such file: loop.py"; python: "[Errno 40] Too many levels of symbolic links"
+    monkeypatch.chdir(tmp_path)
+    os.symlink("b.py", tmp_path / "a.py")
+    os.symlink("a.py", tmp_path / "b.py")
+    args = [command[0], "a.py"] + [a for a in command[1:] if a != "FILE"]
+    r = invoke(*args)
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: cannot open a.py: Too many levels of symbolic links\n")
+
+
+def test_a_file_taken_for_a_folder_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, MODEL)
+    r = invoke("run", "prog.py/x.py")
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: cannot open prog.py/x.py: Not a directory\n")
+
+
+# ----- A name with control characters ----------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["explain", "FILE", "x\ny"], ["explain", "FILE", "a", "--root",
+                                                                 "x\ny"],
+                                  ["run", "FILE", "--backward", "x\ny"],
+                                  ["gradcheck", "FILE", "--root", "x\ny"]])
+def test_a_name_with_a_newline_is_shown_escaped(tmp_path, args):
+    # "no tensor named 'x<newline>y'": the name broke the message's line, as a terminal would
+    # show any control character it holds
+    path = write(tmp_path, MODEL)
+    r = invoke(*[path if a == "FILE" else a for a in args])
+    assert r.exit_code == 2
+    assert "'x\\ny'" in r.stderr
+    assert "x\ny" not in r.stdout + r.stderr
+
+
+# ----- A name the core lacks in a torch module -------------------------------------------------
+
+@pytest.mark.parametrize("where, name", [("utils.data", "WeightedRandomSampler"),
+                                         ("utils", "checkpoint"), ("nn.init", "trunc_normal"),
+                                         ("optim.lr_scheduler", "no_such_scheduler")])
+def test_a_missing_name_is_named_in_torchs_module(where, name):
+    # "module 'gradviz.utils.data' has no attribute 'WeightedRandomSampler'": not the module
+    # the user wrote, and no word of --backend torch
+    module = gradviz
+    for part in where.split("."):
+        module = getattr(module, part)
+    with pytest.raises(AttributeError) as info:
+        getattr(module, name)
+    message = str(info.value)
+    assert "gradviz" not in message.replace("gradviz's core", "")
+    torch = pytest.importorskip("torch")
+    import torch.utils.data  # noqa: F401 - torch.utils.data is imported on demand
+    real = torch
+    for part in where.split("."):
+        real = getattr(real, part)
+    if hasattr(real, name):
+        assert message.startswith(f"gradviz's core does not implement torch.{where}.{name} "
+                                  "(PyTorch 2.13")
+        assert "run with --backend torch" in message
+    else:
+        assert message.startswith(f"module 'torch.{where}' has no attribute '{name}'")
+
+
+def test_a_missing_name_of_torch_utils_data_in_a_run(tmp_path):
+    path = write(tmp_path, "import torch\nsampler = torch.utils.data.WeightedRandomSampler\n")
+    error = json.loads(invoke("run", path, "--json").stdout)["error"]
+    assert (error["type"], error["line"]) == ("AttributeError", 2)
+    assert error["message"].startswith("gradviz's core does not implement "
+                                       "torch.utils.data.WeightedRandomSampler")
