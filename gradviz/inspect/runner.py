@@ -1003,8 +1003,13 @@ class ScriptEnvironment:
             os.environ.clear()
             os.environ.update(saved["environ"])
         os.umask(saved["umask"])
-        sys.settrace(saved["trace"])
-        sys.setprofile(saved["profile"])
+        # only when the file changed them: a profiler's or coverage's own hook (cProfile's
+        # Profile object, gradviz itself run under `python -m cProfile`) cannot be given back
+        # through sys.setprofile ("'Profile' object is not callable": an internal error)
+        if sys.gettrace() is not saved["trace"]:
+            sys.settrace(saved["trace"])
+        if sys.getprofile() is not saved["profile"]:
+            sys.setprofile(saved["profile"])
         # the hooks the file gave threading.settrace/setprofile ran in gradviz's threads
         threading.settrace(saved["thread_hooks"][0])
         threading.setprofile(saved["thread_hooks"][1])
