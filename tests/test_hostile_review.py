@@ -163,3 +163,36 @@ def test_gradviz_runs_under_a_profiler(tmp_path):
                           capture_output=True, text=True, timeout=PATIENCE)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["error"] is None
+
+
+# ----- A file name with a newline --------------------------------------------------------------
+
+RAISES = MODEL + "raise ValueError('stop')\n"
+
+
+@pytest.mark.parametrize("command, source", [
+    (["run"], MODEL), (["run"], RAISES), (["check-inplace"], RAISES), (["gradcheck"], RAISES),
+    (["graph", "--dot", "g.dot"], RAISES), (["graph", "--dot", "g.dot"], "x = 1\n"),
+    (["report", "-o", "r.html"], RAISES), (["run"], None)])
+def test_a_file_name_with_a_newline_is_shown_escaped(tmp_path, monkeypatch, command, source):
+    # "gradviz run a<newline>b.py", "(a<newline>b.py:4)": the path broke the line it is in
+    monkeypatch.chdir(tmp_path)
+    if source is not None:
+        write(tmp_path, source, name="a\nb.py")
+    r = invoke(command[0], "a\nb.py", *command[1:])
+    assert r.exit_code == (2 if source is None else 1 if source == RAISES else 0)
+    assert "a\\nb.py" in r.stdout + r.stderr
+    assert "a\nb.py" not in r.stdout + r.stderr
+
+
+# ----- A file that rewrites itself -------------------------------------------------------------
+
+def test_gradcheck_runs_the_file_as_it_was_when_it_started(tmp_path):
+    # gradcheck runs the file once per moved element: each run read the file again, and a
+    # file that rewrote itself (x * x into x * 3) was judged "not differentiable"
+    path = write(tmp_path, MODEL.replace("a * 3", "a * a") +
+                 "src = open(__file__).read()\n"
+                 "open(__file__, 'w').write(src.replace('a * a', 'a * 3'))\n")
+    r = invoke("gradcheck", path, "--json")
+    result = json.loads(r.stdout)
+    assert (r.exit_code, result["verdict"]) == (0, "match")

@@ -148,17 +148,27 @@ def _check_path(path):
         os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
-            raise UsageError(f"no such file: {path}") from None
+            raise UsageError(f"no such file: {shown_path(path)}") from None
         # a symlink loop, a path too long, a file taken for a folder: Python's own reason
         # (`python loop.py`: "[Errno 40] Too many levels of symbolic links"), never "no such
         # file", which sends the user looking for a file that is there
-        raise UsageError(f"cannot open {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot open {shown_path(path)}: {exc.strerror}") from None
     except ValueError:      # a NUL in the path
-        raise UsageError(f"no such file: {path}") from None
+        raise UsageError(f"no such file: {shown_path(path)}") from None
     if os.path.isdir(path):
-        raise UsageError(f"{path} is a folder, not a Python file")
+        raise UsageError(f"{shown_path(path)} is a folder, not a Python file")
     if not path.endswith(".py"):
-        raise UsageError(f"{path} is not a Python file (expected a .py file)")
+        raise UsageError(f"{shown_path(path)} is not a Python file (expected a .py file)")
+
+
+def shown_path(path):
+    r"""path as a message shows it: its control characters escaped, a newline too (a file
+    named `a<newline>b.py` broke the message's line).
+
+    >>> print(shown_path("a\nb.py"), shown_path("été.py"))
+    a\nb.py été.py
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(path))
 
 
 def read_source(path):
@@ -1428,18 +1438,22 @@ def compile_file(path):
 
 
 def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
-                 sink=None, after=None):
+                 sink=None, after=None, code=None):
     """Run the file as `python FILE ARGV` would; return an Execution.
+
+    code, when given, is the file's code object from an earlier compile_file(path): a command
+    that runs the file more than once (gradcheck) runs the file as it was the first time, even
+    if it deleted or rewrote itself since.
 
     after(execution), when given, runs inside the same environment once the file ended (its
     output is still captured): `--backward` runs there. sink(stream, text) receives the
     file's output as it is written. KeyboardInterrupt is not caught: the caller handles
     Ctrl-C once, at the top.
     """
-    _check_path(path)
     result = Execution(path)
     try:
-        code = compile_file(path)
+        if code is None:
+            code = compile_file(path)
     except SyntaxError as exc:
         result.error, result.exit_code = describe(exc, path, debug), 1
         return result
@@ -1480,7 +1494,8 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
     return result
 
 
-def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False):
+def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
+            code=None):
     """Run the file; return (namespace, stdout text, ErrorInfo or None)."""
-    r = execute_file(path, argv, backend, anomaly, tracer, debug)
+    r = execute_file(path, argv, backend, anomaly, tracer, debug, code=code)
     return r.namespace, r.stdout, r.error

@@ -189,7 +189,8 @@ def _t(text, style=""):
 
 
 def where(file, line):
-    """`file:line` relative to the working directory, or '' when unknown."""
+    """`file:line` relative to the working directory, or '' when unknown. Control characters
+    of the path are escaped, a newline too: a file named `a<newline>b.py` broke the line."""
     if not file:
         return ""
     try:
@@ -198,6 +199,7 @@ def where(file, line):
         rel = file
     if rel.startswith(".." + os.sep):
         rel = file
+    rel = printable(rel, keep="")
     return f"{rel}:{line}" if line else rel
 
 
