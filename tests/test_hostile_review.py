@@ -196,3 +196,14 @@ def test_gradcheck_runs_the_file_as_it_was_when_it_started(tmp_path):
     r = invoke("gradcheck", path, "--json")
     result = json.loads(r.stdout)
     assert (r.exit_code, result["verdict"]) == (0, "match")
+
+
+@pytest.mark.parametrize("name", ["missing.py", "folder", "notes.txt"])
+def test_run_prints_no_header_for_a_file_it_cannot_run(tmp_path, monkeypatch, name):
+    # "gradviz run missing.py" went to stdout (`> out.txt` kept it) before the usage error
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "notes.txt").write_text("x = 1\n")
+    r = invoke("run", name)
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.startswith("Error: ")

@@ -40,7 +40,7 @@ from ..autograd import callsite
 from .submodules import torch_submodules
 
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
-           "execute", "backend_module", "user_frames", "read_source"]
+           "execute", "backend_module", "user_frames", "read_source", "check_file", "shown_path"]
 
 # The inspector's files host the user's code: their frames, and whatever called them, are not
 # the user's (anomaly stacks, the frames that name tensors).
@@ -159,6 +159,14 @@ def _check_path(path):
         raise UsageError(f"{shown_path(path)} is a folder, not a Python file")
     if not path.endswith(".py"):
         raise UsageError(f"{shown_path(path)} is not a Python file (expected a .py file)")
+
+
+def check_file(path, backend="gradviz"):
+    """UsageError for a FILE argument or a backend that no run could use (a missing file, a
+    folder, not a .py file, a symlink loop; torch not installed): a command asks before it
+    prints anything, so that no header goes to stdout for a run that never started."""
+    _check_path(path)
+    backend_module(backend)
 
 
 def shown_path(path):
