@@ -207,3 +207,18 @@ def test_run_prints_no_header_for_a_file_it_cannot_run(tmp_path, monkeypatch, na
     r = invoke("run", name)
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr.startswith("Error: ")
+
+
+@pytest.mark.parametrize("tail, stdout", [("", "x\n"), ("sys.stdout.detach()\n", "x\n"),
+                                          ("sys.stdout.detach().write(b'raw\\n')\n", "x\nraw\n")])
+def test_a_detached_stdout_is_the_files_exit_120(tmp_path, tail, stdout):
+    # sys.stdout.detach(): "gradviz: internal error at runner.py: AttributeError: 'NoneType'
+    # object has no attribute 'raw'", exit 70; python exits 120 (its stdout cannot be flushed)
+    path = write(tmp_path, "import sys\nprint('x')\n" + tail)
+    status = 120 if tail else 0
+    assert python_status(path)[0] == status
+    r = invoke("run", path, "--json")
+    document = json.loads(r.stdout)
+    assert (document["exit_code"], document["stdout"]) == (status, stdout)
+    if tail:
+        assert document["error"]["message"].startswith("underlying buffer has been detached")

@@ -598,7 +598,10 @@ class _Capture:
         except OSError:
             return
         pipe = (pipe.st_dev, pipe.st_ino)
-        ours = {id(self.stream), id(self.stream.buffer), id(self.stream.buffer.raw)}
+        ours = {id(self.stream)}
+        # (no buffer once the file called sys.stdout.detach(): the buffer is the file's then)
+        if self.stream.buffer is not None:
+            ours.update((id(self.stream.buffer), id(self.stream.buffer.raw)))
         found = []
         for obj in gc.get_objects():
             # type(), not isinstance: an object's __class__ may be anything (a Mock, a proxy
