@@ -9,8 +9,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 import gradviz
+from gradviz_cli.main import cli
 from hostile import MODEL, PATIENCE, invoke, python_status, write
 
 
@@ -222,3 +224,13 @@ def test_a_detached_stdout_is_the_files_exit_120(tmp_path, tail, stdout):
     assert (document["exit_code"], document["stdout"]) == (status, stdout)
     if tail:
         assert document["error"]["message"].startswith("underlying buffer has been detached")
+
+
+def test_gradient_needs_backward(tmp_path):
+    # `run f.py --gradient ones` without --backward: ignored, exit 0, as if it had been used
+    path = write(tmp_path, MODEL)
+    r = CliRunner().invoke(cli, ["run", str(path), "--gradient", "ones"])
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: --gradient ones goes with --backward NAME (the gradient of "
+                             "that root)\n")
+    assert invoke("run", path, "--gradient", "ones", "--backward", "loss").exit_code == 0

@@ -1472,8 +1472,10 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
         # The parser's limits (`x = ------...1` nested 100,000 deep): `python file.py` prints
         # "MemoryError" or "RecursionError: maximum recursion depth exceeded during
         # compilation", with no line; it was gradviz's "internal error"
-        # (MemoryError says nothing more: what it means here is said instead)
-        message = _text_of(str, exc) or "an expression is nested too deeply for Python's parser"
+        # (MemoryError says nothing more: what it means here is said instead, no more than is
+        # known: a file too big for the memory left ends the same way as deep nesting)
+        message = _text_of(str, exc) or ("Python's parser ran out of memory compiling the file "
+                                         "(an expression nested too deeply does this)")
         result.error = ErrorInfo(type(exc).__name__, message, path)
         result.exit_code = 1
         return result
