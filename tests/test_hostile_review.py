@@ -234,3 +234,53 @@ def test_gradient_needs_backward(tmp_path):
     assert r.stderr.endswith("Error: --gradient ones goes with --backward NAME (the gradient of "
                              "that root)\n")
     assert invoke("run", path, "--gradient", "ones", "--backward", "loss").exit_code == 0
+
+
+# ----- One very long line of output ------------------------------------------------------------
+
+def test_a_very_long_line_shows_its_start_and_says_how_much_more():
+    # `print("x" * 5_000_000)`: wrapped into 50,000 rows of the frame, 50 s (python: 0.05 s)
+    import io
+    from rich.console import Console
+    from gradviz.render.text import OutputFrame
+    console = Console(file=io.StringIO(), width=40, no_color=True)
+    frame = OutputFrame(console, "f.py", head=2, tail=1, rows=2)
+    frame.write("stdout", "a" * 200 + "\nshort\n" + "b" * 100 + "\n" + "c" * 90)
+    frame.write("stdout", "c" * 50 + "\nlast")
+    frame.write("stdout", "d" * 500)
+    frame.close()
+    assert console.file.getvalue() == (
+        "╭─ output of f.py ─────────────────────╮\n"
+        "│ " + "a" * 36 + " │\n"
+        "│ " + "a" * 36 + " │\n"
+        "│ … 128 more characters on this line — │\n"
+        "│ --full or --json for all             │\n"
+        "│ short                                │\n"
+        "│ … 2 more lines — --full or --json    │\n"
+        "│ for all                              │\n"
+        "│ last" + "d" * 32 + " │\n"
+        "│ " + "d" * 36 + " │\n"
+        "│ … 432 more characters on this line — │\n"
+        "│ --full or --json for all             │\n"
+        "╰──────────────────────────────────────╯\n")
+
+
+SINK_FAILS = """
+import sys
+from gradviz.inspect.runner import execute_file
+def sink(stream, text):
+    raise LookupError("the sink failed")
+try:
+    execute_file(sys.argv[1], sink=sink)
+except LookupError as exc:
+    print("raised:", exc)
+"""
+
+
+def test_a_sink_that_raises_is_said_and_the_file_is_not_left_waiting(tmp_path):
+    # the reader thread died with the sink's error: the file's output was lost without a word,
+    # and a file printing more than the pipe holds waited for a reader forever
+    path = write(tmp_path, "for i in range(20000):\n    print('line', i)\n")
+    proc = subprocess.run([sys.executable, "-c", SINK_FAILS, str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout == "raised: the sink failed\n", proc.stderr

@@ -459,6 +459,7 @@ class _Capture:
         self.cut = False                # a process still held the pipe: stopped listening
         self.stream_fd = None
         self.shown_fd = None
+        self.sink_error = None          # what the sink raised: execute_file raises it after
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -538,16 +539,25 @@ class _Capture:
     def _text(self, text):
         if text and not self.closed:
             self.chunks.append(text)
-            if self.sink is not None:
-                self.sink("stdout", text)
+            self._show("stdout", text)
 
     def _warning(self, payload):
         if self.closed:
             return
         item = json.loads(payload.decode())
         self.warnings.append(item["record"])
-        if self.sink is not None:
-            self.sink("warning", item["text"])
+        self._show("warning", item["text"])
+
+    def _show(self, stream, text):
+        """Pass text to the sink. A sink that raises is not called again, and the reader reads
+        on: when its thread died with the error, the file's output was lost without a word,
+        and a file printing more than the pipe holds waited for a reader forever."""
+        if self.sink is None:
+            return
+        try:
+            self.sink(stream, text)
+        except Exception as exc:  # noqa: BLE001 - raised again after the run (execute_file)
+            self.sink, self.sink_error = None, exc
 
     def __exit__(self, *exc):
         try:
@@ -602,12 +612,19 @@ class _Capture:
         # (no buffer once the file called sys.stdout.detach(): the buffer is the file's then)
         if self.stream.buffer is not None:
             ours.update((id(self.stream.buffer), id(self.stream.buffer.raw)))
-        found = []
-        for obj in gc.get_objects():
+        # No other thread runs while every object is listed: the list holds a reference to a
+        # tuple the reader thread is building (rich's tuple(...) while it shows a long line),
+        # whose resize then fails ("SystemError: Objects/tupleobject.c: bad argument to
+        # internal function"), ending the reader and what it showed of the file's output
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(1000.0)
+        try:
             # type(), not isinstance: an object's __class__ may be anything (a Mock, a proxy
             # whose __getattribute__ raises, a module's deprecation warning)
-            if issubclass(type(obj), _FILE_TYPES) and id(obj) not in ours:
-                found.append(obj)
+            found = [obj for obj in gc.get_objects()
+                     if issubclass(type(obj), _FILE_TYPES) and id(obj) not in ours]
+        finally:
+            sys.setswitchinterval(switch)
         # a text layer first: its flush passes its text down to the buffer below
         found.sort(key=lambda f: not issubclass(type(f), io.TextIOWrapper))
         for f in found:
@@ -1501,6 +1518,8 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
                 mod.autograd.set_detect_anomaly(False)
         if after is not None:
             after(result)
+    if env.capture.sink_error is not None:
+        raise env.capture.sink_error
     result.stdout = env.capture.text()
     result.warnings = env.capture.warnings
     result.stdout_cut = env.stdout_cut
