@@ -1,2 +1,0 @@
-import torch
-torch.nn.init.trunc_normal

@@ -1,2 +1,0 @@
-import torch
-torch.optim.lr_scheduler.SWALR

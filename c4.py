@@ -1,2 +1,0 @@
-import torch
-torch.utils.data.nosuch
