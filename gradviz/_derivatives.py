@@ -190,6 +190,7 @@ def pow_grad_self(grad, self, exponent):
     if not isinstance(exponent, (Tensor, np.ndarray, np.generic)):
         if exponent == 0:
             return zeros_like(grad)     # torch: plain zeros, no history under create_graph
+        exponent = float(exponent)      # torch: exponent.toDouble() (its nodes save 2.0, not 2)
         return grad * scale(pow_(self, exponent - 1), exponent)
     with np.errstate(divide="ignore", invalid="ignore"):
         g = grad * (exponent * pow_(self, shift(exponent, -1)))

@@ -176,6 +176,20 @@ for _k, _op in _DOUBLES.items():
     CASES[f"double_{_k}"] = _double(_op)
 
 
+def _pow_second(exponent):
+    # pow's gradient multiplies by exponent.toDouble(): MulBackward1 saves 2.0 and the
+    # PowBackward0 of self ** (exponent - 1) saves 1.0 for `x ** 2` (they saved 2 and 1)
+    def case(m):
+        x = m.tensor([1.5, 2.0, 0.5], requires_grad=True)
+        g, = m.autograd.grad((x ** exponent).sum(), x, create_graph=True)
+        return _walk(g)
+    return case
+
+
+for _e in (2, 3, -1, 1, True, 0.5, 2.0):
+    CASES[f"pow_create_graph_{_e!r}"] = _pow_second(_e)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_saved_values_as_torch(name):
     _compare(CASES[name])
