@@ -127,7 +127,7 @@ def test_graph_command_draws_a_plain_run_without_building_its_report(tmp_path, m
     r = CliRunner().invoke(cli, ["graph", str(path), "--dot", str(out)], catch_exceptions=False)
     assert r.exit_code == 0
     assert out.read_text() == expected.source
-    assert f"wrote {out} (602 nodes, DOT)" in r.stderr.replace("\n", " ")
+    assert f"wrote {out} (602 nodes, DOT)" in " ".join(r.stderr.split())
 
 
 def test_a_drawing_from_columns_is_written_chunk_by_chunk(tmp_path):
