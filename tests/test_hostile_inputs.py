@@ -336,6 +336,50 @@ def test_sigterm_stops_a_wrapper_renderer_and_its_child_even_if_the_file_ignored
     assert sorted(os.listdir(tmp_path)) == ["bin", "child.pid", "prog.py"]
 
 
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_renderer_starts_still_stops_its_children(tmp_path, monkeypatch,
+                                                                     signum):
+    # SIGTERM arriving after the renderer's fork but before the `try` that kills its group
+    # (gradviz descheduled there, on a loaded machine) left the wrapper's `sleep` running
+    from gradviz.render import renderer
+    pidfile = tmp_path / "child.pid"
+    wrapper = fake_renderer(tmp_path, "wrapper", f'sleep 600 &\necho $! > "{pidfile}"\nwait\n')
+    real = subprocess.Popen
+
+    class SignalledWhileStarting(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            deadline = time.monotonic() + PATIENCE
+            while not (pidfile.exists() and pidfile.read_text().strip()):
+                assert time.monotonic() < deadline, "the renderer never started"
+                time.sleep(0.01)
+            os.kill(os.getpid(), signum)    # its handler runs here, before Popen returns
+
+    def stop(*args):
+        raise _Stop()
+
+    monkeypatch.setattr(subprocess, "Popen", SignalledWhileStarting)
+    previous = signal.signal(signum, stop)
+    try:
+        with pytest.raises(_Stop):
+            renderer._run_group([str(wrapper)], b"")
+    finally:
+        signal.signal(signum, previous)
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 30
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    running = alive(child)
+    if running:
+        os.kill(child, signal.SIGKILL)
+    assert not running
+    assert signal.getsignal(signum) is previous
+
+
 # ----- Verdicts on what never ran --------------------------------------------------------------
 
 def test_check_inplace_gives_no_clean_verdict_on_a_file_that_did_not_run(tmp_path):

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from .output import OutputError, write_output
@@ -179,11 +180,23 @@ def on_slow_renderer(callback):
 def _run_group(args, data):
     """subprocess.run(args, input=data, capture_output=True), the renderer in a process group
     of its own: on any exception (Ctrl-C, SIGTERM) the whole group is killed, so a renderer
-    that is a wrapper script does not leave its own child (the real `dot`) running."""
-    with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, start_new_session=True,
-                          preexec_fn=_die_with_parent()) as proc:
+    that is a wrapper script does not leave its own child (the real `dot`) running.
+
+    Ctrl-C and SIGTERM are held while the renderer starts and raised once it is under the
+    `try` that kills its group: one arriving after the fork but before that `try` (the
+    renderer already running its own children) left them running."""
+    held = []
+    previous = _hold_signals(held)
+    try:
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_die_with_parent())
+    except BaseException:
+        _release_signals(previous, held)
+        raise
+    with proc:
         try:
+            _release_signals(previous, held)
             try:
                 stdout, stderr = proc.communicate(data, timeout=_SLOW_AFTER)
             except subprocess.TimeoutExpired:
@@ -200,6 +213,30 @@ def _run_group(args, data):
             proc.wait()
             raise
     return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+
+
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM") if hasattr(signal, n))
+
+
+def _hold_signals(held):
+    """Make Ctrl-C and SIGTERM append their number to held instead of running their
+    handlers; the handlers they replaced (None off the main thread, where Python runs no
+    handler and none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in _HELD
+            if signal.getsignal(s) is not None}     # (None: set outside Python, kept)
+
+
+def _release_signals(previous, held):
+    """Put the handlers back, then raise the first held signal again: its handler runs here
+    (SIGTERM's raises the command line's Terminated, Ctrl-C's KeyboardInterrupt)."""
+    if previous is None:
+        return
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+    if held:
+        signal.raise_signal(held[0])
 
 
 _PR_SET_PDEATHSIG = 1
