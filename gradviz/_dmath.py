@@ -739,9 +739,11 @@ def tanh_grad_array(grad, result):
     """
     if type(grad) is _ndarray and type(result) is _ndarray and grad.dtype is _F32 \
             and result.dtype is _F32:
-        # float32, the common case: the square computed in float64 by the product itself (the
-        # same exact value as squaring a float64 copy, one call fewer)
-        y = np.multiply(result, result, dtype=_F64)
+        # float32, the common case: the square of a float64 copy, in place (the product with
+        # dtype=float64 gives the same exact value in one call fewer, but through NumPy's
+        # buffered casting loop: 57k instructions where these two take 35k on 32 x 200)
+        y = result.astype(_F64)
+        np.multiply(y, y, out=y)
         np.subtract(1.0, y, out=y)
         factor = y.astype(_F32)
         return np.multiply(grad, factor, out=factor)

@@ -280,8 +280,27 @@ def test_register_library(tmp_path):
 
 def test_nodes_record_the_users_line():
     x = torch.ones(2, requires_grad=True)
-    y = x * 2; line = sys._getframe().f_lineno  # noqa: E702
+    with callsite.keeping_sites():
+        y = x * 2; line = sys._getframe().f_lineno  # noqa: E702
     assert y.grad_fn._where == (__file__, line)
+    with tracing.installed(tracing.Tracer()):
+        z = x * 3; line = sys._getframe().f_lineno  # noqa: E702
+    assert z.grad_fn._where == (__file__, line)
+    # no one to read it: the node keeps no site (finding the frame costs a tenth of an op)
+    w = torch.ones(2, requires_grad=True) * 4
+    assert w.grad_fn._where is None and w.grad_fn.next_functions[0][0]._where is None
+
+
+def test_a_run_without_a_tracer_keeps_the_failing_nodes_line(tmp_path):
+    # gradcheck runs a file again without a tracer to tell a second backward: the error's
+    # forward site is the node's, read from the node
+    from gradviz.inspect.runner import execute
+    path = tmp_path / "twice.py"
+    path.write_text("import torch\nx = torch.ones(2, requires_grad=True)\n"
+                    "y = (x.exp() * 2).sum()\ny.backward()\ny.backward()\n")
+    error = execute(str(path))[2]
+    assert error is not None and "second time" in error.message
+    assert error.forward == (str(path), 3)
 
 
 # ----- saved values listed by the core -----------------------------------------------------

@@ -20,6 +20,7 @@ code objects themselves are held in `_held`, so an id is never reused while it i
     True
 """
 
+import contextlib
 import dis
 import os
 import sys
@@ -30,7 +31,7 @@ import traceback
 __all__ = ["register_host", "register_library", "is_gradviz_file", "called_by_user",
            "user_frame", "line_at", "site_at", "user_site", "user_stack", "user_stacklevel",
            "maker", "maker_frame", "user_functions", "running_around", "frame_running",
-           "call_keywords", "mark", "edit_frame", "called_within"]
+           "call_keywords", "mark", "edit_frame", "called_within", "keeping_sites"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _hosts = ()             # folders (ending in os.sep) and files registered by register_host
@@ -114,6 +115,31 @@ def _is_host(code):
         _held[id(code)] = code
         hosted = _hosted[id(code)] = _is_host_file(code.co_filename)
     return hosted
+
+
+# How many runs read back the sites of the nodes they make (`Node._where`) without a tracer
+# installed: the inspector's runner does (a failing node's line). A node finds its user's frame
+# only when one may read it, a tracer or such a run: the walk costs about a tenth of a small
+# op, which a plain program never reads back.
+keep_sites = 0
+
+
+@contextlib.contextmanager
+def keeping_sites():
+    """Nodes made inside keep their user's site (`Node._where`) with no tracer installed.
+
+    >>> import gradviz as torch
+    >>> with keeping_sites():
+    ...     y = torch.ones(1, requires_grad=True) * 2
+    >>> y.grad_fn._where[1] > 0
+    True
+    """
+    global keep_sites
+    keep_sites += 1
+    try:
+        yield
+    finally:
+        keep_sites -= 1
 
 
 def user_frame(depth):

@@ -25,6 +25,7 @@ import numpy as np
 from .._dmath import fit_to
 from .._dtype import Size
 from .._tensor import Tensor, _make
+from . import callsite as _callsite
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _outside, _state
@@ -777,9 +778,14 @@ def record(entry, out, inputs, args=()):
     if nrs is not None:
         node._nrs = tuple(nrs)
     node._seq = next(_seq)
-    # The user's code and instruction that made it. Frame 2 is our caller, always gradviz's
-    # own op: the walk starts past it.
-    node._code, node._lasti = user_frame(3)
+    # The user's code and instruction that made it, when anyone may read it (a tracer, or a
+    # run keeping sites: callsite.keep_sites). Frame 2 is our caller, always gradviz's own op:
+    # the walk starts past it.
+    if _tracing.active is not None or _callsite.keep_sites:
+        node._code, node._lasti = user_frame(3)
+    else:
+        node._code = None
+        node._lasti = 0
     node._plan = plan
     if meta is not None:
         node._meta = tuple(meta)

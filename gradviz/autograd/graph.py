@@ -5,9 +5,11 @@ for an input that does not require grad), or for a node of one or two inputs the
 node itself, with the second's in `_next1` (`_NO_EDGE` for a node of one input). Most ops have
 one or two inputs, and a tuple per node was one more object per op for the cyclic garbage
 collector to track and walk over on every pass; `edges` gives the tuple. `_nrs` holds the
-matching input numbers (None when all are 0). Every node records the user's code object and
-the offset of the instruction that made it (`_code`, `_lasti`; `_where` gives them as (file,
-line)) and, in anomaly mode, the whole forward stack (`_stack`).
+matching input numbers (None when all are 0). A node records the user's code object and the
+offset of the instruction that made it (`_code`, `_lasti`; `_where` gives them as (file,
+line)) when anyone may read them: a tracer is installed, or a run keeps sites
+(callsite.keeping_sites; else None and 0). In anomaly mode it keeps the whole forward stack
+(`_stack`).
 
 Memory and speed: a node sets only its hot fields; what few nodes have (hooks, retained
 grads, the inspector's inputs, anomaly stacks, metadata) are class-level None defaults that a
@@ -22,6 +24,7 @@ import weakref
 import numpy as np
 
 from .. import _tensor  # imported before gradviz.autograd (gradviz._tensor imports it)
+from . import callsite as _callsite
 from . import tracing as _tracing
 from .callsite import site_at, user_frame, user_stack
 from .grad_mode import _Setting, _state
@@ -228,7 +231,11 @@ class Node:
         if nrs is not None:
             self._nrs = nrs
         self._seq = next(_seq)
-        self._code, self._lasti = user_frame(2)
+        if _tracing.active is not None or _callsite.keep_sites:     # (as formula.record)
+            self._code, self._lasti = user_frame(2)
+        else:
+            self._code = None
+            self._lasti = 0
         if _state.anomaly:
             self._stack = user_stack()
         trace = _tracing.active
@@ -237,7 +244,8 @@ class Node:
 
     @property
     def _where(self):
-        """(filename, line) of the user's code that made this node, or None."""
+        """(filename, line) of the user's code that made this node, or None (none found, or
+        none kept: made with no tracer installed outside callsite.keeping_sites)."""
         code = self._code
         return None if code is None else site_at(code, self._lasti)
 

@@ -1509,7 +1509,8 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
             else:
                 mod.autograd.set_detect_anomaly(True)
         try:
-            with tracing_for(tracer, backend):
+            # (the nodes' sites: describe reads a failing node's, with or without a tracer)
+            with tracing_for(tracer, backend), callsite.keeping_sites():
                 env.run(code, result, debug)
         finally:
             if backend == "gradviz":
