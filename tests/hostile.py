@@ -3,9 +3,11 @@ gradviz run in-process (CliRunner) or as a command in a process of its own, the 
 plain Python, and one deadline for all of them on a loaded machine."""
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 from click.testing import CliRunner
 
@@ -64,3 +66,15 @@ def alive(pid):
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+def outlived(pid, seconds=30):
+    """Whether process pid still runs after waiting up to `seconds` for it to end (then it
+    is killed, so that a failing test leaves nothing running)."""
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        return True
+    return False

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from hostile import PATIENCE, MODEL, alive, gradviz, invoke, python_status, start_gradviz, write
+from hostile import (PATIENCE, MODEL, gradviz, invoke, outlived, python_status, start_gradviz,
+                     write)
 from test_render_svg import fake_renderer
 
 
@@ -325,12 +326,7 @@ def test_sigterm_stops_a_wrapper_renderer_and_its_child_even_if_the_file_ignored
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    deadline = time.monotonic() + 30
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    running = alive(child)
-    if running:
-        os.kill(child, signal.SIGKILL)
+    running = outlived(child)
     assert (proc.returncode, err.decode().strip()) == (143, "Terminated.")
     assert not running
     assert sorted(os.listdir(tmp_path)) == ["bin", "child.pid", "prog.py"]
@@ -370,12 +366,7 @@ def test_a_signal_while_the_renderer_starts_still_stops_its_children(tmp_path, m
     finally:
         signal.signal(signum, previous)
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 30
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    running = alive(child)
-    if running:
-        os.kill(child, signal.SIGKILL)
+    running = outlived(child)
     assert not running
     assert signal.getsignal(signum) is previous
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hostile import PATIENCE, MODEL, alive, gradviz, invoke, python_status, start_gradviz, write
+from hostile import PATIENCE, MODEL, gradviz, invoke, outlived, python_status, start_gradviz, write
 from test_render_svg import fake_renderer
 
 
@@ -32,12 +32,7 @@ def test_a_renderer_dies_with_a_sigkilled_gradviz(tmp_path):
     time.sleep(0.2)     # past `exec`: the renderer is `sleep` now, under the same pid
     proc.kill()
     proc.communicate(timeout=PATIENCE)
-    deadline = time.monotonic() + 30
-    while alive(renderer) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    running = alive(renderer)
-    if running:
-        os.kill(renderer, signal.SIGKILL)
+    running = outlived(renderer)
     assert proc.returncode == -signal.SIGKILL
     assert not running
 

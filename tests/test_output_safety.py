@@ -17,6 +17,7 @@ from gradviz.render import output as output_module
 from gradviz.render.output import OutputError, check_output, loaded_sources, write_output
 from gradviz.render.renderer import FALLBACK_MARK, RenderError, render
 from gradviz_cli.main import cli
+from hostile import outlived
 from test_render_svg import fake_renderer
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
@@ -300,19 +301,6 @@ SLOW = 'echo $$ > "{pidfile}"\nexec sleep 600\n'
 _PATIENCE = 180     # seconds: a deadline for gradviz on a loaded machine, never a timing check
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is dead for our purpose.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_removes_the_temporary_file_and_kills_the_renderer(model, tmp_path, sig,
                                                                     code):
@@ -341,13 +329,7 @@ def test_a_signal_removes_the_temporary_file_and_kills_the_renderer(model, tmp_p
     assert err.decode().strip() == ("Terminated." if sig == signal.SIGTERM else "Interrupted.")
     assert leftovers(tmp_path) == [] and not (tmp_path / "out.svg").exists()
     # The renderer sleeps 600 s: gone well before that means gradviz stopped it.
-    deadline = time.monotonic() + 30
-    while _alive(renderer_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    alive = _alive(renderer_pid)
-    if alive:
-        os.kill(renderer_pid, signal.SIGKILL)
-    assert not alive
+    assert not outlived(renderer_pid)
 
 
 # ----- Standard output closed early or full -----
