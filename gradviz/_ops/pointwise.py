@@ -17,6 +17,7 @@ from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
                       _needs, _operand, _stored, _type_name)
+from ._iterator import iter_layout
 from .arithmetic import _binary, pow
 from .. import _f32
 
@@ -336,7 +337,7 @@ def where(condition, input, other):
     else:
         a, b = _coerce(a, b)
     try:
-        out = _make(quietly(np.where, c, a, b))
+        out = _make(iter_layout(quietly(np.where, c, a, b), c, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc, c) from None
     if _needs(it, ot):
