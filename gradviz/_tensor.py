@@ -185,8 +185,10 @@ class Tensor(metaclass=_TorchClass):
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
     # _gv_made: what made it, set by the inspector's tracer on every tensor (a slot, not a
-    # __dict__ made per tensor).
-    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "__weakref__", "__dict__")
+    # __dict__ made per tensor). _plain: _data when it is known to be laid out alike by NumPy
+    # and torch as a binary op's operand (gradviz._ops._iterator.binary_out), else None.
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "_plain", "__weakref__",
+                 "__dict__")
     _grad = None
     _base_ = None
     _view_fn = None
@@ -617,6 +619,7 @@ def _init(t, data):
     t._fn = None
     t._nr = 0
     t._vc = _new(_InferenceVersion) if _state.inference else None
+    t._plain = None
 
 
 _new = object.__new__
@@ -631,6 +634,7 @@ def _make(data, cls=Tensor):
     t._fn = None
     t._nr = 0
     t._vc = None
+    t._plain = None
     if _outside.inference and _state.inference:
         t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
     if _tracing.active is not None:

@@ -14,7 +14,9 @@ of 0 or 1 is torch's already (the common case, checked first).
 
 import numpy as np
 
-__all__ = ["iter_layout"]
+from .._tensor import _make
+
+__all__ = ["iter_layout", "binary_out"]
 
 _ndarray = np.ndarray
 
@@ -43,6 +45,40 @@ def iter_layout(out, *operands):
             if 1 not in shape and 0 not in shape:
                 return out
     return _relaid(out, torch_strides(out.shape, operands))
+
+
+def binary_out(r, a, b, st, ot):
+    """The Tensor over r, the result of a binary op of a and b (self's and other's arrays or
+    numbers; st and ot their tensors or None), laid out as torch's TensorIterator lays it out.
+
+    The hot binary ops (add, sub, mul, div) first test `st._plain is a and ot._plain is b` (two
+    slot reads) and make the result themselves when it holds: an array a tensor's `_plain`
+    holds is C-contiguous with no size of 0 or 1, and for such operands NumPy's result is
+    torch's and such an array too. This is their path otherwise: each operand found so is
+    marked (the mark is the array itself, so a tensor given a new array loses it), then the
+    result is re-laid out when torch's strides differ from NumPy's.
+    """
+    if _plain(a) and _plain(b):
+        if st is not None and a is st._data:
+            st._plain = a
+        if ot is not None and b is ot._data:
+            ot._plain = b
+        out = _make(r)
+        out._plain = r
+        return out
+    return _make(iter_layout(r, a, b))
+
+
+def _plain(x):
+    """Whether x (an operand) is a number, or an array NumPy and torch lay out alike as an
+    operand: C-contiguous without a size of 0 or 1 (such a size's stride is free in NumPy's
+    flags, and torch's TensorIterator reads it)."""
+    if type(x) is not _ndarray:
+        return True
+    if not x.flags.c_contiguous:
+        return False
+    shape = x.shape
+    return 1 not in shape and 0 not in shape
 
 
 def torch_strides(shape, operands):

@@ -12,10 +12,13 @@ from .._registry import export, method, records
 from .._tensor import Tensor, _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._iterator import iter_layout
+from ._iterator import binary_out, iter_layout
 from ._common import (_F16, _broadcast_error, _coerce, _default_float,
                       _half_opmath, _needs, _one_number, _operand, _operands, _stored,
                       _wrap_int)
+
+
+_ndarray = np.ndarray
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -27,9 +30,10 @@ def _binary(entry, ufunc, self, other, args):
         raise TypeError("expected a Tensor")
     a, b = _coerce(a, b)
     try:
-        out = _make(iter_layout(quietly2(ufunc, a, b), a, b))
+        r = quietly2(ufunc, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    out = binary_out(r, a, b, st, ot)
     if _needs(st, ot):
         record(entry, out, (st, ot), args(st, ot, self, other))
     return out
@@ -52,9 +56,14 @@ def add(self, other, alpha=1):
         b = _scaled(a, b, alpha)
     try:
         r = quietly2(operator.add, a, b)
-        out = _make(r if r.ndim < 2 else iter_layout(r, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make(r)
+        out._plain = r
+    else:
+        out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -80,9 +89,14 @@ def sub(self, other, alpha=1):
         b = _scaled(a, b, alpha)
     try:
         r = quietly2(operator.sub, a, b)
-        out = _make(r if r.ndim < 2 else iter_layout(r, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make(r)
+        out._plain = r
+    else:
+        out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -156,9 +170,14 @@ def mul(self, other):
         r = (_half_opmath(np.multiply, a, b, ot)
              if (ot is None or b is not ot._data) and a.dtype is _F16 else
              quietly2(operator.mul, a, b))
-        out = _make(r if r.ndim < 2 else iter_layout(r, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make(r)
+        out._plain = r
+    else:
+        out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         inputs = (self, ot)     # also what the node saves when other is a Tensor
         record(_E_MUL, out, inputs, inputs if ot is not None else (self, other))
@@ -213,9 +232,14 @@ def div(self, other, rounding_mode=None):
     try:
         r = (_half_opmath(np.true_divide, a, b, ot) if _one_number(a, b, ot) else
              quietly2(np.true_divide, a, b))
-        out = _make(r if r.ndim < 2 else iter_layout(r, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make(r)
+        out._plain = r
+    else:
+        out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(_E_DIV, out, (self, ot), (self, other))
     return out
