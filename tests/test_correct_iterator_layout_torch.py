@@ -111,8 +111,8 @@ def test_binary_result_strides_as_torch(family, a, b, op):
 
 def _again(m, family, a, b, op):
     # the hot ops mark an operand once NumPy's layout is known to be torch's (a tensor's
-    # _plain): a second use, a result used again, and a marked tensor given a new layout through
-    # .data must still give torch's strides
+    # _iter_plain): a second use, a result used again, and a marked tensor given a new layout
+    # through .data must still give torch's strides
     x, y = FAMILIES[family][a](m), FAMILIES[family][b](m)
     first = _call(m, op, x, y)
     r = _call(m, op, x, y)

@@ -51,20 +51,20 @@ def binary_out(r, a, b, st, ot):
     """The Tensor over r, the result of a binary op of a and b (self's and other's arrays or
     numbers; st and ot their tensors or None), laid out as torch's TensorIterator lays it out.
 
-    The hot binary ops (add, sub, mul, div) first test `st._plain is a and ot._plain is b` (two
-    slot reads) and make the result themselves when it holds: an array a tensor's `_plain`
-    holds is C-contiguous with no size of 0 or 1, and for such operands NumPy's result is
-    torch's and such an array too. This is their path otherwise: each operand found so is
-    marked (the mark is the array itself, so a tensor given a new array loses it), then the
-    result is re-laid out when torch's strides differ from NumPy's.
+    The hot binary ops (add, sub, mul, div) first test `st._iter_plain is a and
+    ot._iter_plain is b` (two slot reads) and make the result themselves when it holds: an array
+    a tensor's `_iter_plain` holds is C-contiguous with no size of 0 or 1, and for such operands
+    NumPy's result is torch's and such an array too. This is their path otherwise: each operand
+    found so is marked (the mark is the array itself, so a tensor given a new array loses it),
+    then the result is re-laid out when torch's strides differ from NumPy's.
     """
     if _plain(a) and _plain(b):
         if st is not None and a is st._data:
-            st._plain = a
+            st._iter_plain = a
         if ot is not None and b is ot._data:
-            ot._plain = b
+            ot._iter_plain = b
         out = _make(r)
-        out._plain = r
+        out._iter_plain = r
         return out
     return _make(iter_layout(r, a, b))
 

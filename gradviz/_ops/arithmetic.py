@@ -59,9 +59,10 @@ def add(self, other, alpha=1):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     # operands NumPy lays out as torch does (binary_out): the result is such an array too
-    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
         out = _make(r)
-        out._plain = r
+        out._iter_plain = r
     else:
         out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
@@ -92,9 +93,10 @@ def sub(self, other, alpha=1):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     # operands NumPy lays out as torch does (binary_out): the result is such an array too
-    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
         out = _make(r)
-        out._plain = r
+        out._iter_plain = r
     else:
         out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
@@ -173,9 +175,10 @@ def mul(self, other):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     # operands NumPy lays out as torch does (binary_out): the result is such an array too
-    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
         out = _make(r)
-        out._plain = r
+        out._iter_plain = r
     else:
         out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
@@ -235,9 +238,10 @@ def div(self, other, rounding_mode=None):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     # operands NumPy lays out as torch does (binary_out): the result is such an array too
-    if self._plain is a and (ot._plain is b if ot is not None else type(b) is not _ndarray):
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
         out = _make(r)
-        out._plain = r
+        out._iter_plain = r
     else:
         out = binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
