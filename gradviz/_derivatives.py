@@ -1755,8 +1755,17 @@ defderiv("std_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim
 defderiv("linalg_vector_norm(Tensor self, Scalar ord, int[1]? dim, bool keepdim)",
          "LinalgVectorNormBackward0", ("self", "ord", "dim", "keepdim"),
          self=norm_grad)
+def cumsum_grad(grad, dim):
+    """torch's cumsum_backward: grad itself when it has one element or dim has size 1 (the
+    same tensor: no copy, no FlipBackward0 under create_graph), else reversed_cumsum."""
+    v = value(grad)
+    if np.size(v) <= 1 or np.shape(v)[dim] == 1:
+        return grad
+    return reverse_cumsum(grad, dim)
+
+
 defderiv("cumsum(Tensor self, int dim)", "CumsumBackward0", ("dim",), saves_tensors=False,
-         self=lambda grad, dim: reverse_cumsum(grad, dim) if np.ndim(value(grad)) else grad)
+         self=lambda grad, dim: cumsum_grad(grad, dim))
 defderiv("cumprod(Tensor self, int dim)", "CumprodBackward0", ("self", "dim"),
          self=cumprod_grad)
 defderiv("logsumexp(Tensor self, int[1] dim, bool keepdim)",

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import _make
 
-__all__ = ["iter_layout", "binary_out"]
+__all__ = ["iter_layout", "binary_out", "c_order", "preserved"]
 
 _ndarray = np.ndarray
 
@@ -79,6 +79,26 @@ def _plain(x):
         return False
     shape = x.shape
     return 1 not in shape and 0 not in shape
+
+
+def c_order(out):
+    """out (a fresh result) C-contiguous with torch's strides, as the kernels that allocate a
+    contiguous result give it (softmax, log_softmax, the scans, masked_fill): NumPy's result
+    follows its input's order of dims, and a size of 1 may keep any stride in NumPy's flags."""
+    if type(out) is not _ndarray or out.ndim < 2:
+        return out
+    return _relaid(out, _contiguous(out.shape))
+
+
+def preserved(out, a):
+    """out (a fresh result of a's shape) laid out as torch's preserve_format allocation of a
+    copy of a (Tensor.to's _to_copy, empty_like): a's strides when a is non-overlapping and dense (a
+    size of 1's stride too), else dense in the order of a's strides (infer_dense_strides: an
+    expanded dim's 0 stride orders nothing, so an expanded tensor's copy is contiguous)."""
+    if type(out) is not _ndarray or out.ndim < 2 or type(a) is not _ndarray:
+        return out
+    st = _strides(a)
+    return _relaid(out, st if _dense(a.shape, st) else torch_strides(out.shape, (a,)))
 
 
 def torch_strides(shape, operands):

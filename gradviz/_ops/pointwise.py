@@ -17,7 +17,7 @@ from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
                       _needs, _operand, _stored, _type_name)
-from ._iterator import iter_layout
+from ._iterator import iter_layout, preserved
 from .arithmetic import _binary, pow
 from .. import _f32
 
@@ -129,7 +129,7 @@ def _np_sign(a):
         return a.copy()
     r = np.sign(a)
     if a.dtype.kind == "f":
-        r = np.where(r != r, r.dtype.type(0), r)
+        r = iter_layout(np.where(r != r, r.dtype.type(0), r), a)   # np.where's own layout
     return r
 
 
@@ -400,7 +400,9 @@ def to(self, *args, **kwargs):
         if not copy:
             return self
         dt = self.dtype
-    out = _make(quietly(np.asarray(self._data).astype, dt.np))     # inf into float16: silent
+    a = self._data
+    # inf into float16: silent; laid out as torch's _to_copy (preserve_format) lays it out
+    out = _make(preserved(quietly(np.asarray(a).astype, dt.np), a))
     if _needs(self) and dt.is_floating_point:
         record(D["to_copy"], out, (self,), ())
     return out
