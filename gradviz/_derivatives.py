@@ -60,7 +60,7 @@ __all__ = ["DERIVATIVES"]
 
 scale_ = scale      # for formulas whose parameter `scale` (elu's) shadows the helper
 _LN2 = 0.6931471805599453
-_LN10 = 2.302585092994046
+_LN10 = 2.3025850929940456     # derivatives.yaml's literal (math.log(10) is 1 ulp more)
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _GELU_K_BETA = _TWO_OVER_SQRT_PI * 0.7071067811865476 * 0.5   # torch: M_2_SQRTPI * M_SQRT1_2 * 0.5
 
@@ -2087,7 +2087,9 @@ def det_grad_solved(grad, A, result):
                                   "singular matrix is not implemented by gradviz's core; run "
                                   "with --backend torch to use PyTorch")
     d = grad * result
-    d = expand(unsqueeze_dims(d, (np.ndim(value(d)),), 0), np.shape(value(A))[:-1])
+    # torch's (grad * det).unsqueeze(-1): its UnsqueezeBackward0 saves the -1 as given
+    d = d.unsqueeze(-1) if isinstance(d, Tensor) else np.expand_dims(d, -1)
+    d = expand(d, np.shape(value(A))[:-1])
     return ops.linalg_solve_ex(transpose(A), transpose(ops.diag_embed(d)))
 
 

@@ -87,7 +87,10 @@ def c_order(out):
     follows its input's order of dims, and a size of 1 may keep any stride in NumPy's flags."""
     if type(out) is not _ndarray or out.ndim < 2:
         return out
-    return _relaid(out, _contiguous(out.shape))
+    shape = out.shape
+    if out.flags.c_contiguous and 1 not in shape and 0 not in shape:
+        return out      # (the common case: a C-contiguous array's strides are then torch's)
+    return _relaid(out, _contiguous(shape))
 
 
 def preserved(out, a):
@@ -97,6 +100,9 @@ def preserved(out, a):
     expanded dim's 0 stride orders nothing, so an expanded tensor's copy is contiguous)."""
     if type(out) is not _ndarray or out.ndim < 2 or type(a) is not _ndarray:
         return out
+    shape = a.shape
+    if a.flags.c_contiguous and out.flags.c_contiguous and 1 not in shape and 0 not in shape:
+        return out      # (the common case: both C-contiguous, so with torch's strides)
     st = _strides(a)
     return _relaid(out, st if _dense(a.shape, st) else torch_strides(out.shape, (a,)))
 
