@@ -16,7 +16,6 @@ from ._creation import zeros as tzeros
 from ._dtype import _TORCH_SCALAR, from_numpy_dtype
 from ._registry import ops
 from ._tensor import Tensor, _make
-from ._ops._iterator import c_order
 from .autograd.graph import _preserved_copy, apply_view
 
 _ndarray = np.ndarray
@@ -604,6 +603,7 @@ def reverse_cumsum(x, dim):
     reversed_cumsum, x.flip(dim).cumsum(dim).flip(dim) (FlipBackward0 on Tensors)."""
     if isinstance(x, Tensor):
         return ops.flip(ops.cumsum(ops.flip(x, (dim,)), dim), (dim,))
+    from ._ops._iterator import c_order      # (gradviz._ops imports this module)
     return flip(c_order(np.cumsum(flip(x, (dim,)), axis=dim)), (dim,))    # cumsum: contiguous
 
 

@@ -58,7 +58,9 @@ def binary_out(r, a, b, st, ot):
     found so is marked (the mark is the array itself, so a tensor given a new array loses it),
     then the result is re-laid out when torch's strides differ from NumPy's.
     """
-    if _plain(a) and _plain(b):
+    # an operand already marked needs no second look
+    if ((st is not None and st._iter_plain is a) or _plain(a)) and (
+            (ot is not None and ot._iter_plain is b) or _plain(b)):
         if st is not None and a is st._data:
             st._iter_plain = a
         if ot is not None and b is ot._data:

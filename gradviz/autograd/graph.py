@@ -204,21 +204,21 @@ def _torch_only(name):
     return property(refuse)
 
 
-def raw_saved(name):
+def _raw_saved_property(name):
     """torch's `_raw_saved_<name>` of a node saving `<name>` (the SavedVariable of a saved
     tensor: unpack(), register_hooks(), data): refused by name when the node saved a tensor (or
     a list of them) there; when it saved an int or a size, torch has no such attribute, and
     neither has gradviz (Python's own error). One property per name, shared by the classes."""
     prop = _RAW_SAVED.get(name)
     if prop is None:
-        prop = _RAW_SAVED[name] = _raw_saved(name)
+        prop = _RAW_SAVED[name] = _make_raw_saved(name)
     return prop
 
 
 _RAW_SAVED = {}
 
 
-def _raw_saved(name):
+def _make_raw_saved(name):
     attr = "_raw_saved_" + name
 
     def read(node):
