@@ -29,6 +29,10 @@ def names():
     import torch.nn.functional
     import torch.nn.utils
     import torch.optim
+    import torch.optim.lr_scheduler
+    import torch.nn.init
+    import torch.utils
+    import torch.utils.data
     import torch.autograd.functional
     import torch.autograd.graph
 
@@ -44,7 +48,10 @@ def names():
             "autograd": public(torch.autograd),
             "autograd_functional": public(torch.autograd.functional),
             "autograd_graph": public(torch.autograd.graph),
-            "nn_utils": public(torch.nn.utils)}
+            "nn_utils": public(torch.nn.utils),
+            "nn_init": public(torch.nn.init),
+            "optim_lr_scheduler": public(torch.optim.lr_scheduler),
+            "utils": public(torch.utils), "utils_data": public(torch.utils.data)}
 
 
 # Where torch's stubs differ from what its parser takes: tensor, as_tensor and new_tensor take

@@ -13,7 +13,8 @@ AttributeError: module 'torch' has no attribute 'no_such_op'
 """
 
 from ._torch_api import (AUTOGRAD, AUTOGRAD_FUNCTIONAL, AUTOGRAD_GRAPH, FUNCTIONAL, LINALG,
-                         NN, NN_UTILS, OPTIM, TENSOR, TORCH, VERSION)
+                         NN, NN_INIT, NN_UTILS, OPTIM, OPTIM_LR_SCHEDULER, TENSOR, TORCH, UTILS,
+                         UTILS_DATA, VERSION)
 
 _OWNERS = {
     "torch": (TORCH, "module 'torch'", "torch."),
@@ -27,13 +28,18 @@ _OWNERS = {
                             "torch.autograd.functional."),
     "autograd.graph": (AUTOGRAD_GRAPH, "module 'torch.autograd.graph'", "torch.autograd.graph."),
     "nn.utils": (NN_UTILS, "module 'torch.nn.utils'", "torch.nn.utils."),
+    "nn.init": (NN_INIT, "module 'torch.nn.init'", "torch.nn.init."),
+    "optim.lr_scheduler": (OPTIM_LR_SCHEDULER, "module 'torch.optim.lr_scheduler'",
+                           "torch.optim.lr_scheduler."),
+    "utils": (UTILS, "module 'torch.utils'", "torch.utils."),
+    "utils.data": (UTILS_DATA, "module 'torch.utils.data'", "torch.utils.data."),
 }
 
 
 def missing(owner, name, have):
     """The AttributeError for `name` looked up on `owner` ("torch", "Tensor", "nn",
-    "functional", "optim", "linalg", "autograd", "autograd.functional", "autograd.graph" or
-    "nn.utils");
+    "functional", "optim", "linalg", "autograd", "autograd.functional", "autograd.graph",
+    "nn.utils", "nn.init", "optim.lr_scheduler", "utils" or "utils.data");
     `have` lists the names gradviz does define there."""
     known, subject, prefix = _OWNERS[owner]
     if name.startswith("__") or name not in known:

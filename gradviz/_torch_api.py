@@ -13,9 +13,11 @@ _NAMES = json.loads(pathlib.Path(__file__).with_name("_torch_api.json").read_tex
 VERSION = _NAMES["version"]
 
 (TORCH, TENSOR, NN, FUNCTIONAL, OPTIM, LINALG, AUTOGRAD, AUTOGRAD_FUNCTIONAL,
- AUTOGRAD_GRAPH, NN_UTILS) = (frozenset(_NAMES[key]) for key in (
-    "torch", "Tensor", "nn", "functional", "optim", "linalg", "autograd",
-    "autograd_functional", "autograd_graph", "nn_utils"))
+ AUTOGRAD_GRAPH, NN_UTILS, NN_INIT, OPTIM_LR_SCHEDULER, UTILS, UTILS_DATA) = (
+    frozenset(_NAMES[key]) for key in (
+        "torch", "Tensor", "nn", "functional", "optim", "linalg", "autograd",
+        "autograd_functional", "autograd_graph", "nn_utils", "nn_init", "optim_lr_scheduler",
+        "utils", "utils_data"))
 
 # torch's overloads of each `torch.X` and `Tensor.X` gradviz exports, as signature strings
 # ("(input, dim, keepdim=False, *, dtype=None, out=None)"): read by gradviz._keywords.

@@ -8,37 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from gradviz_cli.main import cli
+from hostile import PATIENCE, MODEL, alive, gradviz, invoke, python_status, start_gradviz, write
 from test_render_svg import fake_renderer
-
-GRADVIZ = [sys.executable, "-c", "from gradviz_cli.main import main; main()"]
-_PATIENCE = 180     # seconds: a deadline on a loaded machine, never a timing check
-
-MODEL = "import gradviz as torch\na = torch.tensor([1.0, 2.0], requires_grad=True)\n" \
-        "loss = (a * 3).sum()\n"
-
-
-def write(tmp_path, source, name="prog.py"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source), encoding="utf-8")
-    return path
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def python_status(path):
-    """The exit status and stderr of `python path`, gradviz answering to `torch`."""
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=_PATIENCE, cwd=os.path.dirname(path))
-    return proc.returncode, proc.stderr
 
 
 # ----- An exception that cannot be printed ------------------------------------------------------
@@ -175,7 +150,7 @@ def test_what_the_file_changed_in_the_interpreter_is_put_back(tmp_path):
     # os.umask(0o777) wrote every output with mode 000; the alarm killed the report
     path = write(tmp_path, CHANGES)
     proc = subprocess.run([sys.executable, "-c", STATE, str(path)], capture_output=True,
-                          text=True, timeout=_PATIENCE, env=dict(os.environ, COLUMNS="80"))
+                          text=True, timeout=PATIENCE, env=dict(os.environ, COLUMNS="80"))
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["error"] is None
@@ -187,12 +162,10 @@ def test_a_file_that_breaks_builtins_and_modules_still_gets_its_report(tmp_path,
     path = write(tmp_path, MODEL + "import builtins, sys\nbuiltins.print = None\n"
                  "builtins.open = None\nsys.modules['rich'] = None\nsys.modules['json'] = None\n"
                  "import os\nos.umask(0o777)\n")
-    proc = subprocess.run(GRADVIZ + ["graph", str(path), "--dot", "g.dot"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=_PATIENCE)
+    proc = gradviz(tmp_path, "graph", path, "--dot", "g.dot", text=True)
     assert (proc.returncode, proc.stderr) == (0, "wrote g.dot (4 nodes, DOT)\n")
     assert os.stat(tmp_path / "g.dot").st_mode & 0o777 == 0o666 & ~_umask()
-    proc = subprocess.run(GRADVIZ + ["run", str(path), "--json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=_PATIENCE)
+    proc = gradviz(tmp_path, "run", path, "--json", text=True)
     assert proc.returncode == 0, proc.stderr
     assert [t["name"] for t in json.loads(proc.stdout)["tensors"]] == ["a", "loss", "%0"] or \
         "loss" in proc.stdout
@@ -222,8 +195,7 @@ def test_a_keyboard_interrupt_the_file_raises_is_its_error(tmp_path):
 def test_a_real_sigint_is_still_an_interruption(tmp_path):
     path = write(tmp_path, MODEL + "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
                  "import time\ntime.sleep(5)\n")
-    proc = subprocess.run(GRADVIZ + ["run", str(path)], capture_output=True, text=True,
-                          timeout=_PATIENCE)
+    proc = gradviz(None, "run", path, text=True)
     assert proc.returncode == 130
     assert proc.stderr.strip() == "Interrupted."
 
@@ -333,28 +305,14 @@ def test_a_slow_renderer_is_said_to_be_running(tmp_path, monkeypatch):
     assert (tmp_path / "g.svg").read_text() == "<svg/>\n"
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def test_sigterm_stops_a_wrapper_renderer_and_its_child_even_if_the_file_ignored_it(tmp_path):
     # The file set SIGTERM to SIG_IGN: gradviz could not be stopped while rendering, and the
     # renderer's own child (a wrapper script's `dot`) kept running after gradviz ended
     write(tmp_path, MODEL + "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n")
     pidfile = tmp_path / "child.pid"
     wrapper = fake_renderer(tmp_path, "wrapper", f'sleep 600 &\necho $! > "{pidfile}"\nwait\n')
-    proc = subprocess.Popen(GRADVIZ + ["graph", "prog.py", "--svg", "g.svg",
-                                       "--renderer", str(wrapper)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + _PATIENCE
+    proc = start_gradviz(tmp_path, "graph", "prog.py", "--svg", "g.svg", "--renderer", wrapper)
+    deadline = time.monotonic() + PATIENCE
     while not (pidfile.exists() and pidfile.read_text().strip()):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the renderer never started"
@@ -362,19 +320,19 @@ def test_sigterm_stops_a_wrapper_renderer_and_its_child_even_if_the_file_ignored
     child = int(pidfile.read_text())
     proc.send_signal(signal.SIGTERM)
     try:
-        out, err = proc.communicate(timeout=_PATIENCE)
+        out, err = proc.communicate(timeout=PATIENCE)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     deadline = time.monotonic() + 30
-    while _alive(child) and time.monotonic() < deadline:
+    while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    alive = _alive(child)
-    if alive:
+    running = alive(child)
+    if running:
         os.kill(child, signal.SIGKILL)
     assert (proc.returncode, err.decode().strip()) == (143, "Terminated.")
-    assert not alive
+    assert not running
     assert sorted(os.listdir(tmp_path)) == ["bin", "child.pid", "prog.py"]
 
 

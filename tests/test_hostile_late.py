@@ -6,25 +6,11 @@ its fix."""
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from test_hostile_inputs import GRADVIZ, MODEL, invoke, write
-
-_PATIENCE = 180     # seconds: a deadline on a loaded machine, never a timing check
-
-
-def gradviz(tmp_path, *args, **kw):
-    return subprocess.run(GRADVIZ + [str(a) for a in args], cwd=tmp_path, capture_output=True,
-                          timeout=_PATIENCE, **kw)
-
-
-def python(tmp_path, path):
-    return subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True,
-                          timeout=_PATIENCE, stdin=subprocess.DEVNULL)
+from hostile import MODEL, gradviz, invoke, python, write
 
 
 # ----- fd 1 after the file ended ---------------------------------------------------------------

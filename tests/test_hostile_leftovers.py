@@ -5,16 +5,13 @@ file's daemon threads after it ended. Each test failed before its fix."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
 import pytest
 
-from test_hostile_inputs import GRADVIZ, MODEL, _alive, invoke, python_status, write
+from hostile import PATIENCE, MODEL, alive, gradviz, invoke, python_status, start_gradviz, write
 from test_render_svg import fake_renderer
-
-_PATIENCE = 180     # seconds: a deadline on a loaded machine, never a timing check
 
 
 # ----- A renderer outliving gradviz -----------------------------------------------------------
@@ -25,10 +22,8 @@ def test_a_renderer_dies_with_a_sigkilled_gradviz(tmp_path):
     write(tmp_path, MODEL)
     pidfile = tmp_path / "renderer.pid"
     slow = fake_renderer(tmp_path, "slow", f'echo $$ > "{pidfile}"\nexec sleep 600\n')
-    proc = subprocess.Popen(GRADVIZ + ["graph", "prog.py", "--svg", "g.svg",
-                                       "--renderer", str(slow)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + _PATIENCE
+    proc = start_gradviz(tmp_path, "graph", "prog.py", "--svg", "g.svg", "--renderer", slow)
+    deadline = time.monotonic() + PATIENCE
     while not (pidfile.exists() and pidfile.read_text().strip()):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the renderer never started"
@@ -36,15 +31,15 @@ def test_a_renderer_dies_with_a_sigkilled_gradviz(tmp_path):
     renderer = int(pidfile.read_text())
     time.sleep(0.2)     # past `exec`: the renderer is `sleep` now, under the same pid
     proc.kill()
-    proc.communicate(timeout=_PATIENCE)
+    proc.communicate(timeout=PATIENCE)
     deadline = time.monotonic() + 30
-    while _alive(renderer) and time.monotonic() < deadline:
+    while alive(renderer) and time.monotonic() < deadline:
         time.sleep(0.05)
-    alive = _alive(renderer)
-    if alive:
+    running = alive(renderer)
+    if running:
         os.kill(renderer, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
-    assert not alive
+    assert not running
 
 
 # ----- --renderer "" ---------------------------------------------------------------------------
@@ -118,8 +113,7 @@ def test_a_daemon_thread_printing_after_the_end_neither_corrupts_json_nor_goes_u
     # its prints after the file ended went to gradviz's stdout, in front of the JSON document
     # ("tick 25\ntick 26\n...{"), and what was dropped was dropped without a word
     path = write(tmp_path, CHATTY)
-    proc = subprocess.run(GRADVIZ + ["run", str(path), "--json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=_PATIENCE)
+    proc = gradviz(tmp_path, "run", path, "--json", text=True)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["stdout"].startswith("tick 0\n")
@@ -127,8 +121,7 @@ def test_a_daemon_thread_printing_after_the_end_neither_corrupts_json_nor_goes_u
         "output may be cut: daemon thread 'talker' was still running when the file ended; "
         "what it printed after that is not shown (python would have stopped it at exit)")
     # (in a process of its own: the thread never ends)
-    proc = subprocess.run(GRADVIZ + ["run", str(path)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=_PATIENCE, env={**os.environ, "COLUMNS": "100"})
+    proc = gradviz(tmp_path, "run", path, text=True, env={**os.environ, "COLUMNS": "100"})
     assert proc.returncode == 0, proc.stderr
     assert "gradviz: output may be cut: daemon thread 'talker' was still running" in \
         " ".join(proc.stdout.replace("│", " ").split())
@@ -275,8 +268,7 @@ def test_a_file_that_replaces_functions_gradviz_uses_gets_its_report(tmp_path, m
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, MODEL + SABOTAGE[what])
     args = [command[0], path] + [a for a in command[1:] if a != "FILE"]
-    proc = subprocess.run(GRADVIZ + [str(a) for a in args], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=_PATIENCE)
+    proc = gradviz(tmp_path, *args, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "internal error" not in proc.stderr
     if command == ["run", "--json"]:
@@ -289,8 +281,7 @@ def test_a_file_that_closes_fd_2_still_gets_gradviz_messages(tmp_path):
     # its messages failed on the closed fd: exit 2 ("cannot write"), nothing said, for a file
     # that raised (exit 1)
     write(tmp_path, MODEL + "import os\nos.close(2)\nraise ValueError('boom')\n")
-    proc = subprocess.run(GRADVIZ + ["graph", "prog.py", "--dot", "g.dot"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=_PATIENCE)
+    proc = gradviz(tmp_path, "graph", "prog.py", "--dot", "g.dot", text=True)
     assert proc.returncode == 1
     assert proc.stderr == ("ValueError: boom (prog.py:6) — drawing what was recorded up to "
                            "there\nwrote g.dot (4 nodes, DOT)\n")
@@ -316,14 +307,13 @@ def test_an_output_fifo_without_a_reader_is_said_to_be_waited_for(tmp_path, comm
     write(tmp_path, MODEL)
     fifo = tmp_path / "out"
     os.mkfifo(fifo)
-    proc = subprocess.Popen(GRADVIZ + [command[0], "prog.py", command[1], "out"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_gradviz(tmp_path, command[0], "prog.py", command[1], "out", text=True)
     try:
         line = proc.stderr.readline()
         assert line == "waiting for a reader of the FIFO out (Ctrl-C stops)\n"
         with open(fifo, "rb") as f:
             data = f.read()
-        _, err = proc.communicate(timeout=_PATIENCE)
+        _, err = proc.communicate(timeout=PATIENCE)
     finally:
         if proc.poll() is None:
             proc.kill()

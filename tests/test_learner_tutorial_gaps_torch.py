@@ -154,8 +154,8 @@ IMPORTS = {
     "from torch.nn import Linear, Transformer": ("cannot import name 'Transformer' from "
                                                  "'torch.nn': gradviz's core", True),
     "from torch.utils.data import WeightedRandomSampler": (
-        "cannot import name 'WeightedRandomSampler' from 'torch.utils.data': not in gradviz's "
-        "core", True),
+        "cannot import name 'WeightedRandomSampler' from 'torch.utils.data': gradviz's core "
+        "does not implement torch.utils.data.WeightedRandomSampler", True),
     "from torch.nn import Linearr": ("cannot import name 'Linearr' from 'torch.nn' (", False),
 }
 

@@ -111,13 +111,12 @@ def test_a_custom_tracer_receives_the_documented_calls_in_order():
     assert tracing.current() is None
     assert rec.calls == [
         ("created", "tensor"), ("leaf", "tensor"),
-        ("created", "tensor"), ("node", "AccumulateGrad"), ("node", "MulBackward0"),
-        ("made", "tensor", "MulBackward0"),
+        ("created", "tensor"), ("node", "AccumulateGrad"),
+        ("recorded", "MulBackward0", "tensor"),
         ("refused", "tensor", "a leaf Variable that requires grad is being used in an "
                               "in-place operation."),
-        ("inplace", "tensor", "add_"), ("node", "AddBackward0"),
-        ("made", "tensor", "AddBackward0"),
-        ("created", "tensor"), ("node", "ExpBackward0"), ("made", "tensor", "ExpBackward0"),
+        ("inplace", "tensor", "add_"), ("recorded", "AddBackward0", "tensor"),
+        ("created", "tensor"), ("recorded", "ExpBackward0", "tensor"),
         ("begin", "list", None, False),
         ("grad", "ExpBackward0", "list"), ("sent", "ExpBackward0", "list"),
         ("created", "tensor"), ("created", "tensor"),
@@ -153,7 +152,8 @@ def test_a_node_with_post_hooks_gets_produced_and_ran_around_them():
         b = a * 3
         b.grad_fn.register_hook(lambda gin, gout: (gin[0] * 2, None))
         b.backward()
-    names = [c[:2] for c in rec.calls if c[0] in ("grad", "produced", "fired", "ran", "sent")]
+    names = [c[:2] for c in rec.calls
+             if c[0] in ("grad", "produced", "fired", "ran", "sent", "applied")]
     assert names == [("grad", "MulBackward0"), ("produced", "MulBackward0"),
                      ("fired", "MulBackward0"), ("ran", "MulBackward0"),
                      ("grad", "AccumulateGrad"), ("sent", "AccumulateGrad")]

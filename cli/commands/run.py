@@ -69,7 +69,14 @@ def run(file, file_args, backward, gradient, retain_graph, retain_grad, hooks, s
     from gradviz._gc import gc_paused
     from gradviz.inspect import run_file
     from gradviz.inspect.report import report_json
+    if gradient and not backward:
+        # it was ignored: the run looked as if the gradient had been used
+        raise click.UsageError("--gradient ones goes with --backward NAME (the gradient of that "
+                               "root)")
     console = frame = None
+    with library_errors():
+        from gradviz.inspect.runner import check_file
+        check_file(file, backend)
     if not as_json:
         from gradviz.render.text import OutputFrame, run_header
         # The header first, then the file's output as it runs.

@@ -102,23 +102,30 @@ def _reshape_view(a, shape):
 def _plain_size(shape, numel):
     """`_infer_shape(_shape_args(shape), numel)` for the common call, without its parsing: ints,
     or one tuple of them, that give `numel` elements, with at most one -1 and no other negative
-    size. None for anything else: the general parse then gives the result or torch's error."""
+    size. None for anything else: the general parse then gives the result or torch's error.
+    (One pass over the sizes: math.prod, min, count and index cost twice as much.)"""
     if not shape:
         return None         # x.view(): torch's TypeError, from the parse
     if len(shape) == 1 and type(shape[0]) is tuple:
         shape = shape[0]
-    if not _INTS.issuperset(map(type, shape)):     # (bool, NumPy ints, floats: the parse)
+    known = 1               # the product of the sizes other than -1
+    free = -1               # where the -1 is
+    i = 0
+    for s in shape:
+        if type(s) is not int:
+            return None     # (bool, NumPy ints, floats: the parse)
+        if s < 0:
+            if s != -1 or free >= 0:
+                return None
+            free = i
+        else:
+            known *= s
+        i += 1
+    if free < 0:
+        return shape if known == numel else None
+    if known == 0 or numel % known:
         return None
-    n = math.prod(shape)
-    if n == numel:
-        return shape if min(shape, default=0) >= 0 else None
-    if n < 0 and min(shape) == -1 and shape.count(-1) == 1 and numel % n == 0:
-        i = shape.index(-1)
-        return shape[:i] + (numel // -n,) + shape[i + 1:]
-    return None
-
-
-_INTS = frozenset((int,))
+    return shape[:free] + (numel // known,) + shape[free + 1:]
 
 
 def _infer_shape(shape, numel):

@@ -448,15 +448,26 @@ def _loop(ready, buffers, deps, create_graph, retain_graph, captures, found, nee
                 except Exception as exc:
                     _annotate(exc, node)
                     raise
-        elif traced and node._plain and (grads[0] is not None or len(grads) > 1):
+        elif traced and (grads[0] is not None or len(grads) > 1) and (
+                node._plain or type(node) is AccumulateGrad and node._hooks is None
+                and node._prehooks is None and not node.variable._hooks
+                and not node.variable._post_hooks):
+            # (a leaf without hooks too: _execute would do no more for it)
             mode.on()       # (the tracer's calls may read the grad mode)
-            trace.grad(node, grads)
+            whole = trace.applies       # one call once it ran, or grad before and sent after
+            if not whole:
+                trace.grad(node, grads)
             try:
                 outs = node._apply(grads, create_graph, None)
             except Exception as exc:
+                if whole:
+                    trace.grad(node, grads)
                 _annotate(exc, node)
                 raise
-            trace.sent(node, outs)
+            if whole:
+                trace.applied(node, grads, outs)
+            else:
+                trace.sent(node, outs)
             if not retain_graph and not trace.retain_all:
                 node._release()
         elif (plain and type(node) is AccumulateGrad and not create_graph

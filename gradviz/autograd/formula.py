@@ -832,9 +832,8 @@ def record(entry, out, inputs, args=()):
         node._stack = user_stack()
     trace = _tracing.active
     if trace is not None:
-        trace.node(node)
         node._inputs = tuple(inputs)
-        trace.made(out, node)
+        trace.recorded(node, out)      # (node, then made: one call)
     return node
 
 

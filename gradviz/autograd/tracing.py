@@ -43,6 +43,10 @@ class Tracer:
     # Read by the engine: True keeps every node's saved values after backward (as if each
     # backward had retain_graph=True), so that a checker can run the graph again.
     retain_all = False
+    # Read by the engine: True gives a node without hooks one `applied` call once it ran, in
+    # place of `grad` before and `sent` after (a tracer whose `grad` reads nothing the node's
+    # backward changes, such as the leaf's .grad an AccumulateGrad writes).
+    applies = False
 
     # ----- forward ---------------------------------------------------------------------------
 
@@ -62,6 +66,13 @@ class Tracer:
     def made(self, tensor, node):
         """`tensor` is output number `tensor.output_nr` of `node` (its grad_fn from now on);
         once per differentiable output."""
+
+    def recorded(self, node, tensor):
+        """`node` and then `made(tensor, node)`, for an op's new node and its output 0: the
+        core makes one call where nothing happens between the two (every op it records). A
+        tracer that overrides either gets them both called, as here."""
+        self.node(node)
+        self.made(tensor, node)
 
     def inplace(self, tensor, op):
         """`tensor` was edited in place by `op` (a name such as "add_" or "setitem"); its
@@ -126,6 +137,15 @@ class Tracer:
         that overrides either gets them both called, as here."""
         self.produced(node, outs)
         self.ran(node, outs)
+
+    def applied(self, node, grads, outs):
+        """`grad(node, grads)` and then `sent(node, outs)`, for a node without hooks of any
+        kind, made once it ran (its saved values are still there): the engine's one call per
+        node of a plain backward pass, to a tracer whose `applies` is True. What the node's
+        backward made meanwhile (the .grad an AccumulateGrad creates) was reported before it.
+        When its backward raises, `grad` alone is called. The default calls both, as here."""
+        self.grad(node, grads)
+        self.sent(node, outs)
 
 
 METHODS = tuple(name for name, value in vars(Tracer).items()

@@ -309,7 +309,7 @@ class _Names:
         names = [n for n, _ in self.pairs]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise UsageError(f"no tensor named '{name}' in {self.run.path}.{hint} (tensors: "
+        raise UsageError(f"no tensor named {name!r} in {self.run.path}.{hint} (tensors: "
                          f"{', '.join(names) or 'none'})")
 
     def label(self, node):
@@ -482,10 +482,10 @@ def explain(path, name, root=None, argv=(), backend="gradviz"):
         e = run.error
         if e.type == "SyntaxError":
             msg = f"nothing ran: the file has a SyntaxError: {e.message}"
-            missing = f", so there is no tensor named '{name}' to explain"
+            missing = f", so there is no tensor named {name!r} to explain"
         else:
             msg = f"the file raised {e.type}: {e.message}"
-            missing = f"; when it stopped there was no tensor named '{name}' to explain"
+            missing = f"; when it stopped there was no tensor named {name!r} to explain"
         try:
             t = names.tensor(name)
         except UsageError:
@@ -504,7 +504,7 @@ def explain(path, name, root=None, argv=(), backend="gradviz"):
         if run.error is None:
             raise
         causes[0]["message"] = causes[0]["message"].split(" — ")[0] + \
-            f"; when it stopped there was no tensor named '{root}' to run backward from"
+            f"; when it stopped there was no tensor named {root!r} to run backward from"
         return _result(run, names, name, root, t, causes, [])
     made = tracer.made_of(t)
     made_site = made[1] if made else None

@@ -21,7 +21,8 @@ import weakref
 import numpy as np
 
 from .report import _array, to_json_value
-from .runner import UsageError, backend_module, describe, execute
+from .runner import (UsageError, backend_module, compile_file, describe, execute,
+                     shown_path)
 from .session import Run
 from .tracer import Tracer
 
@@ -133,18 +134,30 @@ def _new_tracer(backend, perturb=None):
     return _torch_float64_tracer(perturb) if backend == "torch" else _Float64Tracer(perturb)
 
 
-def _run(path, argv, backend, perturb, rng_state):
-    """One run of the file in float64, with the random draws of the first."""
+def _run(path, argv, backend, perturb, rng_state, code=None):
+    """One run of the file in float64, with the random draws of the first (and its code: see
+    _code_of)."""
     module = backend_module(backend)
     tracer = _new_tracer(backend, perturb)
     module.set_rng_state(rng_state)
     prev = module.get_default_dtype()
     module.set_default_dtype(module.float64)
     try:
-        ns, out, error = execute(path, argv, backend, False, tracer)
+        ns, out, error = execute(path, argv, backend, False, tracer, code=code)
     finally:
         module.set_default_dtype(prev)
     return Run(path, backend, ns, out, error, tracer, module)
+
+
+def _code_of(path):
+    """The file's code, compiled once for all the runs gradcheck makes of it: a file that
+    deletes or rewrites itself as it runs (`os.remove(__file__)`) was read again for each
+    run, and gradcheck said "no such file", or compared two different programs. None when it
+    does not compile: the first run says why."""
+    try:
+        return compile_file(path)
+    except (SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _is_complex(tensor):
@@ -207,7 +220,8 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
     _validate(max_elements, eps, atol, rtol)
     module = backend_module(backend)        # without torch: the exit-2 error of every command
     rng_state = module.get_rng_state()
-    base = _run(path, argv, backend, None, rng_state)
+    code = _code_of(path)
+    base = _run(path, argv, backend, None, rng_state, code)
     result = {"file": path, "eps": eps, "atol": atol, "rtol": rtol,
               "max_elements": max_elements, "roots": [], "passed": False, "error": None,
               "verdict": None, "message": None}
@@ -216,7 +230,7 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         # The runs above keep every graph (retain_graph), so a file that backwards twice
         # through one graph ran to its end there; run it once as Python would, to tell.
         module.set_rng_state(rng_state)
-        error = execute(path, argv, backend)[2]
+        error = execute(path, argv, backend, code=code)[2]
     if error is not None:
         result["error"] = error.to_dict()
         return _conclude(result)
@@ -228,7 +242,7 @@ def gradcheck_file(path, argv=(), root=None, max_elements=64, eps=1e-6, atol=1e-
         raise UsageError(f"{path} has no root to check (no tensor with a grad_fn that nothing "
                          "else consumes); name one with --root")
     name_of = {id(t): n for n, t in base.named}
-    checker = _Checker(path, argv, backend, rng_state, eps, atol, rtol)
+    checker = _Checker(path, argv, backend, rng_state, eps, atol, rtol, code)
     for rname in names:
         r = base.tensor(rname)
         if r.grad_fn is None:
@@ -318,8 +332,8 @@ def _num(x):
 class _Checker:
     """Runs the file with one element moved, and judges that element."""
 
-    def __init__(self, path, argv, backend, rng_state, eps, atol, rtol):
-        self.path, self.argv, self.rng_state = path, argv, rng_state
+    def __init__(self, path, argv, backend, rng_state, eps, atol, rtol, code=None):
+        self.path, self.argv, self.rng_state, self.code = path, argv, rng_state, code
         self.backend = backend
         self.eps, self.atol, self.rtol = eps, atol, rtol
         self.precision = "float64"      # the dtype the root is computed in
@@ -327,14 +341,14 @@ class _Checker:
     def _moved(self, rname, k, i, delta):
         """(value of the root, None) with element i of leaf k moved by delta, or (None,
         error dict) when that run raised or has no tensor named rname."""
-        run = _run(self.path, self.argv, self.backend, (k, i, delta), self.rng_state)
+        run = _run(self.path, self.argv, self.backend, (k, i, delta), self.rng_state, self.code)
         if run.error is not None:
             e = run.error
             return None, {"type": e.type, "message": e.message, "file": e.file,
                           "line": e.line}
         value = _value(run, rname)
         if value is None:
-            return None, {"type": "NameError", "message": f"no tensor named '{rname}' after "
+            return None, {"type": "NameError", "message": f"no tensor named {rname!r} after "
                           "the run", "file": self.path, "line": None}
         return value, None
 
@@ -495,7 +509,7 @@ def _conclude(result):
     phrases = {}
     if result["error"] is not None:
         e = result["error"]
-        at = f" ({e['file']}:{e['line']})" if e["file"] and e["line"] else ""
+        at = f" ({shown_path(e['file'])}:{e['line']})" if e["file"] and e["line"] else ""
         phrases["file_raised"] = (f"nothing was checked: the file raised {e['type']}: "
                                   f"{e['message']}{at}")
     leaves = [lf for r in result["roots"] for lf in r["leaves"]]

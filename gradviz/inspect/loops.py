@@ -27,7 +27,7 @@ neither signal.
 import ast
 import bisect
 
-from .runner import UsageError, read_source
+from .sourcefacts import scan, source_facts
 
 __all__ = ["add_iterations", "loop_lines"]
 
@@ -111,10 +111,8 @@ def _repeats(tracer, file, line, sources):
     file's lines that repeat."""
     lines = sources.get(file)
     if lines is None:
-        try:
-            lines = loop_lines(read_source(file))
-        except (OSError, SyntaxError, ValueError, UsageError):
-            lines = set()       # code from exec() ("<string>"), a file gone since: no loops
+        # code from exec() ("<string>"), a file gone since: no loops
+        lines = set(source_facts(file).loop_lines)
         for code, calls in tracer.function_calls.items():
             if calls > 1 and code.co_filename == file:
                 lines.update(ln for _, _, ln in code.co_lines() if ln is not None)
@@ -124,11 +122,4 @@ def _repeats(tracer, file, line, sources):
 
 def loop_lines(source):
     """The lines of source inside a for/while body or a comprehension."""
-    lines = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            for stmt in node.body:
-                lines.update(range(stmt.lineno, stmt.end_lineno + 1))
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            lines.update(range(node.lineno, node.end_lineno + 1))
-    return lines
+    return set(scan(ast.parse(source)).loop_lines)

@@ -40,7 +40,7 @@ from ..autograd import callsite
 from .submodules import torch_submodules
 
 __all__ = ["UsageError", "BackendUnavailable", "ErrorInfo", "Execution", "ScriptEnvironment",
-           "execute", "backend_module", "user_frames", "read_source"]
+           "execute", "backend_module", "user_frames", "read_source", "check_file", "shown_path"]
 
 # The inspector's files host the user's code: their frames, and whatever called them, are not
 # the user's (anomaly stacks, the frames that name tensors).
@@ -144,12 +144,39 @@ def _aliases(backend, mod):
 # ----- Reading the source ----------------------------------------------------------------------
 
 def _check_path(path):
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise UsageError(f"no such file: {shown_path(path)}") from None
+        # a symlink loop, a path too long, a file taken for a folder: Python's own reason
+        # (`python loop.py`: "[Errno 40] Too many levels of symbolic links"), never "no such
+        # file", which sends the user looking for a file that is there
+        raise UsageError(f"cannot open {shown_path(path)}: {exc.strerror}") from None
+    except ValueError:      # a NUL in the path
+        raise UsageError(f"no such file: {shown_path(path)}") from None
     if os.path.isdir(path):
-        raise UsageError(f"{path} is a folder, not a Python file")
+        raise UsageError(f"{shown_path(path)} is a folder, not a Python file")
     if not path.endswith(".py"):
-        raise UsageError(f"{path} is not a Python file (expected a .py file)")
+        raise UsageError(f"{shown_path(path)} is not a Python file (expected a .py file)")
+
+
+def check_file(path, backend="gradviz"):
+    """UsageError for a FILE argument or a backend that no run could use (a missing file, a
+    folder, not a .py file, a symlink loop; torch not installed): a command asks before it
+    prints anything, so that no header goes to stdout for a run that never started."""
+    _check_path(path)
+    backend_module(backend)
+
+
+def shown_path(path):
+    r"""path as a message shows it: its control characters escaped, a newline too (a file
+    named `a<newline>b.py` broke the message's line).
+
+    >>> print(shown_path("a\nb.py"), shown_path("été.py"))
+    a\nb.py été.py
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(path))
 
 
 def read_source(path):
@@ -432,6 +459,7 @@ class _Capture:
         self.cut = False                # a process still held the pipe: stopped listening
         self.stream_fd = None
         self.shown_fd = None
+        self.sink_error = None          # what the sink raised: execute_file raises it after
 
     def __enter__(self):
         for s in (sys.stdout, sys.__stdout__):
@@ -511,16 +539,25 @@ class _Capture:
     def _text(self, text):
         if text and not self.closed:
             self.chunks.append(text)
-            if self.sink is not None:
-                self.sink("stdout", text)
+            self._show("stdout", text)
 
     def _warning(self, payload):
         if self.closed:
             return
         item = json.loads(payload.decode())
         self.warnings.append(item["record"])
-        if self.sink is not None:
-            self.sink("warning", item["text"])
+        self._show("warning", item["text"])
+
+    def _show(self, stream, text):
+        """Pass text to the sink. A sink that raises is not called again, and the reader reads
+        on: when its thread died with the error, the file's output was lost without a word,
+        and a file printing more than the pipe holds waited for a reader forever."""
+        if self.sink is None:
+            return
+        try:
+            self.sink(stream, text)
+        except Exception as exc:  # noqa: BLE001 - raised again after the run (execute_file)
+            self.sink, self.sink_error = None, exc
 
     def __exit__(self, *exc):
         try:
@@ -571,13 +608,23 @@ class _Capture:
         except OSError:
             return
         pipe = (pipe.st_dev, pipe.st_ino)
-        ours = {id(self.stream), id(self.stream.buffer), id(self.stream.buffer.raw)}
-        found = []
-        for obj in gc.get_objects():
+        ours = {id(self.stream)}
+        # (no buffer once the file called sys.stdout.detach(): the buffer is the file's then)
+        if self.stream.buffer is not None:
+            ours.update((id(self.stream.buffer), id(self.stream.buffer.raw)))
+        # No other thread runs while every object is listed: the list holds a reference to a
+        # tuple the reader thread is building (rich's tuple(...) while it shows a long line),
+        # whose resize then fails ("SystemError: Objects/tupleobject.c: bad argument to
+        # internal function"), ending the reader and what it showed of the file's output
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(1000.0)
+        try:
             # type(), not isinstance: an object's __class__ may be anything (a Mock, a proxy
             # whose __getattribute__ raises, a module's deprecation warning)
-            if issubclass(type(obj), _FILE_TYPES) and id(obj) not in ours:
-                found.append(obj)
+            found = [obj for obj in gc.get_objects()
+                     if issubclass(type(obj), _FILE_TYPES) and id(obj) not in ours]
+        finally:
+            sys.setswitchinterval(switch)
         # a text layer first: its flush passes its text down to the buffer below
         found.sort(key=lambda f: not issubclass(type(f), io.TextIOWrapper))
         for f in found:
@@ -813,6 +860,7 @@ class ScriptEnvironment:
 
     def run(self, code, execution, debug=False):
         """exec the compiled file in its module; fill execution's error and exit code."""
+        os_exit = False
         try:
             self._running = True
             try:
@@ -826,6 +874,7 @@ class ScriptEnvironment:
                 execution.error.message = \
                     f"the file called sys.exit({_text_of(repr, exc.code)})"
         except _OsExit as exc:
+            os_exit = True
             execution.exit_code = exc.code & 0xFF
             if execution.exit_code != 0:
                 execution.error = describe(exc, self.path, debug)
@@ -847,6 +896,8 @@ class ScriptEnvironment:
         try:
             self._join_threads()
             self._run_atexit()
+            if not os_exit:
+                self._flush_std_files(execution, debug)
         except _OsExit as exc:
             # os._exit in an atexit function: Python exits there, with that code
             execution.exit_code = exc.code & 0xFF
@@ -865,6 +916,32 @@ class ScriptEnvironment:
             # The file's alarm and signal handlers end with it: a repeating SIGALRM whose
             # handler raises went off in gradviz's report (an "internal error").
             _restore_signals(self._saved["signals"])
+
+    def _flush_std_files(self, execution, debug):
+        """What Python's exit does last (flush_std_files in Python/pylifecycle.c): flush the
+        file's sys.stdout and sys.stderr unless they are None or closed. When one fails
+        (`sys.stdout = 42`) `python file.py` exits 120 whatever it would have exited with
+        (but 130 after a KeyboardInterrupt), saying "Exception ignored in: 42" for stdout and
+        nothing for stderr; gradviz said nothing and exited 0."""
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name, None)
+            if stream is None or _is_closed(stream):
+                continue
+            try:
+                stream.flush()
+            except _OsExit:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the file's object may raise anything
+                if execution.exit_code != 130:
+                    execution.exit_code = 120
+                if execution.error is None:
+                    error = describe(exc, self.path, debug)
+                    error.message = (
+                        f"{error.message} (Exception ignored in: {_text_of(repr, stream)}: "
+                        f"python cannot flush the file's sys.{name} at exit, and exits 120)")
+                    if error.file is None:
+                        error.file = self.path
+                    execution.error = error
 
     def _atexit_register(self, func, *args, **kwargs):
         """atexit.register while the file runs: its functions run when it ends, as under
@@ -964,8 +1041,13 @@ class ScriptEnvironment:
             os.environ.clear()
             os.environ.update(saved["environ"])
         os.umask(saved["umask"])
-        sys.settrace(saved["trace"])
-        sys.setprofile(saved["profile"])
+        # only when the file changed them: a profiler's or coverage's own hook (cProfile's
+        # Profile object, gradviz itself run under `python -m cProfile`) cannot be given back
+        # through sys.setprofile ("'Profile' object is not callable": an internal error)
+        if sys.gettrace() is not saved["trace"]:
+            sys.settrace(saved["trace"])
+        if sys.getprofile() is not saved["profile"]:
+            sys.setprofile(saved["profile"])
         # the hooks the file gave threading.settrace/setprofile ran in gradviz's threads
         threading.settrace(saved["thread_hooks"][0])
         threading.setprofile(saved["thread_hooks"][1])
@@ -1079,6 +1161,14 @@ class ScriptEnvironment:
             self._exit_code, self._exit_pending = code, True
             _interrupt_main()
         raise SystemExit(code)
+
+
+def _is_closed(stream):
+    """file_is_closed in Python/pylifecycle.c: a `closed` that cannot be read is open."""
+    try:
+        return bool(stream.closed)
+    except BaseException:  # noqa: BLE001 - the file's object may raise anything
+        return False
 
 
 _REAL_EXIT = os._exit
@@ -1376,18 +1466,22 @@ def compile_file(path):
 
 
 def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
-                 sink=None, after=None):
+                 sink=None, after=None, code=None):
     """Run the file as `python FILE ARGV` would; return an Execution.
+
+    code, when given, is the file's code object from an earlier compile_file(path): a command
+    that runs the file more than once (gradcheck) runs the file as it was the first time, even
+    if it deleted or rewrote itself since.
 
     after(execution), when given, runs inside the same environment once the file ended (its
     output is still captured): `--backward` runs there. sink(stream, text) receives the
     file's output as it is written. KeyboardInterrupt is not caught: the caller handles
     Ctrl-C once, at the top.
     """
-    _check_path(path)
     result = Execution(path)
     try:
-        code = compile_file(path)
+        if code is None:
+            code = compile_file(path)
     except SyntaxError as exc:
         result.error, result.exit_code = describe(exc, path, debug), 1
         return result
@@ -1395,8 +1489,10 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
         # The parser's limits (`x = ------...1` nested 100,000 deep): `python file.py` prints
         # "MemoryError" or "RecursionError: maximum recursion depth exceeded during
         # compilation", with no line; it was gradviz's "internal error"
-        # (MemoryError says nothing more: what it means here is said instead)
-        message = _text_of(str, exc) or "an expression is nested too deeply for Python's parser"
+        # (MemoryError says nothing more: what it means here is said instead, no more than is
+        # known: a file too big for the memory left ends the same way as deep nesting)
+        message = _text_of(str, exc) or ("Python's parser ran out of memory compiling the file "
+                                         "(an expression nested too deeply does this)")
         result.error = ErrorInfo(type(exc).__name__, message, path)
         result.exit_code = 1
         return result
@@ -1422,13 +1518,16 @@ def execute_file(path, argv=(), backend="gradviz", anomaly=False, tracer=None, d
                 mod.autograd.set_detect_anomaly(False)
         if after is not None:
             after(result)
+    if env.capture.sink_error is not None:
+        raise env.capture.sink_error
     result.stdout = env.capture.text()
     result.warnings = env.capture.warnings
     result.stdout_cut = env.stdout_cut
     return result
 
 
-def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False):
+def execute(path, argv=(), backend="gradviz", anomaly=False, tracer=None, debug=False,
+            code=None):
     """Run the file; return (namespace, stdout text, ErrorInfo or None)."""
-    r = execute_file(path, argv, backend, anomaly, tracer, debug)
+    r = execute_file(path, argv, backend, anomaly, tracer, debug, code=code)
     return r.namespace, r.stdout, r.error

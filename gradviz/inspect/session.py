@@ -8,12 +8,12 @@
     'a'
 """
 
-import ast
 import difflib
 
 from .names import frame_prefixes, named_tensors
+from .sourcefacts import source_facts
 from .runner import (UsageError, backend_module, describe, execute_file, new_tracer,
-                     quiet_anomaly_warnings, read_source, tracing_for)
+                     quiet_anomaly_warnings, tracing_for)
 
 __all__ = ["Run", "run_file"]
 
@@ -89,7 +89,7 @@ class Run:
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         known = ", ".join(names) or "none"
-        raise UsageError(f"no tensor named '{name}' in {self.path}.{hint} (tensors: {known})")
+        raise UsageError(f"no tensor named {name!r} in {self.path}.{hint} (tensors: {known})")
 
     def made_in_function(self, name):
         """Whether NAME is a function's local (`main.x`) rather than a module-level name."""
@@ -189,20 +189,4 @@ def run_file(path, argv=(), backend="gradviz", anomaly=False, retain_grad=False,
 
 
 def _assignment_lines(path):
-    try:
-        tree = ast.parse(read_source(path))
-    except (UsageError, SyntaxError, ValueError):
-        return {}
-    lines = {}
-    for node in ast.walk(tree):
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name) and n.id not in lines or \
-                        isinstance(n, ast.Name) and node.lineno > lines[n.id]:
-                    lines[n.id] = node.lineno
-    return lines
+    return source_facts(path).assigned

@@ -159,6 +159,8 @@ class Step(NamedTuple):
 class Tracer(_tracing.Tracer):
     """Collects nodes, results, gradients and in-place edits; optionally retains grads."""
 
+    applies = True      # grad reads only the gradients and saved values: `applied` once run
+
     def __init__(self, retain_grad=False, keep_grads=True, keep_history=False,
                  whole_grads=False):
         self._call_code = self._module_call_code()
@@ -296,6 +298,26 @@ class Tracer(_tracing.Tracer):
             call.nodes += 1
             entry[_CALL] = call
 
+    def recorded(self, node, out):
+        """node(node), then made(out, node) for its output 0, in one call (every op makes
+        one: the entry is made here and given its output at once)."""
+        k = id(node)
+        ref = _NodeRef(node, self._drop_entry)
+        ref.key = k
+        # (made's common case: output 0's weak reference alone, see made)
+        entry = self._nodes[k] = [self._count, ref, None if out._nr else weakref.ref(out),
+                                  None, None, None, None]
+        self._count += 1
+        stack = self._module_stacks.get(_get_ident())     # (see node)
+        if stack and type(node).__name__ != "AccumulateGrad":
+            call = stack[-1]
+            call.nodes += 1
+            entry[_CALL] = call
+        if out._nr:
+            self.made(out, node)
+        elif self.retain_grad and out._rg and not out._retains:
+            out.retain_grad()
+
     def made(self, out, node):
         entry = self._nodes.get(id(node))
         if entry is None or entry[_REF]() is not node:
@@ -369,6 +391,59 @@ class Tracer(_tracing.Tracer):
             if _large(snap):
                 snap = entry[_LAST_EVENT] = list(snap)
         self._event_log.extend((entry[_REF], snap))     # (one call: see __init__)
+
+    def applied(self, node, grads, outs):
+        """grad(node, grads), then sent(node, outs), in one call (the engine makes one per
+        node of a backward pass without hooks). The common case of a training loop is done
+        here: one gradient in, arrays or None out, nothing pending from a hook; anything
+        else takes the two calls."""
+        g = grads[0] if len(grads) == 1 else None
+        entry = self._nodes.get(id(node))
+        if (type(g) is not _ndarray or entry is None or entry[_REF]() is not node
+                or self.keep_history or not self.keep_grads or self._taint or self._fired_at
+                or self._tensor_type is not Tensor):
+            self.grad(node, grads)
+            self._sent(node, outs)
+            return
+        # grad's part (see grad)
+        if entry[_SNAPSHOT] is None:
+            entry[_SNAPSHOT] = _NOTHING_SAVED if type(node) is AccumulateGrad else \
+                hold(node) or _NOTHING_SAVED
+        last = entry[_LAST_EVENT]
+        if last is not None:
+            last[:] = [_summary(x) for x in last]
+            entry[_LAST_EVENT] = None
+        got = entry[_LAST_GRAD] = g.copy()
+        snap = got
+        if not g.ndim:
+            snap = got[()]
+        elif g.size > _KEPT_ELEMENTS:
+            snap = entry[_LAST_EVENT] = [got]
+        self._event_log.extend((entry[_REF], snap))     # (one call: see __init__)
+        # _sent's part (see _sent): copies of what it sent, and the quick finite check
+        sent = []
+        bad = False
+        for x in outs:
+            if x is None:
+                sent.append(None)
+                continue
+            if type(x) is _ndarray:
+                sent.append(x.copy())
+                if bad:
+                    continue
+                if x.dtype.char in "fd":
+                    r = x if x.ndim < 2 else x.ravel()
+                    if _isfinite_number(r.dot(r)):
+                        continue
+            else:
+                sent.append(_snapshot(x))
+                if bad:
+                    continue
+            bad = not _all_finite(x._data if isinstance(x, Tensor) else x, True)
+        if bad:
+            self._nonfinite(node, outs)
+        call = self._call_of.get(_get_ident(), len(self._calls) - 1)
+        self.steps.append(_new_tuple(Step, (call, node, [got], sent, [])))
 
     def produced(self, node, outs):
         self._sent(node, outs, True, False)
@@ -453,6 +528,18 @@ class Tracer(_tracing.Tracer):
         if cls.sent is Tracer.sent and (cls.produced is not Tracer.produced or
                                         cls.ran is not Tracer.ran):
             cls.sent = _tracing.Tracer.sent
+        # and so with node or made for recorded, and with grad, sent, produced or ran for
+        # applied
+        if cls.recorded is Tracer.recorded and (cls.node is not Tracer.node or
+                                                cls.made is not Tracer.made):
+            cls.recorded = _tracing.Tracer.recorded
+        if cls.applied is Tracer.applied and (cls.grad is not Tracer.grad or
+                                              cls.sent is not Tracer.sent):
+            cls.applied = _tracing.Tracer.applied
+        if cls.grad is not Tracer.grad and "applies" not in vars(cls):
+            # its grad may read what the node's backward changes (explain reads a leaf's
+            # .grad before its AccumulateGrad runs): grad before the node runs, sent after
+            cls.applies = False
 
     def _nonfinite(self, node, outs):
         """node sent a nan or an inf: note each output that did, when node received only
@@ -637,8 +724,16 @@ class Tracer(_tracing.Tracer):
             # step's (pruned in place: another thread's steps appended meanwhile stay).
             keep_from = len(self._calls) - 2
             if keep_from > self.steps_from_call:
-                n = len(self.steps)
-                self.steps[:n] = [st for st in self.steps[:n] if st.call >= keep_from]
+                steps = self.steps
+                n = len(steps)
+                if len(self._call_of) == 1:
+                    # one thread's calls only: its steps are in call order, the old ones first
+                    i = 0
+                    while i < n and steps[i].call < keep_from:
+                        i += 1
+                    del steps[:i]
+                else:
+                    steps[:n] = [st for st in steps[:n] if st.call >= keep_from]
                 self.steps_from_call = keep_from
             # The root of the call whose steps were just let go, dead by now in a training
             # loop, becomes one shared dead reference: a loop's calls keep no object per step

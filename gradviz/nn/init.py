@@ -23,6 +23,7 @@ from .._creation import (empty as _empty, empty_like as _empty_like, eye as _eye
                          randperm as _randperm, tensor as _as_tensor)
 from .._ops.pointwise import where as _where
 from ..autograd.callsite import user_stacklevel as _user_stacklevel
+from .._missing import module_getattr as _module_getattr
 from ..autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -30,6 +31,9 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
            "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye",
            "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
            "orthogonal", "sparse"]
+
+# A name torch.nn.init has and the core lacks says so, in torch's module's name
+__getattr__ = _module_getattr("nn.init", __name__, __all__)
 
 
 def calculate_gain(nonlinearity, param=None):

@@ -25,6 +25,7 @@ import weakref as _weakref
 from bisect import bisect_right
 from collections import Counter
 
+from .._missing import module_getattr as _module_getattr
 from .._tensor import Tensor
 from ..autograd.callsite import user_stacklevel as _user_stacklevel
 from .optimizer import Optimizer
@@ -33,6 +34,9 @@ __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR"
            "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
            "PolynomialLR", "LRScheduler"]
+
+# A name torch.optim.lr_scheduler has and the core lacks says so, in torch's module's name
+__getattr__ = _module_getattr("optim.lr_scheduler", __name__, __all__)
 
 _EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "

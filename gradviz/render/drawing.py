@@ -246,14 +246,15 @@ def _notes(report, count, collapse, max_depth, folded=False):
         note = Text(printable(said), style="red")
         # an error with no line of the file's (os._exit in an atexit function, the parser's
         # MemoryError) has no place, or only the file
-        where = f" ({error.get('file')}" if error.get("file") else ""
+        where = f" ({printable(error.get('file'), keep='')}" if error.get("file") else ""
         if where:
             where += f":{error.get('line')})" if error.get("line") else ")"
         note.append(printable(f"{where} — drawing what was recorded up to there"))
         notes.append(note)
     if count == 0:
-        notes.append(Text(printable(f"{report.get('file')}: no graph to draw (no tensor that "
-                                    "requires grad has a grad_fn or an AccumulateGrad)")))
+        file = printable(report.get("file"), keep="")
+        notes.append(Text(f"{file}: no graph to draw (no tensor that requires grad has a grad_fn "
+                          "or an AccumulateGrad)"))
     if count > LARGE_GRAPH and not collapse and max_depth is None and not folded:
         note = Text("warning:", style="yellow")
         # A model's graph reads best folded by module (one box per block).

@@ -18,7 +18,7 @@ def run_header(file, backward=None, backend="gradviz"):
     """The first line of `gradviz run`: the file, then what gradviz did after it."""
     head = _t(f"gradviz run {where(file, None)}", style="bold")
     if backward:
-        head.append(printable(f"  (then {backward}.backward())"))
+        head.append(printable(f"  (then {backward}.backward())", keep=""))
     if backend != "gradviz":
         head.append(printable(f"  [backend: {backend}]"))
     return head
@@ -28,8 +28,9 @@ class OutputFrame:
     """What the user's file writes, in a frame of its own, printed line by line as it arrives.
 
     Beyond `head` lines only the last `tail` are kept, and the frame says how many were left
-    out (`full=True` shows every line). Warnings print in yellow, in their place. Nothing is
-    printed (not even the frame) when the file writes nothing.
+    out (`full=True` shows every line); a line longer than `rows` rows of the frame shows its
+    start and says how many characters it has more. Warnings print in yellow, in their place.
+    Nothing is printed (not even the frame) when the file writes nothing.
 
     >>> import io
     >>> from rich.console import Console
@@ -46,7 +47,7 @@ class OutputFrame:
     ╰────────────────────────────╯
     """
 
-    def __init__(self, console, file, *, full=False, head=50, tail=20):
+    def __init__(self, console, file, *, full=False, head=50, tail=20, rows=20):
         from collections import deque
         self.console = console
         self.title = printable(f"output of {os.path.basename(file)}", keep="")
@@ -56,6 +57,10 @@ class OutputFrame:
         self.shown = 0
         self.skipped = 0
         self.partial = ""
+        # `print("x" * 5_000_000)`: one line, wrapped into 50,000 rows of the frame, took 50 s
+        # to show (python: 0.05 s); the characters beyond these are counted, not kept
+        self.line_chars = max(console.width - 4, 1) * rows
+        self.more = 0           # characters of the partial line beyond line_chars
         self.opened = False
         from rich.console import Console
         self.render = Console(file=io.StringIO(), width=console.width,
@@ -80,28 +85,40 @@ class OutputFrame:
     def write(self, stream, text):
         """Take a piece of the output: stream "stdout" or "warning"."""
         if stream == "warning":
-            if self.partial:
-                self._line(self.partial, "")
-                self.partial = ""
+            self._end_partial()
             for line in text.rstrip("\n").split("\n"):
                 self._line(line, "yellow")
             return
         lines = (self.partial + text).split("\n")
         self.partial = lines.pop()
-        for line in lines:
-            self._line(line, "")
+        if lines:
+            more, self.more = self.more, 0
+            self._line(lines[0], "", more)
+            for line in lines[1:]:
+                self._line(line, "")
+        if not self.full and len(self.partial) > self.line_chars:
+            self.more += len(self.partial) - self.line_chars
+            self.partial = self.partial[:self.line_chars]
 
-    def _line(self, line, style):
+    def _end_partial(self):
+        if self.partial or self.more:
+            self._line(self.partial, "", self.more)
+            self.partial, self.more = "", 0
+
+    def _line(self, line, style, more=0):
+        if not self.full and len(line) > self.line_chars:
+            more += len(line) - self.line_chars
+            line = line[:self.line_chars]
         if self.full or self.shown < self.head:
             self.shown += 1
-            self._print(line, style)
+            self._print(line, style, more)
             return
         if self.tail.maxlen == 0 or len(self.tail) == self.tail.maxlen:
             self.skipped += 1
         if self.tail.maxlen:
-            self.tail.append((line, style))
+            self.tail.append((line, style, more))
 
-    def _print(self, line, style):
+    def _print(self, line, style, more=0):
         width = self.console.width
         rows = []
         if not self.opened:
@@ -118,6 +135,11 @@ class OutputFrame:
         lead = min(len(text.plain) - len(text.plain.lstrip(" ")), inner // 2)
         pieces = hang(self.console, text[lead:], inner, lead, 2) if lead else \
             text.wrap(self.console, inner)
+        if more:
+            s = "" if more == 1 else "s"
+            note = Text(f"… {more:,} more character{s} on this line — --full or --json for all",
+                        style="dim")
+            pieces = list(pieces) + list(note.wrap(self.console, inner))
         for piece in pieces:
             piece.pad_right(inner - piece.cell_len)
             rows.append(Text.assemble(("│ ", "dim"), piece, (" │", "dim")))
@@ -143,14 +165,12 @@ class OutputFrame:
 
     def close(self):
         """Print the last lines, say how many were left out, and close the frame."""
-        if self.partial:
-            self._line(self.partial, "")
-            self.partial = ""
+        self._end_partial()
         if self.skipped:
             s = "" if self.skipped == 1 else "s"
             self._print(f"… {self.skipped:,} more line{s} — --full or --json for all", "dim")
-        for line, style in self.tail:
-            self._print(line, style)
+        for line, style, more in self.tail:
+            self._print(line, style, more)
         self.tail.clear()
         if self.opened:
             width = self.console.width
@@ -189,7 +209,8 @@ def _t(text, style=""):
 
 
 def where(file, line):
-    """`file:line` relative to the working directory, or '' when unknown."""
+    """`file:line` relative to the working directory, or '' when unknown. Control characters
+    of the path are escaped, a newline too: a file named `a<newline>b.py` broke the line."""
     if not file:
         return ""
     try:
@@ -198,6 +219,7 @@ def where(file, line):
         rel = file
     if rel.startswith(".." + os.sep):
         rel = file
+    rel = printable(rel, keep="")
     return f"{rel}:{line}" if line else rel
 
 
@@ -364,7 +386,8 @@ def _print_causes(console, causes):
             line.append(printable(f"  ({where(c['file'], c['line'])})"), style="dim")
         grid = Table.grid()
         grid.add_column(width=2, style=style)
-        grid.add_column()
+        # folded, never cut with an ellipsis: a long path would lose the file's line number
+        grid.add_column(overflow="fold")
         grid.add_row("-", line)
         console.print(grid)
 

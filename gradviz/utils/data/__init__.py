@@ -9,6 +9,7 @@ seed.
 [[0, 1], [2, 3], [4]]
 """
 
+from ..._missing import module_getattr as _module_getattr
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
@@ -17,3 +18,7 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "default_convert"]
+
+# `torch.utils.data.WeightedRandomSampler`: gradviz's core lacks it, and says so in torch's
+# module's name (not "module 'gradviz.utils.data' has no attribute"), with --backend torch
+__getattr__ = _module_getattr("utils.data", __name__, __all__)
