@@ -14,9 +14,9 @@ of 0 or 1 is torch's already (the common case, checked first).
 
 import numpy as np
 
-from .._tensor import _make
+from .._tensor import _make, _make_plain
 
-__all__ = ["iter_layout", "binary_out", "c_order", "preserved"]
+__all__ = ["iter_layout", "c_order", "preserved"]
 
 _ndarray = np.ndarray
 
@@ -47,7 +47,7 @@ def iter_layout(out, *operands):
     return _relaid(out, torch_strides(out.shape, operands))
 
 
-def binary_out(r, a, b, st, ot):
+def _binary_out(r, a, b, st, ot):
     """The Tensor over r, the result of a binary op of a and b (self's and other's arrays or
     numbers; st and ot their tensors or None), laid out as torch's TensorIterator lays it out.
 
@@ -56,7 +56,9 @@ def binary_out(r, a, b, st, ot):
     a tensor's `_iter_plain` holds is C-contiguous with no size of 0 or 1, and for such operands
     NumPy's result is torch's and such an array too. This is their path otherwise: each operand
     found so is marked (the mark is the array itself, so a tensor given a new array loses it),
-    then the result is re-laid out when torch's strides differ from NumPy's.
+    then the result is re-laid out when torch's strides differ from NumPy's. (Private: it
+    makes the Tensor, and the inspector names a tensor after the first public gradviz function
+    on the stack, which must be the op, mul, not this helper.)
     """
     # an operand already marked needs no second look
     if ((st is not None and st._iter_plain is a) or _plain(a)) and (
@@ -65,9 +67,7 @@ def binary_out(r, a, b, st, ot):
             st._iter_plain = a
         if ot is not None and b is ot._data:
             ot._iter_plain = b
-        out = _make(r)
-        out._iter_plain = r
-        return out
+        return _make_plain(r)
     return _make(iter_layout(r, a, b))
 
 

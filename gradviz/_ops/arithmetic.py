@@ -9,10 +9,10 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly, quietly2
 from .._registry import export, method, records
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _make_plain
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
-from ._iterator import binary_out, iter_layout
+from ._iterator import _binary_out, iter_layout
 from ._common import (_F16, _broadcast_error, _coerce, _default_float,
                       _half_opmath, _needs, _one_number, _operand, _operands, _stored,
                       _wrap_int)
@@ -33,7 +33,7 @@ def _binary(entry, ufunc, self, other, args):
         r = quietly2(ufunc, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    out = binary_out(r, a, b, st, ot)
+    out = _binary_out(r, a, b, st, ot)
     if _needs(st, ot):
         record(entry, out, (st, ot), args(st, ot, self, other))
     return out
@@ -58,13 +58,12 @@ def add(self, other, alpha=1):
         r = quietly2(operator.add, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
     if self._iter_plain is a and (
             ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
-        out = _make(r)
-        out._iter_plain = r
+        out = _make_plain(r)
     else:
-        out = binary_out(r, a, b, self, ot)
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -92,13 +91,12 @@ def sub(self, other, alpha=1):
         r = quietly2(operator.sub, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
     if self._iter_plain is a and (
             ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
-        out = _make(r)
-        out._iter_plain = r
+        out = _make_plain(r)
     else:
-        out = binary_out(r, a, b, self, ot)
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -174,13 +172,12 @@ def mul(self, other):
              quietly2(operator.mul, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
     if self._iter_plain is a and (
             ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
-        out = _make(r)
-        out._iter_plain = r
+        out = _make_plain(r)
     else:
-        out = binary_out(r, a, b, self, ot)
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         inputs = (self, ot)     # also what the node saves when other is a Tensor
         record(_E_MUL, out, inputs, inputs if ot is not None else (self, other))
@@ -237,13 +234,12 @@ def div(self, other, rounding_mode=None):
              quietly2(np.true_divide, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    # operands NumPy lays out as torch does (binary_out): the result is such an array too
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
     if self._iter_plain is a and (
             ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
-        out = _make(r)
-        out._iter_plain = r
+        out = _make_plain(r)
     else:
-        out = binary_out(r, a, b, self, ot)
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(_E_DIV, out, (self, ot), (self, other))
     return out
