@@ -48,7 +48,9 @@ def _graph(m, name):
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True)) if n in LEFT else n
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
+        "torch saves the dim as given, -1 read as 2**64 - 1; gradviz the normalised 1")))
+    if n in LEFT else n
     for n in ["det", "linalg_det", "F.group_norm", "log10", "cumsum", "F.softmax",
               "linalg_cross", "F.log_softmax"]])
 def test_create_graph_nodes_save_what_torch_saves(name):

@@ -463,12 +463,19 @@ def accumulate(var, g, steal=False):
         data = var._data
         # (g's flags read once: each `.flags` makes a new object; two C-contiguous arrays of
         # one shape, the common case, are tested here before _obeys_layout's general rule)
+        f = None
         if not (steal and type(g) is np.ndarray and g.dtype == data.dtype
                 and (f := g.flags).owndata and f.writeable and (
                     f.c_contiguous and g.shape == data.shape and g.size
                     and data.flags.c_contiguous or _obeys_layout(g, data))):
             g = _laid_out_as(g, data)
-        var._grad = _tensor._make(g)
+            f = None
+        t = var._grad = _tensor._make(g)
+        # A stolen C-contiguous gradient (never empty here) without a size of 1 is marked as
+        # the binary ops' plain operand (gradviz._ops._iterator._binary_out), as they would
+        # mark it: an update `p -= lr * p.grad` then skips their layout check.
+        if f is not None and f.c_contiguous and 1 not in g.shape:
+            t._iter_plain = g
         return
     od = old._data
     if type(od) is np.ndarray and not od.flags.writeable and overlaps(od.shape, od.strides):
