@@ -1,8 +1,9 @@
-"""A leaf's .grad made by backward is marked, where it can be, as the binary ops' plain
-operand (Tensor._iter_plain: an array NumPy lays out as torch's TensorIterator does, so that
-`p -= lr * p.grad` skips the layout rules). The mark must never be wrong: for each leaf layout
-and way of reaching it, the .grad and the results of the update's ops on it have torch's
-strides, and a marked .grad is C-contiguous with no size of 0 or 1."""
+"""A leaf's .grad made by backward, and the result of a unary op of a marked tensor, are
+marked where they can be as the binary ops' plain operand (Tensor._iter_plain: an array NumPy
+lays out as torch's TensorIterator does, so that `p -= lr * p.grad` and `tanh(h) * c` skip the
+layout rules). The mark must never be wrong: for each layout and way of reaching it, the
+tensor and the results of binary ops on it have torch's strides, and a marked tensor is
+C-contiguous with no size of 0 or 1."""
 
 import warnings
 
@@ -89,3 +90,40 @@ def test_a_stolen_contiguous_grad_is_marked():
     b = gradviz.zeros(1, 3, requires_grad=True)     # a size of 1: NumPy's stride is free
     (b * 2).sum().backward()
     assert b.grad._iter_plain is None
+
+
+# The unary ops of gradviz/_ops/pointwise.py mark the result of a marked operand as plain too.
+UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs"]
+LAYOUTS = {
+    "c": "(t.arange(12.) + 1).reshape(3, 4)",
+    "c3": "(t.arange(24.) + 1).reshape(2, 3, 4)",
+    "t": "(t.arange(12.) + 1).reshape(4, 3).t()",
+    "row": "(t.arange(4.) + 1).reshape(1, 4)",
+    "col_t": "(t.arange(3.) + 1).reshape(1, 3).t()",
+    "sliced": "(t.arange(24.) + 1).reshape(3, 8)[:, ::2]",
+    "empty": "t.zeros(0, 4)",
+}
+
+
+def _unary_then_binary(t, op, layout):
+    x = eval(LAYOUTS[layout], {"t": t})
+    x * 1       # (gradviz marks a plain operand of a binary op)
+    u = getattr(x, op)()
+    v = getattr(u, op)()
+    others = [2, u, u.transpose(0, -1).contiguous().transpose(0, -1), x]
+    return [(tuple(r.shape), r.stride()) for r in [u, v] + [u * o for o in others] +
+            [o * v for o in others[1:]] + [v - u]]
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("op", UNARY)
+def test_a_unary_result_of_a_marked_tensor_has_torchs_strides_in_binary_ops(op, layout):
+    assert _unary_then_binary(gradviz, op, layout) == _unary_then_binary(torch, op, layout)
+    x = eval(LAYOUTS[layout], {"t": gradviz})
+    x * 1
+    u = getattr(x, op)()
+    if u._iter_plain is not None:
+        d = u._data
+        assert u._iter_plain is d and d.flags.c_contiguous and 0 not in d.shape
+        assert 1 not in d.shape
+    assert (u._iter_plain is not None) == (layout in ("c", "c3"))

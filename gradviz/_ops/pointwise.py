@@ -11,7 +11,7 @@ from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import Tensor, _make, device
+from .._tensor import Tensor, _make, _make_plain, device
 from ..autograd.formula import record
 from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
@@ -32,10 +32,14 @@ def _unary(entry, ufunc, self, floating=True, quiet=False):
     if floating and type(a) not in _FLOAT_SCALARS and a.dtype.kind != "f":
         a = a.astype(_default_float())
     if quiet:
-        out = _make(ufunc(a))
+        r = ufunc(a)
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = _make(ufunc(a))
+            r = ufunc(a)
+    # the result of an operand the binary ops marked plain (C-contiguous, no size of 0 or 1:
+    # gradviz._ops._iterator._binary_out) is such an array too: marked, so that a binary op
+    # on it (tanh(h) * c) skips the layout check
+    out = _make_plain(r) if self._iter_plain is a else _make(r)
     if self._rg and _state.enabled:
         inputs = (self,)        # also what the node saves
         record(entry, out, inputs, inputs)
