@@ -60,7 +60,7 @@ __all__ = ["DERIVATIVES"]
 
 scale_ = scale      # for formulas whose parameter `scale` (elu's) shadows the helper
 _LN2 = 0.6931471805599453
-_LN10 = 2.302585092994046
+_LN10 = 2.3025850929940456     # derivatives.yaml's literal (math.log(10) is 1 ulp more)
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _GELU_K_BETA = _TWO_OVER_SQRT_PI * 0.7071067811865476 * 0.5   # torch: M_2_SQRTPI * M_SQRT1_2 * 0.5
 
@@ -1756,8 +1756,17 @@ defderiv("std_mean(Tensor self, int[1]? dim, *, Scalar? correction, bool keepdim
 defderiv("linalg_vector_norm(Tensor self, Scalar ord, int[1]? dim, bool keepdim)",
          "LinalgVectorNormBackward0", ("self", "ord", "dim", "keepdim"),
          self=norm_grad)
+def cumsum_grad(grad, dim):
+    """torch's cumsum_backward: grad itself when it has one element or dim has size 1 (the
+    same tensor: no copy, no FlipBackward0 under create_graph), else reversed_cumsum."""
+    v = value(grad)
+    if np.size(v) <= 1 or np.shape(v)[dim] == 1:
+        return grad
+    return reverse_cumsum(grad, dim)
+
+
 defderiv("cumsum(Tensor self, int dim)", "CumsumBackward0", ("dim",), saves_tensors=False,
-         self=lambda grad, dim: reverse_cumsum(grad, dim) if np.ndim(value(grad)) else grad)
+         self=lambda grad, dim: cumsum_grad(grad, dim))
 defderiv("cumprod(Tensor self, int dim)", "CumprodBackward0", ("self", "dim"),
          self=cumprod_grad)
 defderiv("logsumexp(Tensor self, int[1] dim, bool keepdim)",
@@ -2079,7 +2088,9 @@ def det_grad_solved(grad, A, result):
                                   "singular matrix is not implemented by gradviz's core; run "
                                   "with --backend torch to use PyTorch")
     d = grad * result
-    d = expand(unsqueeze_dims(d, (np.ndim(value(d)),), 0), np.shape(value(A))[:-1])
+    # torch's (grad * det).unsqueeze(-1): its UnsqueezeBackward0 saves the -1 as given
+    d = d.unsqueeze(-1) if isinstance(d, Tensor) else np.expand_dims(d, -1)
+    d = expand(d, np.shape(value(A))[:-1])
     return ops.linalg_solve_ex(transpose(A), transpose(ops.diag_embed(d)))
 
 

@@ -16,7 +16,7 @@ from ._creation import zeros as tzeros
 from ._dtype import _TORCH_SCALAR, from_numpy_dtype
 from ._registry import ops
 from ._tensor import Tensor, _make
-from .autograd.graph import apply_view
+from .autograd.graph import _preserved_copy, apply_view
 
 _ndarray = np.ndarray
 _add_reduce = np.add.reduce
@@ -603,7 +603,8 @@ def reverse_cumsum(x, dim):
     reversed_cumsum, x.flip(dim).cumsum(dim).flip(dim) (FlipBackward0 on Tensors)."""
     if isinstance(x, Tensor):
         return ops.flip(ops.cumsum(ops.flip(x, (dim,)), dim), (dim,))
-    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+    from ._ops._iterator import c_order      # (gradviz._ops imports this module)
+    return flip(c_order(np.cumsum(flip(x, (dim,)), axis=dim)), (dim,))    # cumsum: contiguous
 
 
 def abs_(x):
@@ -634,7 +635,12 @@ def triu(x, k):
 def flip(x, dims):
     if isinstance(x, Tensor):
         return ops.flip(x, dims)
-    return np.flip(x, dims) if np.ndim(x) else x
+    if not np.ndim(x):
+        return x
+    # as torch's flip: a copy laid out as x (NumPy's flip is a view of negative strides)
+    out = _preserved_copy(x)
+    out[...] = np.flip(x, dims)
+    return out
 
 
 def roll(x, shifts, dims):

@@ -185,8 +185,10 @@ class Tensor(metaclass=_TorchClass):
     # Every operation makes a Tensor, so only the hot fields are slots set each time; the rest
     # are class-level defaults that a tensor overrides in its own __dict__ when it needs to.
     # _gv_made: what made it, set by the inspector's tracer on every tensor (a slot, not a
-    # __dict__ made per tensor).
-    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "__weakref__", "__dict__")
+    # __dict__ made per tensor). _iter_plain: _data when NumPy lays it out as torch does as an
+    # operand of a binary op (gradviz._ops._iterator._binary_out), else None.
+    __slots__ = ("_data", "_rg", "_fn", "_nr", "_vc", "_gv_made", "_iter_plain", "__weakref__",
+                 "__dict__")
     _grad = None
     _base_ = None
     _view_fn = None
@@ -617,6 +619,7 @@ def _init(t, data):
     t._fn = None
     t._nr = 0
     t._vc = _new(_InferenceVersion) if _state.inference else None
+    t._iter_plain = None
 
 
 _new = object.__new__
@@ -631,6 +634,25 @@ def _make(data, cls=Tensor):
     t._fn = None
     t._nr = 0
     t._vc = None
+    t._iter_plain = None
+    if _outside.inference and _state.inference:
+        t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
+    if _tracing.active is not None:
+        _tracing.active.created(t)
+    return t
+
+
+def _make_plain(data):
+    """_make for a result the binary ops know NumPy laid out as torch does: marked so
+    (`_iter_plain`, see gradviz._ops._iterator._binary_out) as it is made, which costs their
+    hot path one attribute store fewer than marking it after _make."""
+    t = _new(Tensor)
+    t._data = data
+    t._rg = False
+    t._fn = None
+    t._nr = 0
+    t._vc = None
+    t._iter_plain = data
     if _outside.inference and _state.inference:
         t._vc = _new(_InferenceVersion)     # an inference tensor (see inference_mode)
     if _tracing.active is not None:

@@ -1,10 +1,10 @@
 """The strides of pointwise results, as torch 2.13 lays them out: contiguous for empty and
 0-size inputs, the input's own layout for a dense non-overlapping one (a transpose, a
 permute), contiguous for a sliced or expanded one. erf and erfc gave contiguous results for a
-transposed input (torch keeps its layout). Two binary layouts still differ (strict xfails):
-an empty non-contiguous input with a Python number (torch's TensorIterator gives strides such
-as (1, 0)), and a non-contiguous first operand with a contiguous second (torch follows the
-first)."""
+transposed input (torch keeps its layout). An empty non-contiguous input with a Python number
+(torch's TensorIterator gives strides such as (1, 0)) and a non-contiguous first operand with a
+contiguous second (torch follows the first) gave NumPy's layouts; the wider sweep of binary
+layouts is test_correct_iterator_layout_torch.py."""
 
 import pytest
 
@@ -31,11 +31,6 @@ UNARY = ["neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "abs", "relu", "s
 BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "fmod",
           "remainder", "eq", "lt", "ge", "logical_and", "hypot", "xlogy", "floor_divide"]
 TENSOR_ONLY = {"maximum", "minimum", "atan2", "logical_and", "hypot"}
-KNOWN = {(i, b, "number") for i in ("empty_transposed", "empty_permuted")
-         for b in ("add", "sub", "mul", "div", "fmod", "remainder", "eq", "lt", "ge", "xlogy",
-                   "floor_divide")}
-KNOWN |= {(i, b, "contiguous") for i in ("transposed", "permuted", "float64_transposed")
-          for b in BINARY}
 
 
 def _layout(y):
@@ -74,8 +69,5 @@ BINARY_CASES = [(i, b, o) for i in sorted(INPUTS) for b in BINARY
 
 
 @pytest.mark.parametrize("inp,op,other", BINARY_CASES)
-def test_binary_layout_as_torch(inp, op, other, request):
-    if (inp, op, other) in KNOWN:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="torch's TensorIterator "
-                                              "layout for these operands"))
+def test_binary_layout_as_torch(inp, op, other):
     assert _close(_binary(gradviz, inp, op, other), _binary(torch, inp, op, other))

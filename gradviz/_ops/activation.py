@@ -16,6 +16,7 @@ from .._tensor import _make
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _needs
+from ._iterator import iter_layout, preserved
 from .inplace import _check_inplace, _commit, _write
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -91,7 +92,7 @@ def softplus(self, beta=1.0, threshold=20.0):
     z = a * beta
     with np.errstate(over="ignore"):
         soft = np.log1p(np.exp(z)) / beta
-    r = np.where(z > threshold, a, soft).astype(a.dtype, copy=False)
+    r = iter_layout(np.where(z > threshold, a, soft).astype(a.dtype, copy=False), a)
     return _unary(D["softplus"], self, r, (beta, threshold))
 
 
@@ -119,7 +120,7 @@ def leaky_relu(self, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x (LeakyReluBackward0; LeakyReluBackward1 in
     place)."""
     a = _float_input(self, "leaky_relu_cpu")
-    r = np.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
+    r = iter_layout(np.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False), a)
     if inplace:
         return _inplace(self, D["leaky_relu_"], r, (negative_slope,), "leaky_relu_")
     return _unary(D["leaky_relu"], self, r, (negative_slope,))
@@ -130,7 +131,8 @@ def elu(self, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1) (EluBackward0, with torch's saved scale and
     input_scale of 1; EluBackward1 in place)."""
     a = _float_input(self, "elu_cpu")
-    r = np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))).astype(a.dtype, copy=False)
+    r = iter_layout(np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0))).astype(
+        a.dtype, copy=False), a)
     if inplace:
         if alpha < 0:
             raise RuntimeError("In-place elu backward calculation is triggered with a negative "
@@ -153,7 +155,7 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, inplace=False):
         _write(self, np.clip(a, min_val, max_val))
         _commit(self, D["hardtanh"], (self,), (orig, min_val, max_val), "hardtanh_")
         return self
-    r = np.clip(a, min_val, max_val)
+    r = preserved(np.clip(a, min_val, max_val), a)      # torch: self's strides when dense
     if a.dtype.kind != "f":
         return _make(r.astype(a.dtype, copy=False))      # integers: no gradient, as in torch
     return _unary(D["hardtanh"], self, r.astype(a.dtype, copy=False), (min_val, max_val))

@@ -9,12 +9,16 @@ from .. import _dtype
 from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly, quietly2
 from .._registry import export, method, records
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _make_plain
 from ..autograd.formula import record
 from ..autograd.grad_mode import _state
+from ._iterator import _binary_out, iter_layout
 from ._common import (_F16, _broadcast_error, _coerce, _default_float,
                       _half_opmath, _needs, _one_number, _operand, _operands, _stored,
                       _wrap_int)
+
+
+_ndarray = np.ndarray
 
 
 # ----- Arithmetic --------------------------------------------------------------------------
@@ -26,9 +30,10 @@ def _binary(entry, ufunc, self, other, args):
         raise TypeError("expected a Tensor")
     a, b = _coerce(a, b)
     try:
-        out = _make(quietly2(ufunc, a, b))
+        r = quietly2(ufunc, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    out = _binary_out(r, a, b, st, ot)
     if _needs(st, ot):
         record(entry, out, (st, ot), args(st, ot, self, other))
     return out
@@ -50,9 +55,15 @@ def add(self, other, alpha=1):
         # Scale the value only: the node's formula applies alpha to other's gradient.
         b = _scaled(a, b, alpha)
     try:
-        out = _make(quietly2(operator.add, a, b))
+        r = quietly2(operator.add, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make_plain(r)
+    else:
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -77,9 +88,15 @@ def sub(self, other, alpha=1):
     if alpha != 1:
         b = _scaled(a, b, alpha)
     try:
-        out = _make(quietly2(operator.sub, a, b))
+        r = quietly2(operator.sub, a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make_plain(r)
+    else:
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         # the default alpha saved as one shared tuple: no new object per node to collect
         args = _ALPHA_ONE if alpha == 1 and type(alpha) is int else (alpha,)
@@ -126,7 +143,7 @@ def rsub(self, other, alpha=1):
         _bool_sub_error(self, other)
     a, b = _coerce(self._data, b)
     try:
-        out = _make(quietly(_rsub_values, a, b, alpha))
+        out = _make(iter_layout(quietly(_rsub_values, a, b, alpha), b, a))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if self._rg and _state.enabled:
@@ -150,11 +167,17 @@ def mul(self, other):
         return NotImplemented
     try:
         # _one_number inline: two identity tests for two tensors of one dtype, the hot path
-        out = _make(_half_opmath(np.multiply, a, b, ot)
-                    if (ot is None or b is not ot._data) and a.dtype is _F16 else
-                    quietly2(operator.mul, a, b))
+        r = (_half_opmath(np.multiply, a, b, ot)
+             if (ot is None or b is not ot._data) and a.dtype is _F16 else
+             quietly2(operator.mul, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make_plain(r)
+    else:
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         inputs = (self, ot)     # also what the node saves when other is a Tensor
         record(_E_MUL, out, inputs, inputs if ot is not None else (self, other))
@@ -207,10 +230,16 @@ def div(self, other, rounding_mode=None):
         if type(b) is not float and np.result_type(b).kind != "f":
             b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
     try:
-        out = _make(_half_opmath(np.true_divide, a, b, ot) if _one_number(a, b, ot) else
-                    quietly2(np.true_divide, a, b))
+        r = (_half_opmath(np.true_divide, a, b, ot) if _one_number(a, b, ot) else
+             quietly2(np.true_divide, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
+    # operands NumPy lays out as torch does (_binary_out): the result is such an array too
+    if self._iter_plain is a and (
+            ot._iter_plain is b if ot is not None else type(b) is not _ndarray):
+        out = _make_plain(r)
+    else:
+        out = _binary_out(r, a, b, self, ot)
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(_E_DIV, out, (self, ot), (self, other))
     return out
@@ -231,7 +260,7 @@ def _div_rounded(self, ot, a, b, rounding_mode, other=None):
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     rt = _dtype.result_type((a, b))
-    out = _make(np.asarray(r, dtype=rt) if np.ndim(r) else rt.type(r))
+    out = _make(iter_layout(np.asarray(r, dtype=rt), a, b) if np.ndim(r) else rt.type(r))
     if (self._rg or (ot is not None and ot._rg)) and _state.enabled:
         record(D["div_mode"], out, (self, ot), (self, other, rounding_mode))
     return out
@@ -285,7 +314,7 @@ def _reflected(self, other, ufunc, row):
     if a.dtype.kind in "iub" and np.any(a == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _make(ufunc(b, a))
+        out = _make(iter_layout(ufunc(b, a), b, a))
     if _needs(self):
         record(D[row], out, (self,), ())
     return out
@@ -324,7 +353,7 @@ def _remainder_values(self, a, b):
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _make(_remainder(a, b))
+            return _make(iter_layout(_remainder(a, b), a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
 
@@ -375,7 +404,8 @@ def pow(self, exponent):
         _stored(e, dt)          # torch reads the exponent into the tensor's dtype, checked
     a, e = _coerce(self._data, e)
     try:
-        out = _make(quietly(_power, a, e))
+        # pow(Tensor, Scalar) is a unary kernel in torch: its layout is self's alone
+        out = _make(iter_layout(quietly(_power, a, e), *((a,) if et is None else (a, e))))
     except ValueError as exc:
         raise _broadcast_error(a, e, exc) from None
     if _needs(self, et):
@@ -424,7 +454,7 @@ def _rpow(exponent, self):
     a, b = _coerce(exponent._data, b)
     if type(b) is int and a.dtype.kind in "iu":
         b = np.int64(b)
-    out = _make(quietly(_rpow_values, a, b))
+    out = _make(iter_layout(quietly(_rpow_values, a, b), b, a))
     if _needs(exponent):
         record(D["pow_scalar"], out, (exponent,), (self, exponent))
     return out

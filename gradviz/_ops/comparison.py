@@ -5,6 +5,7 @@ import numpy as np
 
 from .._registry import export, method
 from .._tensor import Tensor, _make
+from ._iterator import iter_layout
 from ._common import (_TORCH_SCALAR, _broadcast_error, _coerce, _invalid_combination,
                       _operand)
 
@@ -27,7 +28,7 @@ def _compare(ufunc, dunder=False):
             b = other
         a, b = _coerce(self._data, b)
         try:
-            return _make(ufunc(a, b))
+            return _make(iter_layout(ufunc(a, b), a, b))
         except ValueError as exc:
             raise _broadcast_error(a, b, exc) from None
     op.__name__ = op.__qualname__ = _COMPARE_NAMES[ufunc.__name__]
@@ -88,7 +89,8 @@ def _bitwise(ufunc, kernel, name):
             raise NotImplementedError(f'"{kernel}" not implemented for '
                                       f"'{_TORCH_SCALAR[a.dtype.name]}'")
         try:
-            return _make(ufunc(b, a) if reflected else ufunc(a, b))
+            return _make(iter_layout(ufunc(b, a), b, a) if reflected else
+                         iter_layout(ufunc(a, b), a, b))
         except ValueError as exc:
             raise _broadcast_error(a, b, exc) from None
 

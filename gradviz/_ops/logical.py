@@ -8,6 +8,7 @@ import numpy as np
 from .._registry import export
 from .._tensor import Tensor, _make
 from ._common import _broadcast_error
+from ._iterator import iter_layout
 
 
 def _logical(name, ufunc):
@@ -17,7 +18,8 @@ def _logical(name, ufunc):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                             f"{type(other).__name__}")
         try:
-            return _make(np.asarray(ufunc(self._data, other._data)))
+            return _make(iter_layout(np.asarray(ufunc(self._data, other._data)), self._data,
+                                     other._data))
         except ValueError as exc:
             raise _broadcast_error(self._data, other._data, exc) from None
     op.__name__ = op.__qualname__ = name

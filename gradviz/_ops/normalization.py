@@ -12,7 +12,7 @@ from .._derivatives import DERIVATIVES as D
 from .._derivatives import batch_norm_grads, constant, layer_norm_grads
 from .._registry import export, records
 from .._tensor import _make, _wrap_dim
-from ..autograd.formula import record, record_outputs
+from ..autograd.formula import keep_raw, record, record_outputs
 from ._common import _F16, _TORCH_SCALAR, _needs
 
 
@@ -398,5 +398,7 @@ def unsqueeze_(self, dim):
     d = _wrap_dim(dim, self.dim() + 1)
     out = _make(np.expand_dims(self._data, d))
     if _needs(self):
-        record(D["unsqueeze_"], out, (self,), (d, self.shape))
+        node = record(D["unsqueeze_"], out, (self,), (d, self.shape))
+        if dim < 0:
+            keep_raw(node, "dim", dim)      # torch saves the dim as given (-1, -2)
     return out

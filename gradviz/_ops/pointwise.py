@@ -11,12 +11,13 @@ from .._derivatives import DERIVATIVES as D
 from .._fperr import quietly
 from ..autograd.callsite import user_stacklevel
 from .._registry import export, method, records
-from .._tensor import Tensor, _make, device
+from .._tensor import Tensor, _make, _make_plain, device
 from ..autograd.formula import record
 from ..autograd.graph import _preserved_copy
 from ..autograd.grad_mode import _state
 from ._common import (_FLOAT_SCALARS, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float,
                       _needs, _operand, _stored, _type_name)
+from ._iterator import iter_layout, preserved
 from .arithmetic import _binary, pow
 from .. import _f32
 
@@ -31,10 +32,14 @@ def _unary(entry, ufunc, self, floating=True, quiet=False):
     if floating and type(a) not in _FLOAT_SCALARS and a.dtype.kind != "f":
         a = a.astype(_default_float())
     if quiet:
-        out = _make(ufunc(a))
+        r = ufunc(a)
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = _make(ufunc(a))
+            r = ufunc(a)
+    # the result of an operand the binary ops marked plain (C-contiguous, no size of 0 or 1:
+    # gradviz._ops._iterator._binary_out) is such an array too: marked, so that a binary op
+    # on it (tanh(h) * c) skips the layout check
+    out = _make_plain(r) if self._iter_plain is a else _make(r)
     if self._rg and _state.enabled:
         inputs = (self,)        # also what the node saves
         record(entry, out, inputs, inputs)
@@ -128,7 +133,7 @@ def _np_sign(a):
         return a.copy()
     r = np.sign(a)
     if a.dtype.kind == "f":
-        r = np.where(r != r, r.dtype.type(0), r)
+        r = iter_layout(np.where(r != r, r.dtype.type(0), r), a)   # np.where's own layout
     return r
 
 
@@ -336,7 +341,7 @@ def where(condition, input, other):
     else:
         a, b = _coerce(a, b)
     try:
-        out = _make(quietly(np.where, c, a, b))
+        out = _make(iter_layout(quietly(np.where, c, a, b), c, a, b))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc, c) from None
     if _needs(it, ot):
@@ -399,7 +404,9 @@ def to(self, *args, **kwargs):
         if not copy:
             return self
         dt = self.dtype
-    out = _make(quietly(np.asarray(self._data).astype, dt.np))     # inf into float16: silent
+    a = self._data
+    # inf into float16: silent; laid out as torch's _to_copy (preserve_format) lays it out
+    out = _make(preserved(quietly(np.asarray(a).astype, dt.np), a))
     if _needs(self) and dt.is_floating_point:
         record(D["to_copy"], out, (self,), ())
     return out

@@ -17,6 +17,7 @@ from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_o
 from ..autograd.grad_mode import _state
 from ._common import _TORCH_SCALAR, _dims, _needs, _not_implemented
 from .. import _f32
+from ._iterator import c_order
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import maximum, minimum, to
 
@@ -235,12 +236,14 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
     if a.ndim == 0:
         r = zero_d(a)
+    elif a.size == 0:
+        r = a.copy()            # an empty softmax is empty, as torch's (NumPy's max refuses)
     elif row == "softmax" and a.dtype == np.float16:
         # torch's CPU softmax computes half in float and rounds once (log_softmax does not).
         r = quietly(formula, a.astype(np.float32), d).astype(np.float16)
     else:
         r = quietly2(formula, a, d)
-    out = _make(r)
+    out = _make(c_order(r))         # torch's softmax kernels write a contiguous result
     if self._rg and _state.enabled:
         node = record(D[row], out, (self,), (d,))
         if dim < 0:
@@ -556,8 +559,8 @@ def _export_scan(name, ufunc, saves_self, doc):
         a = _int64_sum_type(self._data, dtype)
         _refuse_bool_scan(name, a.dtype)
         d = _wrap_dim(dim, a.ndim)
-        out = _make(_rounded(ufunc(a, axis=d, dtype=_opmath(a.dtype)), a.dtype) if a.ndim
-                    else a.copy())
+        out = _make(c_order(_rounded(ufunc(a, axis=d, dtype=_opmath(a.dtype)), a.dtype))
+                    if a.ndim else a.copy())   # torch's scans write a contiguous result
         if _needs(self):
             node = record(D[name], out, (self,), (self, d) if saves_self else (d,))
             if dim < 0:

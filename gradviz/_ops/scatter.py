@@ -19,6 +19,7 @@ from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import keep_raw, keep_raw_of, negative, record
 from ._common import (_TORCH_SCALAR, _broadcast_error, _needs, _not_implemented, _operand,
                       _stored)
+from ._iterator import c_order
 from .inplace import _check_inplace, _commit, _write
 from .views import expand, reshape
 
@@ -566,7 +567,7 @@ def masked_fill(self, mask, value):
         res = np.where(m, np.asarray(v).astype(a.dtype), a)
     except ValueError as exc:
         raise _broadcast_error(m, a, exc) from None
-    out = _make(res)
+    out = _make(c_order(res))      # torch clones self contiguous, then fills it in place
     if vt is not None:
         if _needs(self, vt):
             record(D["masked_fill_tensor"], out, (self, vt), (mask,))

@@ -13,6 +13,7 @@ from .._registry import export, records
 from .._tensor import _make, _wrap_dim
 from ..autograd.formula import keep_raw, negative, record
 from ._common import _needs, _not_implemented
+from ._iterator import c_order
 
 
 # ----- kthvalue ----------------------------------------------------------------------------
@@ -132,7 +133,8 @@ def _running(self, dim, name, accumulate, beats):
         shape[d] = a.shape[d]
         pos = np.arange(a.shape[d]).reshape(shape)
         idx = np.maximum.accumulate(np.where(taken, pos, 0), axis=d)
-    values, indices = _make(vals), _make(np.asarray(idx, dtype=np.int64)[()])
+    # torch's kernel writes contiguous results
+    values, indices = _make(c_order(vals)), _make(c_order(np.asarray(idx, dtype=np.int64)[()]))
     if _needs(self):
         node = record(D[name], values, (self,), (d, indices, self))
         if dim < 0:

@@ -20,6 +20,7 @@ from .. import _registry
 from .._registry import export, method, records
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_outputs
+from ..autograd.graph import _preserved_copy
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
 from .inplace import _check_inplace, _commit, _write
@@ -209,7 +210,14 @@ def flip(self, *dims, **kwargs):
     given = _int_tuple(dims)
     dims = _check_dims_unique(given, max(self.dim(), 1))
     a = self._data
-    out = _make(np.ascontiguousarray(np.flip(a, dims)) if a.ndim else a.copy())
+    if a.ndim:
+        # torch writes the flip into empty_like(self), laid out as self (preserve_format);
+        # NumPy's flip is a view of negative strides
+        r = _preserved_copy(a)
+        r[...] = np.flip(a, dims)
+    else:
+        r = a.copy()
+    out = _make(r)
     if _needs(self):
         node = record(D["flip"], out, (self,), (dims,))
         if negative(given):

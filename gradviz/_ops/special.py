@@ -18,6 +18,7 @@ from ..autograd.formula import record
 from ..autograd.grad_mode import _state
 from ._common import (_F16, _TORCH_SCALAR, _broadcast_error, _coerce, _default_float, _needs,
                       _operand, _stored)
+from ._iterator import iter_layout
 from .inplace import _check_inplace, _commit, _write, inplace_unary
 from .pointwise import (_C_NAMES, _clamp, _clamp_bound, _export_binary, _finish, _round, _unary,
                         invalid_arguments)
@@ -362,7 +363,7 @@ def _float_binary(row, ufunc, op, self, other, position, kernel=None):
     a, b = _float_pair(op, self, other, position, kernel)
     try:
         with np.errstate(invalid="ignore"):
-            out = ufunc(a, b)
+            out = iter_layout(ufunc(a, b), a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     return out, D[row], (self, other), (self, other)
@@ -438,7 +439,7 @@ def _xlogy(self, other):
     a = np.asarray(a, dtype=rt) if st else a
     b = np.asarray(b, dtype=rt) if ot else b
     try:
-        out = np.asarray(_np_xlogy(a, b), dtype=rt)
+        out = iter_layout(np.asarray(_np_xlogy(a, b), dtype=rt), a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if st and ot:
@@ -473,7 +474,7 @@ def _fmod(self, other):
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.fmod(a, b)
+            out = iter_layout(np.fmod(a, b), a, b)
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
     if ot is None:

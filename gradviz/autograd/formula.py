@@ -29,7 +29,8 @@ from . import callsite as _callsite
 from . import tracing as _tracing
 from .callsite import user_frame, user_stack
 from .grad_mode import _outside, _state
-from .graph import _FREED, _NO_EDGE, Node, _seq, accumulator, edges, modified_error, refresh
+from .graph import (_FREED, _NO_EDGE, Node, _raw_saved_property, _seq, accumulator, edges,
+                    modified_error, refresh)
 
 __all__ = ["DERIVATIVES", "Derivative", "FormulaNode", "defderiv", "derive", "entry",
            "keep_raw", "keep_raw_of", "negative", "record",
@@ -654,8 +655,11 @@ def make_node_class(entry):
             raise RowError(f"{entry.node}: saved name {name!r} clashes with FormulaNode."
                            f"_saved_{name}")
         ns["_saved_" + name] = property(lambda self, _n=name: self._saved_lookup(_n))
+        ns["_raw_saved_" + name] = _raw_saved_property(name)
     if entry.result_name != "result" and "result" in names:
         ns["_saved_" + entry.result_name] = ns.pop("_saved_result")
+        del ns["_raw_saved_result"]
+        ns["_raw_saved_" + entry.result_name] = _raw_saved_property(entry.result_name)
     return type(entry.node, (FormulaNode,), ns)
 
 
@@ -711,6 +715,7 @@ def derive(entry, name, source, fn):
                 "is not implemented by gradviz's core; run with --backend torch to use PyTorch")
         return _make(fn(v))
     setattr(entry.cls, "_saved_" + name, property(read))
+    setattr(entry.cls, "_raw_saved_" + name, _raw_saved_property(name))
 
 
 def record(entry, out, inputs, args=()):

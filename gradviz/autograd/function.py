@@ -7,7 +7,7 @@ import numpy as np
 from .._dtype import from_numpy_dtype
 from . import tracing as _tracing
 from .grad_mode import _GradMode, _state, no_grad
-from .graph import Node, edge_of, modified_error
+from .graph import Node, _torch_only, edge_of, modified_error
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -53,6 +53,8 @@ class BackwardCFunction(Node, FunctionCtx):
                  "_non_diff", "_materialize", "needs_input_grad", "_node", "_n_out",
                  "_input_meta", "_arg_pos", "_n_args", "_edge_meta")
     _apply_none = True      # torch calls backward on zeros (or None) when no gradient came
+    # torch's SavedVariables of save_for_backward's tensors: gradviz keeps the tensors themselves
+    _raw_saved_tensors = _torch_only("_raw_saved_tensors")
 
     def name(self):
         return type(self).__name__

@@ -196,6 +196,56 @@ class disable_saved_tensors_hooks(_Setting):
         self.error_message = error_message
 
 
+def _torch_only(name):
+    """A property that refuses `name`, a node attribute of torch's that gradviz has no object
+    for, by name. A property, not Node.__getattr__: a class with __getattr__ loses CPython's
+    specialised attribute loads for every attribute of every node."""
+    def refuse(node):
+        raise AttributeError(f"gradviz's core does not implement {type(node).__name__}.{name} "
+                             "(PyTorch has it); run with --backend torch to run this file on "
+                             "PyTorch")
+    return property(refuse)
+
+
+def _raw_saved_property(name):
+    """torch's `_raw_saved_<name>` of a node saving `<name>` (the SavedVariable of a saved
+    tensor: unpack(), register_hooks(), data): refused by name when the node saved a tensor (or
+    a list of them) there; when it saved an int or a size, torch has no such attribute, and
+    neither has gradviz (Python's own error). One property per name, shared by the classes."""
+    prop = _RAW_SAVED.get(name)
+    if prop is None:
+        prop = _RAW_SAVED[name] = _make_raw_saved(name)
+    return prop
+
+
+_RAW_SAVED = {}
+
+
+def _make_raw_saved(name):
+    attr = "_raw_saved_" + name
+
+    def read(node):
+        if _saves_tensor(node, name):
+            _torch_only(attr).fget(node)
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    return property(read)
+
+
+def _saves_tensor(node, name):
+    """Whether node's `_saved_<name>` is a tensor or a list of them (torch's SavedVariable)."""
+    try:
+        value = getattr(node, "_saved_" + name)
+    except RuntimeError:
+        return True         # freed by backward: only tensors are
+    from .._tensor import Tensor
+    if isinstance(value, (tuple, list)):
+        return any(isinstance(v, Tensor) for v in value)
+    if value is None:       # an optional tensor not given: torch's SavedVariable is still there
+        entry = getattr(type(node), "_entry", None)
+        return entry is not None and name in entry.tensor_params
+    return isinstance(value, Tensor)
+
+
 class Node:
     """A function of the backward graph (a tensor's grad_fn).
 
@@ -310,6 +360,12 @@ class Node:
         return [n for n in names if n[0] != "_" or n in _DIR_PRIVATE or (
             n.startswith("_saved_") and n not in _NODE_HELPERS)]
 
+    # torch's `_input_metadata` (the shape, dtype and device of each input's gradient) and two
+    # methods of its C++ nodes: gradviz has no such objects, and says so by name
+    _input_metadata = _torch_only("_input_metadata")
+    _register_hook_dict = _torch_only("_register_hook_dict")
+    _set_sequence_nr = _torch_only("_set_sequence_nr")
+
     # ----- hooks used by tensors and the engine --------------------------------------------
 
     def _add_tensor_prehook(self, nr, hook):
@@ -415,12 +471,19 @@ def accumulate(var, g, steal=False):
         data = var._data
         # (g's flags read once: each `.flags` makes a new object; two C-contiguous arrays of
         # one shape, the common case, are tested here before _obeys_layout's general rule)
+        f = None
         if not (steal and type(g) is np.ndarray and g.dtype == data.dtype
                 and (f := g.flags).owndata and f.writeable and (
                     f.c_contiguous and g.shape == data.shape and g.size
                     and data.flags.c_contiguous or _obeys_layout(g, data))):
             g = _laid_out_as(g, data)
-        var._grad = _tensor._make(g)
+            f = None
+        t = var._grad = _tensor._make(g)
+        # A stolen C-contiguous gradient (never empty here) without a size of 1 is marked as
+        # the binary ops' plain operand (gradviz._ops._iterator._binary_out), as they would
+        # mark it: an update `p -= lr * p.grad` then skips their layout check.
+        if f is not None and f.c_contiguous and 1 not in g.shape:
+            t._iter_plain = g
         return
     od = old._data
     if type(od) is np.ndarray and not od.flags.writeable and overlaps(od.shape, od.strides):
