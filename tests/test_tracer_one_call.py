@@ -176,3 +176,26 @@ def test_the_core_makes_one_call_per_plain_node_only_when_asked():
         want = [("applied", n) for n in names] if cls is OneCall else \
             [(k, n) for n in names for k in ("grad", "sent")]
         assert t.calls == want, cls
+
+
+def test_a_gradient_passed_on_is_kept_as_it_was_sent():
+    # AddBackward0 sends the gradient it received on to both inputs: the step keeps one copy
+    # for what it got and sent, which edits of the leaves' .grad after do not change; a 0-d
+    # gradient's finiteness is read from its value (an inf is found, a finite one is not).
+    a = torch.ones(3, requires_grad=True)
+    b = torch.ones(3, requires_grad=True)
+    c = torch.tensor(2.0, requires_grad=True)
+    tracer = Tracer()
+    with tracing.installed(tracer):
+        ((a + b) * c).backward(torch.tensor([1.0, 2.0, 3.0]))
+        with torch.no_grad():
+            a.grad.mul_(0)
+            b.grad.add_(5)
+    add = [s for s in tracer.steps if type(s.node).__name__ == "AddBackward0"][0]
+    assert [g.tolist() for g in add.grads] == [[2.0, 4.0, 6.0]]
+    assert [g.tolist() for g in add.outs] == [[2.0, 4.0, 6.0], [2.0, 4.0, 6.0]]
+    mul = [s for s in tracer.steps if type(s.node).__name__ == "MulBackward0"][0]
+    assert mul.outs[1].tolist() == 12.0 and tracer.nonfinite == []
+    with tracing.installed(tracer := Tracer()):
+        (c * float("inf")).backward()
+    assert [(type(n).__name__, i) for n, i in tracer.nonfinite] == [("MulBackward0", 0)]

@@ -15,8 +15,10 @@ the run), and the nodes the engine ran in the last two backward calls (`run --st
 """
 
 import array
+import bisect
 import collections
 import math
+import operator
 import sys
 import threading
 import weakref
@@ -427,14 +429,25 @@ class Tracer(_tracing.Tracer):
             if x is None:
                 sent.append(None)
                 continue
+            if x is g:
+                # the gradient it received, passed on as it is (AddBackward0's): its copy is
+                # got, and it cannot have turned finite values into nan or inf
+                sent.append(got)
+                continue
             if type(x) is _ndarray:
                 sent.append(x.copy())
                 if bad:
                     continue
                 if x.dtype.char in "fd":
-                    r = x if x.ndim < 2 else x.ravel()
-                    if _isfinite_number(r.dot(r)):
-                        continue
+                    if not x.ndim:
+                        # (a 0-d gradient, a scalar parameter's: its value, without a BLAS
+                        # dot, which costs ten times more on one number)
+                        if _isfinite_number(x.item()):
+                            continue
+                    else:
+                        r = x if x.ndim < 2 else x.ravel()
+                        if _isfinite_number(r.dot(r)):
+                            continue
             else:
                 sent.append(_snapshot(x))
                 if bad:
@@ -728,10 +741,8 @@ class Tracer(_tracing.Tracer):
                 n = len(steps)
                 if len(self._call_of) == 1:
                     # one thread's calls only: its steps are in call order, the old ones first
-                    i = 0
-                    while i < n and steps[i].call < keep_from:
-                        i += 1
-                    del steps[:i]
+                    # (found by bisection on each Step's call, its field 0, in C)
+                    del steps[:_bisect_left(steps, keep_from, 0, n, key=_step_call)]
                 else:
                     steps[:n] = [st for st in steps[:n] if st.call >= keep_from]
                 self.steps_from_call = keep_from
@@ -1284,6 +1295,8 @@ def _all_finite(a, quick=False):
 
 
 _ndarray = np.ndarray
+_bisect_left = bisect.bisect_left
+_step_call = operator.itemgetter(0)   # a Step's call
 _weakref = weakref.ref
 _get_ident = threading.get_ident
 _DEAD_REF = weakref.ref(type("_Gone", (), {})())     # a reference whose object is gone
