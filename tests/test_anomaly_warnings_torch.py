@@ -5,6 +5,7 @@
 forward stack. torch's C++ warning names its own autograd/graph.py; gradviz names the user's
 line that called backward (every gradviz warning names the user's file and line)."""
 
+import difflib
 import inspect
 import warnings
 
@@ -111,6 +112,8 @@ def test_error_detected_warning_is_torchs_text_from_the_backward_line(how):
         found[t] = (w.category, text if how == "nan" else text.split("\n")[0])
         if t is gradviz:
             assert (w.filename, w.lineno) == (_THIS, backward_line)
-    assert found[gradviz] == found[torch]
+    assert found[gradviz] == found[torch], "\n".join(difflib.unified_diff(
+        found[torch][1].splitlines(), found[gradviz][1].splitlines(), "torch", "gradviz",
+        lineterm=""))
     assert found[gradviz][1].startswith("Error detected in " +
                                         ("SqrtBackward0" if how == "nan" else "FailsBackward"))
