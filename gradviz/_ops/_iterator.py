@@ -14,6 +14,7 @@ of 0 or 1 is torch's already (the common case, checked first).
 
 import numpy as np
 
+from .._creation import _dense      # torch's is_non_overlapping_and_dense
 from .._tensor import _make, _make_plain
 
 __all__ = ["iter_layout", "c_order", "preserved"]
@@ -206,40 +207,22 @@ def _channels_last(shape):
 
 def _is_contiguous(shape, st):
     """compute_contiguous: sizes of 1 skipped, an empty tensor contiguous."""
-    if 0 in shape:
-        return True
-    step = 1
-    for d in range(len(shape) - 1, -1, -1):
-        if shape[d] != 1:
-            if st[d] != step:
-                return False
-            step *= shape[d]
-    return True
+    return 0 in shape or _steps_in_order(shape, st, range(len(shape) - 1, -1, -1))
 
 
 def _is_channels_last(shape, st):
+    return _steps_in_order(shape, st, _channels_order(len(shape)))
+
+
+def _steps_in_order(shape, st, order):
+    """Whether the dims in `order` (fastest first) step through memory one element after
+    another (sizes of 1 skipped)."""
     step = 1
-    for d in _channels_order(len(shape)):
+    for d in order:
         if shape[d] != 1:
             if st[d] != step:
                 return False
             step *= shape[d]
-    return True
-
-
-def _dense(shape, st):
-    """compute_non_overlapping_and_dense."""
-    nd = len(shape)
-    if nd == 1:
-        return shape[0] < 2 or st[0] == 1
-    perm = sorted(range(nd), key=lambda d: (shape[d] < 2, st[d] if shape[d] >= 2 else 0))
-    step = 1
-    for d in perm:
-        if shape[d] < 2:
-            return True
-        if st[d] != step:
-            return False
-        step *= shape[d]
     return True
 
 
