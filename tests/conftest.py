@@ -4,6 +4,15 @@ verdict depends on the commit, not on the luck of the draw."""
 
 import os
 
+# One thread for NumPy's BLAS and torch's OpenMP in every test process (and the gradviz and
+# python subprocesses the tests start, which inherit it): pytest-xdist already runs a worker
+# per core, and a library's own pool on top of that has its threads spinning against the
+# other worker's (about a tenth more CPU time for the same tests). torch's reductions above
+# 32,768 elements also split their sums by thread count, so one thread keeps their last bits
+# the same on every machine. Set before NumPy is imported, or its BLAS has made its pool.
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
