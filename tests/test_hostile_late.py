@@ -397,3 +397,20 @@ threading.Thread(target=dog, daemon=True).start()
         proc = gradviz(tmp_path, command[0], "prog.py", *command[1:])
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.rstrip().endswith(b"}")
+
+
+def test_a_daemon_thread_spinning_in_python_does_not_hold_up_the_report(tmp_path):
+    # python file.py exits at once; gradviz hung 1,000 s (its report gave the interpreter to
+    # whichever thread took it next, for that long, and SIGTERM waited too)
+    write(tmp_path, MODEL + """
+import threading
+def spin():
+    while True:
+        pass
+threading.Thread(target=spin, daemon=True).start()
+""")
+    started = time.monotonic()
+    proc = gradviz(tmp_path, "run", "prog.py", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["exit_code"] == 0
+    assert time.monotonic() - started < 60

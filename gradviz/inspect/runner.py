@@ -616,8 +616,11 @@ class _Capture:
         # tuple the reader thread is building (rich's tuple(...) while it shows a long line),
         # whose resize then fails ("SystemError: Objects/tupleobject.c: bad argument to
         # internal function"), ending the reader and what it showed of the file's output
+        # (a quarter of a second, not longer: a thread of the file that spins in pure Python
+        # and takes the interpreter in between keeps it for the whole interval; at 1,000 s
+        # `gradviz run` hung for 16 minutes on a file whose daemon thread ran `while True: pass`)
         switch = sys.getswitchinterval()
-        sys.setswitchinterval(1000.0)
+        sys.setswitchinterval(0.25)
         try:
             # type(), not isinstance: an object's __class__ may be anything (a Mock, a proxy
             # whose __getattribute__ raises, a module's deprecation warning)
@@ -788,8 +791,7 @@ class ScriptEnvironment:
         stack.enter_context(_collected_warnings(self.capture))
         stack.enter_context(self._file_stdout())
         stack.enter_context(_patched(builtins, "input", self._input))
-        stack.callback(self._guard_exit)     # runs after os._exit is put back
-        stack.enter_context(_patched(os, "_exit", self._os_exit))
+        stack.enter_context(self._exit_patched())
         stack.enter_context(_patched(atexit, "register", self._atexit_register))
         stack.enter_context(_patched(atexit, "unregister", self._atexit_unregister))
         # gradviz's own descriptors (its stdout, the capture's pipe, a copy of stderr): under
@@ -1134,14 +1136,28 @@ class ScriptEnvironment:
             low = fd + 1
         _REAL_CLOSERANGE(low, high)
 
+    @contextlib.contextmanager
+    def _exit_patched(self):
+        """os._exit is _os_exit while the file runs, and then what _guard_exit puts, in one
+        assignment: a watchdog thread that called os._exit between putting the real one back
+        and guarding it killed gradviz in its report (exit 9, no document, on a busy machine)."""
+        old = os._exit
+        os._exit = self._os_exit
+        try:
+            yield
+        finally:
+            os._exit = self._late_exit(old)
+
     def _guard_exit(self):
+        os._exit = self._late_exit(os._exit)
+
+    def _late_exit(self, otherwise):
         """Once the file ended, os._exit in a thread of its still running (a watchdog) ends
-        that thread only: it killed gradviz in its report, where python file.py had stopped
-        the thread at exit."""
+        that thread only (_LateExit): it killed gradviz in its report, where python file.py
+        had stopped the thread at exit. `otherwise` when no thread of the file runs."""
         late = [t for t in threading.enumerate() if t not in self._threads and t.is_alive()
                 and t is not threading.current_thread()]
-        if late:
-            os._exit = _LateExit(late)
+        return _LateExit(late) if late else otherwise
 
     def _os_exit(self, code):
         if os.getpid() != self.pid:
