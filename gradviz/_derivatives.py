@@ -192,8 +192,14 @@ def pow_grad_self(grad, self, exponent):
             return zeros_like(grad)     # torch: plain zeros, no history under create_graph
         exponent = float(exponent)      # torch: exponent.toDouble() (its nodes save 2.0, not 2)
         return grad * scale(pow_(self, exponent - 1), exponent)
+    if not isinstance(exponent, Tensor) and exponent.dtype.kind == "u":
+        # a uint8 exponent's exponent - 1 (torch wraps 0 - 1 to 255, masked below; NumPy
+        # refuses the -1)
+        less = exponent.astype(np.int64) - 1
+    else:
+        less = shift(exponent, -1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = grad * (exponent * pow_(self, shift(exponent, -1)))
+        g = grad * (exponent * pow_(self, less))
     return where0(value(exponent) == 0, g)
 
 
@@ -219,7 +225,7 @@ def prod_grad(grad, self, result, dim=None, keepdim=False):
     """d prod / d x_i = the product of the others; exact even when some x are zero (then
     computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is not None and not keepdim:
+    if dim is not None and not keepdim and x.ndim:     # (a 0-d input's dim 0 keeps it 0-d)
         grad = unsqueeze_dims(grad, (dim,), x.ndim)
         result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
@@ -1137,6 +1143,10 @@ defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
 defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
          "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+defderiv("rsub_tensor(Tensor self, Tensor other, *, Scalar alpha)",
+         "RsubBackward0", ("alpha",), saves_tensors=False,
+         self=lambda grad, alpha: maybe_multiply(-grad, alpha),
+         other=lambda grad, alpha: grad)
 defderiv("mul(Tensor self, Tensor other)",
          "MulBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad * other,
@@ -1574,6 +1584,17 @@ defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
          input=lambda grad, weight: grad * const_minus(1, weight),
          end=lambda grad, weight: grad * weight,
          weight=lambda grad, self, end: grad * (end - self))
+def addcdiv_grad_tensor1(grad, tensor2, value):
+    """grad * (value / tensor2). torch computes value / tensor2 as tensor2.reciprocal() (a
+    float) multiplied into tensor2's dtype in place, so an integer or bool tensor2 fails."""
+    dt = np.asarray(tensor2._data if isinstance(tensor2, Tensor) else tensor2).dtype
+    if dt.kind in "biu":
+        from ._dtype import _TORCH_SCALAR
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_TORCH_SCALAR[dt.name]}")
+    return grad * const_over(value, tensor2)
+
+
 defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcmulBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
@@ -1582,7 +1603,7 @@ defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)
 defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcdivBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
-         tensor1=lambda grad, tensor2, value: grad * const_over(value, tensor2),
+         tensor1=lambda grad, tensor2, value: addcdiv_grad_tensor1(grad, tensor2, value),
          tensor2=lambda grad, tensor1, tensor2, value:
              -grad * (scale(tensor1, value) / (tensor2 * tensor2)))
 
@@ -1625,6 +1646,12 @@ def var_grad(grad, self, dim, correction, keepdim):
         centered = self - self.mean()
     else:
         centered = self - mean_dims(self, dims, keepdim=True)
+    if (dim is None or not shape) and n - c <= 0:
+        # torch's var_backward: no degrees of freedom over the whole tensor gives NaN where
+        # self equals its mean and +inf elsewhere, whatever the sign of self - mean
+        x = np.asarray(value(self))
+        hit = np.where(x == x.mean(), np.nan, np.inf)
+        return times_constant(expand(grad, shape), hit)
     factor = 2.0 / (n - c) if n != c else float("inf")
     return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
 

@@ -116,6 +116,8 @@ def _scaled(a, b, alpha):
     _stored(alpha, a.dtype)         # torch converts alpha to the tensor's dtype, checked
     if a.dtype.kind == "b":
         alpha = bool(alpha)         # and a bool tensor's alpha to a bool: the sum stays bool
+    elif type(alpha) is int and type(b) is _ndarray and b.dtype.kind in "iu":
+        alpha = _wrap_int(alpha, b.dtype)   # C's cast, as torch: uint8's alpha -1 is 255
     b = quietly(operator.mul, b, alpha) if type(b) is not int else b * alpha
     return _wrap_int(b, a.dtype) if type(b) is int and a.dtype.kind in "iu" else b
 
@@ -132,27 +134,30 @@ def _bool_sub_error(self, other):
 
 @export("rsub", tensor=False)
 @method("__rsub__")
-@records("rsub")
+@records("rsub", "rsub_tensor")
 def rsub(self, other, alpha=1):
-    """other - alpha * self (RsubBackward1), for `2 - a`."""
+    """other - alpha * self: RsubBackward1 for a number (`2 - a`), RsubBackward0 for a Tensor
+    other (`torch.rsub(a, b)`), whose gradient flows to both, as torch's rsub.Tensor."""
     try:
-        b, _ = _operand(other)
+        b, ot = _operand(other)
     except TypeError:
         return NotImplemented
-    if self._data.dtype.kind == "b" or type(other) is bool:
+    if self._data.dtype.kind == "b" or type(other) is bool or (
+            ot is not None and ot._data.dtype.kind == "b"):
         _bool_sub_error(self, other)
     a, b = _coerce(self._data, b)
+    if alpha != 1:
+        a = _scaled(b if ot is not None else a, a, alpha)
     try:
-        out = _make(iter_layout(quietly(_rsub_values, a, b, alpha), b, a))
+        out = _make(iter_layout(quietly(operator.sub, b, a), b, a))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if self._rg and _state.enabled:
+    if ot is not None:
+        if (self._rg or ot._rg) and _state.enabled:
+            record(D["rsub_tensor"], out, (self, ot), (alpha,))
+    elif self._rg and _state.enabled:
         record(D["rsub"], out, (self,), (alpha,))
     return out
-
-
-def _rsub_values(a, b, alpha):
-    return b - a * alpha if alpha != 1 else b - a
 
 
 @export()

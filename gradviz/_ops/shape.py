@@ -197,14 +197,14 @@ def trace(self):
 
 # ----- Flips and rolls ---------------------------------------------------------------------
 
-@export()
+@export(torch=False)
 @records("flip")
 def flip(self, *dims, **kwargs):
     """A copy reversed along dims (FlipBackward0): `torch.arange(3).flip(0)`."""
     if kwargs:
         if set(kwargs) != {"dims"} or dims:
             raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        dims = (kwargs["dims"],)
+        dims = (_dims_tuple(kwargs["dims"], ""),)
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')   # torch's
     given = _int_tuple(dims)
@@ -223,6 +223,23 @@ def flip(self, *dims, **kwargs):
         if negative(given):
             keep_raw(node, "dims", given)       # torch saves the dims as given
     return out
+
+
+@export("flip", tensor=False)
+def _flip_function(input, dims):
+    """torch.flip(input, dims): dims a tuple or list (only the method takes ints one by one).
+
+    >>> import gradviz as torch
+    >>> torch.flip(torch.arange(3), (0,))
+    tensor([2, 1, 0])
+    """
+    return flip(input, _dims_tuple(dims, " (position 2)"))
+
+
+def _dims_tuple(dims, where):
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        raise TypeError(f"flip(): argument 'dims'{where} must be tuple of ints, not int")
+    return dims
 
 
 @export()
