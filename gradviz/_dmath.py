@@ -35,7 +35,15 @@ def exp(x):
 
 
 def log(x):
-    return x.log() if isinstance(x, Tensor) else np.log(x)
+    if isinstance(x, Tensor):
+        return x.log()
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind in "biu":
+        # torch's log of an integer tensor is computed in the default float dtype (NumPy's
+        # in float16 for int8 / uint8 / bool, float64 for int64)
+        from ._dtype import _default
+        x = x.astype(_default[0].np)
+    return np.log(x)
 
 
 def sin(x):

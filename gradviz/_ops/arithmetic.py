@@ -123,8 +123,9 @@ def _scaled(a, b, alpha):
 
 
 def _bool_sub_error(self, other):
-    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and \
-            other._data.dtype.kind == "b":
+    # a Python bool counts as a bool tensor (torch wraps it): `mask - True` is two bools
+    if self._data.dtype.kind == "b" and (type(other) is bool or isinstance(other, Tensor) and
+                                         other._data.dtype.kind == "b"):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "

@@ -164,7 +164,8 @@ def _lower_median(self, dim, keepdim, name, of_all, index_along):
         vals, idx = a.copy(), np.int64(0)
     else:
         if a.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            # (torch's nanmedian shares median's check and its name)
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
         idx = index_along(a, d)
         vals = np.take_along_axis(a, idx, d)
         if not keepdim:
