@@ -1384,7 +1384,8 @@ def t_grad(grad):
 defderiv("t(Tensor self)", "TBackward0", saves_tensors=False, self=t_grad)
 defderiv("transpose(Tensor self, int dim0, int dim1)",
          "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
-         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+         # (a 0-d tensor's transpose(0, -1) is itself: NumPy has no axes to swap)
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1) if dim0 != dim1 else grad)
 defderiv("permute(Tensor self, int[] dims)", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 defderiv("view(Tensor self, SymInt[] size)",
@@ -2890,7 +2891,8 @@ defderiv("squeeze_dims_(Tensor self, int[] dim)", "SqueezeBackward5", ("self_sym
 defderiv("t_(Tensor self)", "TBackward1", saves_tensors=False, self=t_grad)
 defderiv("transpose_(Tensor self, int dim0, int dim1)",
          "TransposeBackward1", ("dim0", "dim1"), saves_tensors=False,
-         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+         # (a 0-d tensor's transpose(0, -1) is itself: NumPy has no axes to swap)
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1) if dim0 != dim1 else grad)
 
 
 # ----- Singular value decomposition -----------------------------------------------------------

@@ -512,12 +512,107 @@ def ternary_cases(rng, n):
             yield (name, _op(name), [a, b, c], kw, False)
 
 
+SHAPE_OPS = {   # name -> function of (torch, x, rng-chosen ints): arguments drawn below
+    "transpose": lambda torch, x, i, j: x.transpose(i, j),
+    "movedim": lambda torch, x, i, j: torch.movedim(x, i, j),
+    "swapaxes": lambda torch, x, i, j: x.swapaxes(i, j),
+    "narrow": lambda torch, x, i, j: x.narrow(i, 0, 1),
+    "select": lambda torch, x, i, j: x.select(i, j),
+    "unsqueeze": lambda torch, x, i, j: x.unsqueeze(j),
+    "squeeze_dim": lambda torch, x, i, j: x.squeeze(i),
+    "flatten": lambda torch, x, i, j: x.flatten(i),
+    "reshape": lambda torch, x, i, j: x.reshape(-1, 1) if x.numel() else x.reshape(0),
+    "view": lambda torch, x, i, j: x.view(-1),
+    "t": lambda torch, x, i, j: x.t(),
+    "roll": lambda torch, x, i, j: torch.roll(x, j, i),
+    "roll_flat": lambda torch, x, i, j: torch.roll(x, j),
+    "repeat": lambda torch, x, i, j: x.repeat(*([2] * x.dim())) if x.dim() else x.repeat(2),
+    "tile": lambda torch, x, i, j: torch.tile(x, (2,)),
+    "chunk": lambda torch, x, i, j: x.chunk(2, i),
+    "split": lambda torch, x, i, j: x.split(1, i),
+    "unbind": lambda torch, x, i, j: x.unbind(i),
+    "tril": lambda torch, x, i, j: x.tril(j),
+    "triu": lambda torch, x, i, j: torch.triu(x, j),
+    "diagonal": lambda torch, x, i, j: x.diagonal(j),
+    "getitem_step": lambda torch, x, i, j: x[..., ::2],
+    "getitem_neg": lambda torch, x, i, j: x[j],
+    "getitem_list": lambda torch, x, i, j: x[[0, -1, 0]],
+    "getitem_mask": lambda torch, x, i, j: x[x > 0],
+    "getitem_none": lambda torch, x, i, j: x[None, ..., None],
+    "index_select": lambda torch, x, i, j: x.index_select(i, torch.tensor([0, -1 + 0 * j])),
+    "gather": lambda torch, x, i, j: x.gather(i, torch.zeros_like(x, dtype=torch.int64)),
+    "masked_fill": lambda torch, x, i, j: x.masked_fill(x > 0, j),
+    "cumsum": lambda torch, x, i, j: x.cumsum(i),
+    "float": lambda torch, x, i, j: x.float(),
+    "double": lambda torch, x, i, j: x.double(),
+    "long": lambda torch, x, i, j: x.long(),
+    "half": lambda torch, x, i, j: x.half(),
+    "to_f64": lambda torch, x, i, j: x.to(torch.float64),
+    "to_bool": lambda torch, x, i, j: x.to(torch.bool),
+    "contiguous": lambda torch, x, i, j: x.contiguous(),
+    "clone": lambda torch, x, i, j: x.clone(),
+    "expand_as": lambda torch, x, i, j: x.expand(2, *x.shape),
+    "abs_": lambda torch, x, i, j: x.clone().abs_(),
+    "add_number_": lambda torch, x, i, j: x.clone().add_(j * 0.5),
+    "mul_int_": lambda torch, x, i, j: x.clone().mul_(j),
+    "div_": lambda torch, x, i, j: x.clone().div_(2),
+    "clamp_": lambda torch, x, i, j: x.clone().clamp_(min=j),
+    "sub_tensor_": lambda torch, x, i, j: x.clone().sub_(torch.ones_like(x, dtype=torch.float64)),
+    "pow_": lambda torch, x, i, j: x.clone().pow_(2),
+    "fill_": lambda torch, x, i, j: x.clone().fill_(j * 1.5),
+    "zero_": lambda torch, x, i, j: x.clone().zero_(),
+}
+
+SHAPES_ND = [(2, 3), (2, 1, 3), (3,), (), (0, 2), (3, 3)]
+
+
+def shape_cases(rng, n):
+    names = sorted(SHAPE_OPS)
+    for _ in range(n):
+        name = names[rng.integers(len(names))]
+        shape = SHAPES_ND[rng.integers(len(SHAPES_ND))]
+        arg = _arg(rng, shape, _dtype(rng), "any")
+        nd = max(len(shape), 1)
+        i = int(rng.integers(-nd, nd))
+        j = int(rng.integers(-1, 2))
+        fn = SHAPE_OPS[name]
+        yield (name, lambda torch, x, i=i, j=j, fn=fn: fn(torch, x, i, j), [arg], {}, True)
+
+
+def join_cases(rng, n):
+    """cat / stack / matmul family over mixed dtypes and shapes."""
+    for _ in range(n):
+        form = int(rng.integers(7))
+        d1, d2 = _dtype(rng), _dtype(rng)
+        if form in (0, 1):
+            sa = SHAPES_ND[rng.integers(len(SHAPES_ND))]
+            sb = sa if rng.random() < .7 else SHAPES_ND[rng.integers(len(SHAPES_ND))]
+            pair = [_arg(rng, sa, d1, "any"), _arg(rng, sb, d2, "any")]
+            dim = int(rng.integers(-1, max(len(sa), 1)))
+            name = ("cat", "stack")[form]
+            yield (name, lambda torch, a, b, name=name, dim=dim:
+                   getattr(torch, name)([a, b], dim), pair, {}, True)
+        else:
+            name = ("matmul", "mm", "mv", "dot", "outer")[form - 2]
+            shapes = {"matmul": [((2, 3), (3,)), ((3,), (3, 2)), ((2, 2, 3), (3, 2)),
+                                 ((3,), (3,)), ((2, 3), (3, 2)), ((1, 2, 3), (2, 3, 1))],
+                      "mm": [((2, 3), (3, 2)), ((2, 0), (0, 3))], "mv": [((2, 3), (3,))],
+                      "dot": [((3,), (3,))], "outer": [((2,), (3,))]}[name]
+            sa, sb = shapes[rng.integers(len(shapes))]
+            same = rng.random() < .7
+            d2 = d1 if same else d2
+            yield (name, _op(name), [_arg(rng, sa, d1, "any"), _arg(rng, sb, d2, "any")], {},
+                   d1 in INTS + ("bool",))
+
+
 def all_cases(seed, n):
     rng = np.random.default_rng(seed)
     yield from unary_cases(rng, n)
     yield from binary_cases(rng, n)
     yield from reduce_cases(rng, n)
     yield from ternary_cases(rng, n // 2)
+    yield from shape_cases(rng, n)
+    yield from join_cases(rng, n // 2)
 
 
 # ----- The tests ---------------------------------------------------------------------------
@@ -598,6 +693,43 @@ def _fixed_cases():
         # nanmedian along an empty dim: torch's check is median's, and says median()
         ("nanmedian_empty_dim", ("nanmedian", _reducer("nanmedian"),
                                  [Arg(np.zeros((2, 0)), f32)], {"dim": -1}, True)),
+        # stack promotes as torch's cat does (int32 with float32 was float64: NumPy's rule)
+        ("stack_int32_float32", ("stack", lambda torch, a, b: torch.stack([a, b]),
+                                 [Arg(a.astype(int), "int32"), Arg(a, f32, rg=True)], {},
+                                 True)),
+        ("stack_0d_int_half", ("stack", lambda torch, a, b: torch.stack([a, b], -1),
+                               [Arg(np.array(2), "int64"), Arg(np.array(1.5), "float16")],
+                               {}, True)),
+        # a 0-d tensor's transpose(0, -1) is itself (was NumPy's AxisError), and torch's
+        # errors for narrow / select / unbind / a slice / an index other than 0 on a 0-d tensor
+        ("transpose_0d", ("transpose", lambda torch, x: x.transpose(0, -1),
+                          [Arg(np.array(1.5), f32, rg=True)], {}, True)),
+        ("narrow_0d", ("narrow", lambda torch, x: x.narrow(0, 0, 1), [Arg(np.array(1.5), f32)],
+                       {}, True)),
+        ("select_0d", ("select", lambda torch, x: x.select(0, 0), [Arg(np.array(1.5), f32)],
+                       {}, True)),
+        ("unbind_0d", ("unbind", lambda torch, x: x.unbind(-1), [Arg(np.array(1.5), f32)],
+                       {}, True)),
+        ("getitem_0d_minus1", ("getitem", lambda torch, x: x[-1], [Arg(np.array(1.5), f32)],
+                               {}, True)),
+        ("getitem_0d_slice", ("getitem", lambda torch, x: x[:], [Arg(np.array(1.5), f32)],
+                              {}, True)),
+        # index_select's range error: IndexError except along dim 1 (torch's two kernels), and
+        # the count check of a 0-d input
+        ("index_select_range", ("index_select",
+                                lambda torch, x: x.index_select(0, torch.tensor([0, 2])),
+                                [Arg(a, f32)], {}, True)),
+        ("index_select_range_dim1", ("index_select",
+                                     lambda torch, x: x.index_select(1, torch.tensor([-1])),
+                                     [Arg(a, f32)], {}, True)),
+        ("index_select_0d_two", ("index_select",
+                                 lambda torch, x: x.index_select(0, torch.tensor([0, 0])),
+                                 [Arg(np.array(1.5), f32)], {}, True)),
+        # matrix products refuse bool as torch's kernels do
+        ("mm_bool", ("mm", _op("mm"), [Arg(a > 0, "bool"), Arg(a.T > 0, "bool")], {}, True)),
+        ("matmul_bool_mv", ("matmul", _op("matmul"), [Arg(a > 0, "bool"), Arg(a[0] > 0, "bool")],
+                            {}, True)),
+        ("dot_bool", ("dot", _op("dot"), [Arg(v > 1, "bool"), Arg(v > 1, "bool")], {}, True)),
         # torch.flip takes a tuple of dims; only the method takes an int
         ("flip_int", ("flip", _op("flip"), [Arg(a, f32), -1], {}, True)),
         ("flip_method_int", ("flip", _meth("flip"), [Arg(a, f32, rg=True), -1], {}, True)),
