@@ -730,6 +730,38 @@ def _fixed_cases():
         ("matmul_bool_mv", ("matmul", _op("matmul"), [Arg(a > 0, "bool"), Arg(a[0] > 0, "bool")],
                             {}, True)),
         ("dot_bool", ("dot", _op("dot"), [Arg(v > 1, "bool"), Arg(v > 1, "bool")], {}, True)),
+        # an integer tensor to a negative 0-d integer tensor's power: torch's 0 / 1 / -1 (was
+        # NumPy's ValueError)
+        ("pow_int_negative_0d", ("pow", _op("pow"), [Arg(np.array([[2, 1, -1]]), "int64"),
+                                                     Arg(np.array(-3), "int16")], {}, True)),
+        ("rpow_true_negative", ("__rpow__", _meth("__rpow__"),
+                                [Arg(np.array([-2, 3]), "int64"), Scalar(True)], {}, True)),
+        # kernels without a bool case refuse bool as torch's do
+        ("median_bool", ("median", _reducer("median"), [Arg(v > 1, "bool")], {}, True)),
+        ("nanmedian_bool_dim", ("nanmedian", _reducer("nanmedian"), [Arg(v > 1, "bool")],
+                                {"dim": 0}, True)),
+        ("clamp_bool", ("clamp", _op("clamp"), [Arg(v > 1, "bool")], {"min": Scalar(True)},
+                        True)),
+        ("clamp_max_bool", ("clamp_max", _op("clamp_max"), [Arg(v > 1, "bool"), Scalar(True)],
+                            {}, True)),
+        ("rmod_bool", ("__rmod__", _meth("__rmod__"), [Arg(v > 1, "bool"), Scalar(True)], {},
+                       True)),
+        ("rfloordiv_bool", ("__rfloordiv__", _meth("__rfloordiv__"),
+                            [Arg(np.array(True), "bool"), Scalar(True)], {}, True)),
+        # an empty remainder by an integer zero is empty, not ZeroDivisionError
+        ("remainder_empty_by_zero", ("remainder", _op("remainder"),
+                                     [Arg(np.zeros(0, int), "int32"), Arg(v[:1] < 0, "bool")], {},
+                                     True)),
+        # floor_divide's NotImplemented node has an edge only for the input needing grad
+        ("remainder_mismatch_by_zero", ("remainder", _op("remainder"),
+                                        [Arg(np.zeros(0, int), "int32"), Arg(v < 0, "bool")],
+                                        {}, True)),
+        ("floor_divide_edges", ("floor_divide", _op("floor_divide"),
+                                [Arg(np.array([3, 4]), "int64"), Arg(v, f32, rg=True)], {},
+                                True)),
+        ("floor_divide_inplace_edges", ("floor_divide_", lambda torch, a, b:
+                                        a.clone().floor_divide_(b),
+                                        [Arg(v, f32), Arg(v, f32, rg=True)], {}, True)),
         # torch.flip takes a tuple of dims; only the method takes an int
         ("flip_int", ("flip", _op("flip"), [Arg(a, f32), -1], {}, True)),
         ("flip_method_int", ("flip", _meth("flip"), [Arg(a, f32, rg=True), -1], {}, True)),

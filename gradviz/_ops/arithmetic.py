@@ -282,6 +282,9 @@ def _record_overload(out, self, ot, row, args):
     if _needs(self, ot):
         if ot is None:
             record(D[row + "_scalar"], out, (self,), ())
+        elif row == "floor_divide" and not (self._rg and ot._rg):
+            # torch's NotImplemented node has an edge only for the tensor that requires grad
+            record(D["floor_divide_scalar"], out, (self if self._rg else ot,), ())
         else:
             record(D[row], out, (self, ot), args)
 
@@ -317,6 +320,7 @@ def _reflected(self, other, ufunc, row):
     except TypeError:
         return NotImplemented
     a, b = _coerce(self._data, b)
+    _refuse_bool(a, b, "div_floor_cpu" if ufunc is np.floor_divide else "remainder_cpu")
     if a.dtype.kind in "iub" and np.any(a == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -353,9 +357,19 @@ def _refuse_bool(a, b, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+def _broadcast_size(a, b):
+    """The number of elements of a and b broadcast; 0 when they do not broadcast (the
+    operation then raises torch's broadcast error, which comes first)."""
+    try:
+        return np.broadcast(a, b).size
+    except ValueError:
+        return 0
+
+
 def _remainder_values(self, a, b):
     _refuse_bool(a, b, "remainder_cpu")
-    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
+    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(
+            np.asarray(b) == 0) and _broadcast_size(a, b):   # (an empty result: no check)
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -428,7 +442,9 @@ _NEGATIVE_INT_POWER = "Integers to negative integer powers are not allowed."
 def _power(a, e):
     """np.power, with torch's integer rule for negative exponents held in a tensor: 1 and -1
     keep their value (by parity), every other base gives 0 (NumPy refuses them all)."""
-    if np.ndim(e) and e.dtype.kind in "iu" and np.result_type(a).kind in "iu" and (e < 0).any():
+    # (a 0-d exponent tensor too: its array may be a NumPy scalar)
+    if isinstance(e, (_ndarray, np.generic)) and e.dtype.kind in "iu" and \
+            np.result_type(a).kind in "iu" and (e < 0).any():
         neg = e < 0
         r = np.power(a, np.where(neg, 0, e))
         odd = (e % 2) != 0

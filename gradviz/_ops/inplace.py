@@ -434,6 +434,9 @@ def _inplace_from(self, other, op, values, row=None, saves_operands=False):
         bump_version(self, op)
     elif ot is None:
         _commit(self, D[row + "_scalar"], (self,), (), op)
+    elif row == "floor_divide_inplace" and not (self._rg and ot._rg):
+        # torch's NotImplemented node has an edge only for the tensor that requires grad
+        _commit(self, D[row + "_scalar"], (self if self._rg else ot,), (), op)
     else:
         _commit(self, D[row], (self, ot), (orig, ot) if saves_operands else (), op)
     return self

@@ -154,6 +154,9 @@ def _lower_median(self, dim, keepdim, name, of_all, index_along):
     values and indices along dim (index_along gives the chosen index, keeping dim), and the
     rows `<name>` / `<name>_dim` recorded."""
     a = self._data
+    if a.dtype.kind == "b":     # torch's median kernels have no bool case
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if dim is None:
         out = _make(np.asarray(of_all(a.reshape(-1)), dtype=a.dtype)[()])
         if _needs(self):
