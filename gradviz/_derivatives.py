@@ -184,6 +184,19 @@ def no_derivative_remainder(grad):
     raise RuntimeError("derivative for aten::remainder is not implemented")
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def minus(a, b):
+    """a - b in a formula; a bool tensor among them is torch's error (NumPy would subtract a
+    bool array from a float one), as torch's backward raises it."""
+    for x in (a, b):
+        if not isinstance(x, Tensor) and getattr(x, "dtype", None) == np.bool_:
+            raise RuntimeError(_BOOL_SUB)
+    return a - b
+
+
 def pow_grad_self(grad, self, exponent):
     """torch's pow_backward_self: grad * (exponent * self ** (exponent - 1)), with 0 where the
     exponent is 0 (self ** -1 would otherwise turn 0 ** 0 into 0 * inf = nan)."""
@@ -192,6 +205,8 @@ def pow_grad_self(grad, self, exponent):
             return zeros_like(grad)     # torch: plain zeros, no history under create_graph
         exponent = float(exponent)      # torch: exponent.toDouble() (its nodes save 2.0, not 2)
         return grad * scale(pow_(self, exponent - 1), exponent)
+    if not isinstance(exponent, Tensor) and exponent.dtype.kind == "b":
+        raise RuntimeError(_BOOL_SUB)       # torch's exponent - 1 on a bool tensor
     if not isinstance(exponent, Tensor) and exponent.dtype.kind == "u":
         # a uint8 exponent's exponent - 1 (torch wraps 0 - 1 to 255, masked below; NumPy
         # refuses the -1)
@@ -376,6 +391,11 @@ def logit_grad(grad, self, eps=None):
         g = grad / (self * const_minus(1.0, self))
     if on_tensors(g):
         return ops.where(as_tensor(inside), g, outside)
+    edge = (x == 0) | (x == 1)
+    if np.any(edge):
+        # torch's kernel: dy * inf at 0 and 1 (so at -0.0 too, where dy / (x (1 - x)) is -inf)
+        with np.errstate(invalid="ignore"):
+            g = np.where(edge, grad * np.array(np.inf, dtype=np.result_type(g)), g)
     return np.where(inside, g, outside)
 
 
@@ -1558,11 +1578,11 @@ defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other")
          self=lambda grad, self, result: grad * self / result,
          other=lambda grad, other, result: grad * other / result)
 defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
-         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
-         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+         self=lambda grad, self, other: grad / plus(exp(minus(other, self)), 1),
+         other=lambda grad, self, other: grad / plus(exp(minus(self, other)), 1))
 defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
-         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
-         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+         self=lambda grad, self, other: grad / plus(2.0 ** minus(other, self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** minus(self, other), 1))
 defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
          self=xlogy_self_grad,
          other=lambda grad, self, other: grad * self / other)

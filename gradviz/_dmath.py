@@ -714,7 +714,7 @@ def xlogy(x, y):
     if isinstance(x, Tensor) or isinstance(y, Tensor):
         return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = x * np.log(y)
+        r = x * log(y)      # (an integer y's log in the default float dtype, as torch's)
     zero = np.asarray(x) == 0
     if np.any(zero):
         r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)

@@ -328,6 +328,8 @@ def index_select(self, dim, index, *, out=None):
     if not a.ndim and ix is not None and ix.ndim <= 1 and ix.size != 1 and ix.dtype.kind == "i":
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{ix.size} value(s)")
+    if a.ndim and size == 0 and ix is not None and ix.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     try:
         idx = _vector_index("index_select", index, size)
     except RuntimeError as exc:
