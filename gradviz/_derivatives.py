@@ -1605,6 +1605,16 @@ defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
          input=lambda grad, weight: grad * const_minus(1, weight),
          end=lambda grad, weight: grad * weight,
          weight=lambda grad, self, end: grad * (end - self))
+def wrapped(x, value):
+    """value as torch multiplies it into the integer tensor x: cast to x's dtype, modulo
+    2**bits (value * a uint8 tensor with value -3 multiplies by 253; NumPy refuses -3)."""
+    if type(value) is int and not isinstance(x, Tensor) and x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        if not info.min <= value <= info.max:
+            return (value - info.min) % (1 << (8 * x.dtype.itemsize)) + info.min
+    return value
+
+
 def addcdiv_grad_tensor1(grad, tensor2, value):
     """grad * (value / tensor2). torch computes value / tensor2 as tensor2.reciprocal() (a
     float) multiplied into tensor2's dtype in place, so an integer or bool tensor2 fails."""
@@ -1619,14 +1629,14 @@ def addcdiv_grad_tensor1(grad, tensor2, value):
 defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcmulBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
-         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
-         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, wrapped(tensor2, value)),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, wrapped(tensor1, value)))
 defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcdivBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
          tensor1=lambda grad, tensor2, value: addcdiv_grad_tensor1(grad, tensor2, value),
          tensor2=lambda grad, tensor1, tensor2, value:
-             -grad * (scale(tensor1, value) / (tensor2 * tensor2)))
+             -grad * (scale(tensor1, wrapped(tensor1, value)) / (tensor2 * tensor2)))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------

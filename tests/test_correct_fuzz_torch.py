@@ -782,6 +782,26 @@ def _fixed_cases():
                                         False)),
         ("logaddexp_bool_backward", ("logaddexp", _op("logaddexp"),
                                      [Arg(v > 1, "bool"), Arg(v, f64, rg=True)], {}, False)),
+        # clamp_'s cast error names self's C type (bool, long int), for an int bound too
+        ("clamp_inplace_bool_int", ("clamp_", lambda torch, x: x.clamp_(min=1),
+                                    [Arg(v > 1, "bool")], {}, True)),
+        ("clamp_max_inplace_bool_int", ("clamp_max_", lambda torch, x: x.clamp_max_(2),
+                                        [Arg(v > 1, "bool")], {}, True)),
+        # bmm refuses a bool self before comparing dtypes, as torch's kernel choice
+        ("bmm_bool_float", ("bmm", _op("bmm"), [Arg(np.ones((1, 2, 3)) > 0, "bool"),
+                                                Arg(np.ones((1, 3, 1)), f32)], {}, True)),
+        # a 0-d tensor's movedim is torch's alias (AliasBackward0), not a permute
+        ("movedim_0d", ("movedim", lambda torch, x: x.movedim(0, -1),
+                        [Arg(np.array(1.5), f64, rg=True)], {}, True)),
+        # value * an integer tensor in addcdiv / addcmul's gradients wraps as torch's cast
+        ("addcdiv_uint8_negative_value", ("addcdiv", _op("addcdiv"),
+                                          [Arg(v[:1], f32), Arg(a.astype(int), "uint8"),
+                                           Arg(v[:1] + 1, f32, rg=True)], {"value": -3},
+                                          False)),
+        ("addcmul_uint8_negative_value", ("addcmul", _op("addcmul"),
+                                          [Arg(v[:1], f32), Arg(a.astype(int), "uint8"),
+                                           Arg(v[:1] + 1, f32, rg=True)], {"value": -3},
+                                          False)),
         # torch.flip takes a tuple of dims; only the method takes an int
         ("flip_int", ("flip", _op("flip"), [Arg(a, f32), -1], {}, True)),
         ("flip_method_int", ("flip", _meth("flip"), [Arg(a, f32, rg=True), -1], {}, True)),

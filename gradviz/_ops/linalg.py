@@ -72,19 +72,25 @@ def _mm_like(entry, self, other):
     # The contracted sizes (self's last, other's first matrix dim) and the batch sizes agree.
     if sa[-1] != sb[-min(2, rb)] or sa[:-2] != sb[:-2]:
         raise RuntimeError(_MM_SIZE_ERRORS[entry.op].format(a=sa, b=sb))
+    if entry.op == "bmm" and a.dtype == _BOOL and a.size and b.size:
+        _refuse_bool_product(entry)         # (bmm's kernel is chosen by self's dtype first)
     if a.dtype is not b.dtype and a.dtype != b.dtype:
         # torch never promotes in matrix products.
         x, y = a.dtype.name, b.dtype.name
         raise RuntimeError(_MM_DTYPE_ERRORS[entry.op].format(
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
     if a.dtype == _BOOL and (a.size and b.size or entry.op == "dot"):   # (empty: no kernel)
-        raise NotImplementedError(f"\"{_MM_KERNELS[entry.op]}\" not implemented for 'Bool'")
+        _refuse_bool_product(entry)
     out = _make(quietly2(np.matmul, a, b))
     if _needs(self, other):
         args = ((self, other, is_transposed(b), sa, a.strides, sb, b.strides, a.itemsize)
                 if entry is _E_MM else (self, other))
         record(entry, out, (self, other), args)
     return out
+
+
+def _refuse_bool_product(entry):
+    raise NotImplementedError(f"\"{_MM_KERNELS[entry.op]}\" not implemented for 'Bool'")
 
 
 def _mm(self, other):

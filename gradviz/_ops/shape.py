@@ -23,6 +23,7 @@ from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_o
 from ..autograd.graph import _preserved_copy
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
+from .indexing import _alias_view
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import clone
 from .views import (_getitem_view, _make_view, _view_op, cat, expand, flatten, narrow, permute,
@@ -547,7 +548,8 @@ def movedim(self, source, destination):
     if len(set(wd)) != len(wd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
     if n == 0:
-        return permute(self, ())
+        # torch's movedim of a 0-d tensor is an alias (AliasBackward0), not a permute
+        return _view_op(self, D["alias"], (_alias_view, ()), ())
     order = [-1] * n
     for s, d in zip(ws, wd):
         order[d] = s
