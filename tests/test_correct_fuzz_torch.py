@@ -8,6 +8,12 @@ An input is described once, backend-free (`Arg`), then built on each backend: th
 (drawn with NumPy from the seed), dtype, layout (contiguous, transposed, sliced with a step,
 expanded) and requires_grad. gradviz may refuse a call (NotImplementedError or AttributeError
 naming `--backend torch`); any other difference is reported.
+
+To run it wide (not in the suite), over other seeds and more calls per family:
+
+    import gradviz, torch, test_correct_fuzz_torch as fz
+    for case in fz.all_cases(seed, 500):
+        print(case[0], case[2], case[3], fz.run_case(gradviz, torch, case))
 """
 
 import math
