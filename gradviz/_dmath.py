@@ -713,8 +713,15 @@ def xlogy(x, y):
     (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
     if isinstance(x, Tensor) or isinstance(y, Tensor):
         return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    yd = getattr(y, "dtype", None)
+    if yd is not None and yd.kind in "biu":
+        # torch's xlogy(x, y) computes in the promoted dtype: x's float dtype, or the default
+        # (NumPy's log of int8 is float16, of int64 float64)
+        xd = getattr(x, "dtype", None)
+        from ._dtype import _default
+        y = y.astype(xd if xd is not None and xd.kind == "f" else _default[0].np)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = x * log(y)      # (an integer y's log in the default float dtype, as torch's)
+        r = x * np.log(y)
     zero = np.asarray(x) == 0
     if np.any(zero):
         r = np.where(zero & ~np.isnan(y), np.zeros((), dtype=np.result_type(r)), r)

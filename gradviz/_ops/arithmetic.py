@@ -231,8 +231,15 @@ def div(self, other, rounding_mode=None):
     if rounding_mode is not None:
         return _div_rounded(self, ot, a, b, rounding_mode, other)
     if a.dtype.kind != "f":
-        # Integer true division gives the default float dtype, as in torch (not float64).
-        a = a.astype(_default_float())
+        # Integer true division gives the default float dtype, as in torch (not float64), and
+        # torch casts each operand to it as it is: uint8 / -4 divides by -4.0, not by the -4
+        # wrapped into uint8 (252) that the common integer dtype would hold.
+        a = self._data.astype(_default_float())
+        if ot is not None:
+            b = ot._data
+        elif type(other) is not float and type(other) is not bool and \
+                isinstance(other, (int, np.integer)):
+            b = int(other)
         if type(b) is not float and np.result_type(b).kind != "f":
             b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
     try:

@@ -131,7 +131,11 @@ def median(self, dim=None, keepdim=False, *, out=None):
 def _median_of_all(flat):
     if flat.size == 0:
         if flat.dtype.kind != "f":
-            raise IndexError("median() input tensor cannot be empty")
+            # torch returns NaN cast to the integer dtype (-2**63 for int64): platform-defined
+            raise NotImplementedError(
+                "gradviz: median() / nanmedian() of an empty integer tensor (torch returns NaN "
+                "cast to the integer dtype) is not implemented by gradviz's core; run with "
+                "--backend torch to use PyTorch")
         return np.nan
     if flat.dtype.kind == "f" and np.isnan(flat).any():
         return np.nan
