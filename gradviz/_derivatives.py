@@ -223,6 +223,9 @@ def pow_grad_exponent(grad, self, exponent, result):
     result * log(self)), so that 0 ** b has gradient 0 w.r.t. b instead of 0 * -inf = nan."""
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = (value(self) == 0) & (value(exponent) >= 0)
+        if not isinstance(self, Tensor) and self.dtype.kind in "biu":
+            # torch's pow_backward_exponent: self.to(result_type(self, exponent)).log()
+            self = self.astype(np.result_type(value(result)))
         return grad * where0(cond, result * log(self))
 
 

@@ -827,6 +827,10 @@ def _fixed_cases():
         ("xlogy_int64_other_float64", ("xlogy", _op("xlogy"),
                                        [Arg(v + 0.5, f64, rg=True), Arg(np.array([4, 5]), "int64")],
                                        {}, False)),
+        ("pow_int16_base_float64_exponent", ("pow", _op("pow"),
+                                             [Arg(np.array([3, -2, 5]), "int16"),
+                                              Arg(np.array([2.0625, 1.5, 3.125]), f64,
+                                                  rg=True)], {}, False)),
         # torch.flip takes a tuple of dims; only the method takes an int
         ("flip_int", ("flip", _op("flip"), [Arg(a, f32), -1], {}, True)),
         ("flip_method_int", ("flip", _meth("flip"), [Arg(a, f32, rg=True), -1], {}, True)),
