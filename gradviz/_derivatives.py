@@ -184,6 +184,19 @@ def no_derivative_remainder(grad):
     raise RuntimeError("derivative for aten::remainder is not implemented")
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def minus(a, b):
+    """a - b in a formula; a bool tensor among them is torch's error (NumPy would subtract a
+    bool array from a float one), as torch's backward raises it."""
+    for x in (a, b):
+        if not isinstance(x, Tensor) and getattr(x, "dtype", None) == np.bool_:
+            raise RuntimeError(_BOOL_SUB)
+    return a - b
+
+
 def pow_grad_self(grad, self, exponent):
     """torch's pow_backward_self: grad * (exponent * self ** (exponent - 1)), with 0 where the
     exponent is 0 (self ** -1 would otherwise turn 0 ** 0 into 0 * inf = nan)."""
@@ -192,8 +205,16 @@ def pow_grad_self(grad, self, exponent):
             return zeros_like(grad)     # torch: plain zeros, no history under create_graph
         exponent = float(exponent)      # torch: exponent.toDouble() (its nodes save 2.0, not 2)
         return grad * scale(pow_(self, exponent - 1), exponent)
+    if not isinstance(exponent, Tensor) and exponent.dtype.kind == "b":
+        raise RuntimeError(_BOOL_SUB)       # torch's exponent - 1 on a bool tensor
+    if not isinstance(exponent, Tensor) and exponent.dtype.kind == "u":
+        # a uint8 exponent's exponent - 1 (torch wraps 0 - 1 to 255, masked below; NumPy
+        # refuses the -1)
+        less = exponent.astype(np.int64) - 1
+    else:
+        less = shift(exponent, -1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = grad * (exponent * pow_(self, shift(exponent, -1)))
+        g = grad * (exponent * pow_(self, less))
     return where0(value(exponent) == 0, g)
 
 
@@ -202,6 +223,9 @@ def pow_grad_exponent(grad, self, exponent, result):
     result * log(self)), so that 0 ** b has gradient 0 w.r.t. b instead of 0 * -inf = nan."""
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = (value(self) == 0) & (value(exponent) >= 0)
+        if not isinstance(self, Tensor) and self.dtype.kind in "biu":
+            # torch's pow_backward_exponent: self.to(result_type(self, exponent)).log()
+            self = self.astype(np.result_type(value(result)))
         return grad * where0(cond, result * log(self))
 
 
@@ -219,7 +243,7 @@ def prod_grad(grad, self, result, dim=None, keepdim=False):
     """d prod / d x_i = the product of the others; exact even when some x are zero (then
     computed as such a product, in O(n), or under create_graph from the n x n pairs)."""
     x = value(self)
-    if dim is not None and not keepdim:
+    if dim is not None and not keepdim and x.ndim:     # (a 0-d input's dim 0 keeps it 0-d)
         grad = unsqueeze_dims(grad, (dim,), x.ndim)
         result = unsqueeze_dims(result, (dim,), x.ndim)
     if not np.any(x == 0):
@@ -370,6 +394,11 @@ def logit_grad(grad, self, eps=None):
         g = grad / (self * const_minus(1.0, self))
     if on_tensors(g):
         return ops.where(as_tensor(inside), g, outside)
+    edge = (x == 0) | (x == 1)
+    if np.any(edge):
+        # torch's kernel: dy * inf at 0 and 1 (so at -0.0 too, where dy / (x (1 - x)) is -inf)
+        with np.errstate(invalid="ignore"):
+            g = np.where(edge, grad * np.array(np.inf, dtype=np.result_type(g)), g)
     return np.where(inside, g, outside)
 
 
@@ -1137,6 +1166,10 @@ defderiv("sub(Tensor self, Tensor other, *, Scalar alpha)",
 defderiv("rsub(Tensor self, Scalar other, *, Scalar alpha)",
          "RsubBackward1", ("alpha",), saves_tensors=False,
          self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+defderiv("rsub_tensor(Tensor self, Tensor other, *, Scalar alpha)",
+         "RsubBackward0", ("alpha",), saves_tensors=False,
+         self=lambda grad, alpha: maybe_multiply(-grad, alpha),
+         other=lambda grad, alpha: grad)
 defderiv("mul(Tensor self, Tensor other)",
          "MulBackward0", ("self", "other"), wrapped=("other",),
          self=lambda grad, other: grad * other,
@@ -1374,7 +1407,8 @@ def t_grad(grad):
 defderiv("t(Tensor self)", "TBackward0", saves_tensors=False, self=t_grad)
 defderiv("transpose(Tensor self, int dim0, int dim1)",
          "TransposeBackward0", ("dim0", "dim1"), saves_tensors=False,
-         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+         # (a 0-d tensor's transpose(0, -1) is itself: NumPy has no axes to swap)
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1) if dim0 != dim1 else grad)
 defderiv("permute(Tensor self, int[] dims)", "PermuteBackward0", ("dims",), saves_tensors=False,
          self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 defderiv("view(Tensor self, SymInt[] size)",
@@ -1547,11 +1581,11 @@ defderiv("hypot(Tensor self, Tensor other)", "HypotBackward0", ("self", "other")
          self=lambda grad, self, result: grad * self / result,
          other=lambda grad, other, result: grad * other / result)
 defderiv("logaddexp(Tensor self, Tensor other)", "LogaddexpBackward0", ("self", "other"),
-         self=lambda grad, self, other: grad / plus(exp(other - self), 1),
-         other=lambda grad, self, other: grad / plus(exp(self - other), 1))
+         self=lambda grad, self, other: grad / plus(exp(minus(other, self)), 1),
+         other=lambda grad, self, other: grad / plus(exp(minus(self, other)), 1))
 defderiv("logaddexp2(Tensor self, Tensor other)", "Logaddexp2Backward0", ("self", "other"),
-         self=lambda grad, self, other: grad / plus(2.0 ** (other - self), 1),
-         other=lambda grad, self, other: grad / plus(2.0 ** (self - other), 1))
+         self=lambda grad, self, other: grad / plus(2.0 ** minus(other, self), 1),
+         other=lambda grad, self, other: grad / plus(2.0 ** minus(self, other), 1))
 defderiv("xlogy(Tensor self, Tensor other)", "XlogyBackward0", ("self", "other"),
          self=xlogy_self_grad,
          other=lambda grad, self, other: grad * self / other)
@@ -1574,17 +1608,38 @@ defderiv("lerp_tensor(Tensor input, Tensor end, Tensor weight)",
          input=lambda grad, weight: grad * const_minus(1, weight),
          end=lambda grad, weight: grad * weight,
          weight=lambda grad, self, end: grad * (end - self))
+def wrapped(x, value):
+    """value as torch multiplies it into the integer tensor x: cast to x's dtype, modulo
+    2**bits (value * a uint8 tensor with value -3 multiplies by 253; NumPy refuses -3)."""
+    if type(value) is int and not isinstance(x, Tensor) and x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        if not info.min <= value <= info.max:
+            return (value - info.min) % (1 << (8 * x.dtype.itemsize)) + info.min
+    return value
+
+
+def addcdiv_grad_tensor1(grad, tensor2, value):
+    """grad * (value / tensor2). torch computes value / tensor2 as tensor2.reciprocal() (a
+    float) multiplied into tensor2's dtype in place, so an integer or bool tensor2 fails."""
+    dt = np.asarray(tensor2._data if isinstance(tensor2, Tensor) else tensor2).dtype
+    if dt.kind in "biu":
+        from ._dtype import _TORCH_SCALAR
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_TORCH_SCALAR[dt.name]}")
+    return grad * const_over(value, tensor2)
+
+
 defderiv("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcmulBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
-         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, value),
-         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, value))
+         tensor1=lambda grad, tensor2, value: grad * scale(tensor2, wrapped(tensor2, value)),
+         tensor2=lambda grad, tensor1, value: grad * scale(tensor1, wrapped(tensor1, value)))
 defderiv("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value)",
          "AddcdivBackward0", ("tensor1", "tensor2", "value"),
          input=lambda grad: grad,
-         tensor1=lambda grad, tensor2, value: grad * const_over(value, tensor2),
+         tensor1=lambda grad, tensor2, value: addcdiv_grad_tensor1(grad, tensor2, value),
          tensor2=lambda grad, tensor1, tensor2, value:
-             -grad * (scale(tensor1, value) / (tensor2 * tensor2)))
+             -grad * (scale(tensor1, wrapped(tensor1, value)) / (tensor2 * tensor2)))
 
 
 # ----- Reductions, scans and sorting -------------------------------------------------------
@@ -1625,6 +1680,12 @@ def var_grad(grad, self, dim, correction, keepdim):
         centered = self - self.mean()
     else:
         centered = self - mean_dims(self, dims, keepdim=True)
+    if (dim is None or not shape) and n - c <= 0:
+        # torch's var_backward: no degrees of freedom over the whole tensor gives NaN where
+        # self equals its mean and +inf elsewhere, whatever the sign of self - mean
+        x = np.asarray(value(self))
+        hit = np.where(x == x.mean(), np.nan, np.inf)
+        return times_constant(expand(grad, shape), hit)
     factor = 2.0 / (n - c) if n != c else float("inf")
     return scale(restore_dims(grad, dim, keepdim, len(shape)), factor) * centered
 
@@ -2863,7 +2924,8 @@ defderiv("squeeze_dims_(Tensor self, int[] dim)", "SqueezeBackward5", ("self_sym
 defderiv("t_(Tensor self)", "TBackward1", saves_tensors=False, self=t_grad)
 defderiv("transpose_(Tensor self, int dim0, int dim1)",
          "TransposeBackward1", ("dim0", "dim1"), saves_tensors=False,
-         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+         # (a 0-d tensor's transpose(0, -1) is itself: NumPy has no axes to swap)
+         self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1) if dim0 != dim1 else grad)
 
 
 # ----- Singular value decomposition -----------------------------------------------------------

@@ -35,7 +35,15 @@ def exp(x):
 
 
 def log(x):
-    return x.log() if isinstance(x, Tensor) else np.log(x)
+    if isinstance(x, Tensor):
+        return x.log()
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind in "biu":
+        # torch's log of an integer tensor is computed in the default float dtype (NumPy's
+        # in float16 for int8 / uint8 / bool, float64 for int64)
+        from ._dtype import _default
+        x = x.astype(_default[0].np)
+    return np.log(x)
 
 
 def sin(x):
@@ -705,6 +713,13 @@ def xlogy(x, y):
     (x may be a constant array, as in xlogy's own derivative `xlogy(self != 0, other)`)."""
     if isinstance(x, Tensor) or isinstance(y, Tensor):
         return ops.xlogy(_tensor(x) if not isinstance(x, (int, float)) else x, y)
+    yd = getattr(y, "dtype", None)
+    if yd is not None and yd.kind in "biu":
+        # torch's xlogy(x, y) computes in the promoted dtype: x's float dtype, or the default
+        # (NumPy's log of int8 is float16, of int64 float64)
+        xd = getattr(x, "dtype", None)
+        from ._dtype import _default
+        y = y.astype(xd if xd is not None and xd.kind == "f" else _default[0].np)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = x * np.log(y)
     zero = np.asarray(x) == 0

@@ -21,6 +21,7 @@ def _tan_double_backward(x):
 
 EXAMPLES = {
     "add_scalar": (_tan_double_backward, (U3,), {}),
+    "rsub_tensor": (lambda x, y: torch.rsub(x, y, alpha=2), (A3, M23), {}),
     "sgn": (lambda x: torch.sgn(x) * x, (A3,), {}),     # torch: sgn alone gives a ZeroTensor
     "clamp_min": (lambda x: torch.clamp_min(x, 0.5), (A3,), {}),
     "clamp_min_tensor": (lambda x, lo: x.clamp_min(lo), (A3, B3), {}),

@@ -116,13 +116,16 @@ def _scaled(a, b, alpha):
     _stored(alpha, a.dtype)         # torch converts alpha to the tensor's dtype, checked
     if a.dtype.kind == "b":
         alpha = bool(alpha)         # and a bool tensor's alpha to a bool: the sum stays bool
+    elif type(alpha) is int and type(b) is _ndarray and b.dtype.kind in "iu":
+        alpha = _wrap_int(alpha, b.dtype)   # C's cast, as torch: uint8's alpha -1 is 255
     b = quietly(operator.mul, b, alpha) if type(b) is not int else b * alpha
     return _wrap_int(b, a.dtype) if type(b) is int and a.dtype.kind in "iu" else b
 
 
 def _bool_sub_error(self, other):
-    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and \
-            other._data.dtype.kind == "b":
+    # a Python bool counts as a bool tensor (torch wraps it): `mask - True` is two bools
+    if self._data.dtype.kind == "b" and (type(other) is bool or isinstance(other, Tensor) and
+                                         other._data.dtype.kind == "b"):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
@@ -132,27 +135,30 @@ def _bool_sub_error(self, other):
 
 @export("rsub", tensor=False)
 @method("__rsub__")
-@records("rsub")
+@records("rsub", "rsub_tensor")
 def rsub(self, other, alpha=1):
-    """other - alpha * self (RsubBackward1), for `2 - a`."""
+    """other - alpha * self: RsubBackward1 for a number (`2 - a`), RsubBackward0 for a Tensor
+    other (`torch.rsub(a, b)`), whose gradient flows to both, as torch's rsub.Tensor."""
     try:
-        b, _ = _operand(other)
+        b, ot = _operand(other)
     except TypeError:
         return NotImplemented
-    if self._data.dtype.kind == "b" or type(other) is bool:
+    if self._data.dtype.kind == "b" or type(other) is bool or (
+            ot is not None and ot._data.dtype.kind == "b"):
         _bool_sub_error(self, other)
     a, b = _coerce(self._data, b)
+    if alpha != 1:
+        a = _scaled(b if ot is not None else a, a, alpha)
     try:
-        out = _make(iter_layout(quietly(_rsub_values, a, b, alpha), b, a))
+        out = _make(iter_layout(quietly(operator.sub, b, a), b, a))
     except ValueError as exc:
         raise _broadcast_error(a, b, exc) from None
-    if self._rg and _state.enabled:
+    if ot is not None:
+        if (self._rg or ot._rg) and _state.enabled:
+            record(D["rsub_tensor"], out, (self, ot), (alpha,))
+    elif self._rg and _state.enabled:
         record(D["rsub"], out, (self,), (alpha,))
     return out
-
-
-def _rsub_values(a, b, alpha):
-    return b - a * alpha if alpha != 1 else b - a
 
 
 @export()
@@ -225,8 +231,15 @@ def div(self, other, rounding_mode=None):
     if rounding_mode is not None:
         return _div_rounded(self, ot, a, b, rounding_mode, other)
     if a.dtype.kind != "f":
-        # Integer true division gives the default float dtype, as in torch (not float64).
-        a = a.astype(_default_float())
+        # Integer true division gives the default float dtype, as in torch (not float64), and
+        # torch casts each operand to it as it is: uint8 / -4 divides by -4.0, not by the -4
+        # wrapped into uint8 (252) that the common integer dtype would hold.
+        a = self._data.astype(_default_float())
+        if ot is not None:
+            b = ot._data
+        elif type(other) is not float and type(other) is not bool and \
+                isinstance(other, (int, np.integer)):
+            b = int(other)
         if type(b) is not float and np.result_type(b).kind != "f":
             b = np.asarray(b, dtype=a.dtype) if type(b) is np.ndarray else a.dtype.type(b)
     try:
@@ -276,6 +289,9 @@ def _record_overload(out, self, ot, row, args):
     if _needs(self, ot):
         if ot is None:
             record(D[row + "_scalar"], out, (self,), ())
+        elif row == "floor_divide" and not (self._rg and ot._rg):
+            # torch's NotImplemented node has an edge only for the tensor that requires grad
+            record(D["floor_divide_scalar"], out, (self if self._rg else ot,), ())
         else:
             record(D[row], out, (self, ot), args)
 
@@ -311,6 +327,7 @@ def _reflected(self, other, ufunc, row):
     except TypeError:
         return NotImplemented
     a, b = _coerce(self._data, b)
+    _refuse_bool(a, b, "div_floor_cpu" if ufunc is np.floor_divide else "remainder_cpu")
     if a.dtype.kind in "iub" and np.any(a == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -347,9 +364,19 @@ def _refuse_bool(a, b, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+def _broadcast_size(a, b):
+    """The number of elements of a and b broadcast; 0 when they do not broadcast (the
+    operation then raises torch's broadcast error, which comes first)."""
+    try:
+        return np.broadcast(a, b).size
+    except ValueError:
+        return 0
+
+
 def _remainder_values(self, a, b):
     _refuse_bool(a, b, "remainder_cpu")
-    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(np.asarray(b) == 0):
+    if a.dtype.kind in "iub" and np.result_type(b).kind in "iub" and np.any(
+            np.asarray(b) == 0) and _broadcast_size(a, b):   # (an empty result: no check)
         raise RuntimeError("ZeroDivisionError")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -422,7 +449,9 @@ _NEGATIVE_INT_POWER = "Integers to negative integer powers are not allowed."
 def _power(a, e):
     """np.power, with torch's integer rule for negative exponents held in a tensor: 1 and -1
     keep their value (by parity), every other base gives 0 (NumPy refuses them all)."""
-    if np.ndim(e) and e.dtype.kind in "iu" and np.result_type(a).kind in "iu" and (e < 0).any():
+    # (a 0-d exponent tensor too: its array may be a NumPy scalar)
+    if isinstance(e, (_ndarray, np.generic)) and e.dtype.kind in "iu" and \
+            np.result_type(a).kind in "iu" and (e < 0).any():
         neg = e < 0
         r = np.power(a, np.where(neg, 0, e))
         odd = (e % 2) != 0

@@ -326,6 +326,8 @@ def _slice(self, dim, k, optimize):
     that keeps everything returns self itself, as torch's applySlice does inside tuples and for
     assignment. torch decides on the slice as written: `0:` and `:5` are skipped, `-2:` is
     still a view even when it covers every row."""
+    if not self._data.ndim:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     size = self._data.shape[dim]
     start, stop, step = k.indices(size)
     if step <= 0:

@@ -268,6 +268,9 @@ def _inplace_binary(self, other, entry, ufunc, op, saves_self=False, alpha=1):
         except (TypeError, ValueError):
             pass        # a promotion or shape torch refuses: the path below says why
     if not done:
+        if ot is not None:
+            # torch names the tensors' result dtype (Double, Half) in its cast error
+            _check_cast(_dtype.result_type((d, ot._data)), d.dtype, of_tensors=True)
         try:
             new = quietly(ufunc, d, b) if not half else _half_opmath(ufunc, d, b, ot)
         except ValueError as exc:
@@ -431,6 +434,9 @@ def _inplace_from(self, other, op, values, row=None, saves_operands=False):
         bump_version(self, op)
     elif ot is None:
         _commit(self, D[row + "_scalar"], (self,), (), op)
+    elif row == "floor_divide_inplace" and not (self._rg and ot._rg):
+        # torch's NotImplemented node has an edge only for the tensor that requires grad
+        _commit(self, D[row + "_scalar"], (self if self._rg else ot,), (), op)
     else:
         _commit(self, D[row], (self, ot), (orig, ot) if saves_operands else (), op)
     return self

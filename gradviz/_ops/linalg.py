@@ -37,6 +37,9 @@ _C_TYPE = _dtype._CPP_NAMES
 
 
 _E_MM = D["mm"]
+_BOOL = np.dtype(bool)
+# torch's CPU kernel of each product, named in its error for bool input
+_MM_KERNELS = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "bmm": "bmm"}
 
 
 # torch's argument checks for a matrix product, in its order: the ranks it takes (with its
@@ -69,11 +72,15 @@ def _mm_like(entry, self, other):
     # The contracted sizes (self's last, other's first matrix dim) and the batch sizes agree.
     if sa[-1] != sb[-min(2, rb)] or sa[:-2] != sb[:-2]:
         raise RuntimeError(_MM_SIZE_ERRORS[entry.op].format(a=sa, b=sb))
+    if entry.op == "bmm" and a.dtype == _BOOL and a.size and b.size:
+        _refuse_bool_product(entry)         # (bmm's kernel is chosen by self's dtype first)
     if a.dtype is not b.dtype and a.dtype != b.dtype:
         # torch never promotes in matrix products.
         x, y = a.dtype.name, b.dtype.name
         raise RuntimeError(_MM_DTYPE_ERRORS[entry.op].format(
             a=_TORCH_SCALAR[x], b=_TORCH_SCALAR[y], a_c=_C_TYPE[x], b_c=_C_TYPE[y]))
+    if a.dtype == _BOOL and (a.size and b.size or entry.op == "dot"):   # (empty: no kernel)
+        _refuse_bool_product(entry)
     out = _make(quietly2(np.matmul, a, b))
     if _needs(self, other):
         args = ((self, other, is_transposed(b), sa, a.strides, sb, b.strides, a.itemsize)
@@ -82,13 +89,18 @@ def _mm_like(entry, self, other):
     return out
 
 
+def _refuse_bool_product(entry):
+    raise NotImplementedError(f"\"{_MM_KERNELS[entry.op]}\" not implemented for 'Bool'")
+
+
 def _mm(self, other):
     """mm of two tensors (matmul's 2-D case too): _mm_like's checks and node in one call,
     the common case first; anything else goes to _mm_like, which raises torch's error."""
     a, b = self._data, other._data
     sa, sb = a.shape, b.shape
     if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or (a.dtype is not b.dtype and
-                                                          a.dtype != b.dtype):
+                                                          a.dtype != b.dtype) or \
+            a.dtype is _BOOL:
         return _mm_like(_E_MM, self, other)
     out = _make(quietly2(np.matmul, a, b))
     if (self._rg or other._rg) and _state.enabled:

@@ -213,6 +213,8 @@ def _clamp(self, min, max, op="clamp"):
     min = None if min is None else _operand(min)[0]
     max = None if max is None else _operand(max)[0]
     rt = _dtype.result_type([a] + [b for b in (min, max) if b is not None])
+    if rt.kind == "b":
+        _refuse_bool_clamp(min is not None, max is not None)
     a = a if a.dtype == rt else a.astype(rt)
     # maximum then minimum: torch's order (max wins when min > max), nan kept, and faster
     # than np.clip on small arrays.
@@ -221,6 +223,13 @@ def _clamp(self, min, max, op="clamp"):
     if max is not None:
         a = np.minimum(rt.type(_stored(max, rt)), a)
     return a, D["clamp"], (self,), (self, min, max)
+
+
+def _refuse_bool_clamp(has_min, has_max):
+    """torch's clamp kernels for number bounds have no bool case."""
+    kernel = ("clamp_scalar_cpu" if has_min and has_max else
+              "clamp_min_scalar_cpu" if has_min else "clamp_max_scalar_cpu")
+    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _finish(out, entry, inputs, args):
@@ -250,6 +259,8 @@ def _clamp_bound(self, bound, lower):
     a = self._data
     b, bt = _operand(bound)
     rt = _dtype.result_type((a, b))
+    if rt.kind == "b" and bt is None:
+        _refuse_bool_clamp(lower, not lower)
     a = a if a.dtype == rt else a.astype(rt)
     b = np.asarray(b, dtype=rt) if bt is not None else rt.type(_stored(b, rt))
     try:

@@ -41,7 +41,7 @@ def _rounded(r, dt):
 @export()
 @records("sum", "sum_dim")
 def sum(self, dim=None, keepdim=False, dtype=None):
-    a = _int64_sum_type(self._data, dtype)
+    a = _int64_sum_type(self._data, dtype, self)
     if dim is None or (type(dim) is tuple and not dim):     # `dim == ()` fails for np.int64
         out = _make(_rounded(quietly(np.sum, a, dtype=_opmath(a.dtype), keepdims=keepdim),
                              a.dtype))
@@ -112,7 +112,7 @@ def _np_mean(a, **kwargs):
 @export()
 @records("prod", "prod_dim")
 def prod(self, dim=None, keepdim=False, dtype=None):
-    a = _int64_sum_type(self._data, dtype)
+    a = _int64_sum_type(self._data, dtype, self)
     if dim is None:
         out = _make(_half_prod(a.ravel(), 0, False) if a.dtype == _F16 else
                     np.prod(a, dtype=a.dtype))
@@ -173,6 +173,7 @@ def _extreme(self, dim, keepdim, is_max, other, out):
             record(D["max" if is_max else "min"], out, (self,), (self,))
         return out
     d = _wrap_dim(dim, a.ndim)
+    _nonempty_dim(a, d, "max" if is_max else "min")
     if a.ndim == 0:
         idx = np.int64(0)
         vals = a
@@ -205,12 +206,26 @@ def min(self, dim=_NO_DIM, keepdim=_NO_DIM, *, other=_NO_DIM, out=None):
     return _extreme(self, dim, keepdim, False, other, out)
 
 
+def _nonempty_dim(a, d, name):
+    """torch's IndexError for a reduction that picks one element along an empty dim d."""
+    if a.ndim and a.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _arg_extreme(ufunc, self, dim, keepdim):
     """argmax / argmin: ufunc's int64 index, of the flattened input when dim is None."""
     a = self._data
+    name = ufunc.__name__
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
+        if a.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         return _make(np.int64(ufunc(a)))
-    return _make(ufunc(a, axis=_wrap_dim(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+    d = _wrap_dim(dim, a.ndim)
+    _nonempty_dim(a, d, name)
+    return _make(ufunc(a, axis=d, keepdims=keepdim).astype(np.int64))
 
 
 @export()
@@ -230,7 +245,7 @@ def _softmax_like(self, dim, dtype, row, zero_d, formula):
         self = to(self, dtype)
     a = self._data
     d = _wrap_dim(dim, a.ndim)
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" and a.size:      # (an empty input reaches no kernel in torch)
         last = "lastdim_" if d == a.ndim - 1 or a.ndim == 0 else ""
         raise NotImplementedError(f'"{row}_{last}kernel_impl" not implemented for '
                                   f"'{_TORCH_SCALAR[a.dtype.name]}'")
@@ -536,11 +551,15 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
 
 # ----- Scans and extreme values ------------------------------------------------------------
 
-def _int64_sum_type(a, dtype):
+def _int64_sum_type(a, dtype, self=None):
     """torch's accumulation dtype for sums, products and scans: dtype when given (the input
-    cast first), else int64 for bool and integer input."""
+    cast first), else int64 for bool and integer input. An integer dtype= for a `self` that
+    records a node is torch's autograd error (no integer tensor requires grad)."""
     if dtype is not None:
-        return a.astype(_dtype.to_numpy_dtype(dtype))
+        a = a.astype(_dtype.to_numpy_dtype(dtype))
+        if a.dtype.kind not in "fc" and self is not None and _needs(self):
+            raise RuntimeError(f"Autograd not support dtype: {_TORCH_SCALAR[a.dtype.name]}")
+        return a
     if a.dtype.kind in "bui" and a.dtype != np.int64:
         return a.astype(np.int64)
     return a
@@ -556,7 +575,7 @@ def _export_scan(name, ufunc, saves_self, doc):
     """torch.<name>(input, dim, *, dtype=None) and Tensor.<name>: ufunc's running values along
     dim, recording the <name> row (saving self when saves_self, dim always)."""
     def scan(self, dim, *, dtype=None):
-        a = _int64_sum_type(self._data, dtype)
+        a = _int64_sum_type(self._data, dtype, self)
         _refuse_bool_scan(name, a.dtype)
         d = _wrap_dim(dim, a.ndim)
         out = _make(c_order(_rounded(ufunc(a, axis=d, dtype=_opmath(a.dtype)), a.dtype))
@@ -683,7 +702,9 @@ def _export_amax_amin(name, ufunc, doc):
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
-            d = next(d for d in axis if a.shape[d] == 0)
+            # torch names the dim as given (-1, not 1)
+            given = dim if isinstance(dim, (tuple, list)) else (dim,)
+            d = next(g for g in given if a.shape[_wrap_dim(g, a.ndim)] == 0)
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         r = ufunc(a, axis=axis, keepdims=keepdim) if a.ndim else a.copy()
         res = _make(np.asarray(r, dtype=a.dtype))
@@ -782,7 +803,7 @@ def nansum(self, dim=None, keepdim=False, *, dtype=None, out=None):
     """
     if out is not None:
         raise _not_implemented("nansum", "out")
-    a = _int64_sum_type(self._data, dtype)
+    a = _int64_sum_type(self._data, dtype, self)
     dims = _nan_axis(dim, a.ndim)
     axis = tuple(range(a.ndim)) if dims is None else dims
     r = quietly(np.nansum, a, axis=axis, keepdims=keepdim, dtype=_opmath(a.dtype))
@@ -806,6 +827,8 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None, out=None):
     if self._data.dtype.kind != "f":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_TORCH_SCALAR[self._data.dtype.name]}")
+    if dtype is not None:
+        _float_data(self, dtype, "nanmean")     # torch's dtype= check, before any sum
     count = _make(np.asarray(np.sum(~np.isnan(self._data), axis=_nan_axis(dim, self.dim()),
                                     keepdims=keepdim), dtype=np.int64)[()])
     return nansum(self, dim, keepdim, dtype=dtype).div(count)

@@ -324,7 +324,19 @@ def index_select(self, dim, index, *, out=None):
     a = self._data
     d = _wrap_dim(dim, a.ndim)
     size = a.shape[d] if a.ndim else 1
-    idx = _vector_index("index_select", index, size)
+    ix = getattr(index, "_data", None)
+    if not a.ndim and ix is not None and ix.ndim <= 1 and ix.size != 1 and ix.dtype.kind == "i":
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{ix.size} value(s)")
+    if a.ndim and size == 0 and ix is not None and ix.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    try:
+        idx = _vector_index("index_select", index, size)
+    except RuntimeError as exc:
+        # torch's CPU kernel words the range check so only along dim 1 (its dim-1 path)
+        if d != 1 and str(exc).startswith("INDICES"):
+            raise IndexError("index out of range in self") from None
+        raise
     res = np.take(a, idx, axis=d) if a.ndim else a.copy()
     out = _make(res)
     if _needs(self):

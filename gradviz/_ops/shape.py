@@ -23,6 +23,7 @@ from ..autograd.formula import keep_raw, keep_raw_of, negative, record, record_o
 from ..autograd.graph import _preserved_copy
 from ._common import _TORCH_SCALAR, _as_tensor, _broadcast_error, _needs
 from .arithmetic import sub
+from .indexing import _alias_view
 from .inplace import _check_inplace, _commit, _write
 from .pointwise import clone
 from .views import (_getitem_view, _make_view, _view_op, cat, expand, flatten, narrow, permute,
@@ -197,14 +198,14 @@ def trace(self):
 
 # ----- Flips and rolls ---------------------------------------------------------------------
 
-@export()
+@export(torch=False)
 @records("flip")
 def flip(self, *dims, **kwargs):
     """A copy reversed along dims (FlipBackward0): `torch.arange(3).flip(0)`."""
     if kwargs:
         if set(kwargs) != {"dims"} or dims:
             raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        dims = (kwargs["dims"],)
+        dims = (_dims_tuple(kwargs["dims"], ""),)
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')   # torch's
     given = _int_tuple(dims)
@@ -223,6 +224,23 @@ def flip(self, *dims, **kwargs):
         if negative(given):
             keep_raw(node, "dims", given)       # torch saves the dims as given
     return out
+
+
+@export("flip", tensor=False)
+def _flip_function(input, dims):
+    """torch.flip(input, dims): dims a tuple or list (only the method takes ints one by one).
+
+    >>> import gradviz as torch
+    >>> torch.flip(torch.arange(3), (0,))
+    tensor([2, 1, 0])
+    """
+    return flip(input, _dims_tuple(dims, " (position 2)"))
+
+
+def _dims_tuple(dims, where):
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        raise TypeError(f"flip(): argument 'dims'{where} must be tuple of ints, not int")
+    return dims
 
 
 @export()
@@ -530,7 +548,8 @@ def movedim(self, source, destination):
     if len(set(wd)) != len(wd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
     if n == 0:
-        return permute(self, ())
+        # torch's movedim of a 0-d tensor is an alias (AliasBackward0), not a permute
+        return _view_op(self, D["alias"], (_alias_view, ()), ())
     order = [-1] * n
     for s, d in zip(ws, wd):
         order[d] = s

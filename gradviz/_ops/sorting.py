@@ -131,7 +131,11 @@ def median(self, dim=None, keepdim=False, *, out=None):
 def _median_of_all(flat):
     if flat.size == 0:
         if flat.dtype.kind != "f":
-            raise IndexError("median() input tensor cannot be empty")
+            # torch returns NaN cast to the integer dtype (-2**63 for int64): platform-defined
+            raise NotImplementedError(
+                "gradviz: median() / nanmedian() of an empty integer tensor (torch returns NaN "
+                "cast to the integer dtype) is not implemented by gradviz's core; run with "
+                "--backend torch to use PyTorch")
         return np.nan
     if flat.dtype.kind == "f" and np.isnan(flat).any():
         return np.nan
@@ -154,6 +158,9 @@ def _lower_median(self, dim, keepdim, name, of_all, index_along):
     values and indices along dim (index_along gives the chosen index, keeping dim), and the
     rows `<name>` / `<name>_dim` recorded."""
     a = self._data
+    if a.dtype.kind == "b":     # torch's median kernels have no bool case
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if dim is None:
         out = _make(np.asarray(of_all(a.reshape(-1)), dtype=a.dtype)[()])
         if _needs(self):
@@ -164,7 +171,8 @@ def _lower_median(self, dim, keepdim, name, of_all, index_along):
         vals, idx = a.copy(), np.int64(0)
     else:
         if a.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            # (torch's nanmedian shares median's check and its name)
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
         idx = index_along(a, d)
         vals = np.take_along_axis(a, idx, d)
         if not keepdim:

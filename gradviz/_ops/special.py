@@ -751,17 +751,26 @@ def clamp_(self, min=None, max=None):
     _check_inplace(self, min, max)
     computed = _clamp(self, min, max, "clamp_")
     dt = self._data.dtype
-    numbers = [_operand(b)[0] for b in (min, max) if b is not None and not isinstance(b, Tensor)]
-    if dt.kind in "iub" and float in map(type, numbers):
+    _clamp_cast_check(dt, [b for b in (min, max) if b is not None])
+    return _inplace(self, "clamp_", computed)
+
+
+def _clamp_cast_check(dt, bounds):
+    """torch's cast check of clamp_'s number bounds into self's dtype, which names self's C
+    type (a float bound into an integer or bool tensor, an int bound into a bool one)."""
+    kinds = {type(_operand(b)[0]) for b in bounds if not isinstance(b, Tensor)}
+    if dt.kind in "iub" and float in kinds:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_C_NAMES[dt.name]}")
-    return _inplace(self, "clamp_", computed)
+    if dt.kind == "b" and int in kinds:
+        raise RuntimeError("result type Long can't be cast to the desired output type bool")
 
 
 @method("clamp_min_")
 @records("clamp_min", "clamp_min_tensor")
 def clamp_min_(self, min):
     _check_inplace(self, min)
+    _clamp_cast_check(self._data.dtype, [min])
     return _inplace(self, "clamp_min_", _clamp_bound(self, min, True))
 
 
@@ -769,6 +778,7 @@ def clamp_min_(self, min):
 @records("clamp_max", "clamp_max_tensor")
 def clamp_max_(self, max):
     _check_inplace(self, max)
+    _clamp_cast_check(self._data.dtype, [max])
     return _inplace(self, "clamp_max_", _clamp_bound(self, max, False))
 
 

@@ -388,7 +388,7 @@ def expand_as(self, other):
 
 
 def _transpose_view(a, d0, d1):
-    return np.swapaxes(a, d0, d1)
+    return np.swapaxes(a, d0, d1) if a.ndim else a.view()      # torch's 0-d transpose(0, -1)
 
 
 def _permute_view(a, dims):
@@ -464,6 +464,8 @@ def _mT(self):
 @export()
 @records("slice")
 def narrow(self, dim, start, length):
+    if not self._data.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, self.dim())
     size = self._data.shape[d]
     if not -size <= start <= size:
@@ -487,6 +489,11 @@ def select(self, dim, index):
 
 
 def _select(self, dim, index, how):
+    if not self._data.ndim and how == "select":
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    if not self._data.ndim and index != 0:
+        # torch: only index 0 is "invalid", any other is out of bounds of a size-0 dim
+        raise IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
     if not self._data.ndim:
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
@@ -569,6 +576,9 @@ def _getitem_view(a, key):
 @export()
 @records("unbind")
 def unbind(self, dim=0):
+    if not self._data.ndim:
+        raise IndexError(f"Dimension specified as {_wrap_dim(dim, 0)} but tensor has no "
+                         "dimensions")
     d = _wrap_dim(dim, self.dim())
     a = self._array()
     outs = []
@@ -698,7 +708,11 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"[{', '.join(map(str, first))}] at entry 0 and "
                                f"[{', '.join(map(str, x._data.shape))}] at entry {i}")
-    out = _make(np.stack([x._data for x in tensors], axis=d))
+    # torch's promotion of the tensors as cat sees them (each unsqueezed, so none is 0-d):
+    # NumPy's would take int32 with float32 to float64
+    rt = _dtype.result_type([x._data.reshape(1) if not x._data.ndim else x._data
+                             for x in tensors])
+    out = _make(np.stack([x._data for x in tensors], axis=d).astype(rt, copy=False))
     if _needs(*tensors):
         node = record(D["stack"], out, tuple(tensors), (d, len(tensors)))
         if negative(dim):
