@@ -226,14 +226,19 @@ def flip(self, *dims, **kwargs):
     return out
 
 
+_NO_DIMS = object()     # (torch.flip(x) names flip(), not this function, in its error)
+
+
 @export("flip", tensor=False)
-def _flip_function(input, dims):
+def _flip_function(input, dims=_NO_DIMS):
     """torch.flip(input, dims): dims a tuple or list (only the method takes ints one by one).
 
     >>> import gradviz as torch
     >>> torch.flip(torch.arange(3), (0,))
     tensor([2, 1, 0])
     """
+    if dims is _NO_DIMS:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')   # torch's
     return flip(input, _dims_tuple(dims, " (position 2)"))
 
 
