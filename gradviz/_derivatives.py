@@ -1612,9 +1612,8 @@ def wrapped(x, value):
     """value as torch multiplies it into the integer tensor x: cast to x's dtype, modulo
     2**bits (value * a uint8 tensor with value -3 multiplies by 253; NumPy refuses -3)."""
     if type(value) is int and not isinstance(x, Tensor) and x.dtype.kind in "iu":
-        info = np.iinfo(x.dtype)
-        if not info.min <= value <= info.max:
-            return (value - info.min) % (1 << (8 * x.dtype.itemsize)) + info.min
+        from ._ops._common import _wrap_int     # (the forward's own cast; _ops imports this)
+        return _wrap_int(value, x.dtype)
     return value
 
 
